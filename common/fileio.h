@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * File access beneath the vault root. Every path is vault-relative and
+ * checked; every open goes through the root directory fd with
+ * RESOLVE_BENEATH, so neither ".." nor a symlink can lead outside.
+ * Writes are atomic: a temp file in the same folder, fsync, rename.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/*
+ * Check a vault-relative path from a client. Refuses empty, absolute,
+ * "..", NUL, control characters and invalid UTF-8. On success returns 0
+ * and the normalised (NFC, "./" removed, no trailing '/') path. The
+ * message says what is wrong.
+ */
+int path_check(const char *path, char **ret_norm, const char **ret_msg);
+
+/* openat() beneath rootfd (no escape by "..", absolute or symlink). */
+int beneath_open(int rootfd, const char *rel, int flags, mode_t mode);
+
+/* Read a whole file (at most max bytes, else -EFBIG). */
+int file_read(int rootfd, const char *rel, size_t max, char **ret,
+	      size_t *ret_len, struct stat *ret_st);
+
+enum {
+	WRITE_NOREPLACE = 1 << 0, /* fail with -EEXIST if it exists */
+	WRITE_MKDIRS = 1 << 1,    /* create missing folders */
+};
+
+/*
+ * Atomically replace (or create) rel with data. The mode of an existing
+ * file is kept (new files get 0644 & ~umask). Returns 0 or -errno.
+ */
+int file_write_atomic(int rootfd, const char *rel, const char *data,
+		      size_t len, unsigned flags, struct stat *ret_st);
+
+/* mkdir -p beneath rootfd for the folder part of rel (or rel itself). */
+int file_mkdirs(int rootfd, const char *dir);
+
+/* rename beneath rootfd; noreplace uses RENAME_NOREPLACE. */
+int file_rename(int rootfd, const char *from, const char *to, bool noreplace,
+		bool mkdirs);
+
+int file_unlink(int rootfd, const char *rel);
+int file_stat(int rootfd, const char *rel, struct stat *ret_st);
+/* Creation time via statx, or 0 when the filesystem does not keep it. */
+int64_t file_btime(int rootfd, const char *rel);

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * YAML frontmatter: read with libyaml into a cJSON object, edited by
+ * splicing only the lines of the keys that change, so every other key
+ * keeps its order, comments and exact text. Broken YAML is never
+ * rewritten: callers get the line and the problem instead.
+ */
+#pragma once
+
+#include <cjson/cJSON.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct fm_key {
+	char *key;
+	size_t start, end; /* byte range of "key: value" lines in the note */
+};
+
+struct frontmatter {
+	bool present;         /* the note starts with a --- block */
+	bool valid;           /* that block is a YAML mapping (or empty) */
+	cJSON *data;          /* object; empty object when absent */
+	size_t fm_start;      /* YAML text range inside the note */
+	size_t fm_end;
+	size_t body_off;      /* where the body starts */
+	int err_line;         /* 1-based line in the note, when !valid */
+	char *err_msg;        /* the YAML problem, when !valid */
+	struct fm_key *keys;  /* top-level keys in order */
+	size_t nkeys;
+};
+
+/* Parse the frontmatter of a whole note text. Never fails hard. */
+void fm_parse(const char *text, size_t len, struct frontmatter *ret);
+void fm_clear(struct frontmatter *fm);
+
+/*
+ * New note text with top-level `key` set to `value` (NULL removes it).
+ * Returns 0, or -EBADMSG when the existing frontmatter is not valid YAML
+ * (nothing is changed then; fm_parse() tells where).
+ */
+int fm_set(const char *text, size_t len, const char *key, const cJSON *value,
+	   char **ret_text);
+
+/* YAML text ("key: value\n" lines) for a whole object, for new notes. */
+char *fm_render_object(const cJSON *obj);
+
+/* Tags or aliases from a frontmatter value: list, or comma/space string. */
+char **fm_string_list(const cJSON *v, bool split_spaces, bool strip_hash);

@@ -1,0 +1,647 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "index.h"
+#include "hmap.h"
+
+#include <errno.h>
+#include <pthread.h>
+
+struct index {
+	struct hmap *by_path;    /* fold_path -> struct note * */
+	struct hmap *by_name;    /* fold_name -> struct ptrvec * of notes */
+	struct hmap *by_alias;   /* folded alias -> struct ptrvec * */
+	struct hmap *by_tag;     /* folded tag -> struct tag_entry * */
+	struct hmap *links_by_key; /* link key -> struct ptrvec * of links */
+	struct hmap *files;      /* fold_path -> struct note * (attachment) */
+	struct hmap *files_by_name;
+	uint64_t gen;
+	struct note **sorted;
+	size_t nsorted;
+	uint64_t sorted_gen;
+	/* Readers share the index; the sorted cache is built by one. */
+	pthread_mutex_t sort_mu;
+};
+
+struct index *index_new(void)
+{
+	struct index *ix = xcalloc(1, sizeof(*ix));
+	ix->by_path = hmap_new();
+	ix->by_name = hmap_new();
+	ix->by_alias = hmap_new();
+	ix->by_tag = hmap_new();
+	ix->links_by_key = hmap_new();
+	ix->files = hmap_new();
+	ix->files_by_name = hmap_new();
+	ix->gen = 1;
+	pthread_mutex_init(&ix->sort_mu, NULL);
+	return ix;
+}
+
+static void free_vec_map(struct hmap *m)
+{
+	size_t it = 0;
+	void *v;
+	while (hmap_next(m, &it, NULL, &v)) {
+		pv_free(v);
+		free(v);
+	}
+	hmap_free(m);
+}
+
+struct index *index_free(struct index *ix)
+{
+	if (!ix)
+		return NULL;
+	size_t it = 0;
+	void *v;
+	while (hmap_next(ix->by_path, &it, NULL, &v))
+		note_free(v);
+	it = 0;
+	while (hmap_next(ix->files, &it, NULL, &v))
+		note_free(v);
+	it = 0;
+	while (hmap_next(ix->by_tag, &it, NULL, &v)) {
+		struct tag_entry *t = v;
+		free(t->display);
+		free(t->fold);
+		pv_free(&t->notes);
+		free(t);
+	}
+	hmap_free(ix->by_path);
+	hmap_free(ix->files);
+	hmap_free(ix->by_tag);
+	free_vec_map(ix->by_name);
+	free_vec_map(ix->by_alias);
+	free_vec_map(ix->links_by_key);
+	free_vec_map(ix->files_by_name);
+	free(ix->sorted);
+	pthread_mutex_destroy(&ix->sort_mu);
+	free(ix);
+	return NULL;
+}
+
+/* ---- multimap helpers --------------------------------------------------- */
+
+static void mm_add(struct hmap *m, const char *key, void *p)
+{
+	struct ptrvec *pv = hmap_get(m, key);
+	if (!pv) {
+		pv = xcalloc(1, sizeof(*pv));
+		hmap_put(m, key, pv);
+	}
+	pv_push(pv, p);
+}
+
+/* Order inside buckets does not matter: swap-remove. */
+static void mm_del(struct hmap *m, const char *key, const void *p)
+{
+	struct ptrvec *pv = hmap_get(m, key);
+	if (!pv)
+		return;
+	for (size_t i = 0; i < pv->n; i++) {
+		if (pv->v[i] == p) {
+			pv->v[i] = pv->v[--pv->n];
+			break;
+		}
+	}
+	if (!pv->n) {
+		hmap_del(m, key);
+		pv_free(pv);
+		free(pv);
+	}
+}
+
+static void vec_swap_remove(struct ptrvec *pv, const void *p)
+{
+	for (size_t i = 0; i < pv->n; i++) {
+		if (pv->v[i] == p) {
+			pv->v[i] = pv->v[--pv->n];
+			return;
+		}
+	}
+}
+
+/* ---- resolution --------------------------------------------------------- */
+
+/* Length of the folder part of a folded path ("a/b/x.md" -> 3). */
+static size_t fold_dirlen(const char *fold_path)
+{
+	const char *s = strrchr(fold_path, '/');
+	return s ? (size_t)(s - fold_path) : 0;
+}
+
+static bool same_dir(const char *a, const char *b)
+{
+	size_t la = fold_dirlen(a), lb = fold_dirlen(b);
+	return la == lb && memcmp(a, b, la) == 0;
+}
+
+static bool path_has_suffix(const char *fold_path, const char *suffix)
+{
+	size_t a = strlen(fold_path), b = strlen(suffix);
+	if (a < b || memcmp(fold_path + a - b, suffix, b) != 0)
+		return false;
+	return a == b || fold_path[a - b - 1] == '/';
+}
+
+/*
+ * Obsidian's rule for a name that several notes share: a note in the
+ * linking note's own folder wins; otherwise the one with the shortest
+ * path; equal lengths are ordered by path so the choice is stable.
+ * `suffix` (folded, may be NULL) keeps only paths ending in it, which
+ * is how "[[folder/Note]]" matches "a/folder/Note.md".
+ */
+static struct note *pick(const struct ptrvec *cands, const char *src_fold,
+			 const char *suffix)
+{
+	struct note *best = NULL;
+	bool best_same = false;
+	for (size_t i = 0; cands && i < cands->n; i++) {
+		struct note *c = cands->v[i];
+		if (suffix && !path_has_suffix(c->fold_path, suffix))
+			continue;
+		bool same = src_fold && same_dir(src_fold, c->fold_path);
+		if (!best) {
+			best = c;
+			best_same = same;
+			continue;
+		}
+		if (same != best_same) {
+			if (same) {
+				best = c;
+				best_same = true;
+			}
+			continue;
+		}
+		size_t lc = strlen(c->path), lb = strlen(best->path);
+		if (lc < lb || (lc == lb && strcmp(c->fold_path,
+						   best->fold_path) < 0))
+			best = c;
+	}
+	return best;
+}
+
+static char *join_dir(const char *src_path, size_t dirlen, const char *rel)
+{
+	_cleanup_free_ char *j = dirlen ? xasprintf("%.*s/%s", (int)dirlen,
+						     src_path, rel)
+					: xstrdup(rel);
+	return path_normalize(j);
+}
+
+/* Last path component has an extension other than .md. */
+static bool has_other_ext(const char *p)
+{
+	const char *b = strrchr(p, '/');
+	b = b ? b + 1 : p;
+	const char *dot = strrchr(b, '.');
+	return dot && dot != b && dot[1] && !str_has_suffix_ci(b, ".md");
+}
+
+static struct note *lookup_exact(const struct index *ix, const char *path,
+				 bool *ret_file)
+{
+	if (!path || !*path)
+		return NULL;
+	_cleanup_free_ char *f = fold_key(path);
+	if (str_has_suffix(f, ".md")) {
+		struct note *n = hmap_get(ix->by_path, f);
+		if (n)
+			return n;
+	}
+	_cleanup_free_ char *fm = xasprintf("%s.md", f);
+	struct note *n = hmap_get(ix->by_path, fm);
+	if (n)
+		return n;
+	if (hmap_get(ix->files, f))
+		*ret_file = true;
+	return NULL;
+}
+
+struct note *index_resolve(const struct index *ix, const struct note *src,
+			   const char *target, int kind, bool *ret_file)
+{
+	bool file = false;
+	struct note *r = NULL;
+	const char *sfold = src ? src->fold_path : NULL;
+	*ret_file = false;
+	if (!target || !*target)
+		return NULL;
+
+	if (kind == LINK_MD || kind == LINK_MD_EMBED) {
+		/* Markdown links are paths: relative to the note, then to
+		 * the vault root. */
+		const char *t = target[0] == '/' ? target + 1 : target;
+		if (src && target[0] != '/') {
+			_cleanup_free_ char *p =
+				join_dir(src->path, src->dirlen, t);
+			r = lookup_exact(ix, p, &file);
+		}
+		if (!r && !file) {
+			_cleanup_free_ char *p = path_normalize(t);
+			r = lookup_exact(ix, p, &file);
+		}
+		*ret_file = !r && file;
+		return r;
+	}
+
+	/* Wikilinks and embeds. */
+	const char *t = target[0] == '/' ? target + 1 : target;
+	bool relative = str_has_prefix(t, "./") || str_has_prefix(t, "../");
+	if (relative && src) {
+		_cleanup_free_ char *p = join_dir(src->path, src->dirlen, t);
+		r = lookup_exact(ix, p, &file);
+		*ret_file = !r && file;
+		return r;
+	}
+	if (strchr(t, '/')) {
+		_cleanup_free_ char *p = path_normalize(t);
+		r = lookup_exact(ix, p, &file);
+		if (r || file) {
+			*ret_file = !r && file;
+			return r;
+		}
+	}
+	_cleanup_free_ char *ft = fold_key(t);
+	_cleanup_free_ char *tn = str_has_suffix(ft, ".md")
+					  ? xstrdup(ft)
+					  : xasprintf("%s.md", ft);
+	const char *b = strrchr(tn, '/');
+	_cleanup_free_ char *key = xstrndup(b ? b + 1 : tn,
+					    strlen(b ? b + 1 : tn) - 3);
+	bool has_dir = strchr(t, '/') != NULL;
+	r = pick(hmap_get(ix->by_name, key), sfold, has_dir ? tn : NULL);
+	if (r)
+		return r;
+	/* Attachments: ![[image.png]], [[doc.pdf]]. */
+	if (has_other_ext(t) || has_dir) {
+		const char *fb = strrchr(ft, '/');
+		fb = fb ? fb + 1 : ft;
+		if (pick(hmap_get(ix->files_by_name, fb), sfold,
+			 has_dir ? ft : NULL))
+			*ret_file = true;
+	}
+	return NULL;
+}
+
+bool link_is_broken(const struct link *l)
+{
+	return *l->target && !l->to && !l->resolved_file;
+}
+
+static void link_bind(struct index *ix, struct link *l)
+{
+	bool file;
+	l->to = index_resolve(ix, l->src, l->target, l->kind, &file);
+	l->resolved_file = file;
+	if (l->to && l->to != l->src)
+		pv_push(&l->to->incoming, l);
+}
+
+static void link_unbind(struct link *l)
+{
+	if (l->to && l->to != l->src)
+		vec_swap_remove(&l->to->incoming, l);
+	l->to = NULL;
+	l->resolved_file = false;
+}
+
+static void reresolve_key(struct index *ix, const char *key)
+{
+	struct ptrvec *pv = hmap_get(ix->links_by_key, key);
+	for (size_t i = 0; pv && i < pv->n; i++) {
+		struct link *l = pv->v[i];
+		link_unbind(l);
+		link_bind(ix, l);
+	}
+}
+
+/* ---- notes ---------------------------------------------------------------- */
+
+static void register_note(struct index *ix, struct note *n)
+{
+	hmap_put(ix->by_path, n->fold_path, n);
+	mm_add(ix->by_name, n->fold_name, n);
+	for (size_t i = 0; i < n->naliases; i++) {
+		_cleanup_free_ char *a = fold_key(n->aliases[i]);
+		mm_add(ix->by_alias, a, n);
+	}
+	for (size_t i = 0; i < n->ntags; i++) {
+		_cleanup_free_ char *f = fold_key(n->tags[i]);
+		struct tag_entry *t = hmap_get(ix->by_tag, f);
+		if (!t) {
+			t = xcalloc(1, sizeof(*t));
+			t->display = xstrdup(n->tags[i]);
+			t->fold = xstrdup(f);
+			hmap_put(ix->by_tag, f, t);
+		}
+		pv_push(&t->notes, n);
+	}
+	for (size_t i = 0; i < n->nlinks; i++)
+		if (n->links[i].key)
+			mm_add(ix->links_by_key, n->links[i].key, &n->links[i]);
+}
+
+static void unregister_note(struct index *ix, struct note *n)
+{
+	hmap_del(ix->by_path, n->fold_path);
+	mm_del(ix->by_name, n->fold_name, n);
+	for (size_t i = 0; i < n->naliases; i++) {
+		_cleanup_free_ char *a = fold_key(n->aliases[i]);
+		mm_del(ix->by_alias, a, n);
+	}
+	for (size_t i = 0; i < n->ntags; i++) {
+		_cleanup_free_ char *f = fold_key(n->tags[i]);
+		struct tag_entry *t = hmap_get(ix->by_tag, f);
+		if (!t)
+			continue;
+		vec_swap_remove(&t->notes, n);
+		if (!t->notes.n) {
+			hmap_del(ix->by_tag, f);
+			free(t->display);
+			free(t->fold);
+			pv_free(&t->notes);
+			free(t);
+		}
+	}
+	for (size_t i = 0; i < n->nlinks; i++) {
+		struct link *l = &n->links[i];
+		link_unbind(l);
+		if (l->key)
+			mm_del(ix->links_by_key, l->key, l);
+	}
+}
+
+void index_put_bulk(struct index *ix, struct note *n)
+{
+	struct note *old = hmap_get(ix->by_path, n->fold_path);
+	if (old) {
+		unregister_note(ix, old);
+		note_free(old);
+	}
+	register_note(ix, n);
+	ix->gen++;
+}
+
+void index_resolve_all(struct index *ix)
+{
+	size_t it = 0;
+	void *v;
+	while (hmap_next(ix->by_path, &it, NULL, &v)) {
+		struct note *n = v;
+		for (size_t i = 0; i < n->nlinks; i++) {
+			link_unbind(&n->links[i]);
+			link_bind(ix, &n->links[i]);
+		}
+	}
+	ix->gen++;
+}
+
+void index_put(struct index *ix, struct note *n)
+{
+	struct note *old = hmap_get(ix->by_path, n->fold_path);
+	if (old) {
+		/* Same path, new text: links to it keep pointing here. */
+		struct ptrvec in = old->incoming;
+		memset(&old->incoming, 0, sizeof(old->incoming));
+		unregister_note(ix, old);
+		/* Self-links were never in incoming; links from old itself
+		 * were unbound above and are freed with it. */
+		for (size_t i = 0; i < in.n; i++) {
+			struct link *l = in.v[i];
+			if (l->src == old)
+				continue;
+			l->to = n;
+			pv_push(&n->incoming, l);
+		}
+		pv_free(&in);
+		note_free(old);
+		register_note(ix, n);
+		for (size_t i = 0; i < n->nlinks; i++)
+			link_bind(ix, &n->links[i]);
+		/* Aliases do not take part in link resolution, and the name
+		 * is unchanged: no other link can change its target. */
+	} else {
+		register_note(ix, n);
+		for (size_t i = 0; i < n->nlinks; i++)
+			link_bind(ix, &n->links[i]);
+		/* A new note can capture links written with its name. */
+		reresolve_key(ix, n->fold_name);
+	}
+	ix->gen++;
+}
+
+int index_remove(struct index *ix, const char *path)
+{
+	_cleanup_free_ char *f = fold_key(path);
+	struct note *n = hmap_get(ix->by_path, f);
+	if (!n)
+		return -ENOENT;
+	unregister_note(ix, n);
+	/* Links that pointed here now point elsewhere or nowhere. */
+	for (size_t i = 0; i < n->incoming.n; i++) {
+		struct link *l = n->incoming.v[i];
+		l->to = NULL;
+	}
+	_cleanup_free_ char *key = xstrdup(n->fold_name);
+	note_free(n);
+	reresolve_key(ix, key);
+	ix->gen++;
+	return 0;
+}
+
+void index_put_file(struct index *ix, const char *path)
+{
+	_cleanup_free_ char *f = fold_key(path);
+	if (hmap_get(ix->files, f))
+		return;
+	struct note *n = note_new(path, NULL, 0);
+	hmap_put(ix->files, n->fold_path, n);
+	mm_add(ix->files_by_name, n->fold_name, n);
+	reresolve_key(ix, n->fold_name);
+	ix->gen++;
+}
+
+void index_remove_file(struct index *ix, const char *path)
+{
+	_cleanup_free_ char *f = fold_key(path);
+	struct note *n = hmap_del(ix->files, f);
+	if (!n)
+		return;
+	mm_del(ix->files_by_name, n->fold_name, n);
+	_cleanup_free_ char *key = xstrdup(n->fold_name);
+	note_free(n);
+	reresolve_key(ix, key);
+	ix->gen++;
+}
+
+bool index_has_file(const struct index *ix, const char *path)
+{
+	_cleanup_free_ char *f = fold_key(path);
+	return hmap_get(ix->files, f) != NULL;
+}
+
+size_t index_count(const struct index *ix)
+{
+	return hmap_size(ix->by_path);
+}
+
+size_t index_file_count(const struct index *ix)
+{
+	return hmap_size(ix->files);
+}
+
+uint64_t index_generation(const struct index *ix)
+{
+	return ix->gen;
+}
+
+struct note *index_by_path(const struct index *ix, const char *path)
+{
+	_cleanup_free_ char *f = fold_key(path);
+	return hmap_get(ix->by_path, f);
+}
+
+const struct ptrvec *index_by_name(const struct index *ix,
+				   const char *fold_name)
+{
+	return hmap_get(ix->by_name, fold_name);
+}
+
+static int from_bucket(const struct ptrvec *pv, const char *suffix,
+		       struct note **ret, struct ptrvec *ret_candidates)
+{
+	struct note *found = NULL;
+	size_t n = 0;
+	for (size_t i = 0; pv && i < pv->n; i++) {
+		struct note *c = pv->v[i];
+		if (suffix && !path_has_suffix(c->fold_path, suffix))
+			continue;
+		if (ret_candidates)
+			pv_push(ret_candidates, c);
+		found = c;
+		n++;
+	}
+	if (n == 1) {
+		if (ret_candidates)
+			ret_candidates->n = 0;
+		*ret = found;
+		return 0;
+	}
+	return n ? -EEXIST : -ENOENT;
+}
+
+int index_find(const struct index *ix, const char *ref, struct note **ret,
+	       struct ptrvec *ret_candidates)
+{
+	_cleanup_free_ char *f = fold_key(ref);
+	size_t len = strlen(f);
+	while (len && f[len - 1] == '/')
+		f[--len] = 0;
+	if (!len)
+		return -ENOENT;
+	_cleanup_free_ char *withmd = str_has_suffix(f, ".md")
+					      ? xstrdup(f)
+					      : xasprintf("%s.md", f);
+	struct note *n = hmap_get(ix->by_path, withmd);
+	if (!n && strcmp(withmd, f) != 0)
+		n = hmap_get(ix->by_path, f);
+	if (n) {
+		*ret = n;
+		return 0;
+	}
+	const char *b = strrchr(withmd, '/');
+	const char *base = b ? b + 1 : withmd;
+	_cleanup_free_ char *key = xstrndup(base, strlen(base) - 3);
+	int r = from_bucket(hmap_get(ix->by_name, key), b ? withmd : NULL, ret,
+			    ret_candidates);
+	if (r != -ENOENT || b)
+		return r;
+	/* A name ending in ".md" may be a note literally named so. */
+	if (str_has_suffix(f, ".md")) {
+		r = from_bucket(hmap_get(ix->by_name, f), NULL, ret,
+				ret_candidates);
+		if (r != -ENOENT)
+			return r;
+	}
+	return from_bucket(hmap_get(ix->by_alias, f), NULL, ret,
+			   ret_candidates);
+}
+
+static int cmp_notes(const void *a, const void *b)
+{
+	const struct note *x = *(struct note *const *)a;
+	const struct note *y = *(struct note *const *)b;
+	int r = strcmp(x->fold_name, y->fold_name);
+	if (r)
+		return r;
+	r = strcmp(x->name, y->name);
+	return r ? r : strcmp(x->path, y->path);
+}
+
+struct note *const *index_sorted(struct index *ix, size_t *ret_n)
+{
+	pthread_mutex_lock(&ix->sort_mu);
+	if (ix->sorted_gen != ix->gen || !ix->sorted) {
+		size_t n = hmap_size(ix->by_path), i = 0, it = 0;
+		void *v;
+		ix->sorted = xrealloc(ix->sorted, (n ? n : 1) * sizeof(void *));
+		while (hmap_next(ix->by_path, &it, NULL, &v))
+			ix->sorted[i++] = v;
+		qsort(ix->sorted, n, sizeof(void *), cmp_notes);
+		ix->nsorted = n;
+		ix->sorted_gen = ix->gen;
+	}
+	*ret_n = ix->nsorted;
+	pthread_mutex_unlock(&ix->sort_mu);
+	return ix->sorted;
+}
+
+bool index_next(const struct index *ix, size_t *iter, struct note **ret)
+{
+	void *v;
+	if (!hmap_next(ix->by_path, iter, NULL, &v))
+		return false;
+	*ret = v;
+	return true;
+}
+
+char *index_display_name(const struct index *ix, const struct note *n)
+{
+	const struct ptrvec *pv = hmap_get(ix->by_name, n->fold_name);
+	if (!pv || pv->n <= 1)
+		return xstrdup(n->name);
+	size_t l = strlen(n->path);
+	return xstrndup(n->path, l > 3 ? l - 3 : l);
+}
+
+static int cmp_tags(const void *a, const void *b)
+{
+	const struct tag_entry *x = *(struct tag_entry *const *)a;
+	const struct tag_entry *y = *(struct tag_entry *const *)b;
+	int r = strcmp(x->fold, y->fold);
+	return r ? r : strcmp(x->display, y->display);
+}
+
+struct tag_entry **index_tags(const struct index *ix, size_t *ret_n)
+{
+	size_t n = hmap_size(ix->by_tag), i = 0, it = 0;
+	void *v;
+	struct tag_entry **arr = xmalloc((n ? n : 1) * sizeof(*arr));
+	while (hmap_next(ix->by_tag, &it, NULL, &v))
+		arr[i++] = v;
+	qsort(arr, n, sizeof(*arr), cmp_tags);
+	*ret_n = n;
+	return arr;
+}
+
+const struct tag_entry *index_tag(const struct index *ix, const char *tag)
+{
+	_cleanup_free_ char *f = fold_key(tag);
+	return hmap_get(ix->by_tag, f);
+}
+
+const struct ptrvec *index_links_by_key(const struct index *ix,
+					const char *fold_key_)
+{
+	return hmap_get(ix->links_by_key, fold_key_);
+}

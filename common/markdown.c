@@ -1,0 +1,604 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "markdown.h"
+#include "u8.h"
+#include "util.h"
+
+#include <ctype.h>
+#include <errno.h>
+
+bool md_split_frontmatter(const char *text, size_t len, size_t *ret_fm_start,
+			  size_t *ret_fm_end, size_t *ret_body_off)
+{
+	size_t start;
+	if (len >= 4 && memcmp(text, "---\n", 4) == 0)
+		start = 4;
+	else if (len >= 5 && memcmp(text, "---\r\n", 5) == 0)
+		start = 5;
+	else
+		return false;
+
+	/* The closing line is exactly "---" (trailing blanks tolerated). */
+	size_t i = start;
+	while (i < len) {
+		const char *nl = memchr(text + i, '\n', len - i);
+		size_t eol = nl ? (size_t)(nl - text) : len;
+		size_t e = eol;
+		while (e > i && (text[e - 1] == '\r' || text[e - 1] == ' ' ||
+				 text[e - 1] == '\t'))
+			e--;
+		if (e - i == 3 && memcmp(text + i, "---", 3) == 0) {
+			*ret_fm_start = start;
+			*ret_fm_end = i;
+			*ret_body_off = nl ? eol + 1 : len;
+			return true;
+		}
+		if (!nl)
+			break;
+		i = eol + 1;
+	}
+	return false;
+}
+
+static size_t line_end(const char *text, size_t len, size_t i)
+{
+	const char *nl = memchr(text + i, '\n', len - i);
+	return nl ? (size_t)(nl - text) : len;
+}
+
+/* A fence line: optional blanks and '>' then >= 3 '`' or '~'. */
+static bool fence_open(const char *text, size_t len, size_t i, char *ret_c,
+		       size_t *ret_n)
+{
+	size_t e = line_end(text, len, i);
+	while (i < e && (text[i] == ' ' || text[i] == '\t' || text[i] == '>'))
+		i++;
+	if (i >= e || (text[i] != '`' && text[i] != '~'))
+		return false;
+	char c = text[i];
+	size_t n = 0;
+	while (i + n < e && text[i + n] == c)
+		n++;
+	if (n < 3)
+		return false;
+	/* A backtick fence's info string may not contain backticks. */
+	if (c == '`' && memchr(text + i + n, '`', e - i - n))
+		return false;
+	*ret_c = c;
+	*ret_n = n;
+	return true;
+}
+
+static bool fence_close(const char *text, size_t len, size_t i, char c,
+			size_t n)
+{
+	size_t e = line_end(text, len, i);
+	while (i < e && (text[i] == ' ' || text[i] == '\t' || text[i] == '>'))
+		i++;
+	size_t k = 0;
+	while (i + k < e && text[i + k] == c)
+		k++;
+	if (k < n)
+		return false;
+	for (i += k; i < e; i++)
+		if (text[i] != ' ' && text[i] != '\t' && text[i] != '\r')
+			return false;
+	return true;
+}
+
+/* End of the paragraph containing i: the first blank line, or len. */
+static size_t para_end(const char *text, size_t len, size_t i)
+{
+	for (;;) {
+		size_t e = line_end(text, len, i);
+		if (e >= len)
+			return len;
+		size_t j = e + 1;
+		size_t k = j;
+		while (k < len && (text[k] == ' ' || text[k] == '\t' ||
+				   text[k] == '\r'))
+			k++;
+		if (k >= len || text[k] == '\n')
+			return e;
+		i = j;
+	}
+}
+
+static const char *find_str(const char *text, size_t len, size_t from,
+			    const char *needle)
+{
+	size_t nl = strlen(needle);
+	if (from >= len)
+		return NULL;
+	return memmem(text + from, len - from, needle, nl);
+}
+
+unsigned char *md_code_mask(const char *text, size_t len, size_t from)
+{
+	unsigned char *mask = xcalloc(len + 1, 1);
+	/* For backtick runs of length n that found no closer, the paragraph
+	 * end up to which a closer is known to be missing. */
+	size_t nofind[16] = {0};
+	bool bol = from == 0 || text[from - 1] == '\n';
+	size_t i = from;
+	while (i < len) {
+		char fc;
+		size_t fn;
+		if (bol && fence_open(text, len, i, &fc, &fn)) {
+			size_t j = line_end(text, len, i);
+			size_t end = len;
+			while (j < len) {
+				j++; /* past '\n' */
+				if (fence_close(text, len, j, fc, fn)) {
+					end = line_end(text, len, j);
+					break;
+				}
+				j = line_end(text, len, j);
+			}
+			memset(mask + i, 1, end - i);
+			i = end;
+			bol = false;
+			continue;
+		}
+		char c = text[i];
+		if (c == '\n') {
+			bol = true;
+			i++;
+			continue;
+		}
+		bol = false;
+		if (c == '`') {
+			size_t n = 0;
+			while (i + n < len && text[i + n] == '`')
+				n++;
+			if (n < 16 && nofind[n] > i) {
+				i += n;
+				continue;
+			}
+			size_t pe = para_end(text, len, i);
+			size_t j = i + n, close = 0;
+			bool found = false;
+			while (j < pe) {
+				if (text[j] != '`') {
+					j++;
+					continue;
+				}
+				size_t k = 0;
+				while (j + k < pe && text[j + k] == '`')
+					k++;
+				if (k == n) {
+					close = j;
+					found = true;
+					break;
+				}
+				j += k;
+			}
+			if (found) {
+				memset(mask + i, 1, close + n - i);
+				i = close + n;
+			} else {
+				if (n < 16)
+					nofind[n] = pe;
+				i += n;
+			}
+			continue;
+		}
+		if (c == '<' && i + 4 <= len && memcmp(text + i, "<!--", 4) == 0) {
+			const char *e = find_str(text, len, i + 4, "-->");
+			size_t end = e ? (size_t)(e - text) + 3 : len;
+			memset(mask + i, 1, end - i);
+			i = end;
+			continue;
+		}
+		if (c == '%' && i + 1 < len && text[i + 1] == '%') {
+			const char *e = find_str(text, len, i + 2, "%%");
+			size_t end = e ? (size_t)(e - text) + 2 : len;
+			memset(mask + i, 1, end - i);
+			i = end;
+			continue;
+		}
+		i++;
+	}
+	return mask;
+}
+
+int md_heading_at(const char *text, size_t len, size_t off, char **ret_text)
+{
+	size_t e = line_end(text, len, off), i = off, sp = 0;
+	while (i < e && text[i] == ' ' && sp < 3) {
+		i++;
+		sp++;
+	}
+	int level = 0;
+	while (i < e && text[i] == '#' && level < 7) {
+		i++;
+		level++;
+	}
+	if (level < 1 || level > 6)
+		return 0;
+	if (i < e && text[i] != ' ' && text[i] != '\t' && text[i] != '\r')
+		return 0;
+	size_t a = i, b = e;
+	while (a < b && isspace((unsigned char)text[a]))
+		a++;
+	while (b > a && isspace((unsigned char)text[b - 1]))
+		b--;
+	/* Optional closing sequence: " ##". */
+	size_t c = b;
+	while (c > a && text[c - 1] == '#')
+		c--;
+	if (c < b && (c == a || text[c - 1] == ' ' || text[c - 1] == '\t')) {
+		b = c;
+		while (b > a && isspace((unsigned char)text[b - 1]))
+			b--;
+	}
+	if (b == a)
+		return 0; /* an empty heading names no section */
+	if (ret_text)
+		*ret_text = xstrndup(text + a, b - a);
+	return level;
+}
+
+struct vec {
+	void *v;
+	size_t n, cap, sz;
+};
+
+static void *vec_push(void **arr, size_t *n, size_t *cap, size_t sz)
+{
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 8;
+		*arr = xrealloc(*arr, *cap * sz);
+	}
+	void *p = (char *)*arr + (*n)++ * sz;
+	memset(p, 0, sz);
+	return p;
+}
+
+static char *trimdup(const char *s, size_t a, size_t b)
+{
+	while (a < b && isspace((unsigned char)s[a]))
+		a++;
+	while (b > a && isspace((unsigned char)s[b - 1]))
+		b--;
+	return xstrndup(s + a, b - a);
+}
+
+/* [[target#sub|alias]] starting at text[i] == '['; returns end or 0. */
+static size_t parse_wikilink(const char *text, size_t len, size_t i,
+			     const unsigned char *mask, struct md_link *l)
+{
+	size_t e = line_end(text, len, i), j = i + 2;
+	size_t close = 0;
+	for (; j + 1 < e + 1 && j < e; j++) {
+		if (mask[j])
+			return 0;
+		if (text[j] == '[' && j + 1 < e && text[j + 1] == '[')
+			return 0; /* an inner "[[" starts the real link */
+		if (text[j] == ']' && j + 1 < e && text[j + 1] == ']') {
+			close = j;
+			break;
+		}
+	}
+	if (!close || close == i + 2)
+		return 0;
+	size_t a = i + 2, bar = close, tend;
+	for (size_t k = a; k < close; k++) {
+		if (text[k] == '|') {
+			bar = k;
+			break;
+		}
+	}
+	tend = bar;
+	if (bar < close && bar > a && text[bar - 1] == '\\')
+		tend = bar - 1; /* "\|" inside tables */
+	size_t hash = tend;
+	for (size_t k = a; k < tend; k++) {
+		if (text[k] == '#') {
+			hash = k;
+			break;
+		}
+	}
+	size_t ta = a, tb = hash;
+	while (ta < tb && isspace((unsigned char)text[ta]))
+		ta++;
+	while (tb > ta && isspace((unsigned char)text[tb - 1]))
+		tb--;
+	l->target = xstrndup(text + ta, tb - ta);
+	l->tstart = ta;
+	l->tend = tb;
+	if (hash < tend)
+		l->subpath = trimdup(text, hash + 1, tend);
+	if (bar < close)
+		l->alias = trimdup(text, bar + 1, close);
+	if (!*l->target && !l->subpath) {
+		free(l->target);
+		free(l->alias);
+		l->target = l->alias = NULL;
+		return 0;
+	}
+	return close + 2;
+}
+
+static bool has_scheme(const char *s, size_t n)
+{
+	if (n >= 2 && s[0] == '/' && s[1] == '/')
+		return true;
+	if (!n || !isalpha((unsigned char)s[0]))
+		return false;
+	for (size_t i = 1; i < n; i++) {
+		char c = s[i];
+		if (c == ':')
+			return true;
+		if (!isalnum((unsigned char)c) && c != '+' && c != '.' &&
+		    c != '-')
+			return false;
+	}
+	return false;
+}
+
+/* [text](dest "title") starting at text[i] == '['; returns end or 0. */
+static size_t parse_mdlink(const char *text, size_t len, size_t i,
+			   const unsigned char *mask, struct md_link *l)
+{
+	size_t e = line_end(text, len, i), j = i + 1;
+	int depth = 0;
+	for (; j < e; j++) {
+		if (mask[j])
+			return 0;
+		if (text[j] == '\\') {
+			j++;
+			continue;
+		}
+		if (text[j] == '[')
+			depth++;
+		else if (text[j] == ']' && depth-- == 0)
+			break;
+	}
+	if (j >= e || j + 1 >= e || text[j + 1] != '(')
+		return 0;
+	size_t close_br = j;
+	size_t d = j + 2;
+	while (d < e && (text[d] == ' ' || text[d] == '\t'))
+		d++;
+	size_t da, db, end;
+	if (d < e && text[d] == '<') {
+		da = d + 1;
+		db = da;
+		while (db < e && text[db] != '>')
+			db++;
+		if (db >= e)
+			return 0;
+		end = db + 1;
+	} else {
+		da = d;
+		db = d;
+		int par = 0;
+		while (db < e && text[db] != ' ' && text[db] != '\t') {
+			if (text[db] == '(')
+				par++;
+			else if (text[db] == ')' && par-- == 0)
+				break;
+			db++;
+		}
+		end = db;
+	}
+	/* Skip an optional title and find ')'. */
+	while (end < e && text[end] != ')') {
+		if (text[end] == '"' || text[end] == '\'') {
+			char q = text[end++];
+			while (end < e && text[end] != q)
+				end++;
+			if (end < e)
+				end++;
+			continue;
+		}
+		end++;
+	}
+	if (end >= e)
+		return 0;
+	end++; /* past ')' */
+	if (db == da || has_scheme(text + da, db - da) || text[da] == '#')
+		return end; /* external URL or in-page anchor: not a note link */
+	size_t hash = db;
+	for (size_t k = da; k < db; k++) {
+		if (text[k] == '#') {
+			hash = k;
+			break;
+		}
+	}
+	l->target = url_decode(text + da, hash - da);
+	l->tstart = da;
+	l->tend = hash;
+	if (hash < db)
+		l->subpath = url_decode(text + hash + 1, db - hash - 1);
+	if (close_br > i + 1)
+		l->alias = xstrndup(text + i + 1, close_br - i - 1);
+	return end;
+}
+
+static bool is_tag_boundary(const char *text, size_t i, size_t body_off)
+{
+	if (i == body_off)
+		return true;
+	char p = text[i - 1];
+	return p == ' ' || p == '\t' || p == '\n' || p == '\r';
+}
+
+/* #tag at text[i] == '#'; returns the end or 0. */
+static size_t parse_tag(const char *text, size_t len, size_t i,
+			const unsigned char *mask, char **ret_tag)
+{
+	size_t j = i + 1;
+	bool nondigit = false;
+	while (j < len && !mask[j]) {
+		int32_t cp;
+		int l = u8_decode(text + j, len - j, &cp);
+		if (l < 0 || !u8_is_tag_char(cp))
+			break;
+		if (!u8_is_digit(cp) && cp != '/' && cp != '-' && cp != '_')
+			nondigit = true;
+		j += (size_t)l;
+	}
+	size_t e = j;
+	while (e > i + 1 && text[e - 1] == '/')
+		e--;
+	if (e == i + 1 || !nondigit)
+		return 0;
+	*ret_tag = xstrndup(text + i + 1, e - i - 1);
+	return j;
+}
+
+void md_scan(const char *text, size_t len, struct md_doc *d)
+{
+	memset(d, 0, sizeof(*d));
+	size_t fs, fe, bo;
+	if (md_split_frontmatter(text, len, &fs, &fe, &bo)) {
+		d->has_fm = true;
+		d->fm_start = fs;
+		d->fm_end = fe;
+		d->fm_line = 2;
+		d->body_off = bo;
+		d->body_line = line_of_offset(text, bo);
+	} else {
+		d->body_off = 0;
+		d->body_line = 1;
+	}
+	_cleanup_free_ unsigned char *mask =
+		md_code_mask(text, len, d->body_off);
+	size_t lcap = 0, hcap = 0, tcap = 0;
+	int line = d->body_line;
+	bool bol = true;
+	size_t i = d->body_off;
+	while (i < len) {
+		if (bol && !mask[i]) {
+			char *ht = NULL;
+			int lv = md_heading_at(text, len, i, &ht);
+			if (lv) {
+				struct md_heading *h =
+					vec_push((void **)&d->headings,
+						 &d->nheadings, &hcap,
+						 sizeof(*h));
+				h->level = lv;
+				h->text = ht;
+				h->line = line;
+				h->start = i;
+				size_t e = line_end(text, len, i);
+				h->next_line = e < len ? e + 1 : len;
+			}
+		}
+		char c = text[i];
+		bol = false;
+		if (c == '\n') {
+			line++;
+			bol = true;
+			i++;
+			continue;
+		}
+		if (mask[i]) {
+			i++;
+			continue;
+		}
+		if (c == '[' || (c == '!' && i + 1 < len && text[i + 1] == '[')) {
+			bool embed = c == '!';
+			size_t s = embed ? i + 1 : i;
+			struct md_link l = {0};
+			size_t end = 0;
+			if (s + 1 < len && text[s + 1] == '[') {
+				end = parse_wikilink(text, len, s, mask, &l);
+				l.kind = embed ? LINK_EMBED : LINK_WIKI;
+			}
+			if (!end && !(s + 1 < len && text[s + 1] == '[')) {
+				end = parse_mdlink(text, len, s, mask, &l);
+				l.kind = embed ? LINK_MD_EMBED : LINK_MD;
+			}
+			if (end) {
+				if (l.target) {
+					l.line = line;
+					l.start = i;
+					l.end = end;
+					struct md_link *p =
+						vec_push((void **)&d->links,
+							 &d->nlinks, &lcap,
+							 sizeof(*p));
+					*p = l;
+				}
+				i = end;
+				continue;
+			}
+			i++;
+			continue;
+		}
+		if (c == '#' && is_tag_boundary(text, i, d->body_off)) {
+			char *tag = NULL;
+			size_t end = parse_tag(text, len, i, mask, &tag);
+			if (end) {
+				struct md_tag *t = vec_push((void **)&d->tags,
+							    &d->ntags, &tcap,
+							    sizeof(*t));
+				t->tag = tag;
+				t->line = line;
+				i = end;
+				continue;
+			}
+		}
+		i++;
+	}
+}
+
+void md_doc_clear(struct md_doc *d)
+{
+	for (size_t i = 0; i < d->nlinks; i++) {
+		free(d->links[i].target);
+		free(d->links[i].subpath);
+		free(d->links[i].alias);
+	}
+	for (size_t i = 0; i < d->nheadings; i++)
+		free(d->headings[i].text);
+	for (size_t i = 0; i < d->ntags; i++)
+		free(d->tags[i].tag);
+	free(d->links);
+	free(d->headings);
+	free(d->tags);
+	memset(d, 0, sizeof(*d));
+}
+
+static char *section_key(const char *name)
+{
+	while (*name == '#')
+		name++;
+	size_t a = 0, b = strlen(name);
+	while (a < b && isspace((unsigned char)name[a]))
+		a++;
+	while (b > a && isspace((unsigned char)name[b - 1]))
+		b--;
+	_cleanup_free_ char *t = xstrndup(name + a, b - a);
+	return u8_fold(t);
+}
+
+int md_find_section(const char *text, size_t len, const char *name,
+		    size_t *ret_start, size_t *ret_body, size_t *ret_end)
+{
+	struct md_doc d;
+	md_scan(text, len, &d);
+	_cleanup_free_ char *key = section_key(name);
+	int r = -ENOENT;
+	for (size_t i = 0; key && i < d.nheadings; i++) {
+		_cleanup_free_ char *hk = u8_fold(d.headings[i].text);
+		if (!hk || strcmp(hk, key) != 0)
+			continue;
+		size_t end = len;
+		for (size_t j = i + 1; j < d.nheadings; j++) {
+			if (d.headings[j].level <= d.headings[i].level) {
+				end = d.headings[j].start;
+				break;
+			}
+		}
+		*ret_start = d.headings[i].start;
+		*ret_body = d.headings[i].next_line;
+		*ret_end = end;
+		r = 0;
+		break;
+	}
+	md_doc_clear(&d);
+	return r;
+}

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "note.h"
+#include "frontmatter.h"
+#include "u8.h"
+
+#include <ctype.h>
+
+char *fold_key_n(const char *s, size_t n)
+{
+	char *r = u8_fold_n(s, n);
+	if (r)
+		return r;
+	r = xstrndup(s, n);
+	for (char *p = r; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	return r;
+}
+
+char *fold_key(const char *s)
+{
+	return fold_key_n(s, strlen(s));
+}
+
+bool path_is_note(const char *path)
+{
+	return str_has_suffix_ci(path, ".md") && strlen(path) > 3;
+}
+
+char *path_note_name(const char *path)
+{
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	size_t n = strlen(b);
+	if (n > 3 && str_has_suffix_ci(b, ".md"))
+		n -= 3;
+	return xstrndup(b, n);
+}
+
+char *path_normalize(const char *path)
+{
+	struct ptrvec parts = {0};
+	_cleanup_free_ char *copy = xstrdup(path);
+	char *save = NULL;
+	for (char *t = strtok_r(copy, "/", &save); t;
+	     t = strtok_r(NULL, "/", &save)) {
+		if (strcmp(t, ".") == 0)
+			continue;
+		if (strcmp(t, "..") == 0) {
+			if (!parts.n) {
+				pv_free(&parts);
+				return NULL;
+			}
+			parts.n--;
+			continue;
+		}
+		pv_push(&parts, t);
+	}
+	struct sbuf b = {0};
+	for (size_t i = 0; i < parts.n; i++) {
+		if (i)
+			sb_putc(&b, '/');
+		sb_puts(&b, parts.v[i]);
+	}
+	pv_free(&parts);
+	return sb_steal(&b);
+}
+
+bool tag_matches(const char *tag, const char *query)
+{
+	_cleanup_free_ char *t = fold_key(tag);
+	_cleanup_free_ char *q = fold_key(query);
+	size_t n = strlen(q);
+	return strncmp(t, q, n) == 0 && (t[n] == 0 || t[n] == '/');
+}
+
+bool note_has_tag(const struct note *n, const char *tag)
+{
+	_cleanup_free_ char *q = fold_key(tag);
+	for (size_t i = 0; i < n->ntags; i++) {
+		_cleanup_free_ char *t = fold_key(n->tags[i]);
+		if (strcmp(t, q) == 0)
+			return true;
+	}
+	return false;
+}
+
+bool note_has_key(const struct note *n, const char *key)
+{
+	for (char **k = n->fm_keys; k && *k; k++)
+		if (strcmp(*k, key) == 0)
+			return true;
+	return false;
+}
+
+static bool value_nonempty(const cJSON *v)
+{
+	if (!v || cJSON_IsNull(v))
+		return false;
+	if (cJSON_IsString(v))
+		return v->valuestring[0] != 0;
+	if (cJSON_IsArray(v) || cJSON_IsObject(v))
+		return cJSON_GetArraySize(v) > 0;
+	return true;
+}
+
+static void add_unique(struct ptrvec *pv, struct ptrvec *folds, char *s)
+{
+	char *f = fold_key(s);
+	for (size_t i = 0; i < folds->n; i++) {
+		if (strcmp(folds->v[i], f) == 0) {
+			free(f);
+			free(s);
+			return;
+		}
+	}
+	pv_push(folds, f);
+	pv_push(pv, s);
+}
+
+static char **finish_list(struct ptrvec *pv, size_t *ret_n)
+{
+	*ret_n = pv->n;
+	pv_push(pv, NULL);
+	return (char **)pv->v;
+}
+
+static void clear_folds(struct ptrvec *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		free(f->v[i]);
+	pv_free(f);
+}
+
+/* Folded basename without ".md": the bucket a link is resolved in. */
+static char *link_key(const char *target)
+{
+	const char *b = strrchr(target, '/');
+	b = b ? b + 1 : target;
+	size_t n = strlen(b);
+	if (n > 3 && str_has_suffix_ci(b, ".md"))
+		n -= 3;
+	return fold_key_n(b, n);
+}
+
+struct note *note_new(const char *path, const char *text, size_t len)
+{
+	struct note *n = xcalloc(1, sizeof(*n));
+	n->path = xstrdup(path);
+	n->name = path_note_name(path);
+	n->fold_path = fold_key(path);
+	n->fold_name = fold_key(n->name);
+	const char *slash = strrchr(path, '/');
+	n->dirlen = slash ? (size_t)(slash - path) : 0;
+
+	struct ptrvec tags = {0}, tfold = {0}, aliases = {0}, afold = {0},
+		      keys = {0};
+	if (text) {
+		struct frontmatter fm;
+		fm_parse(text, len, &fm);
+		if (!fm.valid) {
+			n->fm_invalid = true;
+			n->fm_err_line = fm.err_line;
+		}
+		const cJSON *kv;
+		cJSON_ArrayForEach(kv, fm.data)
+		{
+			if (value_nonempty(kv))
+				pv_push(&keys, xstrdup(kv->string));
+		}
+		static const char *const tag_keys[] = {"tags", "tag", "Tags",
+						       NULL};
+		for (const char *const *k = tag_keys; *k; k++) {
+			char **l = fm_string_list(
+				cJSON_GetObjectItemCaseSensitive(fm.data, *k),
+				true, true);
+			for (char **p = l; *p; p++)
+				add_unique(&tags, &tfold, TAKE_PTR(*p));
+			free(l);
+		}
+		static const char *const alias_keys[] = {"aliases", "alias",
+							 NULL};
+		for (const char *const *k = alias_keys; *k; k++) {
+			char **l = fm_string_list(
+				cJSON_GetObjectItemCaseSensitive(fm.data, *k),
+				false, false);
+			for (char **p = l; *p; p++)
+				add_unique(&aliases, &afold, TAKE_PTR(*p));
+			free(l);
+		}
+		fm_clear(&fm);
+
+		struct md_doc d;
+		md_scan(text, len, &d);
+		for (size_t i = 0; i < d.ntags; i++)
+			add_unique(&tags, &tfold, TAKE_PTR(d.tags[i].tag));
+		n->links = xcalloc(d.nlinks, sizeof(struct link));
+		for (size_t i = 0; i < d.nlinks; i++) {
+			struct md_link *ml = &d.links[i];
+			struct link *l = &n->links[n->nlinks++];
+			l->src = n;
+			l->target = TAKE_PTR(ml->target);
+			l->subpath = TAKE_PTR(ml->subpath);
+			l->alias = TAKE_PTR(ml->alias);
+			l->key = *l->target ? link_key(l->target) : NULL;
+			l->line = ml->line;
+			l->kind = (uint8_t)ml->kind;
+		}
+		md_doc_clear(&d);
+	}
+	clear_folds(&tfold);
+	clear_folds(&afold);
+	n->tags = finish_list(&tags, &n->ntags);
+	n->aliases = finish_list(&aliases, &n->naliases);
+	size_t nk;
+	n->fm_keys = finish_list(&keys, &nk);
+	return n;
+}
+
+void note_set_stat(struct note *n, const struct stat *st, int64_t btime)
+{
+	n->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000LL +
+		      st->st_mtim.tv_nsec;
+	n->size = st->st_size;
+	n->ino = st->st_ino;
+	n->btime = btime ? btime : st->st_mtim.tv_sec;
+}
+
+struct note *note_free(struct note *n)
+{
+	if (!n)
+		return NULL;
+	free(n->path);
+	free(n->name);
+	free(n->fold_path);
+	free(n->fold_name);
+	strv_free(n->tags);
+	strv_free(n->aliases);
+	strv_free(n->fm_keys);
+	for (size_t i = 0; i < n->nlinks; i++) {
+		free(n->links[i].target);
+		free(n->links[i].subpath);
+		free(n->links[i].alias);
+		free(n->links[i].key);
+	}
+	free(n->links);
+	pv_free(&n->incoming);
+	free(n);
+	return NULL;
+}

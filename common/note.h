@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A note as the index keeps it: names, tags, aliases and outgoing links
+ * with line numbers. Bodies are not kept in memory; tools read files.
+ */
+#pragma once
+
+#include "markdown.h"
+#include "util.h"
+
+#include <stdint.h>
+#include <sys/stat.h>
+
+struct note;
+
+struct link {
+	struct note *src;
+	char *target;  /* link path as meant, no #subpath ("" = this note) */
+	char *subpath; /* heading or ^block, or NULL */
+	char *alias;
+	char *key;     /* folded basename without .md: resolution bucket */
+	int line;
+	uint8_t kind;  /* enum link_kind */
+	bool resolved_file; /* resolves to an attachment (non-note file) */
+	struct note *to;    /* the note it resolves to, or NULL */
+};
+
+struct note {
+	char *path;      /* vault-relative, as on disk: "a/b/Note.md" */
+	char *name;      /* "Note" */
+	char *fold_path; /* NFC + case fold of path */
+	char *fold_name;
+	size_t dirlen;   /* bytes of "a/b" (0 at the root) */
+	char **tags;     /* display forms, deduplicated case-insensitively */
+	size_t ntags;
+	char **aliases;
+	size_t naliases;
+	char **fm_keys;  /* top-level frontmatter keys with a value */
+	struct link *links;
+	size_t nlinks;
+	struct ptrvec incoming; /* struct link * from other notes */
+	int64_t mtime_ns;
+	int64_t btime;   /* creation time (statx), or mtime */
+	int64_t size;
+	uint64_t ino;
+	bool fm_invalid;
+	int fm_err_line;
+	bool too_big;    /* indexed by name only */
+};
+
+/* Largest note whose contents are indexed (bigger ones by name only). */
+#define NOTE_MAX_INDEXED (16u << 20)
+
+/* NFC + case fold; invalid UTF-8 falls back to ASCII lower-casing. */
+char *fold_key(const char *s);
+char *fold_key_n(const char *s, size_t n);
+
+/* Build a note from its path and text (text may be NULL: name only). */
+struct note *note_new(const char *path, const char *text, size_t len);
+struct note *note_free(struct note *n);
+void note_set_stat(struct note *n, const struct stat *st, int64_t btime);
+
+/* True when the note has frontmatter key `key` with a non-empty value. */
+bool note_has_key(const struct note *n, const char *key);
+/* True when the note carries tag (case-insensitive, exact, not nested). */
+bool note_has_tag(const struct note *n, const char *tag);
+/* Tag hierarchy match: "vc" matches "vc" and "vc/project". */
+bool tag_matches(const char *tag, const char *query);
+
+/* Path helpers: vault-relative paths with '/' separators. */
+bool path_is_note(const char *path); /* ends in .md */
+/* "a/b/Note.md" -> "Note" (malloc'd). */
+char *path_note_name(const char *path);
+/* Normalise "a/./b/../c" -> "a/c"; NULL when it climbs above the root. */
+char *path_normalize(const char *path);

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "fileio.h"
+#include "tools.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+const char *arg_str(const struct tool_ctx *c, const char *key, const char *def)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->args, key);
+	return cJSON_IsString(v) ? v->valuestring : def;
+}
+
+long arg_int(const struct tool_ctx *c, const char *key, long def)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->args, key);
+	return cJSON_IsNumber(v) ? (long)v->valuedouble : def;
+}
+
+bool arg_bool(const struct tool_ctx *c, const char *key, bool def)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->args, key);
+	return cJSON_IsBool(v) ? cJSON_IsTrue(v) : def;
+}
+
+int op_fail(struct tool_ctx *c, int err, const char *fmt, ...)
+{
+	struct sbuf b = {0};
+	va_list ap;
+	va_start(ap, fmt);
+	sb_vprintf(&b, fmt, ap);
+	va_end(ap);
+	free(c->msg);
+	c->msg = sb_steal(&b);
+	return err < 0 ? err : -EINVAL;
+}
+
+int op_find(struct tool_ctx *c, const char *ref, struct note **ret)
+{
+	_cleanup_free_ char *norm = NULL;
+	const char *why;
+	if (path_check(ref, &norm, &why) < 0)
+		return op_fail(c, -EINVAL, "Invalid note name '%s': %s", ref,
+			       why);
+	struct ptrvec cands = {0};
+	int r = index_find(vault_index(c->v), norm, ret, &cands);
+	if (r == -ENOENT) {
+		pv_free(&cands);
+		return op_fail(c, -ENOENT, "Note '%s' not found", ref);
+	}
+	if (r == -EEXIST) {
+		struct sbuf b = {0};
+		for (size_t i = 0; i < cands.n; i++) {
+			const struct note *n = cands.v[i];
+			sb_printf(&b, "%s%s", i ? ", " : "", n->path);
+		}
+		pv_free(&cands);
+		r = op_fail(c, -ENOTUNIQ,
+			    "Ambiguous name '%s': matches %s. Use the path to "
+			    "choose one.",
+			    ref, b.s);
+		sb_free(&b);
+		return r;
+	}
+	pv_free(&cands);
+	return 0;
+}

@@ -1,0 +1,1004 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Read-only tools. Each runs under the vault's read lock. */
+#include "fileio.h"
+#include "frontmatter.h"
+#include "json.h"
+#include "tools.h"
+#include "u8.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+
+struct rlock {
+	struct vault *v;
+};
+static void rlock_release(struct rlock *l)
+{
+	if (l->v)
+		vault_read_unlock(l->v);
+}
+#define READ_LOCKED(c)                                                         \
+	_cleanup_(rlock_release) struct rlock _rl_ = {(c)->v};                 \
+	vault_read_lock((c)->v)
+
+static char *iso_ns(int64_t ns)
+{
+	char b[32];
+	format_iso8601(ns / 1000000000LL, b);
+	return xstrdup(b);
+}
+
+static void add_iso(cJSON *o, const char *key, int64_t secs)
+{
+	char b[32];
+	format_iso8601(secs, b);
+	cJSON_AddStringToObject(o, key, b);
+}
+
+static cJSON *str_array(char **v, size_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; i < n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(v[i]));
+	return a;
+}
+
+static int read_text(struct tool_ctx *c, const struct note *n, char **ret,
+		     size_t *ret_len)
+{
+	int r = vault_read_text(c->v, n, ret, ret_len);
+	if (r < 0)
+		return op_fail(c, r, "Cannot read note '%s': %s", n->path,
+			       strerror(-r));
+	return 0;
+}
+
+int op_read_note(struct tool_ctx *c)
+{
+	READ_LOCKED(c);
+	struct note *n;
+	size_t len;
+	int r = op_find(c, arg_str(c, "name", ""), &n);
+	if (r < 0)
+		return r;
+	return read_text(c, n, &c->text, &len);
+}
+
+/* Outgoing link names: resolved notes by display name, the rest as
+ * written; each once, in order of appearance; no links to itself. */
+static cJSON *outgoing_json(const struct index *ix, const struct note *n)
+{
+	cJSON *a = cJSON_CreateArray();
+	struct ptrvec seen = {0};
+	for (size_t i = 0; i < n->nlinks; i++) {
+		const struct link *l = &n->links[i];
+		if (!*l->target || l->to == n)
+			continue;
+		char *name = l->to ? index_display_name(ix, l->to)
+				   : xstrdup(l->target);
+		if (!l->to && !l->resolved_file &&
+		    str_has_suffix_ci(name, ".md"))
+			name[strlen(name) - 3] = 0;
+		bool dup = false;
+		for (size_t j = 0; j < seen.n && !dup; j++)
+			dup = strcmp(seen.v[j], name) == 0;
+		if (dup) {
+			free(name);
+			continue;
+		}
+		pv_push(&seen, name);
+		cJSON_AddItemToArray(a, cJSON_CreateString(name));
+	}
+	for (size_t j = 0; j < seen.n; j++)
+		free(seen.v[j]);
+	pv_free(&seen);
+	return a;
+}
+
+static int cmp_note_name(const void *a, const void *b)
+{
+	const struct note *x = *(struct note *const *)a;
+	const struct note *y = *(struct note *const *)b;
+	int r = strcmp(x->fold_name, y->fold_name);
+	return r ? r : strcmp(x->path, y->path);
+}
+
+/* The distinct notes linking to n, sorted by name. */
+static struct ptrvec incoming_notes(const struct note *n)
+{
+	struct ptrvec srcs = {0};
+	for (size_t i = 0; i < n->incoming.n; i++) {
+		const struct link *l = n->incoming.v[i];
+		bool dup = false;
+		for (size_t j = 0; j < srcs.n && !dup; j++)
+			dup = srcs.v[j] == l->src;
+		if (!dup)
+			pv_push(&srcs, l->src);
+	}
+	pv_sort(&srcs, cmp_note_name);
+	return srcs;
+}
+
+static cJSON *incoming_json(const struct index *ix, const struct note *n)
+{
+	cJSON *a = cJSON_CreateArray();
+	struct ptrvec srcs = incoming_notes(n);
+	for (size_t i = 0; i < srcs.n; i++) {
+		_cleanup_free_ char *dn = index_display_name(ix, srcs.v[i]);
+		cJSON_AddItemToArray(a, cJSON_CreateString(dn));
+	}
+	pv_free(&srcs);
+	return a;
+}
+
+static cJSON *headings_json(const char *text, size_t len)
+{
+	struct md_doc d;
+	md_scan(text, len, &d);
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; i < d.nheadings; i++) {
+		cJSON *h = cJSON_CreateObject();
+		cJSON_AddNumberToObject(h, "level", d.headings[i].level);
+		cJSON_AddStringToObject(h, "text", d.headings[i].text);
+		cJSON_AddItemToArray(a, h);
+	}
+	md_doc_clear(&d);
+	return a;
+}
+
+int op_get_note_metadata(struct tool_ctx *c)
+{
+	READ_LOCKED(c);
+	const char *ref = arg_str(c, "name", "");
+	struct note *n;
+	int r = op_find(c, ref, &n);
+	if (r < 0)
+		return r;
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	if ((r = read_text(c, n, &text, &len)) < 0)
+		return r;
+	struct index *ix = vault_index(c->v);
+	struct frontmatter fm;
+	fm_parse(text, len, &fm);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "name", ref);
+	cJSON_AddItemToObject(o, "frontmatter", TAKE_PTR(fm.data));
+	cJSON_AddItemToObject(o, "outgoing", outgoing_json(ix, n));
+	cJSON_AddItemToObject(o, "incoming", incoming_json(ix, n));
+	cJSON_AddStringToObject(o, "path", n->path);
+	cJSON_AddItemToObject(o, "tags", str_array(n->tags, n->ntags));
+	cJSON_AddItemToObject(o, "aliases", str_array(n->aliases, n->naliases));
+	cJSON_AddItemToObject(o, "headings", headings_json(text, len));
+	cJSON_AddNumberToObject(o, "size", (double)n->size);
+	add_iso(o, "created", n->btime);
+	_cleanup_free_ char *mod = iso_ns(n->mtime_ns);
+	cJSON_AddStringToObject(o, "modified", mod);
+	_cleanup_free_ char *vn = url_encode_path(vault_name(c->v), false);
+	_cleanup_free_ char *stem = xstrndup(n->path, strlen(n->path) - 3);
+	_cleanup_free_ char *fp = url_encode_path(stem, false);
+	_cleanup_free_ char *uri = xasprintf("obsidian://open?vault=%s&file=%s",
+					     vn, fp);
+	cJSON_AddStringToObject(o, "uri", uri);
+	if (!fm.valid) {
+		_cleanup_free_ char *e = xasprintf(
+			"frontmatter is not valid YAML (line %d: %s); it is "
+			"kept as it is",
+			fm.err_line, fm.err_msg);
+		cJSON_AddStringToObject(o, "frontmatter_error", e);
+	}
+	fm_clear(&fm);
+	c->json = o;
+	return 0;
+}
+
+/* Folder argument: "" for the root, else a checked folder path. */
+static int folder_arg(struct tool_ctx *c, const char *key, char **ret)
+{
+	const char *f = arg_str(c, key, "");
+	size_t n = strlen(f);
+	while (n && f[n - 1] == '/')
+		n--;
+	if (!n) {
+		*ret = xstrdup("");
+		return 0;
+	}
+	_cleanup_free_ char *t = xstrndup(f, n);
+	const char *why;
+	if (path_check(t, ret, &why) < 0)
+		return op_fail(c, -EINVAL, "Invalid folder '%s': %s", f, why);
+	return 0;
+}
+
+/* fold_path starts with the folded folder followed by '/'. */
+static bool in_folder(const struct note *n, const char *ffold, size_t fl)
+{
+	return !fl || (strncmp(n->fold_path, ffold, fl) == 0 &&
+		       n->fold_path[fl] == '/');
+}
+
+int op_list_notes(struct tool_ctx *c)
+{
+	READ_LOCKED(c);
+	long limit = arg_int(c, "limit", 100), offset = arg_int(c, "offset", 0);
+	if (limit < 0 || offset < 0)
+		return op_fail(c, -EINVAL,
+			       "limit and offset must not be negative");
+	_cleanup_free_ char *folder = NULL;
+	int r = folder_arg(c, "folder", &folder);
+	if (r < 0)
+		return r;
+	_cleanup_free_ char *ff = fold_key(folder);
+	size_t fl = strlen(ff);
+	struct index *ix = vault_index(c->v);
+	size_t n;
+	struct note *const *all = index_sorted(ix, &n);
+	cJSON *names = cJSON_CreateArray();
+	long total = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!in_folder(all[i], ff, fl))
+			continue;
+		if (total >= offset && total < offset + limit) {
+			_cleanup_free_ char *dn = index_display_name(ix, all[i]);
+			cJSON_AddItemToArray(names, cJSON_CreateString(dn));
+		}
+		total++;
+	}
+	/* Display names sort like Python's sorted() on the page. */
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddItemToObject(o, "names", names);
+	cJSON_AddNumberToObject(o, "total", (double)total);
+	cJSON_AddNumberToObject(o, "limit", (double)limit);
+	cJSON_AddNumberToObject(o, "offset", (double)offset);
+	if (fl)
+		cJSON_AddStringToObject(o, "folder", folder);
+	c->json = o;
+	return 0;
+}
+
+static cJSON *note_brief(const struct index *ix, const struct note *n)
+{
+	cJSON *o = cJSON_CreateObject();
+	_cleanup_free_ char *dn = index_display_name(ix, n);
+	_cleanup_free_ char *mod = iso_ns(n->mtime_ns);
+	cJSON_AddStringToObject(o, "name", dn);
+	cJSON_AddStringToObject(o, "path", n->path);
+	cJSON_AddStringToObject(o, "modified", mod);
+	return o;
+}
+
+static int cmp_folder(const void *a, const void *b)
+{
+	const cJSON *x = *(cJSON *const *)a, *y = *(cJSON *const *)b;
+	return strcasecmp(cJSON_GetObjectItem(x, "path")->valuestring,
+			  cJSON_GetObjectItem(y, "path")->valuestring);
+}
+
+int op_browse(struct tool_ctx *c)
+{
+	READ_LOCKED(c);
+	_cleanup_free_ char *folder = NULL;
+	int r = folder_arg(c, "path", &folder);
+	if (r < 0)
+		return r;
+	if (str_has_suffix_ci(folder, ".md"))
+		folder[strlen(folder) - 3] = 0;
+	_cleanup_free_ char *ff = fold_key(folder);
+	size_t fl = strlen(ff);
+	struct index *ix = vault_index(c->v);
+	size_t n;
+	struct note *const *all = index_sorted(ix, &n);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "path", folder);
+	cJSON *notes = cJSON_CreateArray();
+	struct ptrvec folders = {0}; /* cJSON objects {path, notes} */
+	_cleanup_free_ char *atpath = xasprintf("%s.md", ff);
+	cJSON *note_here = NULL;
+	for (size_t i = 0; i < n; i++) {
+		const struct note *nt = all[i];
+		if (fl && strcmp(nt->fold_path, atpath) == 0)
+			note_here = note_brief(ix, nt);
+		if (!in_folder(nt, ff, fl))
+			continue;
+		/* The rest of the path below the folder, in disk spelling. */
+		size_t skip = 0;
+		if (fl) {
+			/* Same number of components as the folder. */
+			size_t comps = 1;
+			for (const char *p = ff; *p; p++)
+				comps += *p == '/';
+			const char *p = nt->path;
+			for (size_t k = 0; k < comps; k++)
+				p = strchr(p, '/') + 1;
+			skip = (size_t)(p - nt->path);
+		}
+		const char *rest = nt->path + skip;
+		const char *slash = strchr(rest, '/');
+		if (!slash) {
+			cJSON_AddItemToArray(notes, note_brief(ix, nt));
+			continue;
+		}
+		_cleanup_free_ char *sub = xstrndup(nt->path,
+						    (size_t)(slash - nt->path));
+		cJSON *entry = NULL;
+		for (size_t k = 0; k < folders.n && !entry; k++) {
+			cJSON *e = folders.v[k];
+			if (strcasecmp(cJSON_GetObjectItem(e, "path")->valuestring,
+				       sub) == 0)
+				entry = e;
+		}
+		if (!entry) {
+			entry = cJSON_CreateObject();
+			cJSON_AddStringToObject(entry, "path", sub);
+			cJSON_AddNumberToObject(entry, "notes", 0);
+			pv_push(&folders, entry);
+		}
+		cJSON *cnt = cJSON_GetObjectItem(entry, "notes");
+		cJSON_SetNumberValue(cnt, cnt->valuedouble + 1);
+	}
+	/* Folders without notes exist only on disk. */
+	_cleanup_close_ int dfd = fl ? beneath_open(vault_rootfd(c->v), folder,
+						    O_RDONLY | O_DIRECTORY, 0)
+				     : openat(vault_rootfd(c->v), ".",
+					      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	bool exists = dfd >= 0;
+	if (dfd >= 0) {
+		DIR *d = fdopendir(dfd);
+		if (d) {
+			dfd = -1;
+			struct dirent *de;
+			while ((de = readdir(d))) {
+				if (de->d_type != DT_DIR || de->d_name[0] == '.')
+					continue;
+				_cleanup_free_ char *sub =
+					fl ? xasprintf("%s/%s", folder, de->d_name)
+					   : xstrdup(de->d_name);
+				if (policy_ignored(vault_policy(c->v), sub, true))
+					continue;
+				bool known = false;
+				for (size_t k = 0; k < folders.n && !known; k++)
+					known = strcasecmp(cJSON_GetObjectItem(folders.v[k], "path")->valuestring,
+							   sub) == 0;
+				if (known)
+					continue;
+				cJSON *e = cJSON_CreateObject();
+				cJSON_AddStringToObject(e, "path", sub);
+				cJSON_AddNumberToObject(e, "notes", 0);
+				pv_push(&folders, e);
+			}
+			closedir(d);
+		}
+	}
+	if (!exists && !note_here && !folders.n && !cJSON_GetArraySize(notes)) {
+		pv_free(&folders);
+		cJSON_Delete(notes);
+		cJSON_Delete(o);
+		return op_fail(c, -ENOENT, "Folder '%s' not found", folder);
+	}
+	pv_sort(&folders, cmp_folder);
+	cJSON *fa = cJSON_CreateArray();
+	for (size_t k = 0; k < folders.n; k++)
+		cJSON_AddItemToArray(fa, folders.v[k]);
+	pv_free(&folders);
+	if (note_here)
+		cJSON_AddItemToObject(o, "note", note_here);
+	cJSON_AddItemToObject(o, "folders", fa);
+	cJSON_AddItemToObject(o, "notes", notes);
+	c->json = o;
+	return 0;
+}
+
+/* ---- search ------------------------------------------------------------ */
+
+static bool any_tag_matches(const struct note *n, const char *q)
+{
+	for (size_t i = 0; i < n->ntags; i++)
+		if (tag_matches(n->tags[i], q))
+			return true;
+	return false;
+}
+
+/* Rank for name_partial: exact, then prefix, then substring. */
+static int name_rank(const struct note *n, const char *fq, bool exact_only)
+{
+	int best = -1;
+	const char *cands[64];
+	size_t nc = 0;
+	cands[nc++] = n->fold_name;
+	_cleanup_strv_free_ char **folds = xcalloc(n->naliases + 1, sizeof(char *));
+	for (size_t i = 0; i < n->naliases && nc < 64; i++) {
+		folds[i] = fold_key(n->aliases[i]);
+		cands[nc++] = folds[i];
+	}
+	for (size_t i = 0; i < nc; i++) {
+		int r = -1;
+		if (strcmp(cands[i], fq) == 0)
+			r = 0;
+		else if (!exact_only && str_has_prefix(cands[i], fq))
+			r = 1;
+		else if (!exact_only && strstr(cands[i], fq))
+			r = 2;
+		if (r >= 0 && (best < 0 || r < best))
+			best = r;
+	}
+	return best;
+}
+
+struct hit {
+	const struct note *n;
+	int rank;
+	int line;
+	char *text;
+};
+
+static int cmp_hit(const void *a, const void *b)
+{
+	const struct hit *x = a, *y = b;
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	int r = strcmp(x->n->fold_name, y->n->fold_name);
+	return r ? r : strcmp(x->n->path, y->n->path);
+}
+
+/* First line of the body containing the folded query, or 0. */
+static int content_match(struct vault *v, const struct note *n,
+			 const char *fq, char **ret_line)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	if (n->too_big || vault_read_text(v, n, &text, &len) < 0)
+		return 0;
+	size_t fs, fe, body = 0;
+	if (md_split_frontmatter(text, len, &fs, &fe, &body)) {
+	}
+	int line = line_of_offset(text, body);
+	const char *p = text + body;
+	while (*p) {
+		const char *e = strchr(p, '\n');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		_cleanup_free_ char *fl = fold_key_n(p, l);
+		if (strstr(fl, fq)) {
+			size_t keep = l > 200 ? 200 : l;
+			while (keep < l && keep > 0 &&
+			       ((unsigned char)p[keep] & 0xc0) == 0x80)
+				keep--;
+			*ret_line = xstrndup(p, keep);
+			return line;
+		}
+		if (!e)
+			break;
+		p = e + 1;
+		line++;
+	}
+	return 0;
+}
+
+int op_search_notes(struct tool_ctx *c)
+{
+	READ_LOCKED(c);
+	const char *query = arg_str(c, "query", "");
+	const char *mode = arg_str(c, "mode", "name_partial");
+	const char *logic = arg_str(c, "tag_logic", "or");
+	long limit = arg_int(c, "limit", 50);
+	const char *cursor = arg_str(c, "cursor", NULL);
+	static const char *const modes[] = {"name", "name_partial", "content",
+					    "tag", NULL};
+	bool ok = false;
+	for (const char *const *m = modes; *m; m++)
+		ok |= strcmp(*m, mode) == 0;
+	if (!ok)
+		return op_fail(c, -EINVAL,
+			       "Invalid search mode: %s. Valid: name, "
+			       "name_partial, content, tag",
+			       mode);
+	bool tagmode = strcmp(mode, "tag") == 0;
+	if (tagmode && strcmp(logic, "and") && strcmp(logic, "or"))
+		return op_fail(c, -EINVAL,
+			       "Invalid tag_logic: %s. Valid: and, or", logic);
+	if (limit < 1 || limit > 100)
+		return op_fail(c, -EINVAL, "limit must be between 1 and 100");
+	_cleanup_free_ char *fq = fold_key(query);
+	size_t ql = strlen(fq);
+	while (ql && isspace((unsigned char)fq[ql - 1]))
+		fq[--ql] = 0;
+	if (!ql)
+		return op_fail(c, -EINVAL, "query must not be empty");
+
+	struct index *ix = vault_index(c->v);
+	_cleanup_free_ char *scope = xasprintf("%s\x1f%s\x1f%s", mode, query,
+					       tagmode ? logic : "");
+	size_t offset = 0;
+	if (cursor && *cursor) {
+		const char *why;
+		if (cursor_parse(cursor, scope, index_generation(ix), &offset,
+				 &why) < 0)
+			return op_fail(c, -EINVAL, "%s", why);
+	}
+	_cleanup_strv_free_ char **tags = NULL;
+	if (tagmode) {
+		cJSON tmp = {.type = cJSON_String, .valuestring = (char *)query};
+		tags = fm_string_list(&tmp, false, true);
+		if (!tags[0])
+			return op_fail(c, -EINVAL, "query names no tag");
+	}
+	bool content = strcmp(mode, "content") == 0;
+	bool exact = strcmp(mode, "name") == 0;
+	size_t n;
+	struct note *const *all = index_sorted(ix, &n);
+	struct hit *hits = xcalloc(n + 1, sizeof(*hits));
+	size_t nh = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct note *nt = all[i];
+		struct hit h = {.n = nt};
+		if (tagmode) {
+			bool and_ = strcmp(logic, "and") == 0, m = and_;
+			for (char **t = tags; *t; t++) {
+				bool hit = any_tag_matches(nt, *t);
+				m = and_ ? (m && hit) : (m || hit);
+			}
+			if (!m)
+				continue;
+		} else if (content) {
+			h.line = content_match(c->v, nt, fq, &h.text);
+			if (!h.line)
+				continue;
+		} else {
+			h.rank = name_rank(nt, fq, exact);
+			if (h.rank < 0) {
+				/* A path query: "folder/name". */
+				if (!strchr(fq, '/') || !strstr(nt->fold_path, fq))
+					continue;
+				h.rank = 3;
+			}
+		}
+		hits[nh++] = h;
+	}
+	if (!tagmode && !content)
+		qsort(hits, nh, sizeof(*hits), cmp_hit);
+	cJSON *res = cJSON_CreateArray();
+	for (size_t i = offset; i < nh && i < offset + (size_t)limit; i++) {
+		cJSON *o = cJSON_CreateObject();
+		_cleanup_free_ char *dn = index_display_name(ix, hits[i].n);
+		cJSON_AddStringToObject(o, "name", dn);
+		cJSON_AddStringToObject(o, "path", hits[i].n->path);
+		if (content) {
+			cJSON_AddNumberToObject(o, "line", hits[i].line);
+			cJSON_AddStringToObject(o, "text", hits[i].text);
+		}
+		if (tagmode)
+			cJSON_AddItemToObject(o, "tags",
+					      str_array(hits[i].n->tags,
+							hits[i].n->ntags));
+		cJSON_AddItemToArray(res, o);
+	}
+	for (size_t i = 0; i < nh; i++)
+		free(hits[i].text);
+	free(hits);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "query", query);
+	cJSON_AddStringToObject(o, "mode", mode);
+	cJSON_AddItemToObject(o, "results", res);
+	cJSON_AddNumberToObject(o, "total", (double)nh);
+	if (offset + (size_t)limit < nh) {
+		_cleanup_free_ char *next = cursor_make(
+			scope, index_generation(ix), offset + (size_t)limit);
+		cJSON_AddStringToObject(o, "next_cursor", next);
+	}
+	c->json = o;
+	return 0;
+}
+
+/* ---- links ---------------------------------------------------------------- */
+
+int op_get_links(struct tool_ctx *c)
+{
+	READ_LOCKED(c);
+	const char *ref = arg_str(c, "name", "");
+	const char *dir = arg_str(c, "direction", "both");
+	bool in = strcmp(dir, "in") == 0, out = strcmp(dir, "out") == 0,
+	     both = strcmp(dir, "both") == 0;
+	if (!in && !out && !both)
+		return op_fail(c, -EINVAL,
+			       "Invalid direction: %s. Valid: in, out, both",
+			       dir);
+	struct note *n;
+	int r = op_find(c, ref, &n);
+	if (r < 0)
+		return r;
+	struct index *ix = vault_index(c->v);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "name", ref);
+	if (out || both)
+		cJSON_AddItemToObject(o, "outgoing", outgoing_json(ix, n));
+	if (in || both)
+		cJSON_AddItemToObject(o, "incoming", incoming_json(ix, n));
+	c->json = o;
+	return 0;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* Group links by source note: [{name, path, count, lines}]. */
+static cJSON *group_backlinks(const struct index *ix, struct ptrvec *links)
+{
+	cJSON *arr = cJSON_CreateArray();
+	struct ptrvec srcs = {0};
+	for (size_t i = 0; i < links->n; i++) {
+		const struct link *l = links->v[i];
+		bool dup = false;
+		for (size_t j = 0; j < srcs.n && !dup; j++)
+			dup = srcs.v[j] == l->src;
+		if (!dup)
+			pv_push(&srcs, l->src);
+	}
+	pv_sort(&srcs, cmp_note_name);
+	for (size_t j = 0; j < srcs.n; j++) {
+		const struct note *s = srcs.v[j];
+		int *lines = xcalloc(links->n + 1, sizeof(int));
+		size_t nl = 0;
+		for (size_t i = 0; i < links->n; i++) {
+			const struct link *l = links->v[i];
+			if (l->src == s)
+				lines[nl++] = l->line;
+		}
+		qsort(lines, nl, sizeof(int), cmp_int);
+		cJSON *o = cJSON_CreateObject();
+		_cleanup_free_ char *dn = index_display_name(ix, s);
+		cJSON_AddStringToObject(o, "name", dn);
+		cJSON_AddStringToObject(o, "path", s->path);
+		cJSON_AddNumberToObject(o, "count", (double)nl);
+		cJSON *la = cJSON_AddArrayToObject(o, "lines");
+		for (size_t i = 0; i < nl; i++)
+			cJSON_AddItemToArray(la, cJSON_CreateNumber(lines[i]));
+		free(lines);
+		cJSON_AddItemToArray(arr, o);
+	}
+	pv_free(&srcs);
+	return arr;
+}
+
+int op_get_backlinks(struct tool_ctx *c)
+{
+	READ_LOCKED(c);
+	const char *ref = arg_str(c, "name", "");
+	struct index *ix = vault_index(c->v);
+	struct note *n = NULL;
+	int r = op_find(c, ref, &n);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	struct ptrvec links = {0};
+	cJSON *o = cJSON_CreateObject();
+	if (n) {
+		for (size_t i = 0; i < n->incoming.n; i++)
+			pv_push(&links, n->incoming.v[i]);
+		cJSON_AddStringToObject(o, "target", n->path);
+		cJSON_AddBoolToObject(o, "exists", true);
+	} else {
+		/* A missing note: the broken links that name it. */
+		free(TAKE_PTR(c->msg));
+		_cleanup_free_ char *fr = fold_key(ref);
+		_cleanup_free_ char *key = path_note_name(fr);
+		const struct ptrvec *pv = index_links_by_key(ix, key);
+		bool has_dir = strchr(fr, '/') != NULL;
+		for (size_t i = 0; pv && i < pv->n; i++) {
+			const struct link *l = pv->v[i];
+			if (!link_is_broken(l))
+				continue;
+			if (has_dir) {
+				_cleanup_free_ char *ft = fold_key(l->target);
+				if (str_has_suffix(ft, ".md"))
+					ft[strlen(ft) - 3] = 0;
+				_cleanup_free_ char *fq = xstrdup(fr);
+				if (str_has_suffix(fq, ".md"))
+					fq[strlen(fq) - 3] = 0;
+				if (!str_has_suffix(fq, ft) && !str_has_suffix(ft, fq))
+					continue;
+			}
+			pv_push(&links, (void *)l);
+		}
+		cJSON_AddStringToObject(o, "target", ref);
+		cJSON_AddBoolToObject(o, "exists", false);
+	}
+	cJSON *bl = group_backlinks(ix, &links);
+	cJSON_AddItemToObject(o, "backlinks", bl);
+	cJSON_AddNumberToObject(o, "notes", cJSON_GetArraySize(bl));
+	cJSON_AddNumberToObject(o, "links", (double)links.n);
+	pv_free(&links);
+	c->json = o;
+	return 0;
+}
+
+int op_find_broken_links(struct tool_ctx *c)
+{
+	READ_LOCKED(c);
+	struct index *ix = vault_index(c->v);
+	size_t n;
+	struct note *const *all = index_sorted(ix, &n);
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; i < n; i++) {
+		const struct note *nt = all[i];
+		_cleanup_free_ char *src = NULL;
+		struct ptrvec seen = {0};
+		for (size_t k = 0; k < nt->nlinks; k++) {
+			const struct link *l = &nt->links[k];
+			if (!link_is_broken(l))
+				continue;
+			bool dup = false;
+			for (size_t j = 0; j < seen.n && !dup; j++)
+				dup = strcmp(seen.v[j], l->target) == 0;
+			if (dup)
+				continue;
+			pv_push(&seen, l->target);
+			if (!src)
+				src = index_display_name(ix, nt);
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "source", src);
+			cJSON_AddStringToObject(o, "target", l->target);
+			cJSON_AddItemToArray(a, o);
+		}
+		pv_free(&seen);
+	}
+	c->json = a;
+	return 0;
+}
+
+int op_get_orphans(struct tool_ctx *c)
+{
+	READ_LOCKED(c);
+	struct index *ix = vault_index(c->v);
+	size_t n;
+	struct note *const *all = index_sorted(ix, &n);
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; i < n; i++) {
+		const struct note *nt = all[i];
+		if (nt->incoming.n)
+			continue;
+		bool out = false;
+		for (size_t k = 0; k < nt->nlinks && !out; k++)
+			out = nt->links[k].to && nt->links[k].to != nt;
+		if (out)
+			continue;
+		cJSON *o = cJSON_CreateObject();
+		_cleanup_free_ char *dn = index_display_name(ix, nt);
+		cJSON_AddStringToObject(o, "name", dn);
+		cJSON_AddStringToObject(o, "path", nt->path);
+		cJSON_AddItemToArray(a, o);
+	}
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "count", cJSON_GetArraySize(a));
+	cJSON_AddItemToObject(o, "orphans", a);
+	c->json = o;
+	return 0;
+}
+
+static int cmp_tag_count(const void *a, const void *b)
+{
+	const struct tag_entry *x = *(struct tag_entry *const *)a;
+	const struct tag_entry *y = *(struct tag_entry *const *)b;
+	if (x->notes.n != y->notes.n)
+		return x->notes.n < y->notes.n ? 1 : -1;
+	return strcmp(x->fold, y->fold);
+}
+
+int op_list_tags(struct tool_ctx *c)
+{
+	READ_LOCKED(c);
+	size_t n;
+	_cleanup_free_ struct tag_entry **tags =
+		index_tags(vault_index(c->v), &n);
+	qsort(tags, n, sizeof(*tags), cmp_tag_count);
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; i < n; i++) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "tag", tags[i]->display);
+		cJSON_AddNumberToObject(o, "count", (double)tags[i]->notes.n);
+		cJSON_AddItemToArray(a, o);
+	}
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddItemToObject(o, "tags", a);
+	cJSON_AddNumberToObject(o, "total", (double)n);
+	c->json = o;
+	return 0;
+}
+
+int op_get_headings(struct tool_ctx *c)
+{
+	READ_LOCKED(c);
+	struct note *n;
+	int r = op_find(c, arg_str(c, "name", ""), &n);
+	if (r < 0)
+		return r;
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	if ((r = read_text(c, n, &text, &len)) < 0)
+		return r;
+	c->json = headings_json(text, len);
+	return 0;
+}
+
+int op_read_section(struct tool_ctx *c)
+{
+	READ_LOCKED(c);
+	const char *ref = arg_str(c, "name", "");
+	const char *sec = arg_str(c, "section", "");
+	struct note *n;
+	int r = op_find(c, ref, &n);
+	if (r < 0)
+		return r;
+	_cleanup_free_ char *text = NULL;
+	size_t len, s, b, e;
+	if ((r = read_text(c, n, &text, &len)) < 0)
+		return r;
+	if (md_find_section(text, len, sec, &s, &b, &e) < 0)
+		return op_fail(c, -ENOENT, "Section '%s' not found in note '%s'",
+			       sec, ref);
+	/* Without the heading line and without trailing blank lines. */
+	while (e > b && isspace((unsigned char)text[e - 1]))
+		e--;
+	c->text = xstrndup(text + b, e - b);
+	return 0;
+}
+
+static int cmp_recent(const void *a, const void *b)
+{
+	const struct note *x = *(struct note *const *)a;
+	const struct note *y = *(struct note *const *)b;
+	if (x->mtime_ns != y->mtime_ns)
+		return x->mtime_ns < y->mtime_ns ? 1 : -1;
+	return strcmp(x->path, y->path);
+}
+
+int op_recent_notes(struct tool_ctx *c)
+{
+	READ_LOCKED(c);
+	long limit = arg_int(c, "limit", 10);
+	const char *since = arg_str(c, "since", NULL);
+	if (limit < 1 || limit > 1000)
+		return op_fail(c, -EINVAL, "limit must be between 1 and 1000");
+	int64_t since_s = 0;
+	if (since && *since && parse_iso8601(since, &since_s) < 0)
+		return op_fail(c, -EINVAL,
+			       "Invalid 'since' timestamp '%s': use ISO 8601, "
+			       "e.g. 2024-01-15T00:00:00Z",
+			       since);
+	struct index *ix = vault_index(c->v);
+	size_t n;
+	struct note *const *all = index_sorted(ix, &n);
+	struct note **v = xmalloc((n + 1) * sizeof(*v));
+	size_t m = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!since_s || all[i]->mtime_ns / 1000000000LL > since_s ||
+		    (all[i]->mtime_ns / 1000000000LL == since_s &&
+		     all[i]->mtime_ns % 1000000000LL))
+			v[m++] = all[i];
+	qsort(v, m, sizeof(*v), cmp_recent);
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; i < m && i < (size_t)limit; i++) {
+		cJSON *o = note_brief(ix, v[i]);
+		cJSON_AddItemToObject(o, "tags", str_array(v[i]->tags, v[i]->ntags));
+		cJSON_AddItemToArray(a, o);
+	}
+	free(v);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddItemToObject(o, "notes", a);
+	cJSON_AddNumberToObject(o, "total", (double)m);
+	if (since_s) {
+		char b[32];
+		format_iso8601(since_s, b);
+		cJSON_AddStringToObject(o, "since", b);
+	}
+	c->json = o;
+	return 0;
+}
+
+int op_get_policy(struct tool_ctx *c)
+{
+	READ_LOCKED(c);
+	c->json = policy_to_json(vault_policy(c->v), vault_index(c->v));
+	return 0;
+}
+
+int op_list_violations(struct tool_ctx *c)
+{
+	long limit = arg_int(c, "limit", 20);
+	if (limit < 1 || limit > 1000)
+		return op_fail(c, -EINVAL, "limit must be between 1 and 1000");
+	cJSON *a = vault_violations(c->v, (int)limit);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "count", cJSON_GetArraySize(a));
+	cJSON_AddItemToObject(o, "violations", a);
+	c->json = o;
+	return 0;
+}
+
+int op_get_help(struct tool_ctx *c)
+{
+	c->json = tools_help_json();
+	return 0;
+}
+
+/* ---- auto-context ---------------------------------------------------------- */
+
+#define MISSING_DESCRIPTION                                                    \
+	"\xe2\x9a\xa0\xef\xb8\x8f No description. Claude, please add a "       \
+	"'description' field to this note's frontmatter explaining when to "   \
+	"read it."
+
+static char *one_line(const char *s)
+{
+	struct sbuf b = {0};
+	bool sp = false;
+	for (const char *p = s; *p; p++) {
+		if (isspace((unsigned char)*p)) {
+			sp = b.len > 0;
+			continue;
+		}
+		if (sp)
+			sb_putc(&b, ' ');
+		sp = false;
+		sb_putc(&b, *p);
+	}
+	return sb_steal(&b);
+}
+
+char *context_block(struct vault *v)
+{
+	vault_read_lock(v);
+	struct index *ix = vault_index(v);
+	struct sbuf b = {0};
+	sb_puts(&b, "## Your personal notes\n\n");
+	const struct tag_entry *te = index_tag(ix, "claude");
+	struct ptrvec notes = {0};
+	for (size_t i = 0; te && i < te->notes.n; i++)
+		pv_push(&notes, te->notes.v[i]);
+	pv_sort(&notes, cmp_note_name);
+	if (!notes.n) {
+		sb_puts(&b, "No personal notes found. Create notes with tag "
+			    "'claude' to use auto-context.\n");
+	}
+	for (size_t i = 0; i < notes.n; i++) {
+		const struct note *n = notes.v[i];
+		_cleanup_free_ char *text = NULL;
+		_cleanup_free_ char *desc = NULL;
+		size_t len;
+		if (vault_read_text(v, n, &text, &len) == 0) {
+			struct frontmatter fm;
+			fm_parse(text, len, &fm);
+			const cJSON *d = cJSON_GetObjectItemCaseSensitive(
+				fm.data, "description");
+			if (cJSON_IsString(d) && d->valuestring[0])
+				desc = one_line(d->valuestring);
+			else if (d && !cJSON_IsNull(d) && !cJSON_IsString(d))
+				desc = json_dumps(d);
+			fm_clear(&fm);
+		}
+		_cleanup_free_ char *dn = index_display_name(ix, n);
+		sb_printf(&b, "- \"%s\" \xe2\x80\x94 %s\n", dn,
+			  desc && *desc ? desc : MISSING_DESCRIPTION);
+	}
+	size_t nclaude = notes.n;
+	pv_free(&notes);
+	if (nclaude)
+		sb_puts(&b, "\nUse read_note() to access full content when "
+			    "needed.\n");
+	sb_putc(&b, '\n');
+	sb_puts(&b, "## Allowed tags\n\n");
+	_cleanup_strv_free_ char **allowed =
+		policy_allowed_tags(vault_policy(v), ix);
+	if (!allowed[0]) {
+		sb_puts(&b, "No tags in the vault yet.\n");
+	} else {
+		for (char **t = allowed; *t; t++)
+			sb_printf(&b, "%s%s", t == allowed ? "" : ", ", *t);
+		sb_putc(&b, '\n');
+	}
+	sb_puts(&b, "\nNEVER create new tags without explicit user permission. "
+		    "A tag outside this list is refused; ask the user first.");
+	vault_read_unlock(v);
+	return sb_steal(&b);
+}

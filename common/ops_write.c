@@ -1,0 +1,802 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Write tools. Each one is a read-modify-write under the vault's writer
+ * lock, ending in vault_commit(): the one guarded, atomic write path.
+ */
+#include "fileio.h"
+#include "frontmatter.h"
+#include "json.h"
+#include "tools.h"
+#include "u8.h"
+
+#include <ctype.h>
+#include <errno.h>
+
+struct wlock {
+	struct vault *v;
+};
+static void wlock_release(struct wlock *l)
+{
+	if (l->v)
+		vault_write_unlock(l->v);
+}
+#define WRITE_LOCKED(c)                                                        \
+	_cleanup_(wlock_release) struct wlock _wl_ = {(c)->v};                 \
+	vault_write_lock((c)->v)
+
+/* Characters Obsidian refuses in file names (they break links). */
+static const char FORBIDDEN[] = "*\"\\<>:|?#^[]";
+
+/*
+ * A path for a new note from a name the client gave: "x", "dir/x" or
+ * "dir/x.md". A bare name lands in `default_dir` ("" = vault root).
+ */
+static int new_note_path(struct tool_ctx *c, const char *given,
+			 const char *default_dir, char **ret)
+{
+	_cleanup_free_ char *norm = NULL;
+	const char *why;
+	if (path_check(given, &norm, &why) < 0)
+		return op_fail(c, -EINVAL, "Invalid note name '%s': %s", given,
+			       why);
+	if (str_has_suffix_ci(norm, ".md"))
+		norm[strlen(norm) - 3] = 0;
+	const char *base = strrchr(norm, '/');
+	base = base ? base + 1 : norm;
+	if (!*base)
+		return op_fail(c, -EINVAL, "Invalid note name '%s': it names "
+					   "no note", given);
+	if (base[0] == '.')
+		return op_fail(c, -EINVAL,
+			       "Invalid note name '%s': names starting with "
+			       "'.' are hidden from Obsidian",
+			       given);
+	if (strpbrk(base, FORBIDDEN))
+		return op_fail(c, -EINVAL,
+			       "Invalid note name '%s': Obsidian does not allow "
+			       "any of %s in note names",
+			       given, FORBIDDEN);
+	char *path = (!strchr(norm, '/') && default_dir && *default_dir)
+			     ? xasprintf("%s/%s.md", default_dir, norm)
+			     : xasprintf("%s.md", norm);
+	if (policy_ignored(vault_policy(c->v), path, false)) {
+		int r = op_fail(c, -EINVAL,
+				"Invalid note name '%s': '%s' is hidden or "
+				"ignored by the vault's policy",
+				given, path);
+		free(path);
+		return r;
+	}
+	*ret = path;
+	return 0;
+}
+
+static struct write_opts opts_for(const struct tool_ctx *c, bool create)
+{
+	return (struct write_opts){
+		.source = c->source,
+		.create = create,
+	};
+}
+
+static int commit(struct tool_ctx *c, const char *path, const char *text,
+		  size_t len, bool create)
+{
+	struct write_opts o = opts_for(c, create);
+	struct write_outcome out = {0};
+	char *msg = NULL;
+	int r = vault_commit(c->v, path, text, len, &o, &out, &msg);
+	if (r < 0) {
+		free(c->msg);
+		c->msg = msg;
+		write_outcome_clear(&out);
+		return r;
+	}
+	if (out.warning) {
+		free(c->warning);
+		c->warning = TAKE_PTR(out.warning);
+	}
+	write_outcome_clear(&out);
+	return 0;
+}
+
+typedef int (*edit_fn)(struct tool_ctx *c, const char *ref, const char *text,
+		       size_t len, char **ret_new);
+
+/* Find, read, edit and commit one note (writer lock held by caller). */
+static int edit_note(struct tool_ctx *c, const char *ref, edit_fn fn,
+		     struct note **ret_note)
+{
+	struct note *n;
+	int r = op_find(c, ref, &n);
+	if (r < 0)
+		return r;
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	r = vault_read_text(c->v, n, &text, &len);
+	if (r < 0)
+		return op_fail(c, r, "Cannot read note '%s': %s", n->path,
+			       strerror(-r));
+	_cleanup_free_ char *nt = NULL;
+	r = fn(c, ref, text, len, &nt);
+	if (r < 0)
+		return r;
+	_cleanup_free_ char *path = xstrdup(n->path);
+	if (strlen(nt) != len || memcmp(nt, text, len) != 0) {
+		r = commit(c, path, nt, strlen(nt), false);
+		if (r < 0)
+			return r;
+	}
+	if (ret_note)
+		*ret_note = index_by_path(vault_index(c->v), path);
+	return 0;
+}
+
+static size_t body_offset(const char *text, size_t len)
+{
+	size_t fs, fe, bo;
+	return md_split_frontmatter(text, len, &fs, &fe, &bo) ? bo : 0;
+}
+
+static cJSON *status_json(const char *name, const char *status)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "name", name);
+	cJSON_AddStringToObject(o, "status", status);
+	return o;
+}
+
+/* ---- create ---------------------------------------------------------------- */
+
+static int parse_fm_arg(struct tool_ctx *c, cJSON **ret)
+{
+	const cJSON *fm = cJSON_GetObjectItemCaseSensitive(c->args,
+							   "frontmatter");
+	*ret = NULL;
+	if (!fm || cJSON_IsNull(fm))
+		return 0;
+	if (cJSON_IsObject(fm)) {
+		*ret = cJSON_Duplicate(fm, 1);
+		return 0;
+	}
+	const char *s = fm->valuestring;
+	while (*s && isspace((unsigned char)*s))
+		s++;
+	if (!*s)
+		return 0;
+	const char *end = NULL;
+	cJSON *o = cJSON_ParseWithOpts(s, &end, true);
+	if (!o) {
+		size_t off = end ? (size_t)(end - s) : 0;
+		return op_fail(c, -EINVAL,
+			       "Invalid frontmatter JSON: syntax error at "
+			       "character %zu: %.20s",
+			       off + 1, s + off);
+	}
+	if (!cJSON_IsObject(o)) {
+		cJSON_Delete(o);
+		return op_fail(c, -EINVAL, "Invalid frontmatter JSON: expected "
+					   "an object like {\"key\": \"value\"}");
+	}
+	*ret = o;
+	return 0;
+}
+
+int op_create_note(struct tool_ctx *c)
+{
+	const char *name = arg_str(c, "name", "");
+	const char *content = arg_str(c, "content", "");
+	bool overwrite = arg_bool(c, "overwrite", false);
+	cJSON *fm = NULL;
+	int r = parse_fm_arg(c, &fm);
+	if (r < 0)
+		return r;
+	struct sbuf text = {0};
+	if (fm && cJSON_GetArraySize(fm) > 0) {
+		size_t a, b, d;
+		if (md_split_frontmatter(content, strlen(content), &a, &b, &d)) {
+			cJSON_Delete(fm);
+			return op_fail(c, -EINVAL,
+				       "content already starts with a "
+				       "frontmatter block; give frontmatter in "
+				       "one place only");
+		}
+		_cleanup_free_ char *y = fm_render_object(fm);
+		sb_printf(&text, "---\n%s---\n", y);
+	}
+	cJSON_Delete(fm);
+	sb_puts(&text, content);
+
+	WRITE_LOCKED(c);
+	_cleanup_free_ char *path = NULL;
+	r = new_note_path(c, name, "", &path);
+	if (r < 0) {
+		sb_free(&text);
+		return r;
+	}
+	struct note *old = index_by_path(vault_index(c->v), path);
+	if (old && !overwrite) {
+		sb_free(&text);
+		_cleanup_free_ char *nm = path_note_name(path);
+		return op_fail(c, -EEXIST,
+			       "Note '%s' already exists (use overwrite=true "
+			       "to replace it)",
+			       nm);
+	}
+	r = commit(c, path, sb_str(&text), text.len, !old);
+	sb_free(&text);
+	if (r < 0)
+		return r;
+	_cleanup_free_ char *nm = path_note_name(path);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "name", nm);
+	cJSON_AddStringToObject(o, "path", path);
+	if (old)
+		cJSON_AddBoolToObject(o, "overwritten", true);
+	c->json = o;
+	return 0;
+}
+
+/* ---- whole-note edits -------------------------------------------------------- */
+
+static int do_append(struct tool_ctx *c, const char *ref, const char *text,
+		     size_t len, char **ret)
+{
+	const char *add = arg_str(c, "text", "");
+	size_t bo = body_offset(text, len), e = len;
+	while (e > bo && (text[e - 1] == '\n' || text[e - 1] == '\r'))
+		e--;
+	if (e == bo)
+		*ret = xasprintf("%.*s%s", (int)bo, text, add);
+	else
+		*ret = xasprintf("%.*s\n\n%s", (int)e, text, add);
+	return 0;
+}
+
+static int do_prepend(struct tool_ctx *c, const char *ref, const char *text,
+		      size_t len, char **ret)
+{
+	const char *add = arg_str(c, "text", "");
+	size_t bo = body_offset(text, len), b = bo;
+	while (b < len && (text[b] == '\n' || text[b] == '\r'))
+		b++;
+	if (b == len)
+		*ret = xasprintf("%.*s%s", (int)bo, text, add);
+	else
+		*ret = xasprintf("%.*s%s\n\n%s", (int)bo, text, add, text + b);
+	return 0;
+}
+
+static int do_update(struct tool_ctx *c, const char *ref, const char *text,
+		     size_t len, char **ret)
+{
+	size_t bo = body_offset(text, len);
+	*ret = xasprintf("%.*s%s", (int)bo, text, arg_str(c, "content", ""));
+	return 0;
+}
+
+static int simple_edit(struct tool_ctx *c, edit_fn fn, const char *status)
+{
+	const char *ref = arg_str(c, "name", "");
+	WRITE_LOCKED(c);
+	int r = edit_note(c, ref, fn, NULL);
+	if (r < 0)
+		return r;
+	c->json = status_json(ref, status);
+	return 0;
+}
+
+int op_append_note(struct tool_ctx *c)
+{
+	return simple_edit(c, do_append, "appended");
+}
+
+int op_prepend_note(struct tool_ctx *c)
+{
+	return simple_edit(c, do_prepend, "prepended");
+}
+
+int op_update_note(struct tool_ctx *c)
+{
+	return simple_edit(c, do_update, "updated");
+}
+
+struct replace_state {
+	int count;
+};
+
+static int do_replace(struct tool_ctx *c, const char *ref, const char *text,
+		      size_t len, char **ret)
+{
+	const char *old = arg_str(c, "old_text", "");
+	const char *neu = arg_str(c, "new_text", "");
+	bool all = arg_bool(c, "replace_all", false);
+	size_t ol = strlen(old);
+	if (!ol)
+		return op_fail(c, -EINVAL, "old_text must not be empty");
+	size_t bo = body_offset(text, len);
+	struct sbuf out = {0};
+	sb_add(&out, text, bo);
+	const char *p = text + bo;
+	int count = 0;
+	for (;;) {
+		const char *hit = (all || !count) ? strstr(p, old) : NULL;
+		if (!hit)
+			break;
+		sb_add(&out, p, (size_t)(hit - p));
+		sb_puts(&out, neu);
+		p = hit + ol;
+		count++;
+	}
+	sb_puts(&out, p);
+	if (!count) {
+		sb_free(&out);
+		return op_fail(c, -ENOENT, "Text '%s' not found in note '%s'",
+			       old, ref);
+	}
+	cJSON_AddNumberToObject(c->json, "replaced", count);
+	*ret = sb_steal(&out);
+	return 0;
+}
+
+int op_replace_text(struct tool_ctx *c)
+{
+	const char *ref = arg_str(c, "name", "");
+	c->json = cJSON_CreateObject();
+	cJSON_AddStringToObject(c->json, "name", ref);
+	WRITE_LOCKED(c);
+	int r = edit_note(c, ref, do_replace, NULL);
+	if (r < 0) {
+		cJSON_Delete(TAKE_PTR(c->json));
+		return r;
+	}
+	return 0;
+}
+
+static int do_insert(struct tool_ctx *c, const char *ref, const char *text,
+		     size_t len, char **ret)
+{
+	const char *add = arg_str(c, "text", "");
+	const char *before = arg_str(c, "before", "");
+	const char *after = arg_str(c, "after", "");
+	const char *pat = *before ? before : after;
+	size_t bo = body_offset(text, len);
+	const char *hit = strstr(text + bo, pat);
+	if (!hit)
+		return op_fail(c, -ENOENT,
+			       "Pattern '%s' not found in note '%s'", pat, ref);
+	size_t ls = (size_t)(hit - text);
+	while (ls > bo && text[ls - 1] != '\n')
+		ls--;
+	const char *nl = strchr(hit, '\n');
+	size_t le = nl ? (size_t)(nl - text) + 1 : len;
+	if (*before)
+		*ret = xasprintf("%.*s%s\n%s", (int)ls, text, add, text + ls);
+	else if (nl)
+		*ret = xasprintf("%.*s%s\n%s", (int)le, text, add, text + le);
+	else
+		*ret = xasprintf("%s\n%s", text, add);
+	return 0;
+}
+
+int op_insert_text(struct tool_ctx *c)
+{
+	const char *ref = arg_str(c, "name", "");
+	const char *before = arg_str(c, "before", "");
+	const char *after = arg_str(c, "after", "");
+	if (!*before == !*after)
+		return op_fail(c, -EINVAL,
+			       "Exactly one of 'before' or 'after' must be "
+			       "provided");
+	WRITE_LOCKED(c);
+	int r = edit_note(c, ref, do_insert, NULL);
+	if (r < 0)
+		return r;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "name", ref);
+	cJSON_AddStringToObject(o, "position", *before ? "before" : "after");
+	cJSON_AddStringToObject(o, "pattern", *before ? before : after);
+	c->json = o;
+	return 0;
+}
+
+/* ---- sections ------------------------------------------------------------------ */
+
+enum section_op { SEC_APPEND, SEC_UPDATE, SEC_DELETE };
+
+static int section_edit(struct tool_ctx *c, const char *ref, const char *text,
+			size_t len, char **ret, enum section_op op)
+{
+	const char *sec = arg_str(c, "section", "");
+	size_t s, b, e;
+	if (md_find_section(text, len, sec, &s, &b, &e) < 0)
+		return op_fail(c, -ENOENT, "Section '%s' not found in note '%s'",
+			       sec, ref);
+	if (op == SEC_DELETE) {
+		*ret = xasprintf("%.*s%s", (int)s, text, text + e);
+		return 0;
+	}
+	const char *add = arg_str(c, op == SEC_APPEND ? "text" : "content", "");
+	/* The section's content ends at its last non-blank character;
+	 * blank lines before the next heading stay as they are. */
+	size_t t = e;
+	while (t > b && isspace((unsigned char)text[t - 1]))
+		t--;
+	const char *lead = (b > 0 && text[b - 1] != '\n') ? "\n" : "";
+	if (t == b) {
+		const char *trail = b < len ? "\n" : "";
+		*ret = xasprintf("%.*s%s%s%s%s", (int)b, text, lead, add, trail,
+				 text + b);
+	} else if (op == SEC_APPEND) {
+		*ret = xasprintf("%.*s\n%s%s", (int)t, text, add, text + t);
+	} else {
+		*ret = xasprintf("%.*s%s%s", (int)b, text, add, text + t);
+	}
+	return 0;
+}
+
+static int do_sec_append(struct tool_ctx *c, const char *ref, const char *t,
+			 size_t l, char **ret)
+{
+	return section_edit(c, ref, t, l, ret, SEC_APPEND);
+}
+
+static int do_sec_update(struct tool_ctx *c, const char *ref, const char *t,
+			 size_t l, char **ret)
+{
+	return section_edit(c, ref, t, l, ret, SEC_UPDATE);
+}
+
+static int do_sec_delete(struct tool_ctx *c, const char *ref, const char *t,
+			 size_t l, char **ret)
+{
+	return section_edit(c, ref, t, l, ret, SEC_DELETE);
+}
+
+static int section_tool(struct tool_ctx *c, edit_fn fn, const char *status)
+{
+	const char *ref = arg_str(c, "name", "");
+	WRITE_LOCKED(c);
+	int r = edit_note(c, ref, fn, NULL);
+	if (r < 0)
+		return r;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "name", ref);
+	cJSON_AddStringToObject(o, "section", arg_str(c, "section", ""));
+	cJSON_AddStringToObject(o, "status", status);
+	c->json = o;
+	return 0;
+}
+
+int op_append_section(struct tool_ctx *c)
+{
+	return section_tool(c, do_sec_append, "appended");
+}
+
+int op_update_section(struct tool_ctx *c)
+{
+	return section_tool(c, do_sec_update, "updated");
+}
+
+int op_delete_section(struct tool_ctx *c)
+{
+	return section_tool(c, do_sec_delete, "deleted");
+}
+
+/* ---- frontmatter --------------------------------------------------------------- */
+
+static int fm_error(struct tool_ctx *c, const char *ref, const char *text,
+		    size_t len)
+{
+	struct frontmatter fm;
+	fm_parse(text, len, &fm);
+	int r = op_fail(c, -EBADMSG,
+			"Cannot change the frontmatter of note '%s': its YAML "
+			"is invalid at line %d (%s). Fix it first; nothing "
+			"was changed.",
+			ref, fm.err_line, fm.err_msg ? fm.err_msg : "?");
+	fm_clear(&fm);
+	return r;
+}
+
+/* Set keys of the object `updates` (null removes a key). */
+static int apply_updates(struct tool_ctx *c, const char *ref, const char *text,
+			 size_t len, const cJSON *updates, char **ret)
+{
+	char *cur = xstrndup(text, len);
+	const cJSON *kv;
+	cJSON_ArrayForEach(kv, updates)
+	{
+		if (!*kv->string) {
+			free(cur);
+			return op_fail(c, -EINVAL,
+				       "frontmatter keys must not be empty");
+		}
+		char *next = NULL;
+		int r = fm_set(cur, strlen(cur), kv->string,
+			       cJSON_IsNull(kv) ? NULL : kv, &next);
+		if (r < 0) {
+			r = fm_error(c, ref, cur, strlen(cur));
+			free(cur);
+			return r;
+		}
+		free(cur);
+		cur = next;
+	}
+	*ret = cur;
+	return 0;
+}
+
+/*
+ * A frontmatter value given as text: tags/aliases take a JSON list or
+ * a comma list; other keys take JSON (numbers, true, lists, objects,
+ * "quoted text") and otherwise the text itself.
+ */
+static cJSON *value_from_text(const char *key, const char *value)
+{
+	cJSON *v = cJSON_Parse(value);
+	bool listkey = !strcmp(key, "tags") || !strcmp(key, "tag") ||
+		       !strcmp(key, "aliases") || !strcmp(key, "alias");
+	if (listkey) {
+		if (cJSON_IsArray(v))
+			return v;
+		cJSON_Delete(v);
+		cJSON tmp = {.type = cJSON_String, .valuestring = (char *)value};
+		char **l = fm_string_list(&tmp, false, !strncmp(key, "tag", 3));
+		cJSON *a = cJSON_CreateArray();
+		for (char **p = l; *p; p++)
+			cJSON_AddItemToArray(a, cJSON_CreateString(*p));
+		strv_free(l);
+		return a;
+	}
+	if (v)
+		return v;
+	return cJSON_CreateString(value);
+}
+
+static int do_set_fm(struct tool_ctx *c, const char *ref, const char *text,
+		     size_t len, char **ret)
+{
+	const char *key = arg_str(c, "key", "");
+	cJSON *upd = cJSON_CreateObject();
+	cJSON_AddItemToObject(upd, key,
+			      value_from_text(key, arg_str(c, "value", "")));
+	int r = apply_updates(c, ref, text, len, upd, ret);
+	if (r == 0)
+		cJSON_AddItemToObject(c->json, "value",
+				      cJSON_Duplicate(cJSON_GetObjectItem(upd, key), 1));
+	cJSON_Delete(upd);
+	return r;
+}
+
+int op_set_frontmatter(struct tool_ctx *c)
+{
+	const char *ref = arg_str(c, "name", "");
+	const char *key = arg_str(c, "key", "");
+	if (!*key)
+		return op_fail(c, -EINVAL, "key must not be empty");
+	c->json = cJSON_CreateObject();
+	cJSON_AddStringToObject(c->json, "name", ref);
+	cJSON_AddStringToObject(c->json, "key", key);
+	WRITE_LOCKED(c);
+	int r = edit_note(c, ref, do_set_fm, NULL);
+	if (r < 0)
+		cJSON_Delete(TAKE_PTR(c->json));
+	return r;
+}
+
+static cJSON *updates_arg(struct tool_ctx *c)
+{
+	const cJSON *u = cJSON_GetObjectItemCaseSensitive(c->args, "updates");
+	if (cJSON_IsObject(u))
+		return cJSON_Duplicate(u, 1);
+	if (cJSON_IsString(u)) {
+		cJSON *o = cJSON_Parse(u->valuestring);
+		if (cJSON_IsObject(o))
+			return o;
+		cJSON_Delete(o);
+	}
+	return NULL;
+}
+
+static int do_update_fm(struct tool_ctx *c, const char *ref, const char *text,
+			size_t len, char **ret)
+{
+	cJSON *u = updates_arg(c);
+	int r = apply_updates(c, ref, text, len, u, ret);
+	cJSON_Delete(u);
+	return r;
+}
+
+int op_update_frontmatter(struct tool_ctx *c)
+{
+	const char *ref = arg_str(c, "name", "");
+	cJSON *u = updates_arg(c);
+	if (!u)
+		return op_fail(c, -EINVAL,
+			       "updates must be an object of key: value pairs "
+			       "(null removes a key)");
+	cJSON_Delete(u);
+	WRITE_LOCKED(c);
+	struct note *n = NULL;
+	int r = edit_note(c, ref, do_update_fm, &n);
+	if (r < 0)
+		return r;
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "name", ref);
+	if (n && vault_read_text(c->v, n, &text, &len) == 0) {
+		struct frontmatter fm;
+		fm_parse(text, len, &fm);
+		cJSON_AddStringToObject(o, "path", n->path);
+		cJSON_AddBoolToObject(o, "updated", true);
+		cJSON_AddItemToObject(o, "frontmatter", TAKE_PTR(fm.data));
+		fm_clear(&fm);
+	}
+	c->json = o;
+	return 0;
+}
+
+/* ---- tags ---------------------------------------------------------------------- */
+
+/* The frontmatter key holding tags: "tags", or "tag" if only that. */
+static const char *tags_key(const cJSON *data)
+{
+	if (!cJSON_GetObjectItemCaseSensitive(data, "tags") &&
+	    cJSON_GetObjectItemCaseSensitive(data, "tag"))
+		return "tag";
+	return "tags";
+}
+
+static int clean_tag(struct tool_ctx *c, const char *given, char **ret)
+{
+	const char *t = given;
+	while (isspace((unsigned char)*t))
+		t++;
+	if (*t == '#')
+		t++;
+	size_t n = strlen(t);
+	while (n && isspace((unsigned char)t[n - 1]))
+		n--;
+	bool nondigit = false, ok = n > 0 && u8_valid(t, n);
+	for (size_t i = 0; ok && i < n;) {
+		int32_t cp;
+		int l = u8_decode(t + i, n - i, &cp);
+		if (l < 0 || !u8_is_tag_char(cp)) {
+			ok = false;
+			break;
+		}
+		if (!u8_is_digit(cp) && cp != '/' && cp != '-' && cp != '_')
+			nondigit = true;
+		i += (size_t)l;
+	}
+	if (!ok || !nondigit)
+		return op_fail(c, -EINVAL,
+			       "Invalid tag '%s': tags may contain letters, "
+			       "digits, '_', '-' and '/', and not only digits",
+			       given);
+	*ret = xstrndup(t, n);
+	return 0;
+}
+
+static int tag_tool(struct tool_ctx *c, bool add)
+{
+	const char *ref = arg_str(c, "name", "");
+	_cleanup_free_ char *tag = NULL;
+	int r = clean_tag(c, arg_str(c, "tag", ""), &tag);
+	if (r < 0)
+		return r;
+	WRITE_LOCKED(c);
+	struct note *n;
+	if ((r = op_find(c, ref, &n)) < 0)
+		return r;
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	if ((r = vault_read_text(c->v, n, &text, &len)) < 0)
+		return op_fail(c, r, "Cannot read note '%s': %s", n->path,
+			       strerror(-r));
+	struct frontmatter fm;
+	fm_parse(text, len, &fm);
+	if (!fm.valid) {
+		fm_clear(&fm);
+		return fm_error(c, ref, text, len);
+	}
+	const char *key = tags_key(fm.data);
+	char **cur = fm_string_list(cJSON_GetObjectItemCaseSensitive(fm.data, key),
+				    true, true);
+	fm_clear(&fm);
+	_cleanup_free_ char *ft = fold_key(tag);
+	cJSON *list = cJSON_CreateArray();
+	bool present = false;
+	for (char **p = cur; *p; p++) {
+		_cleanup_free_ char *f = fold_key(*p);
+		if (strcmp(f, ft) == 0) {
+			present = true;
+			if (!add)
+				continue;
+		}
+		cJSON_AddItemToArray(list, cJSON_CreateString(*p));
+	}
+	strv_free(cur);
+	if (add && !present)
+		cJSON_AddItemToArray(list, cJSON_CreateString(tag));
+	_cleanup_free_ char *path = xstrdup(n->path);
+	bool change = add ? !present : present;
+	if (change) {
+		_cleanup_free_ char *nt = NULL;
+		fm_set(text, len, key, list, &nt);
+		r = commit(c, path, nt, strlen(nt), false);
+		if (r < 0) {
+			cJSON_Delete(list);
+			return r;
+		}
+	}
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "name", ref);
+	cJSON_AddItemToObject(o, "tags", list);
+	if (!add) {
+		cJSON_AddBoolToObject(o, "removed", present);
+		struct note *after = index_by_path(vault_index(c->v), path);
+		if (after && note_has_tag(after, tag))
+			cJSON_AddStringToObject(
+				o, "note",
+				"The tag also appears in the note's text as "
+				"#tag; the text was left as it is.");
+	}
+	c->json = o;
+	return 0;
+}
+
+int op_add_tag(struct tool_ctx *c)
+{
+	return tag_tool(c, true);
+}
+
+int op_remove_tag(struct tool_ctx *c)
+{
+	return tag_tool(c, false);
+}
+
+/* ---- rename and delete ----------------------------------------------------------- */
+
+int op_rename_note(struct tool_ctx *c)
+{
+	const char *from = arg_str(c, "old_name", "");
+	const char *to = arg_str(c, "new_name", "");
+	bool dry = arg_bool(c, "dry_run", false);
+	WRITE_LOCKED(c);
+	struct note *n;
+	int r = op_find(c, from, &n);
+	if (r < 0)
+		return r;
+	_cleanup_free_ char *dir = xstrndup(n->path, n->dirlen);
+	_cleanup_free_ char *path = NULL;
+	if ((r = new_note_path(c, to, dir, &path)) < 0)
+		return r;
+	char *msg = NULL;
+	r = vault_rename(c->v, n, path, c->source, dry, &c->json, &msg);
+	if (r < 0) {
+		free(c->msg);
+		c->msg = msg;
+	}
+	return r;
+}
+
+int op_delete_note(struct tool_ctx *c)
+{
+	const char *ref = arg_str(c, "name", "");
+	bool dry = arg_bool(c, "dry_run", false);
+	WRITE_LOCKED(c);
+	struct note *n;
+	int r = op_find(c, ref, &n);
+	if (r < 0)
+		return r;
+	char *msg = NULL;
+	r = vault_delete(c->v, n, c->source, dry, &c->json, &msg);
+	if (r < 0) {
+		free(c->msg);
+		c->msg = msg;
+	}
+	return r;
+}

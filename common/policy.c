@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "policy.h"
+#include "fileio.h"
+#include "frontmatter.h"
+#include "glob.h"
+
+#include <errno.h>
+
+static const char PERSON_MSG[] =
+	"Tag 'Person' is for people notes only: the note name must start "
+	"with '@' (e.g. '@John Doe').";
+static const char CLAUDE_MSG[] =
+	"Tag 'claude' marks instructions for Claude AI. Requires "
+	"'description' field in frontmatter explaining when to read the note.";
+
+static void add_rule(struct policy *p, const char *tag, const char *prefix,
+		     const char *require, const char *msg)
+{
+	p->rules = xrealloc(p->rules, (p->nrules + 1) * sizeof(*p->rules));
+	struct tag_rule *r = &p->rules[p->nrules++];
+	memset(r, 0, sizeof(*r));
+	r->tag = xstrdup(tag);
+	r->name_prefix = prefix ? xstrdup(prefix) : NULL;
+	r->requires = xcalloc(2, sizeof(char *));
+	if (require)
+		r->requires[0] = xstrdup(require);
+	r->message = xstrdup(msg);
+}
+
+struct policy *policy_default(void)
+{
+	struct policy *p = xcalloc(1, sizeof(*p));
+	p->allowed_tags = xcalloc(1, sizeof(char *));
+	p->ignore = xcalloc(1, sizeof(char *));
+	add_rule(p, "Person", "@", NULL, PERSON_MSG);
+	add_rule(p, "claude", NULL, "description", CLAUDE_MSG);
+	return p;
+}
+
+struct policy *policy_free(struct policy *p)
+{
+	if (!p)
+		return NULL;
+	strv_free(p->allowed_tags);
+	strv_free(p->ignore);
+	for (size_t i = 0; i < p->nrules; i++) {
+		free(p->rules[i].tag);
+		free(p->rules[i].name_prefix);
+		strv_free(p->rules[i].requires);
+		free(p->rules[i].message);
+	}
+	free(p->rules);
+	free(p);
+	return NULL;
+}
+
+static int bad(char **ret_msg, const char *fmt, const char *arg)
+{
+	*ret_msg = xasprintf(fmt, arg);
+	return -EBADMSG;
+}
+
+static char **string_list(const cJSON *v, bool strip_hash)
+{
+	if (!v || cJSON_IsNull(v))
+		return xcalloc(1, sizeof(char *));
+	return fm_string_list(v, false, strip_hash);
+}
+
+static int parse_rule(struct policy *p, const char *tag, const cJSON *v,
+		      char **ret_msg)
+{
+	if (cJSON_IsNull(v))
+		return 0; /* "Person: null" switches a rule off */
+	if (!cJSON_IsObject(v))
+		return bad(ret_msg,
+			   POLICY_PATH ": tag_rules.%s must be a mapping "
+				       "(name_prefix, requires, message)",
+			   tag);
+	const cJSON *prefix = cJSON_GetObjectItemCaseSensitive(v, "name_prefix");
+	const cJSON *req = cJSON_GetObjectItemCaseSensitive(v, "requires");
+	const cJSON *msg = cJSON_GetObjectItemCaseSensitive(v, "message");
+	const cJSON *kv;
+	cJSON_ArrayForEach(kv, v)
+	{
+		if (strcmp(kv->string, "name_prefix") &&
+		    strcmp(kv->string, "requires") &&
+		    strcmp(kv->string, "message"))
+			return bad(ret_msg,
+				   POLICY_PATH ": unknown rule key '%s' "
+					       "(use name_prefix, requires, message)",
+				   kv->string);
+	}
+	if (prefix && !cJSON_IsString(prefix))
+		return bad(ret_msg, POLICY_PATH ": tag_rules.%s.name_prefix must be text", tag);
+	if (msg && !cJSON_IsString(msg))
+		return bad(ret_msg, POLICY_PATH ": tag_rules.%s.message must be text", tag);
+	p->rules = xrealloc(p->rules, (p->nrules + 1) * sizeof(*p->rules));
+	struct tag_rule *r = &p->rules[p->nrules++];
+	memset(r, 0, sizeof(*r));
+	r->tag = xstrdup(tag);
+	r->name_prefix = prefix ? xstrdup(prefix->valuestring) : NULL;
+	r->requires = string_list(req, false);
+	struct sbuf m = {0};
+	if (msg) {
+		sb_puts(&m, msg->valuestring);
+	} else {
+		sb_printf(&m, "Tag '%s' requires", tag);
+		if (r->name_prefix)
+			sb_printf(&m, " a note name starting with '%s'",
+				  r->name_prefix);
+		for (char **k = r->requires; *k; k++)
+			sb_printf(&m, "%s '%s' field in frontmatter",
+				  (k == r->requires && !r->name_prefix) ? ""
+									: " and",
+				  *k);
+		sb_putc(&m, '.');
+	}
+	r->message = sb_steal(&m);
+	return 0;
+}
+
+int policy_parse(const char *text, size_t len, struct policy **ret,
+		 char **ret_msg)
+{
+	/* Reuse the frontmatter reader: wrap the file as a YAML block. */
+	struct sbuf wrapped = {0};
+	sb_puts(&wrapped, "---\n");
+	sb_add(&wrapped, text, len);
+	if (len && text[len - 1] != '\n')
+		sb_putc(&wrapped, '\n');
+	sb_puts(&wrapped, "---\n");
+	struct frontmatter fm;
+	fm_parse(wrapped.s, wrapped.len, &fm);
+	sb_free(&wrapped);
+	if (!fm.valid) {
+		*ret_msg = xasprintf(POLICY_PATH " line %d: %s",
+				     fm.err_line - 1, fm.err_msg);
+		fm_clear(&fm);
+		return -EBADMSG;
+	}
+	struct policy *p = xcalloc(1, sizeof(*p));
+	p->from_file = true;
+	int r = 0;
+	const cJSON *kv;
+	cJSON_ArrayForEach(kv, fm.data)
+	{
+		const char *k = kv->string;
+		if (strcmp(k, "allowed_tags") == 0) {
+			p->allowed_tags = string_list(kv, true);
+		} else if (strcmp(k, "ignore") == 0) {
+			p->ignore = string_list(kv, false);
+		} else if (strcmp(k, "on_violation") == 0) {
+			if (!cJSON_IsString(kv) ||
+			    (strcmp(kv->valuestring, "reject") &&
+			     strcmp(kv->valuestring, "warn"))) {
+				r = bad(ret_msg, POLICY_PATH ": on_violation must be 'reject' or 'warn'%s", "");
+				break;
+			}
+			p->warn = strcmp(kv->valuestring, "warn") == 0;
+		} else if (strcmp(k, "delete_links") == 0) {
+			if (!cJSON_IsString(kv) ||
+			    (strcmp(kv->valuestring, "mark") &&
+			     strcmp(kv->valuestring, "keep"))) {
+				r = bad(ret_msg, POLICY_PATH ": delete_links must be 'mark' or 'keep'%s", "");
+				break;
+			}
+			p->keep_links = strcmp(kv->valuestring, "keep") == 0;
+		} else if (strcmp(k, "tag_rules") == 0) {
+			if (!cJSON_IsObject(kv) && !cJSON_IsNull(kv)) {
+				r = bad(ret_msg, POLICY_PATH ": tag_rules must be a mapping of tag: rule%s", "");
+				break;
+			}
+			p->rules = xcalloc(1, sizeof(*p->rules));
+			const cJSON *rule;
+			cJSON_ArrayForEach(rule, kv)
+			{
+				r = parse_rule(p, rule->string, rule, ret_msg);
+				if (r < 0)
+					break;
+			}
+			if (r < 0)
+				break;
+		} else {
+			r = bad(ret_msg,
+				POLICY_PATH ": unknown key '%s' (known: allowed_tags, "
+					    "tag_rules, on_violation, delete_links, ignore)",
+				k);
+			break;
+		}
+	}
+	bool has_rules = cJSON_GetObjectItemCaseSensitive(fm.data, "tag_rules");
+	fm_clear(&fm);
+	if (r < 0) {
+		policy_free(p);
+		return r;
+	}
+	if (!p->allowed_tags)
+		p->allowed_tags = xcalloc(1, sizeof(char *));
+	if (!p->ignore)
+		p->ignore = xcalloc(1, sizeof(char *));
+	if (!has_rules) {
+		add_rule(p, "Person", "@", NULL, PERSON_MSG);
+		add_rule(p, "claude", NULL, "description", CLAUDE_MSG);
+	}
+	*ret = p;
+	return 0;
+}
+
+int policy_load(int rootfd, struct policy **ret, char **ret_msg)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	int r = file_read(rootfd, POLICY_PATH, 1 << 20, &text, &len, NULL);
+	if (r == -ENOENT) {
+		*ret = policy_default();
+		return 0;
+	}
+	if (r < 0) {
+		*ret_msg = xasprintf(POLICY_PATH ": cannot read: %s",
+				     strerror(-r));
+		return r;
+	}
+	return policy_parse(text, len, ret, ret_msg);
+}
+
+bool policy_ignored(const struct policy *p, const char *path, bool is_dir)
+{
+	/* Obsidian shows no hidden files or folders, and vaultd keeps its
+	 * own state, the trash and git under hidden folders. */
+	if (path[0] == '.' || strstr(path, "/."))
+		return true;
+	for (char **g = p ? p->ignore : NULL; g && *g; g++)
+		if (glob_match_any_level(*g, path, is_dir))
+			return true;
+	return false;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **policy_allowed_tags(const struct policy *p, const struct index *ix)
+{
+	size_t n;
+	_cleanup_free_ struct tag_entry **tags = index_tags(ix, &n);
+	struct ptrvec pv = {0};
+	for (size_t i = 0; i < n; i++)
+		pv_push(&pv, xstrdup(tags[i]->display));
+	for (char **a = p->allowed_tags; a && *a; a++) {
+		if (!index_tag(ix, *a))
+			pv_push(&pv, xstrdup(*a));
+	}
+	/* Python's sorted(): code point order, as the seed's messages show. */
+	pv_sort(&pv, cmp_str);
+	pv_push(&pv, NULL);
+	return (char **)pv.v;
+}
+
+cJSON *policy_to_json(const struct policy *p, const struct index *ix)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "source",
+				p->from_file ? POLICY_PATH : "defaults");
+	_cleanup_strv_free_ char **allowed = policy_allowed_tags(p, ix);
+	cJSON *a = cJSON_AddArrayToObject(o, "allowed_tags");
+	for (char **t = allowed; *t; t++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(*t));
+	cJSON *e = cJSON_AddArrayToObject(o, "explicit_allowed_tags");
+	for (char **t = p->allowed_tags; t && *t; t++)
+		cJSON_AddItemToArray(e, cJSON_CreateString(*t));
+	cJSON *rules = cJSON_AddArrayToObject(o, "tag_rules");
+	for (size_t i = 0; i < p->nrules; i++) {
+		const struct tag_rule *r = &p->rules[i];
+		cJSON *ro = cJSON_CreateObject();
+		cJSON_AddStringToObject(ro, "tag", r->tag);
+		if (r->name_prefix)
+			cJSON_AddStringToObject(ro, "name_prefix",
+						r->name_prefix);
+		cJSON *req = cJSON_AddArrayToObject(ro, "requires");
+		for (char **k = r->requires; k && *k; k++)
+			cJSON_AddItemToArray(req, cJSON_CreateString(*k));
+		cJSON_AddStringToObject(ro, "message", r->message);
+		cJSON_AddItemToArray(rules, ro);
+	}
+	cJSON_AddStringToObject(o, "on_violation", p->warn ? "warn" : "reject");
+	cJSON_AddStringToObject(o, "delete_links",
+				p->keep_links ? "keep" : "mark");
+	cJSON *ig = cJSON_AddArrayToObject(o, "ignore");
+	for (char **g = p->ignore; g && *g; g++)
+		cJSON_AddItemToArray(ig, cJSON_CreateString(*g));
+	cJSON_AddStringToObject(
+		o, "new_tags",
+		"Tags must already exist in the vault or be listed in "
+		"allowed_tags; a vault with no tags at all accepts its first "
+		"tags.");
+	return o;
+}
+
+static bool tag_allowed(const struct policy *p, const struct index *ix,
+			const char *tag, bool vault_has_tags)
+{
+	if (index_tag(ix, tag))
+		return true;
+	_cleanup_free_ char *f = fold_key(tag);
+	for (char **a = p->allowed_tags; a && *a; a++) {
+		_cleanup_free_ char *af = fold_key(*a);
+		if (strcmp(af, f) == 0)
+			return true;
+	}
+	/* Nothing to be consistent with yet: the first tags are free. */
+	return !vault_has_tags && !(p->allowed_tags && p->allowed_tags[0]);
+}
+
+static const struct tag_rule *rule_broken(const struct policy *p,
+					  const struct note *n, size_t i)
+{
+	const struct tag_rule *r = &p->rules[i];
+	if (!note_has_tag(n, r->tag))
+		return NULL;
+	if (r->name_prefix && !str_has_prefix(n->name, r->name_prefix))
+		return r;
+	for (char **k = r->requires; k && *k; k++)
+		if (!note_has_key(n, *k))
+			return r;
+	return NULL;
+}
+
+static bool vault_has_tags(const struct index *ix)
+{
+	size_t n;
+	_cleanup_free_ struct tag_entry **t = index_tags(ix, &n);
+	return n > 0;
+}
+
+int policy_check(const struct policy *p, const struct index *ix,
+		 const struct note *before, const struct note *after,
+		 char **ret_msg)
+{
+	struct sbuf msg = {0};
+	bool have_tags = vault_has_tags(ix);
+	struct ptrvec bad_tags = {0};
+	for (size_t i = 0; i < after->ntags; i++) {
+		const char *t = after->tags[i];
+		if (before && note_has_tag(before, t))
+			continue;
+		if (!tag_allowed(p, ix, t, have_tags))
+			pv_push(&bad_tags, after->tags[i]);
+	}
+	if (bad_tags.n) {
+		sb_puts(&msg, "Tags not in allowed list: [");
+		for (size_t i = 0; i < bad_tags.n; i++) {
+			if (i)
+				sb_puts(&msg, ", ");
+			sb_add_pyrepr(&msg, bad_tags.v[i]);
+		}
+		sb_puts(&msg, "]. Allowed: [");
+		_cleanup_strv_free_ char **allowed = policy_allowed_tags(p, ix);
+		for (char **a = allowed; *a; a++) {
+			if (a != allowed)
+				sb_puts(&msg, ", ");
+			sb_add_pyrepr(&msg, *a);
+		}
+		sb_puts(&msg, "]. Ask user before creating new tags.");
+	}
+	pv_free(&bad_tags);
+	for (size_t i = 0; i < p->nrules; i++) {
+		const struct tag_rule *r = rule_broken(p, after, i);
+		if (!r || (before && rule_broken(p, before, i)))
+			continue;
+		if (msg.len)
+			sb_putc(&msg, ' ');
+		sb_puts(&msg, r->message);
+	}
+	if (!msg.len)
+		return 0;
+	*ret_msg = sb_steal(&msg);
+	return -EPERM;
+}
+
+int policy_note_violations(const struct policy *p, const struct index *ix,
+			   const struct note *n, struct sbuf *msgs)
+{
+	int count = 0;
+	for (size_t i = 0; i < p->nrules; i++) {
+		const struct tag_rule *r = rule_broken(p, n, i);
+		if (!r)
+			continue;
+		sb_printf(msgs, "%s%s: %s", msgs->len ? "\n" : "", n->path,
+			  r->message);
+		count++;
+	}
+	return count;
+}

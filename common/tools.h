@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The tool table: one static const table drives tools/list (MCP),
+ * get_help, `vaultctl tools` and `vaultctl call`. Each entry has its
+ * JSON schemas, annotations and handler.
+ */
+#pragma once
+
+#include "vault.h"
+
+#include <cjson/cJSON.h>
+
+enum {
+	TOOL_READ_ONLY = 1 << 0,
+	TOOL_DESTRUCTIVE = 1 << 1,
+	TOOL_IDEMPOTENT = 1 << 2,
+	TOOL_TEXT = 1 << 3, /* the result is plain text, not JSON */
+};
+
+/* JSON-RPC application error codes (seed 002). */
+enum {
+	RPC_SERVER_ERROR = -32000,
+	RPC_NOT_FOUND = -32003,
+	RPC_AMBIGUOUS = -32004,
+	RPC_PERMISSION = -32005,
+	RPC_TIMEOUT = -32006,
+	RPC_INVALID_PARAMS = -32602,
+};
+
+struct tool_ctx {
+	struct vault *v;
+	const cJSON *args;   /* validated against the input schema */
+	const char *source;  /* "mcp:<tool>", "vaultctl", ... */
+	/* Results: exactly one of text/json on success, msg on failure. */
+	char *text;
+	cJSON *json;
+	char *msg;
+	char *warning; /* the policy's warn mode: accepted, but ... */
+};
+
+struct tool {
+	const char *name;
+	const char *title;
+	const char *description;
+	const char *input_schema;  /* JSON text */
+	const char *output_schema; /* JSON text; NULL for text results */
+	unsigned flags;
+	int (*run)(struct tool_ctx *c);
+};
+
+struct tool_result {
+	bool is_error;
+	int code;          /* RPC code when is_error */
+	char *text;        /* the text the seeds show (JSON or plain) */
+	cJSON *structured; /* JSON result as an object, or NULL */
+};
+void tool_result_clear(struct tool_result *r);
+
+const struct tool *tools_table(size_t *ret_n);
+const struct tool *tools_find(const char *name);
+
+/*
+ * Validate args against the tool's input schema and run it. Never fails
+ * hard: errors come back as is_error results with the message text.
+ */
+void tools_call(struct vault *v, const char *name, const cJSON *args,
+		const char *source, struct tool_result *ret);
+
+/* MCP tool descriptions (name, title, description, inputSchema,
+ * outputSchema, annotations), read-only tools only if asked. */
+cJSON *tools_list_json(bool read_only);
+/* get_help's list: [{"name", "params", "description"}]. */
+cJSON *tools_help_json(void);
+/* "name: string, limit: integer = 100" from a tool's input schema. */
+char *tools_params_text(const struct tool *t);
+
+/* The auto-context block (seed 000): personal notes + allowed tags. */
+char *context_block(struct vault *v);
+
+/* Tool handlers (ops_read.c, ops_write.c). */
+int op_read_note(struct tool_ctx *c);
+int op_get_note_metadata(struct tool_ctx *c);
+int op_list_notes(struct tool_ctx *c);
+int op_browse(struct tool_ctx *c);
+int op_search_notes(struct tool_ctx *c);
+int op_get_links(struct tool_ctx *c);
+int op_get_backlinks(struct tool_ctx *c);
+int op_find_broken_links(struct tool_ctx *c);
+int op_get_orphans(struct tool_ctx *c);
+int op_list_tags(struct tool_ctx *c);
+int op_get_headings(struct tool_ctx *c);
+int op_read_section(struct tool_ctx *c);
+int op_recent_notes(struct tool_ctx *c);
+int op_get_policy(struct tool_ctx *c);
+int op_list_violations(struct tool_ctx *c);
+int op_get_help(struct tool_ctx *c);
+int op_create_note(struct tool_ctx *c);
+int op_append_note(struct tool_ctx *c);
+int op_prepend_note(struct tool_ctx *c);
+int op_update_note(struct tool_ctx *c);
+int op_replace_text(struct tool_ctx *c);
+int op_insert_text(struct tool_ctx *c);
+int op_append_section(struct tool_ctx *c);
+int op_update_section(struct tool_ctx *c);
+int op_delete_section(struct tool_ctx *c);
+int op_set_frontmatter(struct tool_ctx *c);
+int op_update_frontmatter(struct tool_ctx *c);
+int op_add_tag(struct tool_ctx *c);
+int op_remove_tag(struct tool_ctx *c);
+int op_rename_note(struct tool_ctx *c);
+int op_delete_note(struct tool_ctx *c);
+
+/* Shared by handlers (ops_common.c). */
+const char *arg_str(const struct tool_ctx *c, const char *key,
+		    const char *def);
+long arg_int(const struct tool_ctx *c, const char *key, long def);
+bool arg_bool(const struct tool_ctx *c, const char *key, bool def);
+int op_fail(struct tool_ctx *c, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Look up a note reference (lock held); fails with the seeds' texts. */
+int op_find(struct tool_ctx *c, const char *ref, struct note **ret);

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "u8.h"
+#include "util.h"
+
+#include <string.h>
+#include <utf8proc.h>
+
+bool u8_valid(const char *s, size_t n)
+{
+	const utf8proc_uint8_t *p = (const utf8proc_uint8_t *)s;
+	size_t i = 0;
+	while (i < n) {
+		if (p[i] < 0x80) {
+			if (p[i] == 0)
+				return false;
+			i++;
+			continue;
+		}
+		utf8proc_int32_t cp;
+		utf8proc_ssize_t l = utf8proc_iterate(p + i, (utf8proc_ssize_t)(n - i), &cp);
+		if (l <= 0)
+			return false;
+		i += (size_t)l;
+	}
+	return true;
+}
+
+static bool is_ascii(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] >= 0x80)
+			return false;
+	return true;
+}
+
+static char *map(const char *s, size_t n, int opts)
+{
+	utf8proc_uint8_t *out = NULL;
+	utf8proc_ssize_t r = utf8proc_map((const utf8proc_uint8_t *)s,
+					  (utf8proc_ssize_t)n, &out,
+					  (utf8proc_option_t)opts);
+	if (r < 0)
+		return NULL;
+	/* utf8proc allocates with malloc(); hand it on as is. */
+	return (char *)out;
+}
+
+char *u8_nfc(const char *s)
+{
+	size_t n = strlen(s);
+	if (is_ascii(s, n))
+		return xstrndup(s, n);
+	return map(s, n, UTF8PROC_STABLE | UTF8PROC_COMPOSE);
+}
+
+char *u8_fold_n(const char *s, size_t n)
+{
+	if (is_ascii(s, n)) {
+		char *r = xmalloc(n + 1);
+		for (size_t i = 0; i < n; i++) {
+			char c = s[i];
+			r[i] = (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
+		}
+		r[n] = 0;
+		return r;
+	}
+	return map(s, n, UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_CASEFOLD);
+}
+
+char *u8_fold(const char *s)
+{
+	return u8_fold_n(s, strlen(s));
+}
+
+int u8_decode(const char *s, size_t n, int32_t *ret_cp)
+{
+	utf8proc_int32_t cp;
+	utf8proc_ssize_t l = utf8proc_iterate((const utf8proc_uint8_t *)s,
+					      (utf8proc_ssize_t)n, &cp);
+	if (l <= 0)
+		return -1;
+	*ret_cp = cp;
+	return (int)l;
+}
+
+bool u8_is_digit(int32_t cp)
+{
+	return cp >= '0' && cp <= '9';
+}
+
+bool u8_is_tag_char(int32_t cp)
+{
+	if (cp < 0x80)
+		return (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') ||
+		       (cp >= '0' && cp <= '9') || cp == '_' || cp == '-' ||
+		       cp == '/';
+	switch (utf8proc_category(cp)) {
+	case UTF8PROC_CATEGORY_LU:
+	case UTF8PROC_CATEGORY_LL:
+	case UTF8PROC_CATEGORY_LT:
+	case UTF8PROC_CATEGORY_LM:
+	case UTF8PROC_CATEGORY_LO:
+	case UTF8PROC_CATEGORY_MN:
+	case UTF8PROC_CATEGORY_MC:
+	case UTF8PROC_CATEGORY_ND:
+	case UTF8PROC_CATEGORY_NL:
+	case UTF8PROC_CATEGORY_NO:
+	/* Obsidian accepts emoji and other symbols in tags. */
+	case UTF8PROC_CATEGORY_SO:
+		return true;
+	default:
+		return false;
+	}
+}
+
+const char *u8_strstr_fold(const char *hay_folded, const char *needle_folded)
+{
+	return strstr(hay_folded, needle_folded);
+}

@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <time.h>
+
+static void oom(void)
+{
+	/* No logging in common/: the only thing left to do is stop. */
+	static const char msg[] = "vaultd: out of memory\n";
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+	}
+	abort();
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *xcalloc(size_t n, size_t m)
+{
+	void *p = calloc(n ? n : 1, m ? m : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *r = xmalloc(n + 1);
+	memcpy(r, s, n);
+	r[n] = 0;
+	return r;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	struct sbuf b = {0};
+	va_list ap;
+	va_start(ap, fmt);
+	sb_vprintf(&b, fmt, ap);
+	va_end(ap);
+	return sb_steal(&b);
+}
+
+void sb_grow(struct sbuf *b, size_t extra)
+{
+	size_t need = b->len + extra + 1;
+	if (need <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap : 64;
+	while (cap < need)
+		cap *= 2;
+	b->s = xrealloc(b->s, cap);
+	b->cap = cap;
+}
+
+void sb_add(struct sbuf *b, const char *s, size_t n)
+{
+	sb_grow(b, n);
+	if (n)
+		memcpy(b->s + b->len, s, n);
+	b->len += n;
+	b->s[b->len] = 0;
+}
+
+void sb_puts(struct sbuf *b, const char *s)
+{
+	sb_add(b, s, strlen(s));
+}
+
+void sb_putc(struct sbuf *b, char c)
+{
+	sb_add(b, &c, 1);
+}
+
+void sb_vprintf(struct sbuf *b, const char *fmt, va_list ap)
+{
+	va_list aq;
+	va_copy(aq, ap);
+	int n = vsnprintf(NULL, 0, fmt, aq);
+	va_end(aq);
+	if (n < 0)
+		return;
+	sb_grow(b, (size_t)n);
+	vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+	b->len += (size_t)n;
+}
+
+void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	sb_vprintf(b, fmt, ap);
+	va_end(ap);
+}
+
+char *sb_steal(struct sbuf *b)
+{
+	char *s = b->s ? b->s : xstrdup("");
+	b->s = NULL;
+	b->len = b->cap = 0;
+	return s;
+}
+
+void sb_free(struct sbuf *b)
+{
+	free(b->s);
+	b->s = NULL;
+	b->len = b->cap = 0;
+}
+
+void pv_push(struct ptrvec *pv, void *p)
+{
+	if (pv->n == pv->cap) {
+		pv->cap = pv->cap ? pv->cap * 2 : 4;
+		pv->v = xrealloc(pv->v, pv->cap * sizeof(void *));
+	}
+	pv->v[pv->n++] = p;
+}
+
+bool pv_remove(struct ptrvec *pv, const void *p)
+{
+	for (size_t i = 0; i < pv->n; i++) {
+		if (pv->v[i] == p) {
+			memmove(pv->v + i, pv->v + i + 1,
+				(pv->n - i - 1) * sizeof(void *));
+			pv->n--;
+			return true;
+		}
+	}
+	return false;
+}
+
+void pv_free(struct ptrvec *pv)
+{
+	free(pv->v);
+	pv->v = NULL;
+	pv->n = pv->cap = 0;
+}
+
+void pv_sort(struct ptrvec *pv, int (*cmp)(const void *, const void *))
+{
+	if (pv->n > 1)
+		qsort(pv->v, pv->n, sizeof(void *), cmp);
+}
+
+void strv_free(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
+size_t strv_len(char *const *v)
+{
+	size_t n = 0;
+	while (v && v[n])
+		n++;
+	return n;
+}
+
+bool str_has_suffix(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && memcmp(s + a - b, suffix, b) == 0;
+}
+
+bool str_has_suffix_ci(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && strcasecmp(s + a - b, suffix) == 0;
+}
+
+bool str_has_prefix(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+int line_of_offset(const char *s, size_t off)
+{
+	int line = 1;
+	for (size_t i = 0; i < off && s[i]; i++)
+		if (s[i] == '\n')
+			line++;
+	return line;
+}
+
+void sb_add_pyrepr(struct sbuf *b, const char *s)
+{
+	char q = (strchr(s, '\'') && !strchr(s, '"')) ? '"' : '\'';
+	sb_putc(b, q);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '\\' || *p == (unsigned char)q) {
+			sb_putc(b, '\\');
+			sb_putc(b, (char)*p);
+		} else if (*p == '\n') {
+			sb_puts(b, "\\n");
+		} else if (*p == '\t') {
+			sb_puts(b, "\\t");
+		} else if (*p == '\r') {
+			sb_puts(b, "\\r");
+		} else if (*p < 0x20 || *p == 0x7f) {
+			sb_printf(b, "\\x%02x", *p);
+		} else {
+			sb_putc(b, (char)*p);
+		}
+	}
+	sb_putc(b, q);
+}
+
+void format_iso8601(int64_t t, char out[32])
+{
+	time_t tt = (time_t)t;
+	struct tm tm;
+	gmtime_r(&tt, &tm);
+	strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int parse_digits(const char **p, int n, int *ret)
+{
+	int v = 0;
+	for (int i = 0; i < n; i++) {
+		if (!isdigit((unsigned char)**p))
+			return -EINVAL;
+		v = v * 10 + (**p - '0');
+		(*p)++;
+	}
+	*ret = v;
+	return 0;
+}
+
+int parse_iso8601(const char *s, int64_t *ret)
+{
+	struct tm tm = {0};
+	int y, mo, d, h = 0, mi = 0, sec = 0;
+	const char *p = s;
+	if (parse_digits(&p, 4, &y) < 0 || *p++ != '-' ||
+	    parse_digits(&p, 2, &mo) < 0 || *p++ != '-' ||
+	    parse_digits(&p, 2, &d) < 0)
+		return -EINVAL;
+	long off = 0;
+	if (*p == 'T' || *p == 't' || *p == ' ') {
+		p++;
+		if (parse_digits(&p, 2, &h) < 0 || *p++ != ':' ||
+		    parse_digits(&p, 2, &mi) < 0)
+			return -EINVAL;
+		if (*p == ':') {
+			p++;
+			if (parse_digits(&p, 2, &sec) < 0)
+				return -EINVAL;
+			if (*p == '.') {
+				p++;
+				while (isdigit((unsigned char)*p))
+					p++;
+			}
+		}
+		if (*p == 'Z' || *p == 'z') {
+			p++;
+		} else if (*p == '+' || *p == '-') {
+			int sign = *p == '-' ? -1 : 1, oh, om = 0;
+			p++;
+			if (parse_digits(&p, 2, &oh) < 0)
+				return -EINVAL;
+			if (*p == ':')
+				p++;
+			if (*p && parse_digits(&p, 2, &om) < 0)
+				return -EINVAL;
+			off = sign * (oh * 3600L + om * 60L);
+		}
+	}
+	if (*p)
+		return -EINVAL;
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
+	    sec > 60)
+		return -EINVAL;
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = sec;
+	*ret = (int64_t)timegm(&tm) - off;
+	return 0;
+}
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int64_t now_s(void)
+{
+	return (int64_t)time(NULL);
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+char *url_decode(const char *s, size_t n)
+{
+	char *r = xmalloc(n + 1);
+	size_t j = 0;
+	for (size_t i = 0; i < n; i++) {
+		int a, b;
+		/* %00 stays literal: a NUL can never be part of a path. */
+		if (s[i] == '%' && i + 2 < n && (a = hexval(s[i + 1])) >= 0 &&
+		    (b = hexval(s[i + 2])) >= 0 && (a || b)) {
+			r[j++] = (char)(a * 16 + b);
+			i += 2;
+		} else {
+			r[j++] = s[i];
+		}
+	}
+	r[j] = 0;
+	return r;
+}
+
+char *url_encode_path(const char *s, bool keep_slash)
+{
+	struct sbuf b = {0};
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (isalnum(*p) || *p == '-' || *p == '_' || *p == '.' ||
+		    *p == '~' || (keep_slash && (*p == '/' || *p >= 0x80)))
+			sb_putc(&b, (char)*p);
+		else
+			sb_printf(&b, "%%%02X", *p);
+	}
+	return sb_steal(&b);
+}
+
+uint64_t hash_bytes(const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < n; i++) {
+		h ^= s[i];
+		h *= 0x100000001b3ull;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	return h;
+}

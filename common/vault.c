@@ -1,0 +1,914 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "vault.h"
+#include "fileio.h"
+#include "rewrite.h"
+#include "u8.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#define MAX_VIOLATIONS 1000
+#define VIOLATIONS_PATH ".vaultd/violations.jsonl"
+#define REJECTED_DIR ".vaultd/rejected"
+
+struct listener {
+	vault_listener_fn fn;
+	void *ud;
+};
+
+struct vault {
+	char *root;
+	char *name;
+	int rootfd;
+	struct index *ix;
+	struct policy *pol;
+	pthread_rwlock_t rw;
+	pthread_mutex_t wmu;
+	struct listener *listeners;
+	size_t nlisteners;
+	/* Ring of recent violations, oldest first. */
+	pthread_mutex_t vmu;
+	cJSON *violations;
+	atomic_size_t idx_done, idx_total;
+	atomic_bool idx_ready;
+};
+
+static void load_violations(struct vault *v)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	v->violations = cJSON_CreateArray();
+	if (file_read(v->rootfd, VIOLATIONS_PATH, 64u << 20, &text, &len,
+		      NULL) < 0)
+		return;
+	char *save = NULL;
+	for (char *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		cJSON *o = cJSON_Parse(line);
+		if (!cJSON_IsObject(o)) {
+			cJSON_Delete(o);
+			continue;
+		}
+		cJSON_AddItemToArray(v->violations, o);
+		if (cJSON_GetArraySize(v->violations) > MAX_VIOLATIONS)
+			cJSON_DeleteItemFromArray(v->violations, 0);
+	}
+}
+
+int vault_open(const char *root, struct vault **ret, char **ret_msg)
+{
+	char real[PATH_MAX];
+	if (!realpath(root, real)) {
+		int e = errno;
+		*ret_msg = xasprintf("vault folder %s: %s", root, strerror(e));
+		return -e;
+	}
+	int fd = open(real, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		*ret_msg = xasprintf("vault folder %s: %s", real, strerror(e));
+		return -e;
+	}
+	struct policy *pol = NULL;
+	int r = policy_load(fd, &pol, ret_msg);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	struct vault *v = xcalloc(1, sizeof(*v));
+	v->root = xstrdup(real);
+	const char *b = strrchr(real, '/');
+	v->name = xstrdup(b && b[1] ? b + 1 : real);
+	v->rootfd = fd;
+	v->pol = pol;
+	v->ix = index_new();
+	pthread_rwlock_init(&v->rw, NULL);
+	pthread_mutex_init(&v->wmu, NULL);
+	pthread_mutex_init(&v->vmu, NULL);
+	load_violations(v);
+	*ret = v;
+	return 0;
+}
+
+struct vault *vault_free(struct vault *v)
+{
+	if (!v)
+		return NULL;
+	index_free(v->ix);
+	policy_free(v->pol);
+	cJSON_Delete(v->violations);
+	pthread_rwlock_destroy(&v->rw);
+	pthread_mutex_destroy(&v->wmu);
+	pthread_mutex_destroy(&v->vmu);
+	if (v->rootfd >= 0)
+		close(v->rootfd);
+	free(v->listeners);
+	free(v->root);
+	free(v->name);
+	free(v);
+	return NULL;
+}
+
+void vault_add_listener(struct vault *v, vault_listener_fn fn, void *ud)
+{
+	v->listeners = xrealloc(v->listeners,
+				(v->nlisteners + 1) * sizeof(*v->listeners));
+	v->listeners[v->nlisteners++] = (struct listener){fn, ud};
+}
+
+static void emit(struct vault *v, enum vault_event_type t, const char *path,
+		 const char *old_path, const char *source)
+{
+	struct vault_event ev = {t, path, old_path, source};
+	for (size_t i = 0; i < v->nlisteners; i++)
+		v->listeners[i].fn(&ev, v->listeners[i].ud);
+}
+
+const char *vault_root(const struct vault *v)
+{
+	return v->root;
+}
+
+const char *vault_name(const struct vault *v)
+{
+	return v->name;
+}
+
+int vault_rootfd(const struct vault *v)
+{
+	return v->rootfd;
+}
+
+void vault_read_lock(struct vault *v)
+{
+	pthread_rwlock_rdlock(&v->rw);
+}
+
+void vault_read_unlock(struct vault *v)
+{
+	pthread_rwlock_unlock(&v->rw);
+}
+
+void vault_write_lock(struct vault *v)
+{
+	pthread_mutex_lock(&v->wmu);
+}
+
+void vault_write_unlock(struct vault *v)
+{
+	pthread_mutex_unlock(&v->wmu);
+}
+
+struct index *vault_index(struct vault *v)
+{
+	return v->ix;
+}
+
+const struct policy *vault_policy(struct vault *v)
+{
+	return v->pol;
+}
+
+int vault_reload_policy(struct vault *v, char **ret_msg)
+{
+	struct policy *p = NULL;
+	int r = policy_load(v->rootfd, &p, ret_msg);
+	if (r < 0)
+		return r;
+	pthread_rwlock_wrlock(&v->rw);
+	policy_free(v->pol);
+	v->pol = p;
+	pthread_rwlock_unlock(&v->rw);
+	return 0;
+}
+
+int vault_read_text(struct vault *v, const struct note *n, char **ret,
+		    size_t *ret_len)
+{
+	return file_read(v->rootfd, n->path, 1u << 30, ret, ret_len, NULL);
+}
+
+/* ---- indexing ------------------------------------------------------------ */
+
+struct scan {
+	struct vault *v;
+	struct ptrvec notes; /* char * paths */
+	struct ptrvec files;
+	struct note **parsed;
+	atomic_size_t next;
+	vault_progress_fn progress;
+	void *ud;
+};
+
+static void walk(struct scan *s, const char *dir)
+{
+	_cleanup_close_ int fd = dir[0] ? beneath_open(s->v->rootfd, dir,
+						       O_RDONLY | O_DIRECTORY, 0)
+					: openat(s->v->rootfd, ".",
+						 O_RDONLY | O_DIRECTORY |
+							 O_CLOEXEC);
+	if (fd < 0)
+		return;
+	DIR *d = fdopendir(fd);
+	if (!d)
+		return;
+	fd = -1; /* owned by d now */
+	struct ptrvec subdirs = {0};
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		_cleanup_free_ char *p = dir[0] ? xasprintf("%s/%s", dir,
+							    de->d_name)
+						: xstrdup(de->d_name);
+		unsigned char t = de->d_type;
+		if (t == DT_UNKNOWN) {
+			struct stat st;
+			if (fstatat(dirfd(d), de->d_name, &st,
+				    AT_SYMLINK_NOFOLLOW) < 0)
+				continue;
+			t = S_ISDIR(st.st_mode)	  ? DT_DIR
+			    : S_ISREG(st.st_mode) ? DT_REG
+						  : DT_UNKNOWN;
+		}
+		/* Symlinks are not followed: nothing outside the vault. */
+		if (t == DT_DIR) {
+			if (!policy_ignored(s->v->pol, p, true))
+				pv_push(&subdirs, TAKE_PTR(p));
+		} else if (t == DT_REG) {
+			if (policy_ignored(s->v->pol, p, false))
+				continue;
+			if (path_is_note(p))
+				pv_push(&s->notes, TAKE_PTR(p));
+			else
+				pv_push(&s->files, TAKE_PTR(p));
+		}
+	}
+	closedir(d);
+	for (size_t i = 0; i < subdirs.n; i++) {
+		walk(s, subdirs.v[i]);
+		free(subdirs.v[i]);
+	}
+	pv_free(&subdirs);
+}
+
+/* Read and parse one note; NULL when it vanished meanwhile. */
+static struct note *load_note(int rootfd, const char *path)
+{
+	_cleanup_close_ int fd = beneath_open(rootfd, path, O_RDONLY, 0);
+	if (fd < 0)
+		return NULL;
+	struct statx sx;
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME,
+		  &sx) < 0 ||
+	    !S_ISREG(sx.stx_mode))
+		return NULL;
+	struct stat st = {0};
+	st.st_mtim.tv_sec = sx.stx_mtime.tv_sec;
+	st.st_mtim.tv_nsec = sx.stx_mtime.tv_nsec;
+	st.st_size = (off_t)sx.stx_size;
+	st.st_ino = sx.stx_ino;
+	int64_t btime = (sx.stx_mask & STATX_BTIME) ? sx.stx_btime.tv_sec : 0;
+	struct note *n;
+	if (sx.stx_size > NOTE_MAX_INDEXED) {
+		n = note_new(path, NULL, 0);
+		n->too_big = true;
+	} else {
+		size_t cap = (size_t)sx.stx_size + 1, len = 0;
+		char *buf = xmalloc(cap);
+		for (;;) {
+			ssize_t r = read(fd, buf + len, cap - 1 - len);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			len += (size_t)r;
+			if (len == cap - 1) {
+				if (cap > NOTE_MAX_INDEXED)
+					break;
+				cap *= 2;
+				buf = xrealloc(buf, cap);
+			}
+		}
+		buf[len] = 0;
+		n = note_new(path, buf, len);
+		free(buf);
+	}
+	note_set_stat(n, &st, btime);
+	return n;
+}
+
+static void *scan_worker(void *arg)
+{
+	struct scan *s = arg;
+	for (;;) {
+		size_t i = atomic_fetch_add(&s->next, 1);
+		if (i >= s->notes.n)
+			break;
+		s->parsed[i] = load_note(s->v->rootfd, s->notes.v[i]);
+		size_t done = atomic_fetch_add(&s->v->idx_done, 1) + 1;
+		if (s->progress && (done % 1024 == 0))
+			s->progress(done, s->notes.n, s->ud);
+	}
+	return NULL;
+}
+
+int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud)
+{
+	struct scan s = {.v = v, .progress = progress, .ud = ud};
+	atomic_store(&v->idx_ready, false);
+	atomic_store(&v->idx_done, 0);
+	atomic_store(&v->idx_total, 0);
+	walk(&s, "");
+	atomic_store(&v->idx_total, s.notes.n);
+	s.parsed = xcalloc(s.notes.n + 1, sizeof(struct note *));
+
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nthreads = ncpu > 1 ? (size_t)ncpu : 1;
+	if (nthreads > 8)
+		nthreads = 8;
+	if (nthreads > s.notes.n / 64 + 1)
+		nthreads = s.notes.n / 64 + 1;
+	pthread_t th[8];
+	size_t started = 0;
+	for (size_t i = 1; i < nthreads; i++)
+		if (pthread_create(&th[started], NULL, scan_worker, &s) == 0)
+			started++;
+	scan_worker(&s);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+
+	struct index *ix = index_new();
+	for (size_t i = 0; i < s.notes.n; i++) {
+		if (s.parsed[i])
+			index_put_bulk(ix, s.parsed[i]);
+		free(s.notes.v[i]);
+	}
+	for (size_t i = 0; i < s.files.n; i++) {
+		index_put_file(ix, s.files.v[i]);
+		free(s.files.v[i]);
+	}
+	index_resolve_all(ix);
+	free(s.parsed);
+	pv_free(&s.notes);
+	pv_free(&s.files);
+
+	pthread_rwlock_wrlock(&v->rw);
+	struct index *old = v->ix;
+	v->ix = ix;
+	pthread_rwlock_unlock(&v->rw);
+	index_free(old);
+	atomic_store(&v->idx_ready, true);
+	if (progress)
+		progress(atomic_load(&v->idx_done), atomic_load(&v->idx_total),
+			 ud);
+	return 0;
+}
+
+void vault_index_state(struct vault *v, size_t *ret_done, size_t *ret_total,
+		       bool *ret_ready)
+{
+	*ret_done = atomic_load(&v->idx_done);
+	*ret_total = atomic_load(&v->idx_total);
+	*ret_ready = atomic_load(&v->idx_ready);
+}
+
+/* ---- violations ------------------------------------------------------- */
+
+void vault_record_violation(struct vault *v, const char *source,
+			    const char *path, const char *message,
+			    const char *rejected_path, bool accepted)
+{
+	cJSON *o = cJSON_CreateObject();
+	char ts[32];
+	format_iso8601(now_s(), ts);
+	cJSON_AddStringToObject(o, "time", ts);
+	cJSON_AddStringToObject(o, "source", source ? source : "unknown");
+	cJSON_AddStringToObject(o, "path", path);
+	cJSON_AddStringToObject(o, "message", message);
+	cJSON_AddStringToObject(o, "action", accepted ? "warned" : "refused");
+	if (rejected_path)
+		cJSON_AddStringToObject(o, "rejected_text", rejected_path);
+	char *line = cJSON_PrintUnformatted(o);
+	pthread_mutex_lock(&v->vmu);
+	cJSON_AddItemToArray(v->violations, o);
+	if (cJSON_GetArraySize(v->violations) > MAX_VIOLATIONS)
+		cJSON_DeleteItemFromArray(v->violations, 0);
+	/* Appended as one write: lines never interleave. */
+	if (file_mkdirs(v->rootfd, ".vaultd") == 0) {
+		_cleanup_close_ int fd = beneath_open(
+			v->rootfd, VIOLATIONS_PATH,
+			O_WRONLY | O_CREAT | O_APPEND, 0600);
+		if (fd >= 0) {
+			_cleanup_free_ char *l = xasprintf("%s\n", line);
+			if (write(fd, l, strlen(l)) < 0) {
+			}
+		}
+	}
+	pthread_mutex_unlock(&v->vmu);
+	cJSON_free(line);
+}
+
+cJSON *vault_violations(struct vault *v, int limit)
+{
+	cJSON *out = cJSON_CreateArray();
+	pthread_mutex_lock(&v->vmu);
+	int n = cJSON_GetArraySize(v->violations);
+	for (int i = n - 1; i >= 0 && (limit <= 0 || n - 1 - i < limit); i--)
+		cJSON_AddItemToArray(
+			out, cJSON_Duplicate(cJSON_GetArrayItem(v->violations, i),
+					     1));
+	pthread_mutex_unlock(&v->vmu);
+	return out;
+}
+
+/* Keep refused text: .vaultd/rejected/<time>-<path with / as __>. */
+static char *save_rejected(struct vault *v, const char *path,
+			   const char *text, size_t len)
+{
+	char ts[32];
+	format_iso8601(now_s(), ts);
+	for (char *p = ts; *p; p++)
+		if (*p == '-' || *p == ':')
+			memmove(p, p + 1, strlen(p));
+	struct sbuf flat = {0};
+	for (const char *p = path; *p; p++) {
+		if (*p == '/')
+			sb_puts(&flat, "__");
+		else
+			sb_putc(&flat, *p);
+	}
+	for (int i = 1; i < 1000; i++) {
+		_cleanup_free_ char *rel =
+			i == 1 ? xasprintf(REJECTED_DIR "/%s-%s", ts, flat.s)
+			       : xasprintf(REJECTED_DIR "/%s-%d-%s", ts, i,
+					   flat.s);
+		int r = file_write_atomic(v->rootfd, rel, text, len,
+					  WRITE_NOREPLACE | WRITE_MKDIRS, NULL);
+		if (r == 0) {
+			sb_free(&flat);
+			return TAKE_PTR(rel);
+		}
+		if (r != -EEXIST)
+			break;
+	}
+	sb_free(&flat);
+	return NULL;
+}
+
+/* ---- writes ------------------------------------------------------------ */
+
+void write_outcome_clear(struct write_outcome *o)
+{
+	free(o->warning);
+	free(o->rejected_path);
+	memset(o, 0, sizeof(*o));
+}
+
+static void index_swap_in(struct vault *v, struct note *n)
+{
+	pthread_rwlock_wrlock(&v->rw);
+	index_put(v->ix, n);
+	pthread_rwlock_unlock(&v->rw);
+}
+
+static int64_t keep_btime(struct vault *v, const struct note *old,
+			  const char *path)
+{
+	if (old)
+		return old->btime;
+	return file_btime(v->rootfd, path);
+}
+
+int vault_commit(struct vault *v, const char *path, const char *text,
+		 size_t len, const struct write_opts *o,
+		 struct write_outcome *out, char **ret_msg)
+{
+	struct note *old = index_by_path(v->ix, path);
+	if (o->create) {
+		struct stat st;
+		if (old || file_stat(v->rootfd, path, &st) == 0) {
+			_cleanup_free_ char *name = path_note_name(path);
+			*ret_msg = xasprintf("Note '%s' already exists", name);
+			return -EEXIST;
+		}
+	}
+	struct note *after = note_new(path, text, len);
+	if (!o->skip_guard) {
+		_cleanup_free_ char *msg = NULL;
+		if (policy_check(v->pol, v->ix, old, after, &msg) < 0) {
+			_cleanup_free_ char *saved =
+				o->save_rejected && !v->pol->warn
+					? save_rejected(v, path, text, len)
+					: NULL;
+			vault_record_violation(v, o->source, path, msg, saved,
+					       v->pol->warn);
+			if (!v->pol->warn) {
+				note_free(after);
+				*ret_msg = saved ? xasprintf("%s (The refused text was saved as %s.)",
+							     msg, saved)
+						 : TAKE_PTR(msg);
+				if (out)
+					out->rejected_path = TAKE_PTR(saved);
+				return -EPERM;
+			}
+			if (out)
+				out->warning = TAKE_PTR(msg);
+		}
+	}
+	struct stat st;
+	int r = file_write_atomic(v->rootfd, path, text, len,
+				  WRITE_MKDIRS |
+					  (o->create ? WRITE_NOREPLACE : 0),
+				  &st);
+	if (r < 0) {
+		note_free(after);
+		*ret_msg = xasprintf("Cannot write '%s': %s", path,
+				     strerror(-r));
+		return r;
+	}
+	note_set_stat(after, &st, keep_btime(v, old, path));
+	bool created = !old;
+	index_swap_in(v, after);
+	emit(v, created ? VEV_CREATED : VEV_CHANGED, path, NULL, o->source);
+	return 0;
+}
+
+int vault_sync_path(struct vault *v, const char *path, const char *source)
+{
+	if (policy_ignored(v->pol, path, false))
+		return 0;
+	if (!path_is_note(path)) {
+		struct stat st;
+		pthread_rwlock_wrlock(&v->rw);
+		if (file_stat(v->rootfd, path, &st) == 0 && S_ISREG(st.st_mode))
+			index_put_file(v->ix, path);
+		else
+			index_remove_file(v->ix, path);
+		pthread_rwlock_unlock(&v->rw);
+		return 0;
+	}
+	struct note *old = index_by_path(v->ix, path);
+	struct note *n = load_note(v->rootfd, path);
+	if (!n) {
+		if (!old)
+			return 0;
+		pthread_rwlock_wrlock(&v->rw);
+		index_remove(v->ix, path);
+		pthread_rwlock_unlock(&v->rw);
+		emit(v, VEV_DELETED, path, NULL, source);
+		return 0;
+	}
+	if (old && old->mtime_ns == n->mtime_ns && old->size == n->size &&
+	    old->ino == n->ino) {
+		note_free(n);
+		return 0;
+	}
+	/* Cannot be refused, but the guard's findings are recorded. */
+	_cleanup_free_ char *msg = NULL;
+	if (policy_check(v->pol, v->ix, old, n, &msg) < 0)
+		vault_record_violation(v, source, path, msg, NULL, true);
+	index_swap_in(v, n);
+	emit(v, old ? VEV_CHANGED : VEV_CREATED, path, NULL, source);
+	return 0;
+}
+
+/* ---- rename and delete --------------------------------------------------- */
+
+struct pending {
+	struct note *src;
+	char *text;
+	size_t len;
+	int links;
+};
+
+static void pending_free(struct pending *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(p[i].text);
+	free(p);
+}
+
+/* The notes whose links resolve to n, each once, in name order. */
+static struct ptrvec linking_notes(const struct note *n)
+{
+	struct ptrvec srcs = {0};
+	for (size_t i = 0; i < n->incoming.n; i++) {
+		const struct link *l = n->incoming.v[i];
+		bool seen = false;
+		for (size_t j = 0; j < srcs.n && !seen; j++)
+			seen = srcs.v[j] == l->src;
+		if (!seen)
+			pv_push(&srcs, l->src);
+	}
+	return srcs;
+}
+
+static int cmp_src(const void *a, const void *b)
+{
+	const struct pending *x = a, *y = b;
+	return strcmp(x->src->fold_path, y->src->fold_path);
+}
+
+static int rewrite_sources(struct vault *v, const struct note *n,
+			   const struct rewrite_req *req,
+			   struct pending **ret, size_t *ret_n, int *ret_links,
+			   char **ret_msg)
+{
+	struct ptrvec srcs = linking_notes(n);
+	struct pending *p = xcalloc(srcs.n + 1, sizeof(*p));
+	size_t np = 0;
+	int total = 0;
+	for (size_t i = 0; i < srcs.n; i++) {
+		struct note *s = srcs.v[i];
+		_cleanup_free_ char *text = NULL;
+		size_t len;
+		int r = vault_read_text(v, s, &text, &len);
+		if (r < 0) {
+			*ret_msg = xasprintf("Cannot read '%s': %s", s->path,
+					     strerror(-r));
+			pending_free(p, np);
+			pv_free(&srcs);
+			return r;
+		}
+		int count = 0;
+		char *nt = rewrite_links(v->ix, s, text, len, req, &count);
+		if (!count) {
+			free(nt);
+			continue;
+		}
+		p[np++] = (struct pending){s, nt, strlen(nt), count};
+		total += count;
+	}
+	pv_free(&srcs);
+	qsort(p, np, sizeof(*p), cmp_src);
+	*ret = p;
+	*ret_n = np;
+	*ret_links = total;
+	return 0;
+}
+
+static cJSON *names_json(struct vault *v, struct pending *p, size_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *dn = index_display_name(v->ix, p[i].src);
+		cJSON_AddItemToArray(a, cJSON_CreateString(dn));
+	}
+	return a;
+}
+
+/* Write the rewritten linking notes and put them in the index. */
+static int apply_sources(struct vault *v, struct pending *p, size_t n,
+			 const char *source, char **ret_msg)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		int r = file_write_atomic(v->rootfd, p[i].src->path, p[i].text,
+					  p[i].len, 0, &st);
+		if (r < 0) {
+			*ret_msg = xasprintf("Cannot update links in '%s': %s",
+					     p[i].src->path, strerror(-r));
+			return r;
+		}
+		_cleanup_free_ char *path = xstrdup(p[i].src->path);
+		struct note *nn = note_new(path, p[i].text, p[i].len);
+		note_set_stat(nn, &st, p[i].src->btime);
+		index_swap_in(v, nn);
+		p[i].src = nn;
+		emit(v, VEV_CHANGED, path, NULL, source);
+	}
+	return 0;
+}
+
+int vault_rename(struct vault *v, struct note *n, const char *new_path,
+		 const char *source, bool dry_run, cJSON **ret,
+		 char **ret_msg)
+{
+	_cleanup_free_ char *old_path = xstrdup(n->path);
+	_cleanup_free_ char *old_name = xstrdup(n->name);
+	_cleanup_free_ char *new_name = path_note_name(new_path);
+	if (strcmp(old_path, new_path) == 0) {
+		*ret_msg = xasprintf("Note '%s' already has that name",
+				     old_name);
+		return -EINVAL;
+	}
+	struct note *other = index_by_path(v->ix, new_path);
+	struct stat st;
+	if ((other && other != n) ||
+	    (!other && file_stat(v->rootfd, new_path, &st) == 0)) {
+		*ret_msg = xasprintf("Note '%s' already exists", new_name);
+		return -EEXIST;
+	}
+	if (policy_ignored(v->pol, new_path, false)) {
+		*ret_msg = xasprintf("'%s' is hidden or ignored by the policy; "
+				     "choose another name", new_path);
+		return -EINVAL;
+	}
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	int r = vault_read_text(v, n, &text, &len);
+	if (r < 0) {
+		*ret_msg = xasprintf("Cannot read '%s': %s", old_path,
+				     strerror(-r));
+		return r;
+	}
+	/* The guard judges the note under its new name (e.g. Person). */
+	struct note *probe = note_new(new_path, text, len);
+	_cleanup_free_ char *gmsg = NULL;
+	r = policy_check(v->pol, v->ix, n, probe, &gmsg);
+	note_free(probe);
+	if (r < 0) {
+		vault_record_violation(v, source, new_path, gmsg, NULL,
+				       v->pol->warn);
+		if (!v->pol->warn) {
+			*ret_msg = TAKE_PTR(gmsg);
+			return -EPERM;
+		}
+	}
+
+	_cleanup_free_ char *new_fold = fold_key(new_name);
+	const struct ptrvec *same = index_by_name(v->ix, new_fold);
+	bool ambiguous = false;
+	for (size_t i = 0; same && i < same->n; i++)
+		if (same->v[i] != n)
+			ambiguous = true;
+	struct rewrite_req req = {
+		.mode = REWRITE_RENAME,
+		.target = n,
+		.new_path = new_path,
+		.new_name_ambiguous = ambiguous,
+	};
+	struct pending *p = NULL;
+	size_t np = 0;
+	int links = 0;
+	r = rewrite_sources(v, n, &req, &p, &np, &links, ret_msg);
+	if (r < 0)
+		return r;
+	/* The note's own text: links to itself, and relative links when
+	 * it moves to another folder. */
+	struct rewrite_req self = req;
+	self.src_new_path = new_path;
+	int own = 0;
+	_cleanup_free_ char *own_text = rewrite_links(v->ix, n, text, len,
+						      &self, &own);
+
+	cJSON *res = cJSON_CreateObject();
+	cJSON_AddStringToObject(res, "old_name", old_name);
+	cJSON_AddStringToObject(res, "new_name", new_name);
+	cJSON_AddStringToObject(res, "old_path", old_path);
+	cJSON_AddStringToObject(res, "new_path", new_path);
+	cJSON_AddItemToObject(res, "files_updated", names_json(v, p, np));
+	cJSON_AddNumberToObject(res, "links_updated", links + own);
+	cJSON_AddBoolToObject(res, "dry_run", dry_run);
+	if (gmsg)
+		cJSON_AddStringToObject(res, "warning", gmsg);
+	if (dry_run) {
+		pending_free(p, np);
+		*ret = res;
+		return 0;
+	}
+
+	r = file_rename(v->rootfd, old_path, new_path, true, true);
+	if (r < 0) {
+		pending_free(p, np);
+		cJSON_Delete(res);
+		*ret_msg = xasprintf("Cannot rename '%s' to '%s': %s",
+				     old_path, new_path, strerror(-r));
+		return r;
+	}
+	if (own) {
+		r = file_write_atomic(v->rootfd, new_path, own_text,
+				      strlen(own_text), 0, NULL);
+		if (r < 0) {
+			pending_free(p, np);
+			cJSON_Delete(res);
+			*ret_msg = xasprintf("Renamed, but cannot update links "
+					     "inside '%s': %s",
+					     new_path, strerror(-r));
+			return r;
+		}
+	}
+	int64_t btime = n->btime;
+	struct note *moved = note_new(new_path, own_text, strlen(own_text));
+	if (file_stat(v->rootfd, new_path, &st) == 0)
+		note_set_stat(moved, &st, btime);
+	pthread_rwlock_wrlock(&v->rw);
+	index_remove(v->ix, old_path);
+	index_put(v->ix, moved);
+	pthread_rwlock_unlock(&v->rw);
+	emit(v, VEV_RENAMED, new_path, old_path, source);
+	r = apply_sources(v, p, np, source, ret_msg);
+	pending_free(p, np);
+	if (r < 0) {
+		cJSON_Delete(res);
+		return r;
+	}
+	*ret = res;
+	return 0;
+}
+
+static char *trash_path(struct vault *v, const char *path)
+{
+	_cleanup_free_ char *stem = xstrndup(path, strlen(path) - 3);
+	for (int i = 1; i < 10000; i++) {
+		char *t = i == 1 ? xasprintf(".trash/%s", path)
+				 : xasprintf(".trash/%s %d.md", stem, i);
+		struct stat st;
+		if (file_stat(v->rootfd, t, &st) == -ENOENT)
+			return t;
+		free(t);
+	}
+	return NULL;
+}
+
+int vault_delete(struct vault *v, struct note *n, const char *source,
+		 bool dry_run, cJSON **ret, char **ret_msg)
+{
+	_cleanup_free_ char *path = xstrdup(n->path);
+	_cleanup_free_ char *name = index_display_name(v->ix, n);
+	bool keep = v->pol->keep_links;
+	struct rewrite_req req = {.mode = REWRITE_DELETED, .target = n};
+	struct pending *p = NULL;
+	size_t np = 0;
+	int links = 0;
+	int r = rewrite_sources(v, n, &req, &p, &np, &links, ret_msg);
+	if (r < 0)
+		return r;
+	_cleanup_free_ char *trash = trash_path(v, path);
+	if (!trash) {
+		pending_free(p, np);
+		*ret_msg = xasprintf("No free name in .trash for '%s'", path);
+		return -EEXIST;
+	}
+	cJSON *res = cJSON_CreateObject();
+	cJSON_AddStringToObject(res, "name", name);
+	cJSON_AddStringToObject(res, "path", path);
+	cJSON_AddStringToObject(res, "trash_path", trash);
+	cJSON_AddStringToObject(res, "delete_links", keep ? "keep" : "mark");
+	if (keep) {
+		cJSON_AddItemToObject(res, "files_updated", cJSON_CreateArray());
+		cJSON_AddNumberToObject(res, "links_updated", 0);
+		if (np) {
+			struct sbuf w = {0};
+			sb_printf(&w, "%zu note%s ha%s links that are now broken:",
+				  np, np == 1 ? "" : "s", np == 1 ? "s" : "ve");
+			for (size_t i = 0; i < np; i++) {
+				_cleanup_free_ char *dn =
+					index_display_name(v->ix, p[i].src);
+				sb_printf(&w, "%s %s (%d link%s)",
+					  i ? "," : "", dn, p[i].links,
+					  p[i].links == 1 ? "" : "s");
+			}
+			sb_puts(&w, ". These links were not modified.");
+			cJSON_AddStringToObject(res, "warning", w.s);
+			sb_free(&w);
+		}
+	} else {
+		cJSON_AddItemToObject(res, "files_updated",
+				      names_json(v, p, np));
+		cJSON_AddNumberToObject(res, "links_updated", links);
+	}
+	cJSON_AddBoolToObject(res, "dry_run", dry_run);
+	if (dry_run) {
+		cJSON *plan = cJSON_CreateObject();
+		cJSON_AddStringToObject(plan, "move", path);
+		cJSON_AddStringToObject(plan, "to", trash);
+		cJSON_AddItemToObject(plan, "files_to_update",
+				      keep ? cJSON_CreateArray()
+					   : names_json(v, p, np));
+		cJSON_AddNumberToObject(plan, "links_to_update",
+					keep ? 0 : links);
+		cJSON_AddItemToObject(res, "plan", plan);
+		pending_free(p, np);
+		*ret = res;
+		return 0;
+	}
+	r = file_rename(v->rootfd, path, trash, true, true);
+	if (r < 0) {
+		pending_free(p, np);
+		cJSON_Delete(res);
+		*ret_msg = xasprintf("Cannot move '%s' to the trash: %s", path,
+				     strerror(-r));
+		return r;
+	}
+	pthread_rwlock_wrlock(&v->rw);
+	index_remove(v->ix, path);
+	pthread_rwlock_unlock(&v->rw);
+	emit(v, VEV_DELETED, path, NULL, source);
+	if (!keep)
+		r = apply_sources(v, p, np, source, ret_msg);
+	pending_free(p, np);
+	if (r < 0) {
+		cJSON_Delete(res);
+		return r;
+	}
+	*ret = res;
+	return 0;
+}

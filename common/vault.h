@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The vault: its root folder (held as one directory fd), the index, the
+ * policy, and the single guarded path through which every write goes.
+ *
+ * Locking: readers take the read lock around index access. Writers take
+ * the writer lock (one writer at a time, so a read-modify-write of a note
+ * can never lose another writer's update) and the vault takes the index
+ * write lock only for the moment it swaps notes in the index.
+ */
+#pragma once
+
+#include "index.h"
+#include "policy.h"
+
+#include <cjson/cJSON.h>
+
+struct vault;
+
+enum vault_event_type {
+	VEV_CREATED,
+	VEV_CHANGED,
+	VEV_RENAMED,
+	VEV_DELETED,
+};
+
+struct vault_event {
+	enum vault_event_type type;
+	const char *path;     /* the note (new path for a rename) */
+	const char *old_path; /* renames only */
+	const char *source;   /* "mcp:create_note", "mount:vim", "external" */
+};
+
+typedef void (*vault_listener_fn)(const struct vault_event *ev, void *ud);
+
+/* Open the vault folder and load its policy; does not index yet. */
+int vault_open(const char *root, struct vault **ret, char **ret_msg);
+struct vault *vault_free(struct vault *v);
+
+/* Index every note; readers see the old (empty) index until it is done. */
+typedef void (*vault_progress_fn)(size_t done, size_t total, void *ud);
+int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud);
+/* Progress of the running or last build. */
+void vault_index_state(struct vault *v, size_t *ret_done, size_t *ret_total,
+		       bool *ret_ready);
+
+void vault_add_listener(struct vault *v, vault_listener_fn fn, void *ud);
+
+const char *vault_root(const struct vault *v); /* real path */
+const char *vault_name(const struct vault *v); /* its folder name */
+int vault_rootfd(const struct vault *v);
+
+void vault_read_lock(struct vault *v);
+void vault_read_unlock(struct vault *v);
+void vault_write_lock(struct vault *v);
+void vault_write_unlock(struct vault *v);
+/* Valid under the read lock or the writer lock. */
+struct index *vault_index(struct vault *v);
+const struct policy *vault_policy(struct vault *v);
+/* Re-read .vaultd/policy.yaml; on error the old policy stays. */
+int vault_reload_policy(struct vault *v, char **ret_msg);
+
+/* Read a note's text (the file as it is now). */
+int vault_read_text(struct vault *v, const struct note *n, char **ret,
+		    size_t *ret_len);
+
+struct write_opts {
+	const char *source;   /* who writes, for events and violations */
+	bool create;          /* the note must not exist yet */
+	bool skip_guard;      /* vaultd's own link rewrites */
+	bool save_rejected;   /* keep refused text under .vaultd/rejected */
+};
+
+struct write_outcome {
+	char *warning;       /* policy warn mode: what was wrong */
+	char *rejected_path; /* where refused text was saved */
+};
+void write_outcome_clear(struct write_outcome *o);
+
+/*
+ * The guarded write (call with the writer lock held): checks the new text
+ * against the policy, writes it atomically, updates the index and sends
+ * the event. Refused: -EPERM and the policy's message; the note keeps its
+ * old text. Returns 0 or -errno with *ret_msg.
+ */
+int vault_commit(struct vault *v, const char *path, const char *text,
+		 size_t len, const struct write_opts *o,
+		 struct write_outcome *out, char **ret_msg);
+
+/*
+ * Rename/move a note and rewrite every link to it (writer lock held).
+ * new_path is a checked vault path ending in ".md". On success *ret is
+ * the result object (or the plan when dry_run).
+ */
+int vault_rename(struct vault *v, struct note *n, const char *new_path,
+		 const char *source, bool dry_run, cJSON **ret,
+		 char **ret_msg);
+
+/* Move a note to .trash/ and mark or keep links per policy. */
+int vault_delete(struct vault *v, struct note *n, const char *source,
+		 bool dry_run, cJSON **ret, char **ret_msg);
+
+/*
+ * Reflect a change made outside vaultd (inotify, the mount's pass-through
+ * paths): re-read the file and update the index; violations are recorded,
+ * never refused. Writer lock held.
+ */
+int vault_sync_path(struct vault *v, const char *path, const char *source);
+
+/* Recorded policy violations, newest first. */
+cJSON *vault_violations(struct vault *v, int limit);
+void vault_record_violation(struct vault *v, const char *source,
+			    const char *path, const char *message,
+			    const char *rejected_path, bool accepted);

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "testutil.h"
+#include "fileio.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+void tv_init(struct tvault *t)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *tmpl = xasprintf("%s/vaultd-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(tmpl)) {
+		perror("mkdtemp");
+		abort();
+	}
+	t->dir = tmpl;
+	t->v = NULL;
+}
+
+static void mkdirs_for(const char *path)
+{
+	char *p = xstrdup(path);
+	for (char *s = p + 1; *s; s++) {
+		if (*s == '/') {
+			*s = 0;
+			mkdir(p, 0755);
+			*s = '/';
+		}
+	}
+	free(p);
+}
+
+void tv_write(struct tvault *t, const char *rel, const char *text)
+{
+	char *p = xasprintf("%s/%s", t->dir, rel);
+	mkdirs_for(p);
+	FILE *f = fopen(p, "w");
+	if (!f) {
+		perror(p);
+		abort();
+	}
+	fputs(text, f);
+	fclose(f);
+	free(p);
+}
+
+void tv_open(struct tvault *t)
+{
+	char *msg = NULL;
+	if (vault_open(t->dir, &t->v, &msg) < 0) {
+		fprintf(stderr, "vault_open: %s\n", msg);
+		abort();
+	}
+	vault_index_all(t->v, NULL, NULL);
+}
+
+void tv_reindex(struct tvault *t)
+{
+	vault_index_all(t->v, NULL, NULL);
+}
+
+static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	return remove(p);
+}
+
+void tv_close(struct tvault *t)
+{
+	t->v = vault_free(t->v);
+	if (t->dir && !getenv("KEEP_TEST_VAULTS"))
+		nftw(t->dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	free(t->dir);
+	t->dir = NULL;
+}
+
+char *tv_read(struct tvault *t, const char *rel)
+{
+	char *p = xasprintf("%s/%s", t->dir, rel);
+	FILE *f = fopen(p, "r");
+	free(p);
+	if (!f)
+		return NULL;
+	struct sbuf b = {0};
+	char buf[4096];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		sb_add(&b, buf, n);
+	fclose(f);
+	return sb_steal(&b);
+}
+
+bool tv_exists(struct tvault *t, const char *rel)
+{
+	char *p = xasprintf("%s/%s", t->dir, rel);
+	struct stat st;
+	bool r = lstat(p, &st) == 0;
+	free(p);
+	return r;
+}
+
+void tv_call(struct tvault *t, const char *tool, const char *args_json,
+	     struct tool_result *ret)
+{
+	cJSON *args = args_json ? cJSON_Parse(args_json) : NULL;
+	if (args_json && !args) {
+		fprintf(stderr, "bad test JSON: %s\n", args_json);
+		abort();
+	}
+	tools_call(t->v, tool, args, "test", ret);
+	cJSON_Delete(args);
+}
+
+cJSON *tv_call_json(struct tvault *t, const char *tool, const char *args_json)
+{
+	struct tool_result r;
+	tv_call(t, tool, args_json, &r);
+	if (r.is_error) {
+		fprintf(stderr, "  %s(%s) failed: %s\n", tool,
+			args_json ? args_json : "", r.text);
+		tool_result_clear(&r);
+		return NULL;
+	}
+	cJSON *j = cJSON_Parse(r.text);
+	tool_result_clear(&r);
+	return j;
+}
+
+char *tv_call_err(struct tvault *t, const char *tool, const char *args_json)
+{
+	struct tool_result r;
+	tv_call(t, tool, args_json, &r);
+	char *msg = r.is_error ? TAKE_PTR(r.text) : NULL;
+	if (!r.is_error)
+		fprintf(stderr, "  %s(%s) unexpectedly succeeded: %s\n", tool,
+			args_json ? args_json : "", r.text);
+	tool_result_clear(&r);
+	return msg;
+}
+
+bool json_equal_text(const cJSON *got, const char *want_json)
+{
+	cJSON *want = cJSON_Parse(want_json);
+	if (!want) {
+		fprintf(stderr, "bad expected JSON: %s\n", want_json);
+		return false;
+	}
+	bool eq = got && cJSON_Compare(got, want, true);
+	if (!eq) {
+		char *g = got ? cJSON_PrintUnformatted(got) : NULL;
+		fprintf(stderr, "  JSON differs:\n    got:  %s\n    want: %s\n",
+			g ? g : "(null)", want_json);
+		free(g);
+	}
+	cJSON_Delete(want);
+	return eq;
+}
+
+int run_tests(const char *suite, const struct test_case *tests, size_t n)
+{
+	if (CU_initialize_registry() != CUE_SUCCESS)
+		return 2;
+	CU_pSuite s = CU_add_suite(suite, NULL, NULL);
+	const char *only = getenv("TEST_ONLY");
+	for (size_t i = 0; i < n; i++)
+		if (!only || strstr(tests[i].name, only))
+			CU_add_test(s, tests[i].name, tests[i].fn);
+	CU_basic_set_mode(CU_BRM_VERBOSE);
+	CU_basic_run_tests();
+	unsigned failed = CU_get_number_of_failures() +
+			  CU_get_number_of_tests_failed();
+	unsigned run = CU_get_number_of_tests_run();
+	CU_cleanup_registry();
+	if (!run)
+		return 1;
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Helpers for the CUnit tests: temporary vaults, tool calls, files. */
+#pragma once
+
+#include "tools.h"
+#include "vault.h"
+
+#include <CUnit/Basic.h>
+#include <cjson/cJSON.h>
+
+/* A fresh empty vault folder under $TMPDIR; removed by tv_close(). */
+struct tvault {
+	char *dir;
+	struct vault *v;
+};
+
+void tv_init(struct tvault *t);
+/* Write a file (creating folders) in the vault folder, before or after
+ * tv_open(); after it, call tv_reindex() to pick it up. */
+void tv_write(struct tvault *t, const char *rel, const char *text);
+/* Open the vault and index it. */
+void tv_open(struct tvault *t);
+void tv_reindex(struct tvault *t);
+void tv_close(struct tvault *t);
+/* Whole text of a file in the vault folder; NULL if missing. */
+char *tv_read(struct tvault *t, const char *rel);
+bool tv_exists(struct tvault *t, const char *rel);
+
+/*
+ * Call a tool with arguments given as JSON text ("{}" or NULL for none).
+ * The result must be freed with tool_result_clear().
+ */
+void tv_call(struct tvault *t, const char *tool, const char *args_json,
+	     struct tool_result *ret);
+/* Call and parse the JSON text result (NULL on error results). */
+cJSON *tv_call_json(struct tvault *t, const char *tool, const char *args_json);
+/* Call expecting an error; returns the message (caller frees) or NULL. */
+char *tv_call_err(struct tvault *t, const char *tool, const char *args_json);
+
+/* Compare JSON values structurally (object key order ignored). */
+bool json_equal_text(const cJSON *got, const char *want_json);
+
+/* CUnit runner: register tests and run; exit code 0 when all pass. */
+struct test_case {
+	const char *name;
+	void (*fn)(void);
+};
+int run_tests(const char *suite, const struct test_case *tests, size_t n);
+
+#define ASSERT_STR_EQ(a, b) CU_ASSERT_STRING_EQUAL((a) ? (a) : "(null)", (b))
+#define ASSERT_CONTAINS(hay, needle)                                           \
+	CU_ASSERT_PTR_NOT_NULL((hay) ? strstr((hay), (needle)) : NULL)
+#define ASSERT_NOT_CONTAINS(hay, needle)                                       \
+	CU_ASSERT_PTR_NULL((hay) ? strstr((hay), (needle)) : NULL)
