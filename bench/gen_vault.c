@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * gen_vault DIR N [SEED]: write a realistic vault of N notes for the
+ * benchmarks: nested folders, frontmatter (tags, aliases, dates), about
+ * 1-2 KB per note (median ~1.5 KB), wikilinks with aliases and headings,
+ * markdown links, a few broken links, inline tags, code blocks, some
+ * Cyrillic and CJK text, and a few names shared by two notes.
+ * Deterministic for a given seed.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng >> 11);
+}
+
+static uint32_t pick(uint32_t n)
+{
+	return n ? rnd() % n : 0;
+}
+
+static const char *const WORDS[] = {
+	"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "garden",
+	"harbor", "island", "jungle", "kernel", "lantern", "meadow", "nebula",
+	"orbit", "prairie", "quartz", "river", "summit", "timber", "umbra",
+	"valley", "willow", "xenon", "yonder", "zephyr", "project", "meeting",
+	"review", "design", "index", "search", "graph", "note", "idea",
+	"draft", "plan", "budget", "research", "paper", "method", "result",
+	"signal", "memory", "vector", "syntax", "protocol", "server",
+	"client", "cache", "thread", "socket", "buffer", "stream", "token",
+	"проект", "заметка", "встреча", "идея", "東京", "会議", "研究", "計画",
+};
+#define NWORDS (sizeof(WORDS) / sizeof(WORDS[0]))
+
+static const char *const TAGROOTS[] = {
+	"project", "area", "status", "topic", "person", "meeting", "idea",
+	"reading", "work", "home", "research", "draft", "проект", "研究",
+};
+
+static char **names;  /* note names */
+static char **paths;  /* note paths without .md */
+static char **tags;
+static size_t ntags;
+
+static void word(FILE *f)
+{
+	fputs(WORDS[pick(NWORDS)], f);
+}
+
+static void mkdirs(const char *p)
+{
+	char buf[4096];
+	snprintf(buf, sizeof(buf), "%s", p);
+	for (char *s = buf + 1; *s; s++) {
+		if (*s == '/') {
+			*s = 0;
+			if (mkdir(buf, 0755) < 0 && errno != EEXIST) {
+				perror(buf);
+				exit(1);
+			}
+			*s = '/';
+		}
+	}
+	if (mkdir(buf, 0755) < 0 && errno != EEXIST) {
+		perror(buf);
+		exit(1);
+	}
+}
+
+static void link_to(FILE *f, size_t n, size_t self)
+{
+	size_t t = pick((uint32_t)n);
+	if (t == self)
+		t = (t + 1) % n;
+	uint32_t kind = pick(100);
+	if (kind < 3)
+		fprintf(f, "[[Missing %u]]", pick(500)); /* broken */
+	else if (kind < 13)
+		fprintf(f, "[[%s|%s]]", names[t], WORDS[pick(NWORDS)]);
+	else if (kind < 20)
+		fprintf(f, "[[%s#Summary]]", names[t]);
+	else if (kind < 24)
+		fprintf(f, "![[%s]]", names[t]);
+	else if (kind < 30)
+		fprintf(f, "[[%s]]", paths[t]);
+	else
+		fprintf(f, "[[%s]]", names[t]);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: gen_vault DIR N [SEED]\n");
+		return 2;
+	}
+	const char *dir = argv[1];
+	size_t n = strtoul(argv[2], NULL, 10);
+	if (argc > 3)
+		rng ^= strtoull(argv[3], NULL, 10) * 0x2545f4914f6cdd1dull;
+	if (!n)
+		return 2;
+	/* Folders: about one per 40 notes, nested up to three levels. */
+	size_t nfolders = n / 40 + 1;
+	char **folders = calloc(nfolders, sizeof(char *));
+	for (size_t i = 0; i < nfolders; i++) {
+		char buf[512];
+		if (i < 8 || pick(3) == 0) {
+			snprintf(buf, sizeof(buf), "%s %zu", WORDS[pick(NWORDS)], i);
+		} else {
+			const char *parent = folders[pick((uint32_t)i)];
+			snprintf(buf, sizeof(buf), "%s/%s %zu", parent,
+				 WORDS[pick(NWORDS)], i);
+		}
+		if (strchr(buf, '/') && strchr(strchr(buf, '/') + 1, '/') &&
+		    strchr(strchr(strchr(buf, '/') + 1, '/') + 1, '/'))
+			snprintf(buf, sizeof(buf), "%s %zu", WORDS[pick(NWORDS)], i);
+		folders[i] = strdup(buf);
+	}
+	ntags = 150;
+	tags = calloc(ntags, sizeof(char *));
+	for (size_t i = 0; i < ntags; i++) {
+		char buf[128];
+		const char *root = TAGROOTS[i % (sizeof(TAGROOTS) / sizeof(*TAGROOTS))];
+		if (i < 14)
+			snprintf(buf, sizeof(buf), "%s", root);
+		else
+			snprintf(buf, sizeof(buf), "%s/%s%zu", root,
+				 WORDS[pick(NWORDS)], i);
+		tags[i] = strdup(buf);
+	}
+	names = calloc(n, sizeof(char *));
+	paths = calloc(n, sizeof(char *));
+	for (size_t i = 0; i < n; i++) {
+		char nb[256], pb[1024];
+		/* About 1% of names are shared by two notes. */
+		if (i > 10 && pick(100) == 0)
+			snprintf(nb, sizeof(nb), "%s", names[pick((uint32_t)i)]);
+		else
+			snprintf(nb, sizeof(nb), "%s %s %zu", WORDS[pick(NWORDS)],
+				 WORDS[pick(NWORDS)], i);
+		const char *folder = folders[pick((uint32_t)nfolders)];
+		snprintf(pb, sizeof(pb), "%s/%s", folder, nb);
+		names[i] = strdup(nb);
+		paths[i] = strdup(pb);
+	}
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++) {
+		char fp[4096];
+		snprintf(fp, sizeof(fp), "%s/%s.md", dir, paths[i]);
+		char *slash = strrchr(fp, '/');
+		*slash = 0;
+		mkdirs(fp);
+		*slash = '/';
+		FILE *f = fopen(fp, "w");
+		if (!f) {
+			perror(fp);
+			return 1;
+		}
+		if (pick(100) < 85) {
+			fputs("---\ntags:\n", f);
+			for (uint32_t k = 0, m = 1 + pick(4); k < m; k++)
+				fprintf(f, "  - %s\n", tags[pick((uint32_t)ntags)]);
+			fprintf(f, "created: 2026-%02u-%02u\n", 1 + pick(12),
+				1 + pick(28));
+			if (pick(10) == 0)
+				fprintf(f, "aliases: [%s %zu]\n", WORDS[pick(NWORDS)], i);
+			if (pick(4) == 0)
+				fputs("status: draft\n", f);
+			fputs("---\n", f);
+		}
+		fprintf(f, "# %s\n\n## Summary\n\n", names[i]);
+		/* Paragraph count spread gives sizes of ~0.5 KB to ~5 KB. */
+		uint32_t paras = 2 + pick(5) + (pick(8) == 0 ? pick(12) : 0);
+		for (uint32_t p = 0; p < paras; p++) {
+			uint32_t words = 25 + pick(40);
+			for (uint32_t w = 0; w < words; w++) {
+				if (w)
+					fputc(' ', f);
+				uint32_t r = pick(100);
+				if (r < 5)
+					link_to(f, n, i);
+				else if (r < 6)
+					fprintf(f, "#%s", tags[pick((uint32_t)ntags)]);
+				else
+					word(f);
+			}
+			fputs(".\n\n", f);
+			if (p == 1 && pick(5) == 0)
+				fputs("```\n[[Not A Link]] #not-a-tag\nint x = 1;\n```\n\n", f);
+			if (p == 0 && pick(2) == 0)
+				fputs("## Details\n\n", f);
+		}
+		if (pick(5) == 0) {
+			size_t t = pick((uint32_t)n);
+			fprintf(f, "See also [%s](", names[t]);
+			for (const char *s = paths[t]; *s; s++) {
+				if (*s == ' ')
+					fputs("%20", f);
+				else
+					fputc(*s, f);
+			}
+			fputs(".md) from the vault root.\n", f);
+		}
+		total += (size_t)ftell(f);
+		fclose(f);
+	}
+	printf("%zu notes, %zu bytes of markdown, %zu folders in %s\n", n,
+	       total, nfolders, dir);
+	return 0;
+}

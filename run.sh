@@ -1,0 +1,43 @@
+#!/bin/sh
+# vaultd's two entry points (see README.md):
+#   ./run.sh demo   install what is missing, build, run on the example vault
+#   ./run.sh test   install what is missing, build, run every test
+set -eu
+cd "$(dirname "$0")"
+cmd=${1:-}
+case "$cmd" in
+demo | test) ;;
+*)
+	echo "usage: ./run.sh demo | test" >&2
+	exit 2
+	;;
+esac
+
+sh scripts/deps.sh "$cmd"
+
+build() { # dir [meson options...]
+	dir=$1
+	shift
+	if [ ! -f "$dir/build.ninja" ]; then
+		meson setup "$dir" "$@" >/dev/null
+	fi
+	ninja -C "$dir" >/dev/null
+}
+
+case "$cmd" in
+demo)
+	build build
+	exec sh scripts/demo.sh build
+	;;
+test)
+	build build
+	meson test -C build --print-errorlogs --num-processes 2
+	# The same unit tests under AddressSanitizer + UndefinedBehaviorSanitizer.
+	build build-asan -Db_sanitize=address,undefined -Db_lundef=false \
+		-Dbuildtype=debug
+	ASAN_OPTIONS=detect_leaks=1 \
+		meson test -C build-asan --suite unit --print-errorlogs \
+		--num-processes 2
+	echo "all tests passed"
+	;;
+esac

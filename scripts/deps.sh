@@ -1,0 +1,28 @@
+#!/bin/sh
+# Install the Debian packages vaultd needs, only those that are missing.
+set -eu
+PKGS="build-essential pkg-config meson ninja-build
+libfuse3-dev fuse3 libcjson-dev libyaml-dev libcunit1-dev
+libsqlite3-dev libgit2-dev libutf8proc-dev libsystemd-dev"
+if [ "${1:-}" = test ]; then
+	PKGS="$PKGS git"
+fi
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+echo "installing:$missing" >&2
+SUDO=""
+if [ "$(id -u)" != 0 ]; then
+	command -v sudo >/dev/null || {
+		echo "need root (or sudo) to install:$missing" >&2
+		exit 1
+	}
+	SUDO=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q </dev/null >&2
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -q --no-install-recommends $missing </dev/null >&2
