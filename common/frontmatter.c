@@ -92,6 +92,7 @@ struct yparse {
 	struct anchor *anchors;
 	size_t nanchors;
 	const char *err;
+	size_t len; /* of the YAML text */
 	size_t err_line; /* 0-based line within the YAML text */
 	char errbuf[160];
 };
@@ -104,6 +105,10 @@ static int next_event(struct yparse *y)
 	if (!yaml_parser_parse(&y->p, &y->ev)) {
 		y->err = y->p.problem ? y->p.problem : "invalid YAML";
 		y->err_line = y->p.problem_mark.line;
+		/* An unclosed construct is noticed at the end of the block;
+		 * the line where it starts is the one to fix. */
+		if (y->p.context && y->p.problem_mark.index >= y->len)
+			y->err_line = y->p.context_mark.line;
 		if (y->p.context) {
 			snprintf(y->errbuf, sizeof(y->errbuf), "%s %s",
 				 y->p.problem ? y->p.problem : "invalid YAML",
@@ -314,6 +319,7 @@ void fm_parse(const char *text, size_t len, struct frontmatter *fm)
 
 	struct yparse y = {0};
 	yaml_parser_initialize(&y.p);
+	y.len = fe - fs;
 	yaml_parser_set_input_string(&y.p, (const unsigned char *)text + fs,
 				     fe - fs);
 	int r = 0;
