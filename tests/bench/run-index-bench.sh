@@ -1,7 +1,7 @@
 #!/bin/sh
 # Index build benchmark (engine issue): generates vaults of 10k and 100k
 # notes and prints build time and peak RSS for each.
-#   bench/run-index-bench.sh [BUILD_DIR] [SIZES...]
+#   tests/bench/run-index-bench.sh [BUILD_DIR] [SIZES...]
 # Goals on a 2-core machine: 10k <= 1 s, 100k <= 10 s,
 # RSS <= 2 x markdown + 64 MB.
 set -eu
@@ -14,7 +14,7 @@ for n in $sizes; do
 	dir="$work/vault-$n"
 	if [ ! -f "$dir/.generated" ]; then
 		rm -rf "$dir"
-		"$build/bench/gen_vault" "$dir" "$n" 1 >/dev/null
+		"$build/tests/bench/gen_vault" "$dir" "$n" 1 >/dev/null
 		touch "$dir/.generated"
 	fi
 	echo "== $n notes ($dir)"
@@ -22,8 +22,8 @@ for n in $sizes; do
 		sync
 		echo 3 >/proc/sys/vm/drop_caches
 		echo "-- cold page cache"
-		"$build/bench/bench_index" "$dir" | grep -E "index build|peak RSS"
+		"$build/tests/bench/bench_index" "$dir" | grep -E "index build|peak RSS"
 	fi
 	echo "-- warm page cache"
-	"$build/bench/bench_index" "$dir"
+	"$build/tests/bench/bench_index" "$dir"
 done

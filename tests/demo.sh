@@ -6,6 +6,6 @@ build=${1:-build}
 work=${VAULTD_DEMO_DIR:-${TMPDIR:-/tmp}/vaultd-demo}
 rm -rf "$work"
 mkdir -p "$work"
-cp -a examples/vault "$work/vault"
+cp -a tests/example-vault "$work/vault"
 echo "== vaultctl check on the example vault ($work/vault)"
 "$build/fs/vaultctl" check --vault "$work/vault"

@@ -1,19 +1,19 @@
 #!/bin/sh
 # vaultd's two entry points (see README.md):
-#   ./run.sh demo   install what is missing, build, run on the example vault
-#   ./run.sh test   install what is missing, build, run every test
+#   tests/run.sh demo   install what is missing, build, run on the example vault
+#   tests/run.sh test   install what is missing, build, run every test
 set -eu
-cd "$(dirname "$0")"
+cd "$(dirname "$0")/.."
 cmd=${1:-}
 case "$cmd" in
 demo | test) ;;
 *)
-	echo "usage: ./run.sh demo | test" >&2
+	echo "usage: tests/run.sh demo | test" >&2
 	exit 2
 	;;
 esac
 
-sh scripts/deps.sh "$cmd"
+sh tests/deps.sh "$cmd"
 
 build() { # dir [meson options...]
 	dir=$1
@@ -27,7 +27,7 @@ build() { # dir [meson options...]
 case "$cmd" in
 demo)
 	build build
-	exec sh scripts/demo.sh build
+	exec sh tests/demo.sh build
 	;;
 test)
 	build build
