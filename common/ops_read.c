@@ -648,10 +648,16 @@ static cJSON *group_backlinks(const struct index *ix, struct ptrvec *links)
 		}
 		qsort(lines, nl, sizeof(int), cmp_int);
 		cJSON *o = cJSON_CreateObject();
+		size_t count = nl, u = 0;
+		/* Two links on one line: counted twice, listed once. */
+		for (size_t i = 0; i < nl; i++)
+			if (!u || lines[u - 1] != lines[i])
+				lines[u++] = lines[i];
+		nl = u;
 		_cleanup_free_ char *dn = index_display_name(ix, s);
 		cJSON_AddStringToObject(o, "name", dn);
 		cJSON_AddStringToObject(o, "path", s->path);
-		cJSON_AddNumberToObject(o, "count", (double)nl);
+		cJSON_AddNumberToObject(o, "count", (double)count);
 		cJSON *la = cJSON_AddArrayToObject(o, "lines");
 		for (size_t i = 0; i < nl; i++)
 			cJSON_AddItemToArray(la, cJSON_CreateNumber(lines[i]));

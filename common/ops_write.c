@@ -239,6 +239,15 @@ int op_create_note(struct tool_ctx *c)
 
 /* ---- whole-note edits -------------------------------------------------------- */
 
+/* The frontmatter block of a note, ending in a newline even when the
+ * file's closing "---" has none. */
+static void add_head(struct sbuf *b, const char *text, size_t bo)
+{
+	sb_add(b, text, bo);
+	if (bo && text[bo - 1] != '\n')
+		sb_putc(b, '\n');
+}
+
 static int do_append(struct tool_ctx *c, const char *ref, const char *text,
 		     size_t len, char **ret)
 {
@@ -246,10 +255,15 @@ static int do_append(struct tool_ctx *c, const char *ref, const char *text,
 	size_t bo = body_offset(text, len), e = len;
 	while (e > bo && (text[e - 1] == '\n' || text[e - 1] == '\r'))
 		e--;
-	if (e == bo)
-		*ret = xasprintf("%.*s%s", (int)bo, text, add);
-	else
-		*ret = xasprintf("%.*s\n\n%s", (int)e, text, add);
+	struct sbuf b = {0};
+	if (e == bo) {
+		add_head(&b, text, bo);
+	} else {
+		sb_add(&b, text, e);
+		sb_puts(&b, "\n\n");
+	}
+	sb_puts(&b, add);
+	*ret = sb_steal(&b);
 	return 0;
 }
 
@@ -260,18 +274,24 @@ static int do_prepend(struct tool_ctx *c, const char *ref, const char *text,
 	size_t bo = body_offset(text, len), b = bo;
 	while (b < len && (text[b] == '\n' || text[b] == '\r'))
 		b++;
-	if (b == len)
-		*ret = xasprintf("%.*s%s", (int)bo, text, add);
-	else
-		*ret = xasprintf("%.*s%s\n\n%s", (int)bo, text, add, text + b);
+	struct sbuf out = {0};
+	add_head(&out, text, bo);
+	sb_puts(&out, add);
+	if (b < len) {
+		sb_puts(&out, "\n\n");
+		sb_add(&out, text + b, len - b);
+	}
+	*ret = sb_steal(&out);
 	return 0;
 }
 
 static int do_update(struct tool_ctx *c, const char *ref, const char *text,
 		     size_t len, char **ret)
 {
-	size_t bo = body_offset(text, len);
-	*ret = xasprintf("%.*s%s", (int)bo, text, arg_str(c, "content", ""));
+	struct sbuf out = {0};
+	add_head(&out, text, body_offset(text, len));
+	sb_puts(&out, arg_str(c, "content", ""));
+	*ret = sb_steal(&out);
 	return 0;
 }
 
@@ -534,7 +554,8 @@ static int apply_updates(struct tool_ctx *c, const char *ref, const char *text,
  */
 static cJSON *value_from_text(const char *key, const char *value)
 {
-	cJSON *v = cJSON_Parse(value);
+	/* The whole text must be JSON: "2024-01-15" is not the number 2024. */
+	cJSON *v = cJSON_ParseWithOpts(value, NULL, true);
 	bool listkey = !strcmp(key, "tags") || !strcmp(key, "tag") ||
 		       !strcmp(key, "aliases") || !strcmp(key, "alias");
 	if (listkey) {
@@ -591,7 +612,7 @@ static cJSON *updates_arg(struct tool_ctx *c)
 	if (cJSON_IsObject(u))
 		return cJSON_Duplicate(u, 1);
 	if (cJSON_IsString(u)) {
-		cJSON *o = cJSON_Parse(u->valuestring);
+		cJSON *o = cJSON_ParseWithOpts(u->valuestring, NULL, true);
 		if (cJSON_IsObject(o))
 			return o;
 		cJSON_Delete(o);

@@ -1,0 +1,1792 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * More tool tests: the behaviour an Obsidian user expects from browse,
+ * tags, backlinks, orphans/broken links, recent notes, the write tools,
+ * frontmatter editing, link forms and resolution, rename/delete, names,
+ * path safety, the policy guard, search and concurrent writers.
+ */
+#include "testutil.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- helpers ------------------------------------------------------------- */
+
+static void json_deletep(cJSON **p)
+{
+	cJSON_Delete(*p);
+}
+#define _cleanup_json_ _cleanup_(json_deletep)
+
+/*
+ * Arguments as JSON text from NULL-terminated key/value string pairs.
+ * A key starting with '=' takes its value as raw JSON ("=overwrite",
+ * "true").
+ */
+static char *vargs(va_list ap)
+{
+	cJSON *o = cJSON_CreateObject();
+	for (;;) {
+		const char *k = va_arg(ap, const char *);
+		if (!k)
+			break;
+		const char *v = va_arg(ap, const char *);
+		if (k[0] == '=') {
+			cJSON *raw = cJSON_Parse(v);
+			if (!raw) {
+				fprintf(stderr, "bad raw JSON in test: %s\n", v);
+				abort();
+			}
+			cJSON_AddItemToObject(o, k + 1, raw);
+		} else {
+			cJSON_AddStringToObject(o, k, v);
+		}
+	}
+	char *s = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	char *r = xstrdup(s);
+	cJSON_free(s);
+	return r;
+}
+
+/* Call; JSON result or NULL on an error result. */
+static cJSON *callj(struct tvault *t, const char *tool, ...)
+{
+	va_list ap;
+	va_start(ap, tool);
+	_cleanup_free_ char *a = vargs(ap);
+	va_end(ap);
+	return tv_call_json(t, tool, a);
+}
+
+/* Call expecting an error: the message (caller frees) or NULL. */
+static char *calle(struct tvault *t, const char *tool, ...)
+{
+	va_list ap;
+	va_start(ap, tool);
+	_cleanup_free_ char *a = vargs(ap);
+	va_end(ap);
+	return tv_call_err(t, tool, a);
+}
+
+/* Call a text tool (read_note): its text, or NULL on error. */
+static char *callt(struct tvault *t, const char *tool, ...)
+{
+	va_list ap;
+	va_start(ap, tool);
+	_cleanup_free_ char *a = vargs(ap);
+	va_end(ap);
+	struct tool_result r;
+	tv_call(t, tool, a, &r);
+	char *text = NULL;
+	if (r.is_error)
+		fprintf(stderr, "  %s(%s) failed: %s\n", tool, a, r.text);
+	else
+		text = TAKE_PTR(r.text);
+	tool_result_clear(&r);
+	return text;
+}
+
+/* Call and say whether it succeeded (the result is dropped). */
+static bool callok(struct tvault *t, const char *tool, ...)
+{
+	va_list ap;
+	va_start(ap, tool);
+	_cleanup_free_ char *a = vargs(ap);
+	va_end(ap);
+	struct tool_result r;
+	tv_call(t, tool, a, &r);
+	bool ok = !r.is_error;
+	if (!ok)
+		fprintf(stderr, "  %s(%s) failed: %s\n", tool, a, r.text);
+	tool_result_clear(&r);
+	return ok;
+}
+
+static const char *jstr(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double jnum(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	return cJSON_IsNumber(v) ? v->valuedouble : -1;
+}
+
+static const cJSON *jitem(const cJSON *o, const char *key)
+{
+	return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+/* The first object of arr whose key has string value val. */
+static const cJSON *arr_find(const cJSON *arr, const char *key,
+			     const char *val)
+{
+	const cJSON *it;
+	cJSON_ArrayForEach(it, arr)
+	{
+		const char *s = jstr(it, key);
+		if (s && strcmp(s, val) == 0)
+			return it;
+	}
+	return NULL;
+}
+
+static bool arr_has_str(const cJSON *arr, const char *s)
+{
+	const cJSON *it;
+	cJSON_ArrayForEach(it, arr)
+		if (cJSON_IsString(it) && strcmp(it->valuestring, s) == 0)
+			return true;
+	return false;
+}
+
+/* arr (of strings, or of objects with `key`) lists exactly the names
+ * in want[] (NULL-terminated), in any order. */
+static bool same_set(const cJSON *arr, const char *key,
+		     const char *const *want)
+{
+	size_t nw = 0;
+	while (want[nw])
+		nw++;
+	bool ok = cJSON_IsArray(arr) && (size_t)cJSON_GetArraySize(arr) == nw;
+	for (size_t i = 0; ok && i < nw; i++)
+		ok = key ? arr_find(arr, key, want[i]) != NULL
+			 : arr_has_str(arr, want[i]);
+	if (!ok) {
+		char *g = arr ? cJSON_PrintUnformatted(arr) : NULL;
+		fprintf(stderr, "  set differs: got %s, want", g ? g : "(null)");
+		for (size_t i = 0; i < nw; i++)
+			fprintf(stderr, " '%s'", want[i]);
+		fprintf(stderr, "\n");
+		cJSON_free(g);
+	}
+	return ok;
+}
+
+/* The file's text equals want (printing both when not). */
+static bool file_is(struct tvault *t, const char *rel, const char *want)
+{
+	_cleanup_free_ char *got = tv_read(t, rel);
+	bool eq = got && strcmp(got, want) == 0;
+	if (!eq)
+		fprintf(stderr, "  %s differs:\n--- got ---\n%s\n--- want ---\n%s\n---\n",
+			rel, got ? got : "(missing)", want);
+	return eq;
+}
+
+static void set_mtime(struct tvault *t, const char *rel, time_t secs)
+{
+	_cleanup_free_ char *p = xasprintf("%s/%s", t->dir, rel);
+	struct timespec ts[2] = {{secs, 0}, {secs, 0}};
+	if (utimensat(AT_FDCWD, p, ts, 0) < 0) {
+		perror(p);
+		abort();
+	}
+}
+
+static time_t utc(int y, int mo, int d, int h, int mi, int s)
+{
+	struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d,
+			.tm_hour = h, .tm_min = mi, .tm_sec = s};
+	return timegm(&tm);
+}
+
+static void mkdir_in(struct tvault *t, const char *rel)
+{
+	_cleanup_free_ char *p = xasprintf("%s/%s", t->dir, rel);
+	if (mkdir(p, 0755) < 0 && errno != EEXIST) {
+		perror(p);
+		abort();
+	}
+}
+
+static bool is_iso_utc(const char *s)
+{
+	if (!s || strlen(s) != 20)
+		return false;
+	static const char pat[] = "dddd-dd-ddTdd:dd:ddZ";
+	for (size_t i = 0; i < 20; i++) {
+		if (pat[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != pat[i])
+			return false;
+	}
+	return true;
+}
+
+/* The message names a line: "line <digits>". */
+static bool names_a_line(const char *msg)
+{
+	const char *p = msg ? strstr(msg, "line ") : NULL;
+	return p && p[5] >= '0' && p[5] <= '9';
+}
+
+/* ---- 1. browse --------------------------------------------------------------- */
+
+static void test_browse(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "Root Note.md", "root\n");
+	tv_write(&t, "projects/index.md", "index\n");
+	tv_write(&t, "projects/wiki-ai.md", "# Wiki-AI overview\n");
+	tv_write(&t, "projects/wiki-ai/ideas.md", "ideas\n");
+	tv_write(&t, "projects/wiki-ai/spec.md", "spec\n");
+	tv_write(&t, "projects/wiki-ai/research/r1.md", "r1\n");
+	tv_write(&t, "projects/wiki-ai/research/r2.md", "r2\n");
+	tv_write(&t, "projects/other/o.md", "o\n");
+	tv_write(&t, ".obsidian/app.json", "{}\n");
+	tv_write(&t, ".obsidian/hidden.md", "not a note\n");
+	mkdir_in(&t, "archive");
+	tv_open(&t);
+
+	/* The root: folders with recursive counts, an empty folder with 0,
+	 * no hidden folders, the notes at the root. */
+	_cleanup_json_ cJSON *root = callj(&t, "browse", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+	CU_ASSERT(json_equal_text(jitem(root, "folders"),
+				  "[{\"path\":\"archive\",\"notes\":0},"
+				  "{\"path\":\"projects\",\"notes\":7}]"));
+	CU_ASSERT(same_set(jitem(root, "notes"), "path",
+			   (const char *[]){"Root Note.md", NULL}));
+	CU_ASSERT(arr_find(jitem(root, "notes"), "name", "Root Note") != NULL);
+	CU_ASSERT_PTR_NULL(jitem(root, "note"));
+
+	/* A subfolder: the note projects/wiki-ai.md is a note at this level
+	 * while projects/wiki-ai/ is a folder. */
+	_cleanup_json_ cJSON *pr = callj(&t, "browse", "path", "projects", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pr);
+	CU_ASSERT(json_equal_text(jitem(pr, "folders"),
+				  "[{\"path\":\"projects/other\",\"notes\":1},"
+				  "{\"path\":\"projects/wiki-ai\",\"notes\":4}]"));
+	CU_ASSERT(same_set(jitem(pr, "notes"), "path",
+			   (const char *[]){"projects/index.md",
+					    "projects/wiki-ai.md", NULL}));
+	const cJSON *idx = arr_find(jitem(pr, "notes"), "path",
+				    "projects/index.md");
+	ASSERT_STR_EQ(jstr(idx, "name"), "index");
+	CU_ASSERT(is_iso_utc(jstr(idx, "modified")));
+
+	/* The folder that has a note of the same name next to it. */
+	_cleanup_json_ cJSON *wa = callj(&t, "browse", "path",
+					 "projects/wiki-ai/", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(wa);
+	const cJSON *here = jitem(wa, "note");
+	CU_ASSERT_PTR_NOT_NULL(here);
+	ASSERT_STR_EQ(jstr(here, "path"), "projects/wiki-ai.md");
+	ASSERT_STR_EQ(jstr(here, "name"), "wiki-ai");
+	CU_ASSERT(json_equal_text(jitem(wa, "folders"),
+				  "[{\"path\":\"projects/wiki-ai/research\","
+				  "\"notes\":2}]"));
+	CU_ASSERT(same_set(jitem(wa, "notes"), "path",
+			   (const char *[]){"projects/wiki-ai/ideas.md",
+					    "projects/wiki-ai/spec.md", NULL}));
+
+	/* An empty folder exists: no error, nothing in it. */
+	_cleanup_json_ cJSON *ar = callj(&t, "browse", "path", "archive", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(ar);
+	CU_ASSERT(json_equal_text(jitem(ar, "folders"), "[]"));
+	CU_ASSERT(json_equal_text(jitem(ar, "notes"), "[]"));
+
+	/* A folder that does not exist, and paths leaving the vault. */
+	_cleanup_free_ char *e1 = calle(&t, "browse", "path", "nowhere", NULL);
+	ASSERT_CONTAINS(e1, "not found");
+	_cleanup_free_ char *e2 = calle(&t, "browse", "path", "..", NULL);
+	CU_ASSERT_PTR_NOT_NULL(e2);
+	_cleanup_free_ char *e3 = calle(&t, "browse", "path", "projects/../..",
+					NULL);
+	CU_ASSERT_PTR_NOT_NULL(e3);
+	_cleanup_free_ char *e4 = calle(&t, "browse", "path", "/etc", NULL);
+	CU_ASSERT_PTR_NOT_NULL(e4);
+	tv_close(&t);
+}
+
+/* ---- 2. list_tags -------------------------------------------------------------- */
+
+static void test_list_tags(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "A.md", "---\ntags: [alpha, beta]\n---\n"
+			     "Text #gamma and #a/b here.\n");
+	tv_write(&t, "B.md", "---\ntags: \"alpha, delta\"\n---\n"
+			     "#alpha again in the body\n");
+	tv_write(&t, "C.md",
+		 "---\ntag: epsilon\n---\n"
+		 "# Title\n"
+		 "```\n#fenced\n```\n"
+		 "Some `#inline` code, %% #comment %% and <!-- #html -->.\n"
+		 "%%\n#blockcomment\n%%\n"
+		 "<!--\n#htmlblock\n-->\n"
+		 "Cyrillic #проект and CJK #日本語 tags.\n"
+		 "Numbers: #123 is not a tag, #y2024 is.\n"
+		 "Links: http://x/#frag and word#notag.\n"
+		 "## Heading two\n");
+	tv_write(&t, "D.md", "#alpha\n");
+	tv_write(&t, "E.md", "#ПРОЕКТ and #Alpha/Sub\n");
+	tv_open(&t);
+
+	_cleanup_json_ cJSON *r = callj(&t, "list_tags", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	const cJSON *tags = jitem(r, "tags");
+	/* Most used first. */
+	const cJSON *first = cJSON_GetArrayItem(tags, 0);
+	ASSERT_STR_EQ(jstr(first, "tag"), "alpha");
+	CU_ASSERT_EQUAL(jnum(first, "count"), 3);
+	/* Case-insensitive, Cyrillic too: #ПРОЕКТ is #проект. */
+	const cJSON *ru = arr_find(tags, "tag", "проект");
+	if (!ru)
+		ru = arr_find(tags, "tag", "ПРОЕКТ");
+	CU_ASSERT_PTR_NOT_NULL(ru);
+	CU_ASSERT_EQUAL(jnum(ru, "count"), 2);
+	CU_ASSERT_EQUAL(jnum(cJSON_GetArrayItem(tags, 1), "count"), 2);
+	static const char *const want[] = {
+		"beta", "gamma", "a/b", "delta", "epsilon", "日本語", "y2024",
+		"Alpha/Sub", NULL};
+	for (size_t i = 0; want[i]; i++) {
+		const cJSON *e = arr_find(tags, "tag", want[i]);
+		if (!e)
+			fprintf(stderr, "  tag '%s' missing\n", want[i]);
+		CU_ASSERT_EQUAL(jnum(e, "count"), 1);
+	}
+	CU_ASSERT_EQUAL(cJSON_GetArraySize(tags), 10);
+	CU_ASSERT_EQUAL(jnum(r, "total"), 10);
+	static const char *const not_tags[] = {
+		"fenced", "inline", "comment", "html", "blockcomment",
+		"htmlblock", "123", "Title", "Heading", "frag", "notag", NULL};
+	for (const char *const *p = not_tags; *p; p++) {
+		if (arr_find(tags, "tag", *p))
+			fprintf(stderr, "  '%s' must not be a tag\n", *p);
+		CU_ASSERT_PTR_NULL(arr_find(tags, "tag", *p));
+	}
+	/* Counts are per note: B has alpha twice. */
+	int prev = 1 << 30;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, tags)
+	{
+		CU_ASSERT(jnum(it, "count") <= prev);
+		prev = (int)jnum(it, "count");
+	}
+	tv_close(&t);
+}
+
+/* ---- 3. get_backlinks ---------------------------------------------------------- */
+
+static void test_backlinks_lines(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "Target.md", "# Target\n## Heading\n");
+	tv_write(&t, "Src.md", "# Src\n"
+			       "\n"
+			       "See [[Target]].\n"
+			       "line 4\n"
+			       "Ghost: [[Ghost]]\n"
+			       "line 6\n"
+			       "Again [[Target|the target]].\n");
+	tv_write(&t, "Other.md", "[[Target#Heading]]\n");
+	tv_write(&t, "Third.md", "x\n\n[[ghost]] and ![[Ghost]]\n");
+	tv_open(&t);
+
+	_cleanup_json_ cJSON *r = callj(&t, "get_backlinks", "name", "Target",
+					NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	CU_ASSERT(cJSON_IsTrue(jitem(r, "exists")));
+	const cJSON *bl = jitem(r, "backlinks");
+	CU_ASSERT_EQUAL(cJSON_GetArraySize(bl), 2);
+	const cJSON *src = arr_find(bl, "name", "Src");
+	CU_ASSERT_PTR_NOT_NULL(src);
+	CU_ASSERT_EQUAL(jnum(src, "count"), 2);
+	CU_ASSERT(json_equal_text(jitem(src, "lines"), "[3,7]"));
+	ASSERT_STR_EQ(jstr(src, "path"), "Src.md");
+	const cJSON *oth = arr_find(bl, "name", "Other");
+	CU_ASSERT_EQUAL(jnum(oth, "count"), 1);
+	CU_ASSERT(json_equal_text(jitem(oth, "lines"), "[1]"));
+	CU_ASSERT_EQUAL(jnum(r, "links"), 3);
+
+	/* A note that does not exist: the notes naming it. */
+	_cleanup_json_ cJSON *g = callj(&t, "get_backlinks", "name", "Ghost",
+					NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+	CU_ASSERT(cJSON_IsFalse(jitem(g, "exists")));
+	const cJSON *gb = jitem(g, "backlinks");
+	CU_ASSERT(same_set(gb, "name", (const char *[]){"Src", "Third", NULL}));
+	CU_ASSERT(json_equal_text(jitem(arr_find(gb, "name", "Src"), "lines"),
+				  "[5]"));
+	const cJSON *th = arr_find(gb, "name", "Third");
+	CU_ASSERT_EQUAL(jnum(th, "count"), 2);
+
+	/* Nobody links to Src. */
+	_cleanup_json_ cJSON *n = callj(&t, "get_backlinks", "name", "Src",
+					NULL);
+	CU_ASSERT(json_equal_text(jitem(n, "backlinks"), "[]"));
+	tv_close(&t);
+}
+
+/* ---- 4. orphans and broken links ------------------------------------------------ */
+
+static void test_orphans_broken(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "Hub.md", "[[Leaf]]\n"
+			       "![[missing.png]]\n"
+			       "![[pic.png]]\n"
+			       "[[Nowhere]]\n"
+			       "[[table.csv]] and ![img](assets/pic2.png)\n");
+	tv_write(&t, "Leaf.md", "leaf\n");
+	tv_write(&t, "Alone.md", "alone\n");
+	tv_write(&t, "Self.md", "[[Self]] and [[#Heading]]\n# Heading\n");
+	tv_write(&t, "pic.png", "PNG");
+	tv_write(&t, "data/table.csv", "a,b\n");
+	tv_write(&t, "assets/pic2.png", "PNG");
+	tv_open(&t);
+
+	_cleanup_json_ cJSON *o = callj(&t, "get_orphans", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(o);
+	CU_ASSERT(same_set(jitem(o, "orphans"), "name",
+			   (const char *[]){"Alone", "Self", NULL}));
+	CU_ASSERT_EQUAL(jnum(o, "count"), 2);
+
+	_cleanup_json_ cJSON *b = callj(&t, "find_broken_links", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+	CU_ASSERT(json_equal_text(b, "[{\"source\":\"Hub\",\"target\":"
+				     "\"missing.png\"},{\"source\":\"Hub\","
+				     "\"target\":\"Nowhere\"}]"));
+
+	/* Once the attachment exists, the embed is no longer broken. */
+	tv_write(&t, "attachments/missing.png", "PNG");
+	tv_reindex(&t);
+	_cleanup_json_ cJSON *b2 = callj(&t, "find_broken_links", NULL);
+	CU_ASSERT(json_equal_text(b2, "[{\"source\":\"Hub\",\"target\":"
+				      "\"Nowhere\"}]"));
+
+	/* And once Nowhere exists, nothing is broken and Hub links to it. */
+	CU_ASSERT(callok(&t, "create_note", "name", "Nowhere", NULL));
+	_cleanup_json_ cJSON *b3 = callj(&t, "find_broken_links", NULL);
+	CU_ASSERT(json_equal_text(b3, "[]"));
+	tv_close(&t);
+}
+
+/* ---- 5. recent_notes ------------------------------------------------------------ */
+
+static void test_recent_notes(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "Old.md", "old\n");
+	tv_write(&t, "meetings/Mid.md", "---\ntags: [meeting]\n---\nmid\n");
+	tv_write(&t, "New.md", "new\n");
+	set_mtime(&t, "Old.md", utc(2024, 1, 10, 9, 0, 0));
+	set_mtime(&t, "meetings/Mid.md", utc(2024, 1, 15, 11, 0, 0));
+	set_mtime(&t, "New.md", utc(2024, 1, 15, 14, 30, 0));
+	tv_open(&t);
+
+	_cleanup_json_ cJSON *all = callj(&t, "recent_notes", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(all);
+	const cJSON *notes = jitem(all, "notes");
+	CU_ASSERT_EQUAL(cJSON_GetArraySize(notes), 3);
+	ASSERT_STR_EQ(jstr(cJSON_GetArrayItem(notes, 0), "name"), "New");
+	ASSERT_STR_EQ(jstr(cJSON_GetArrayItem(notes, 1), "name"), "Mid");
+	ASSERT_STR_EQ(jstr(cJSON_GetArrayItem(notes, 1), "path"),
+		      "meetings/Mid.md");
+	ASSERT_STR_EQ(jstr(cJSON_GetArrayItem(notes, 2), "name"), "Old");
+	ASSERT_STR_EQ(jstr(cJSON_GetArrayItem(notes, 0), "modified"),
+		      "2024-01-15T14:30:00Z");
+	CU_ASSERT(json_equal_text(jitem(cJSON_GetArrayItem(notes, 1), "tags"),
+				  "[\"meeting\"]"));
+
+	_cleanup_json_ cJSON *two = callj(&t, "recent_notes", "=limit", "2",
+					  NULL);
+	CU_ASSERT_EQUAL(cJSON_GetArraySize(jitem(two, "notes")), 2);
+	ASSERT_STR_EQ(jstr(cJSON_GetArrayItem(jitem(two, "notes"), 0), "name"),
+		      "New");
+
+	_cleanup_json_ cJSON *since = callj(&t, "recent_notes", "since",
+					    "2024-01-15T00:00:00Z", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(since);
+	CU_ASSERT(same_set(jitem(since, "notes"), "name",
+			   (const char *[]){"New", "Mid", NULL}));
+	ASSERT_STR_EQ(jstr(cJSON_GetArrayItem(jitem(since, "notes"), 0),
+			   "name"),
+		      "New");
+
+	/* A time with an offset: 13:00+01:00 is 12:00Z. */
+	_cleanup_json_ cJSON *off = callj(&t, "recent_notes", "since",
+					  "2024-01-15T13:00:00+01:00", NULL);
+	CU_ASSERT(same_set(jitem(off, "notes"), "name",
+			   (const char *[]){"New", NULL}));
+
+	_cleanup_json_ cJSON *none = callj(&t, "recent_notes", "since",
+					   "2030-01-01T00:00:00Z", NULL);
+	CU_ASSERT(json_equal_text(jitem(none, "notes"), "[]"));
+
+	/* A write makes a note the most recent one. */
+	CU_ASSERT(callok(&t, "append_note", "name", "Old", "text", "x", NULL));
+	_cleanup_json_ cJSON *after = callj(&t, "recent_notes", "=limit", "1",
+					    NULL);
+	ASSERT_STR_EQ(jstr(cJSON_GetArrayItem(jitem(after, "notes"), 0),
+			   "name"),
+		      "Old");
+
+	_cleanup_free_ char *e1 = calle(&t, "recent_notes", "since",
+					"yesterday", NULL);
+	ASSERT_CONTAINS(e1, "since");
+	_cleanup_free_ char *e2 = calle(&t, "recent_notes", "since",
+					"2024-13-45", NULL);
+	CU_ASSERT_PTR_NOT_NULL(e2);
+	tv_close(&t);
+}
+
+/* ---- 6. prepend / append / create ---------------------------------------------- */
+
+static void test_write_tools_basic(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "P.md", "---\ntitle: P\n---\nBody line\n");
+	tv_write(&t, "F.md", "---\ntitle: F\n---\n");
+	tv_write(&t, "G.md", "---\ntitle: G\n---"); /* no final newline */
+	tv_write(&t, "H.md", "---\ntitle: H\n---");
+	tv_open(&t);
+
+	/* Prepend goes after the frontmatter. */
+	CU_ASSERT(callok(&t, "prepend_note", "name", "P", "text", "Top", NULL));
+	CU_ASSERT(file_is(&t, "P.md", "---\ntitle: P\n---\nTop\n\nBody line\n"));
+
+	/* Append to a note that is only frontmatter. */
+	CU_ASSERT(callok(&t, "append_note", "name", "F", "text", "Hello", NULL));
+	_cleanup_free_ char *f = tv_read(&t, "F.md");
+	CU_ASSERT(f && (strcmp(f, "---\ntitle: F\n---\nHello") == 0 ||
+			strcmp(f, "---\ntitle: F\n---\nHello\n") == 0));
+
+	/* The same when the closing --- has no newline: the frontmatter
+	 * must stay a frontmatter block. */
+	CU_ASSERT(callok(&t, "append_note", "name", "G", "text", "Hello", NULL));
+	_cleanup_free_ char *g = tv_read(&t, "G.md");
+	CU_ASSERT(g && (strcmp(g, "---\ntitle: G\n---\nHello") == 0 ||
+			strcmp(g, "---\ntitle: G\n---\nHello\n") == 0));
+	CU_ASSERT(callok(&t, "prepend_note", "name", "H", "text", "Top", NULL));
+	_cleanup_free_ char *h = tv_read(&t, "H.md");
+	CU_ASSERT(h && (strcmp(h, "---\ntitle: H\n---\nTop") == 0 ||
+			strcmp(h, "---\ntitle: H\n---\nTop\n") == 0));
+	_cleanup_json_ cJSON *hm = callj(&t, "get_note_metadata", "name", "H",
+					 NULL);
+	/* The frontmatter survives. */
+	ASSERT_STR_EQ(jstr(jitem(hm, "frontmatter"), "title"), "H");
+
+	/* create_note: refuses to replace unless overwrite=true. */
+	CU_ASSERT(callok(&t, "create_note", "name", "Dup1", "content", "v1",
+			 NULL));
+	CU_ASSERT(file_is(&t, "Dup1.md", "v1"));
+	_cleanup_free_ char *e = calle(&t, "create_note", "name", "Dup1",
+				       "content", "v2", NULL);
+	ASSERT_CONTAINS(e, "already exists");
+	CU_ASSERT(file_is(&t, "Dup1.md", "v1"));
+	/* Names are case-insensitive: "DUP1" is the same note. */
+	_cleanup_free_ char *ec = calle(&t, "create_note", "name", "DUP1",
+					"content", "v3", NULL);
+	ASSERT_CONTAINS(ec, "already exists");
+	CU_ASSERT(!tv_exists(&t, "DUP1.md"));
+	_cleanup_json_ cJSON *ow = callj(&t, "create_note", "name", "Dup1",
+					 "content", "v2", "=overwrite", "true",
+					 NULL);
+	CU_ASSERT_PTR_NOT_NULL(ow);
+	CU_ASSERT(cJSON_IsTrue(jitem(ow, "overwritten")));
+	CU_ASSERT(file_is(&t, "Dup1.md", "v2"));
+	_cleanup_free_ char *rd = callt(&t, "read_note", "name", "Dup1", NULL);
+	ASSERT_STR_EQ(rd, "v2");
+
+	/* Folders are created as needed. */
+	_cleanup_json_ cJSON *nf = callj(&t, "create_note", "name", "a/b/New",
+					 "content", "deep", NULL);
+	CU_ASSERT_PTR_NOT_NULL(nf);
+	ASSERT_STR_EQ(jstr(nf, "path"), "a/b/New.md");
+	CU_ASSERT(file_is(&t, "a/b/New.md", "deep"));
+	_cleanup_free_ char *rn = callt(&t, "read_note", "name", "New", NULL);
+	ASSERT_STR_EQ(rn, "deep");
+	tv_close(&t);
+}
+
+/* ---- 7. frontmatter merging ------------------------------------------------------ */
+
+static void test_update_frontmatter(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "U.md", "---\n"
+			     "# leading comment\n"
+			     "title: 'Quoted Title'   # trailing comment\n"
+			     "status: draft\n"
+			     "tags:\n"
+			     "  - alpha   # first\n"
+			     "  - beta\n"
+			     "rating: 3\n"
+			     "date: 2024-01-15\n"
+			     "---\n"
+			     "Body\n");
+	tv_write(&t, "S.md", "---\nkeep: \"double\"\n---\nS body\n");
+	tv_write(&t, "Plain.md", "plain body\n");
+	tv_open(&t);
+
+	/* A note without frontmatter gets a block. */
+	CU_ASSERT(callok(&t, "update_frontmatter", "name", "Plain", "=updates",
+			 "{\"a\":1}", NULL));
+	CU_ASSERT(file_is(&t, "Plain.md", "---\na: 1\n---\nplain body\n"));
+
+	_cleanup_json_ cJSON *r = callj(
+		&t, "update_frontmatter", "name", "U", "=updates",
+		"{\"status\":\"done\",\"new_key\":\"v\",\"rating\":null}", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	CU_ASSERT(file_is(&t, "U.md",
+			  "---\n"
+			  "# leading comment\n"
+			  "title: 'Quoted Title'   # trailing comment\n"
+			  "status: done\n"
+			  "tags:\n"
+			  "  - alpha   # first\n"
+			  "  - beta\n"
+			  "date: 2024-01-15\n"
+			  "new_key: v\n"
+			  "---\n"
+			  "Body\n"));
+	CU_ASSERT(json_equal_text(jitem(r, "frontmatter"),
+				  "{\"title\":\"Quoted Title\",\"status\":"
+				  "\"done\",\"tags\":[\"alpha\",\"beta\"],"
+				  "\"date\":\"2024-01-15\",\"new_key\":\"v\"}"));
+
+	/* set_frontmatter: text that is JSON is stored as such. */
+	_cleanup_json_ cJSON *s1 = callj(&t, "set_frontmatter", "name", "S",
+					 "key", "count", "value", "3", NULL);
+	CU_ASSERT(json_equal_text(jitem(s1, "value"), "3"));
+	_cleanup_json_ cJSON *s2 = callj(&t, "set_frontmatter", "name", "S",
+					 "key", "state", "value", "done", NULL);
+	CU_ASSERT(json_equal_text(jitem(s2, "value"), "\"done\""));
+	_cleanup_json_ cJSON *s3 = callj(&t, "set_frontmatter", "name", "S",
+					 "key", "items", "value", "[\"x\",\"y\"]",
+					 NULL);
+	CU_ASSERT(json_equal_text(jitem(s3, "value"), "[\"x\",\"y\"]"));
+	_cleanup_json_ cJSON *m = callj(&t, "get_note_metadata", "name", "S",
+					NULL);
+	CU_ASSERT(json_equal_text(jitem(m, "frontmatter"),
+				  "{\"keep\":\"double\",\"count\":3,"
+				  "\"state\":\"done\",\"items\":[\"x\",\"y\"]}"));
+	_cleanup_free_ char *s = tv_read(&t, "S.md");
+	CU_ASSERT(s && str_has_prefix(s, "---\nkeep: \"double\"\ncount: 3\n"
+					 "state: done\n"));
+	CU_ASSERT(s && str_has_suffix(s, "---\nS body\n"));
+
+	/* Text that merely starts like JSON stays text. */
+	_cleanup_json_ cJSON *s5 = callj(&t, "set_frontmatter", "name", "S",
+					 "key", "due", "value", "2024-01-15", NULL);
+	/* "2024-01-15" is not the number 2024. */
+	CU_ASSERT(json_equal_text(jitem(s5, "value"), "\"2024-01-15\""));
+	_cleanup_json_ cJSON *s6 = callj(&t, "set_frontmatter", "name", "S",
+					 "key", "qty", "value", "3 apples", NULL);
+	CU_ASSERT(json_equal_text(jitem(s6, "value"), "\"3 apples\""));
+	/* Text needing quotes in YAML reads back the same. */
+	CU_ASSERT(callok(&t, "set_frontmatter", "name", "S", "key", "desc",
+			 "value", "a: b # c", NULL));
+	_cleanup_json_ cJSON *m2 = callj(&t, "get_note_metadata", "name", "S",
+					 NULL);
+	const cJSON *fm2 = jitem(m2, "frontmatter");
+	ASSERT_STR_EQ(jstr(fm2, "due"), "2024-01-15");
+	ASSERT_STR_EQ(jstr(fm2, "qty"), "3 apples");
+	ASSERT_STR_EQ(jstr(fm2, "desc"), "a: b # c");
+
+	/* Setting an existing key again changes only its line. */
+	CU_ASSERT(callok(&t, "set_frontmatter", "name", "S", "key", "count",
+			 "value", "4", NULL));
+	_cleanup_free_ char *s4 = tv_read(&t, "S.md");
+	CU_ASSERT(s4 && str_has_prefix(s4, "---\nkeep: \"double\"\ncount: 4\n"
+					   "state: done\n"));
+	tv_close(&t);
+}
+
+/* ---- 8. invalid YAML is kept and never rewritten ---------------------------------- */
+
+static void test_invalid_yaml(void)
+{
+	static const char BLOCK[] = "---\ntitle: [unclosed\n---\n";
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "Broken.md", "---\ntitle: [unclosed\n---\nbody\n");
+	tv_open(&t);
+
+	CU_ASSERT(callok(&t, "update_note", "name", "Broken", "content",
+			 "new body\n", NULL));
+	CU_ASSERT(file_is(&t, "Broken.md", "---\ntitle: [unclosed\n---\nnew body\n"));
+	CU_ASSERT(callok(&t, "append_note", "name", "Broken", "text", "more",
+			 NULL));
+	_cleanup_free_ char *a = tv_read(&t, "Broken.md");
+	CU_ASSERT(a && str_has_prefix(a, BLOCK));
+	ASSERT_CONTAINS(a, "new body\n\nmore");
+	_cleanup_json_ cJSON *rt = callj(&t, "replace_text", "name", "Broken",
+					 "old_text", "new body", "new_text",
+					 "NEW BODY", NULL);
+	CU_ASSERT_EQUAL(jnum(rt, "replaced"), 1);
+	CU_ASSERT(file_is(&t, "Broken.md",
+			  "---\ntitle: [unclosed\n---\nNEW BODY\n\nmore"));
+	/* Text inside the broken block is not body text. */
+	_cleanup_free_ char *rtx = calle(&t, "replace_text", "name", "Broken",
+					 "old_text", "unclosed", "new_text",
+					 "closed]", NULL);
+	CU_ASSERT_PTR_NOT_NULL(rtx);
+
+	_cleanup_free_ char *before = tv_read(&t, "Broken.md");
+	_cleanup_free_ char *e1 = calle(&t, "set_frontmatter", "name", "Broken",
+					"key", "status", "value", "x", NULL);
+	ASSERT_CONTAINS(e1, "Broken");
+	CU_ASSERT(names_a_line(e1));
+	CU_ASSERT(file_is(&t, "Broken.md", before));
+	_cleanup_free_ char *e2 = calle(&t, "add_tag", "name", "Broken", "tag",
+					"x", NULL);
+	ASSERT_CONTAINS(e2, "Broken");
+	CU_ASSERT(names_a_line(e2));
+	CU_ASSERT(file_is(&t, "Broken.md", before));
+	_cleanup_free_ char *e3 = calle(&t, "update_frontmatter", "name",
+					"Broken", "=updates", "{\"a\":1}", NULL);
+	ASSERT_CONTAINS(e3, "Broken");
+	CU_ASSERT(names_a_line(e3));
+	CU_ASSERT(file_is(&t, "Broken.md", before));
+
+	/* Metadata says what is wrong and still answers. */
+	_cleanup_json_ cJSON *m = callj(&t, "get_note_metadata", "name",
+					"Broken", NULL);
+	CU_ASSERT_PTR_NOT_NULL(m);
+	CU_ASSERT(names_a_line(jstr(m, "frontmatter_error")));
+	tv_close(&t);
+}
+
+/* ---- 9. get_note_metadata ------------------------------------------------------------ */
+
+static void test_note_metadata(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	static const char TEXT[] = "---\n"
+				   "aliases: [MN, Meta]\n"
+				   "tags: [meta]\n"
+				   "---\n"
+				   "# Heading One\n"
+				   "text #inline\n"
+				   "## Sub\n"
+				   "[[Other]]\n";
+	tv_write(&t, "folder/Meta Note.md", TEXT);
+	tv_write(&t, "Other.md", "[[Meta Note]]\n");
+	tv_open(&t);
+
+	_cleanup_json_ cJSON *m = callj(&t, "get_note_metadata", "name",
+					"Meta Note", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+	ASSERT_STR_EQ(jstr(m, "path"), "folder/Meta Note.md");
+	CU_ASSERT(json_equal_text(jitem(m, "tags"), "[\"meta\",\"inline\"]"));
+	CU_ASSERT(json_equal_text(jitem(m, "aliases"), "[\"MN\",\"Meta\"]"));
+	CU_ASSERT(json_equal_text(jitem(m, "headings"),
+				  "[{\"level\":1,\"text\":\"Heading One\"},"
+				  "{\"level\":2,\"text\":\"Sub\"}]"));
+	CU_ASSERT_EQUAL(jnum(m, "size"), (double)strlen(TEXT));
+	CU_ASSERT(is_iso_utc(jstr(m, "created")));
+	CU_ASSERT(is_iso_utc(jstr(m, "modified")));
+	const char *uri = jstr(m, "uri");
+	CU_ASSERT(uri && str_has_prefix(uri, "obsidian://open?vault="));
+	ASSERT_CONTAINS(uri, "&file=folder%2FMeta%20Note");
+	CU_ASSERT(json_equal_text(jitem(m, "outgoing"), "[\"Other\"]"));
+	CU_ASSERT(json_equal_text(jitem(m, "incoming"), "[\"Other\"]"));
+	CU_ASSERT(json_equal_text(jitem(m, "frontmatter"),
+				  "{\"aliases\":[\"MN\",\"Meta\"],"
+				  "\"tags\":[\"meta\"]}"));
+	/* No body. */
+	CU_ASSERT_PTR_NULL(jitem(m, "content"));
+	CU_ASSERT_PTR_NULL(jitem(m, "body"));
+
+	/* By alias and by path. */
+	_cleanup_json_ cJSON *ma = callj(&t, "get_note_metadata", "name", "MN",
+					 NULL);
+	ASSERT_STR_EQ(jstr(ma, "path"), "folder/Meta Note.md");
+	_cleanup_json_ cJSON *mp = callj(&t, "get_note_metadata", "name",
+					 "folder/meta note.md", NULL);
+	ASSERT_STR_EQ(jstr(mp, "path"), "folder/Meta Note.md");
+	tv_close(&t);
+}
+
+/* ---- 10. link forms and resolution ------------------------------------------------------ */
+
+static void test_link_forms(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "Target.md", "# Heading\ntext ^block\n");
+	tv_write(&t, "folder/My Note.md", "my note\n");
+	tv_write(&t, "notes/folder/Deep Note.md", "deep\n");
+	tv_write(&t, "other/x.md", "x\n");
+	tv_write(&t, "notes/Local Note.md", "local\n");
+	tv_write(&t, "notes/Src.md",
+		 "[[Target]]\n"
+		 "[[Target|alias]]\n"
+		 "[[Target#Heading]]\n"
+		 "[[Target#^block]]\n"
+		 "![[Target]]\n"
+		 "[[Target.md]]\n"
+		 "[[#Local heading]]\n"
+		 "[[folder/My Note]]\n"
+		 "[text](folder/Deep%20Note.md)\n"
+		 "[t](../other/x.md)\n"
+		 "[t](<Local Note.md>)\n"
+		 "[x](https://example.com) and [m](mailto:a@b.c)\n"
+		 "```\n[[Fenced]]\n```\n"
+		 "`[[Inline]]` and `[c](Code.md)`\n"
+		 "# Local heading\n");
+	tv_write(&t, "notes/Src2.md",
+		 "[h](../Target.md#Heading)\n"
+		 "| col | [[Target\\|in a table]] |\n"
+		 "[[ folder/My Note | spaced ]]\n");
+	tv_open(&t);
+
+	_cleanup_json_ cJSON *l = callj(&t, "get_links", "name", "Src",
+					"direction", "out", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+	CU_ASSERT(same_set(jitem(l, "outgoing"), NULL,
+			   (const char *[]){"Target", "My Note", "Deep Note",
+					    "x", "Local Note", NULL}));
+	_cleanup_json_ cJSON *bl = callj(&t, "get_backlinks", "name", "Target",
+					 NULL);
+	const cJSON *src = arr_find(jitem(bl, "backlinks"), "name", "Src");
+	CU_ASSERT_EQUAL(jnum(src, "count"), 6);
+	CU_ASSERT(json_equal_text(jitem(src, "lines"), "[1,2,3,4,5,6]"));
+	_cleanup_json_ cJSON *broken = callj(&t, "find_broken_links", NULL);
+	CU_ASSERT(json_equal_text(broken, "[]"));
+	_cleanup_json_ cJSON *l2 = callj(&t, "get_links", "name", "Src2",
+					 "direction", "out", NULL);
+	CU_ASSERT(same_set(jitem(l2, "outgoing"), NULL,
+			   (const char *[]){"Target", "My Note", NULL}));
+	const cJSON *src2 = arr_find(jitem(bl, "backlinks"), "name", "Src2");
+	CU_ASSERT(json_equal_text(jitem(src2, "lines"), "[1,2]"));
+	_cleanup_json_ cJSON *dl = callj(&t, "get_links", "name", "Deep Note",
+					 "direction", "in", NULL);
+	CU_ASSERT(json_equal_text(jitem(dl, "incoming"), "[\"Src\"]"));
+	tv_close(&t);
+}
+
+static void test_duplicate_names(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "a/Dup.md", "in a\n");
+	tv_write(&t, "b/Dup.md", "in b\n");
+	tv_write(&t, "c/Dup.md", "in c\n");
+	tv_write(&t, "b/FromB.md", "[[Dup]]\n");
+	tv_write(&t, "RootSrc.md", "[[Dup]] [[Dup2]]\n");
+	tv_write(&t, "zz/Dup2.md", "short\n");
+	tv_write(&t, "a/deep/Dup2.md", "long\n");
+	tv_open(&t);
+
+	_cleanup_json_ cJSON *fb = callj(&t, "get_links", "name", "FromB",
+					 "direction", "out", NULL);
+	CU_ASSERT(json_equal_text(jitem(fb, "outgoing"), "[\"b/Dup\"]"));
+	_cleanup_json_ cJSON *rs = callj(&t, "get_links", "name", "RootSrc",
+					 "direction", "out", NULL);
+	/* Same length: alphabetical; different lengths: the shortest. */
+	CU_ASSERT(json_equal_text(jitem(rs, "outgoing"),
+				  "[\"a/Dup\",\"zz/Dup2\"]"));
+	_cleanup_json_ cJSON *bb = callj(&t, "get_backlinks", "name", "b/Dup",
+					 NULL);
+	CU_ASSERT(same_set(jitem(bb, "backlinks"), "name",
+			   (const char *[]){"FromB", NULL}));
+
+	_cleanup_free_ char *e = calle(&t, "read_note", "name", "Dup", NULL);
+	CU_ASSERT(e && str_has_prefix(e, "Ambiguous name 'Dup'"));
+	ASSERT_CONTAINS(e, "a/Dup.md");
+	ASSERT_CONTAINS(e, "b/Dup.md");
+	ASSERT_CONTAINS(e, "c/Dup.md");
+	struct tool_result r;
+	tv_call(&t, "read_note", "{\"name\":\"dup\"}", &r);
+	CU_ASSERT(r.is_error);
+	CU_ASSERT_EQUAL(r.code, RPC_AMBIGUOUS);
+	tool_result_clear(&r);
+	_cleanup_free_ char *b = callt(&t, "read_note", "name", "b/Dup", NULL);
+	ASSERT_STR_EQ(b, "in b\n");
+	_cleanup_free_ char *b2 = callt(&t, "read_note", "name", "B/dup.md",
+					NULL);
+	ASSERT_STR_EQ(b2, "in b\n");
+
+	_cleanup_json_ cJSON *ln = callj(&t, "list_notes", NULL);
+	const cJSON *names = jitem(ln, "names");
+	CU_ASSERT(arr_has_str(names, "a/Dup"));
+	CU_ASSERT(arr_has_str(names, "b/Dup"));
+	CU_ASSERT(arr_has_str(names, "c/Dup"));
+	CU_ASSERT(!arr_has_str(names, "Dup"));
+	CU_ASSERT(arr_has_str(names, "FromB"));
+	/* Every name list_notes hands out can be read back. */
+	const cJSON *it;
+	cJSON_ArrayForEach(it, names)
+	{
+		_cleanup_free_ char *x = callt(&t, "read_note", "name",
+					       it->valuestring, NULL);
+		CU_ASSERT_PTR_NOT_NULL(x);
+	}
+	tv_close(&t);
+}
+
+/* ---- 11. rename_note ------------------------------------------------------------------------ */
+
+static const char L1_TEXT[] =
+	"Intro text stays.\n"
+	"[[B Note]] and [[B Note|Bee]] and [[B Note#Sec]] and [[b note#^blk]]\n"
+	"![[B Note]] embed\n"
+	"[md](B%20Note.md) and [angle](<B Note.md>)\n"
+	"Plan: [[projects/Plan]]\n"
+	"Trailing text   \n"
+	"no newline at end";
+static const char L2_TEXT[] = "[up](../B%20Note.md) [[B Note.md]]\n"
+			      "`[[B Note]]` in code stays\n"
+			      "```\n[[B Note]]\n```\n";
+
+static void test_rename(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "B Note.md", "# B Note\n## Sec\n"
+				  "See [rel](sub/C.md) and [x](<sub/C.md>).\n"
+				  "Self [[B Note#Sec]].\n"
+				  "![p](img/p.png) [[C]]\n");
+	tv_write(&t, "img/p.png", "PNG");
+	tv_write(&t, "sub/C.md", "c\n");
+	tv_write(&t, "L1.md", L1_TEXT);
+	tv_write(&t, "dir/L2.md", L2_TEXT);
+	tv_write(&t, "projects/Plan.md", "plan\n");
+	tv_write(&t, "L3.md", "unrelated\n");
+	tv_open(&t);
+
+	/* dry_run: the plan, nothing changes. */
+	_cleanup_json_ cJSON *dry = callj(&t, "rename_note", "old_name", "B Note",
+					  "new_name", "My B", "=dry_run", "true",
+					  NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dry);
+	CU_ASSERT(cJSON_IsTrue(jitem(dry, "dry_run")));
+	CU_ASSERT(same_set(jitem(dry, "files_updated"), NULL,
+			   (const char *[]){"L1", "L2", NULL}));
+	CU_ASSERT(tv_exists(&t, "B Note.md"));
+	CU_ASSERT(!tv_exists(&t, "My B.md"));
+	CU_ASSERT(file_is(&t, "L1.md", L1_TEXT));
+	CU_ASSERT(file_is(&t, "dir/L2.md", L2_TEXT));
+
+	/* Rename in place. */
+	_cleanup_json_ cJSON *r = callj(&t, "rename_note", "old_name", "B Note",
+					"new_name", "My B", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	ASSERT_STR_EQ(jstr(r, "new_path"), "My B.md");
+	CU_ASSERT(same_set(jitem(r, "files_updated"), NULL,
+			   (const char *[]){"L1", "L2", NULL}));
+	CU_ASSERT_EQUAL(jnum(r, "links_updated"), 9 + 1);
+	CU_ASSERT(!tv_exists(&t, "B Note.md"));
+	CU_ASSERT(tv_exists(&t, "My B.md"));
+	CU_ASSERT(file_is(&t, "L1.md",
+			  "Intro text stays.\n"
+			  "[[My B]] and [[My B|Bee]] and [[My B#Sec]] and "
+			  "[[My B#^blk]]\n"
+			  "![[My B]] embed\n"
+			  "[md](My%20B.md) and [angle](<My B.md>)\n"
+			  "Plan: [[projects/Plan]]\n"
+			  "Trailing text   \n"
+			  "no newline at end"));
+	CU_ASSERT(file_is(&t, "dir/L2.md",
+			  "[up](../My%20B.md) [[My B.md]]\n"
+			  "`[[B Note]]` in code stays\n"
+			  "```\n[[B Note]]\n```\n"));
+	/* Its own link to itself follows the rename. */
+	CU_ASSERT(file_is(&t, "My B.md",
+			  "# B Note\n## Sec\n"
+			  "See [rel](sub/C.md) and [x](<sub/C.md>).\n"
+			  "Self [[My B#Sec]].\n"
+			  "![p](img/p.png) [[C]]\n"));
+
+	/* Move into a new folder: relative links are rewritten both ways. */
+	_cleanup_json_ cJSON *mv = callj(&t, "rename_note", "old_name", "My B",
+					 "new_name", "archive/My B", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(mv);
+	ASSERT_STR_EQ(jstr(mv, "new_path"), "archive/My B.md");
+	CU_ASSERT(tv_exists(&t, "archive/My B.md"));
+	CU_ASSERT(file_is(&t, "L1.md",
+			  "Intro text stays.\n"
+			  "[[My B]] and [[My B|Bee]] and [[My B#Sec]] and "
+			  "[[My B#^blk]]\n"
+			  "![[My B]] embed\n"
+			  "[md](archive/My%20B.md) and [angle](<archive/My B.md>)\n"
+			  "Plan: [[projects/Plan]]\n"
+			  "Trailing text   \n"
+			  "no newline at end"));
+	CU_ASSERT(file_is(&t, "dir/L2.md",
+			  "[up](../archive/My%20B.md) [[My B.md]]\n"
+			  "`[[B Note]]` in code stays\n"
+			  "```\n[[B Note]]\n```\n"));
+	CU_ASSERT(file_is(&t, "archive/My B.md",
+			  "# B Note\n## Sec\n"
+			  "See [rel](../sub/C.md) and [x](<../sub/C.md>).\n"
+			  "Self [[My B#Sec]].\n"
+			  "![p](../img/p.png) [[C]]\n"));
+
+	/* [[folder/Note]] links keep their folder form. */
+	CU_ASSERT(callok(&t, "rename_note", "old_name", "Plan", "new_name",
+			 "Roadmap", NULL));
+	CU_ASSERT(tv_exists(&t, "projects/Roadmap.md"));
+	_cleanup_free_ char *l1 = tv_read(&t, "L1.md");
+	ASSERT_CONTAINS(l1, "Plan: [[projects/Roadmap]]\n");
+
+	/* Incoming links now point at the new name. */
+	_cleanup_json_ cJSON *in = callj(&t, "get_links", "name", "My B",
+					 "direction", "in", NULL);
+	CU_ASSERT(same_set(jitem(in, "incoming"), NULL,
+			   (const char *[]){"L1", "L2", NULL}));
+	_cleanup_json_ cJSON *out = callj(&t, "get_links", "name", "L1",
+					  "direction", "out", NULL);
+	CU_ASSERT(same_set(jitem(out, "outgoing"), NULL,
+			   (const char *[]){"My B", "Roadmap", NULL}));
+	_cleanup_json_ cJSON *broken = callj(&t, "find_broken_links", NULL);
+	CU_ASSERT(json_equal_text(broken, "[]"));
+
+	/* Renaming onto an existing note fails and changes nothing. */
+	_cleanup_free_ char *e = calle(&t, "rename_note", "old_name", "L1",
+				       "new_name", "L3", NULL);
+	ASSERT_CONTAINS(e, "already exists");
+	CU_ASSERT(file_is(&t, "L3.md", "unrelated\n"));
+	CU_ASSERT(tv_exists(&t, "L1.md"));
+	_cleanup_free_ char *e2 = calle(&t, "rename_note", "old_name", "L1",
+					"new_name", "projects/Roadmap", NULL);
+	ASSERT_CONTAINS(e2, "already exists");
+	tv_close(&t);
+}
+
+static void test_rename_shared_names(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "a/Dup.md", "a\n");
+	tv_write(&t, "b/Dup.md", "b\n");
+	tv_write(&t, "b/FromB.md", "[[Dup]]\n");
+	tv_write(&t, "Root.md", "[[Dup]]\n");
+	tv_write(&t, "Solo.md", "solo\n");
+	tv_write(&t, "Root2.md", "[[Solo]] and [[Solo|s]]\n");
+	tv_write(&t, "Case.md", "case\n");
+	tv_write(&t, "Root3.md", "[[Case]]\n");
+	tv_open(&t);
+
+	/* Root's [[Dup]] meant a/Dup; b/FromB's meant b/Dup. */
+	CU_ASSERT(callok(&t, "rename_note", "old_name", "a/Dup", "new_name",
+			 "Unique", NULL));
+	CU_ASSERT(tv_exists(&t, "a/Unique.md"));
+	CU_ASSERT(file_is(&t, "Root.md", "[[Unique]]\n"));
+	CU_ASSERT(file_is(&t, "b/FromB.md", "[[Dup]]\n"));
+
+	/* A new name that another note has: the link must keep pointing
+	 * at the moved note, so it takes the path form. */
+	CU_ASSERT(callok(&t, "rename_note", "old_name", "Solo", "new_name",
+			 "c/Dup", NULL));
+	CU_ASSERT(file_is(&t, "Root2.md", "[[c/Dup]] and [[c/Dup|s]]\n"));
+	_cleanup_json_ cJSON *l = callj(&t, "get_links", "name", "Root2",
+					"direction", "out", NULL);
+	CU_ASSERT(json_equal_text(jitem(l, "outgoing"), "[\"c/Dup\"]"));
+	_cleanup_json_ cJSON *fb = callj(&t, "get_links", "name", "FromB",
+					 "direction", "out", NULL);
+	CU_ASSERT(json_equal_text(jitem(fb, "outgoing"), "[\"b/Dup\"]"));
+
+	/* A rename that only changes case. */
+	CU_ASSERT(callok(&t, "rename_note", "old_name", "Case", "new_name",
+			 "case", NULL));
+	CU_ASSERT(tv_exists(&t, "case.md"));
+	CU_ASSERT(!tv_exists(&t, "Case.md"));
+	CU_ASSERT(file_is(&t, "Root3.md", "[[case]]\n"));
+	_cleanup_free_ char *rc = callt(&t, "read_note", "name", "CASE", NULL);
+	ASSERT_STR_EQ(rc, "case\n");
+	_cleanup_json_ cJSON *br = callj(&t, "find_broken_links", NULL);
+	CU_ASSERT(json_equal_text(br, "[]"));
+	tv_close(&t);
+}
+
+/* ---- 12. delete_note --------------------------------------------------------------------- */
+
+static void test_delete(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "folder/sub/X.md", "x\n");
+	tv_write(&t, "L.md", "See [[X]] and [[X|ex]].\nkeep this\n");
+	tv_write(&t, "Y.md", "first y\n");
+	tv_open(&t);
+
+	_cleanup_json_ cJSON *dd = callj(&t, "delete_note", "name", "X",
+					 "=dry_run", "true", NULL);
+	CU_ASSERT(cJSON_IsTrue(jitem(dd, "dry_run")));
+	CU_ASSERT(tv_exists(&t, "folder/sub/X.md"));
+	CU_ASSERT(!tv_exists(&t, ".trash"));
+	CU_ASSERT(file_is(&t, "L.md", "See [[X]] and [[X|ex]].\nkeep this\n"));
+	_cleanup_json_ cJSON *d = callj(&t, "delete_note", "name", "X", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	ASSERT_STR_EQ(jstr(d, "trash_path"), ".trash/folder/sub/X.md");
+	CU_ASSERT(tv_exists(&t, ".trash/folder/sub/X.md"));
+	CU_ASSERT(!tv_exists(&t, "folder/sub/X.md"));
+	CU_ASSERT(file_is(&t, "L.md",
+			  "See [[X (deleted)]] and [[X (deleted)|ex]].\n"
+			  "keep this\n"));
+	_cleanup_free_ char *gone = calle(&t, "read_note", "name", "X", NULL);
+	ASSERT_CONTAINS(gone, "not found");
+
+	/* A second note of the same path goes to "Y 2.md". */
+	CU_ASSERT(callok(&t, "delete_note", "name", "Y", NULL));
+	CU_ASSERT(file_is(&t, ".trash/Y.md", "first y\n"));
+	CU_ASSERT(callok(&t, "create_note", "name", "Y", "content", "second y\n",
+			 NULL));
+	_cleanup_json_ cJSON *d2 = callj(&t, "delete_note", "name", "Y", NULL);
+	ASSERT_STR_EQ(jstr(d2, "trash_path"), ".trash/Y 2.md");
+	CU_ASSERT(file_is(&t, ".trash/Y 2.md", "second y\n"));
+	CU_ASSERT(file_is(&t, ".trash/Y.md", "first y\n"));
+	/* The trash is not part of the vault. */
+	_cleanup_json_ cJSON *ln = callj(&t, "list_notes", NULL);
+	CU_ASSERT(same_set(jitem(ln, "names"), NULL,
+			   (const char *[]){"L", NULL}));
+	tv_close(&t);
+
+	/* Policy: keep links, and warn. */
+	tv_init(&t);
+	tv_write(&t, ".vaultd/policy.yaml", "delete_links: keep\n");
+	tv_write(&t, "K.md", "k\n");
+	tv_write(&t, "M.md", "Link [[K]] stays.\n");
+	tv_open(&t);
+	_cleanup_json_ cJSON *dk = callj(&t, "delete_note", "name", "K", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(dk);
+	CU_ASSERT(file_is(&t, "M.md", "Link [[K]] stays.\n"));
+	const char *w = jstr(dk, "warning");
+	CU_ASSERT_PTR_NOT_NULL(w);
+	ASSERT_CONTAINS(w, "M");
+	CU_ASSERT(tv_exists(&t, ".trash/K.md"));
+	_cleanup_json_ cJSON *br = callj(&t, "find_broken_links", NULL);
+	CU_ASSERT(json_equal_text(br, "[{\"source\":\"M\",\"target\":\"K\"}]"));
+	tv_close(&t);
+}
+
+/* ---- 13. Unicode names ---------------------------------------------------------------------- */
+
+static void test_unicode_names(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "Проект.md", "ru\n");
+	tv_write(&t, "日本語メモ.md", "ja\n");
+	tv_write(&t, "Cafe\xcc\x81.md", "nfd\n"); /* "Café" in NFD */
+	tv_write(&t, "Na\xc3\xafve.md", "nfc\n");  /* "Naïve" in NFC */
+	tv_write(&t, "Links.md", "[[проект]] [[Caf\xc3\xa9]] [[日本語メモ]]\n");
+	tv_open(&t);
+
+	_cleanup_free_ char *a = callt(&t, "read_note", "name", "проект", NULL);
+	ASSERT_STR_EQ(a, "ru\n");
+	_cleanup_free_ char *b = callt(&t, "read_note", "name", "ПРОЕКТ", NULL);
+	ASSERT_STR_EQ(b, "ru\n");
+	_cleanup_free_ char *c = callt(&t, "read_note", "name", "日本語メモ",
+				       NULL);
+	ASSERT_STR_EQ(c, "ja\n");
+	_cleanup_free_ char *d = callt(&t, "read_note", "name", "Caf\xc3\xa9",
+				       NULL);
+	ASSERT_STR_EQ(d, "nfd\n");
+	_cleanup_free_ char *d2 = callt(&t, "read_note", "name", "CAF\xc3\x89",
+					NULL);
+	ASSERT_STR_EQ(d2, "nfd\n");
+	_cleanup_free_ char *d3 = callt(&t, "read_note", "name",
+					"Cafe\xcc\x81", NULL);
+	ASSERT_STR_EQ(d3, "nfd\n");
+
+	_cleanup_free_ char *nv = callt(&t, "read_note", "name",
+					"nai\xcc\x88ve", NULL);
+	ASSERT_STR_EQ(nv, "nfc\n");
+
+	_cleanup_json_ cJSON *l = callj(&t, "get_links", "name", "Links",
+					"direction", "out", NULL);
+	CU_ASSERT(same_set(jitem(l, "outgoing"), NULL,
+			   (const char *[]){"Проект", "Cafe\xcc\x81",
+					    "日本語メモ", NULL}) ||
+		  same_set(jitem(l, "outgoing"), NULL,
+			   (const char *[]){"Проект", "Caf\xc3\xa9",
+					    "日本語メモ", NULL}));
+	_cleanup_json_ cJSON *br = callj(&t, "find_broken_links", NULL);
+	CU_ASSERT(json_equal_text(br, "[]"));
+
+	/* Writing through the NFC name updates the NFD file. */
+	CU_ASSERT(callok(&t, "append_note", "name", "caf\xc3\xa9", "text", "more",
+			 NULL));
+	CU_ASSERT(file_is(&t, "Cafe\xcc\x81.md", "nfd\n\nmore"));
+	CU_ASSERT(!tv_exists(&t, "Caf\xc3\xa9.md"));
+	tv_close(&t);
+}
+
+/* ---- 14. path safety ------------------------------------------------------------------------ */
+
+static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	return remove(p);
+}
+
+/* First line of a file outside the vault ("" when unreadable). */
+static char *read_abs(const char *path)
+{
+	char buf[256] = {0};
+	FILE *f = fopen(path, "r");
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	return xstrdup(buf);
+}
+
+static void test_path_safety(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	/* A folder outside the vault that a symlink points into. */
+	const char *tmp = getenv("TMPDIR");
+	_cleanup_free_ char *outside = xasprintf("%s/vaultd-outside-XXXXXX",
+						 tmp && *tmp ? tmp : "/tmp");
+	CU_ASSERT_FATAL(mkdtemp(outside) != NULL);
+	_cleanup_free_ char *secret = xasprintf("%s/secret.md", outside);
+	FILE *sf = fopen(secret, "w");
+	CU_ASSERT_FATAL(sf != NULL);
+	fputs("top secret\n", sf);
+	fclose(sf);
+
+	tv_write(&t, "Ok.md", "ok\n");
+	_cleanup_free_ char *evil = xasprintf("%s/evil.md", t.dir);
+	CU_ASSERT(symlink("/etc/passwd", evil) == 0);
+	_cleanup_free_ char *evil2 = xasprintf("%s/evil2.md", t.dir);
+	CU_ASSERT(symlink(secret, evil2) == 0);
+	_cleanup_free_ char *out = xasprintf("%s/out", t.dir);
+	CU_ASSERT(symlink(outside, out) == 0);
+	tv_open(&t);
+
+	_cleanup_free_ char *e1 = calle(&t, "read_note", "name", "../etc/passwd",
+					NULL);
+	CU_ASSERT_PTR_NOT_NULL(e1);
+	_cleanup_free_ char *e1b = calle(&t, "read_note", "name", "/etc/passwd",
+					 NULL);
+	CU_ASSERT_PTR_NOT_NULL(e1b);
+	_cleanup_free_ char *e2 = calle(&t, "create_note", "name", "/abs", NULL);
+	CU_ASSERT_PTR_NOT_NULL(e2);
+	_cleanup_free_ char *e3 = calle(&t, "create_note", "name", "a/../../x",
+					NULL);
+	CU_ASSERT_PTR_NOT_NULL(e3);
+	_cleanup_free_ char *e4 = calle(&t, "create_note", "name", "a\\b", NULL);
+	CU_ASSERT_PTR_NOT_NULL(e4);
+	_cleanup_free_ char *e5 = calle(&t, "create_note", "name", "..\\x", NULL);
+	CU_ASSERT_PTR_NOT_NULL(e5);
+
+	_cleanup_free_ char *e5b = calle(&t, "rename_note", "old_name", "Ok",
+					 "new_name", "../escaped", NULL);
+	CU_ASSERT_PTR_NOT_NULL(e5b);
+	_cleanup_free_ char *e5c = calle(&t, "rename_note", "old_name", "Ok",
+					 "new_name", "/tmp/escaped", NULL);
+	CU_ASSERT_PTR_NOT_NULL(e5c);
+	_cleanup_free_ char *e5d = calle(&t, "delete_note", "name", "../Ok",
+					 NULL);
+	CU_ASSERT_PTR_NOT_NULL(e5d);
+	CU_ASSERT(tv_exists(&t, "Ok.md"));
+
+	/* Symlinks to files outside are not notes and cannot be read. */
+	_cleanup_json_ cJSON *ln = callj(&t, "list_notes", NULL);
+	CU_ASSERT(same_set(jitem(ln, "names"), NULL,
+			   (const char *[]){"Ok", NULL}));
+	_cleanup_free_ char *e6 = calle(&t, "read_note", "name", "evil", NULL);
+	CU_ASSERT_PTR_NOT_NULL(e6);
+	_cleanup_free_ char *e7 = calle(&t, "read_note", "name", "evil.md", NULL);
+	CU_ASSERT_PTR_NOT_NULL(e7);
+	_cleanup_free_ char *e8 = calle(&t, "read_note", "name", "evil2", NULL);
+	CU_ASSERT_PTR_NOT_NULL(e8);
+	_cleanup_free_ char *e9 = calle(&t, "read_note", "name", "out/secret",
+					NULL);
+	CU_ASSERT_PTR_NOT_NULL(e9);
+	ASSERT_NOT_CONTAINS(e9, "top secret");
+	_cleanup_json_ cJSON *s = callj(&t, "search_notes", "query", "secret",
+					"mode", "content", NULL);
+	CU_ASSERT(json_equal_text(jitem(s, "results"), "[]"));
+	_cleanup_json_ cJSON *s2 = callj(&t, "search_notes", "query", "root:",
+					 "mode", "content", NULL);
+	CU_ASSERT(json_equal_text(jitem(s2, "results"), "[]"));
+
+	/* Writes never go through a symlink to outside the vault. */
+	_cleanup_free_ char *e10 = calle(&t, "create_note", "name", "out/pwn",
+					 "content", "x", NULL);
+	CU_ASSERT_PTR_NOT_NULL(e10);
+	_cleanup_free_ char *pwn = xasprintf("%s/pwn.md", outside);
+	CU_ASSERT(access(pwn, F_OK) != 0);
+	_cleanup_free_ char *e11 = calle(&t, "create_note", "name", "evil",
+					 "content", "x", "=overwrite", "true",
+					 NULL);
+	CU_ASSERT_PTR_NOT_NULL(e11);
+	_cleanup_free_ char *sec = read_abs(secret);
+	ASSERT_STR_EQ(sec, "top secret\n");
+	_cleanup_free_ char *e12 = calle(&t, "create_note", "name", "evil2",
+					 "content", "x", "=overwrite", "true",
+					 NULL);
+	CU_ASSERT_PTR_NOT_NULL(e12);
+	_cleanup_free_ char *sec2 = read_abs(secret);
+	ASSERT_STR_EQ(sec2, "top secret\n");
+
+	/* Characters Obsidian does not allow in names. */
+	static const char *const bad[] = {"a:b", "x#y", "q?", "p|p", "s*", "h^t",
+					  "l[x]", "<x>", NULL};
+	for (const char *const *b = bad; *b; b++) {
+		_cleanup_free_ char *m = calle(&t, "create_note", "name", *b, NULL);
+		if (!m)
+			fprintf(stderr, "  create_note('%s') must fail\n", *b);
+		CU_ASSERT_PTR_NOT_NULL(m);
+	}
+	_cleanup_json_ cJSON *ln2 = callj(&t, "list_notes", NULL);
+	CU_ASSERT(same_set(jitem(ln2, "names"), NULL,
+			   (const char *[]){"Ok", NULL}));
+	tv_close(&t);
+	nftw(outside, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ---- 15. policy --------------------------------------------------------------------------- */
+
+static void test_policy_reject(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, ".vaultd/policy.yaml", "allowed_tags: [inbox]\n"
+					    "on_violation: reject\n"
+					    "ignore: [\"templates/\"]\n");
+	tv_write(&t, "templates/Tpl.md", "#tpltag\n");
+	tv_write(&t, "Existing.md", "Work #work\n");
+	tv_write(&t, "John.md", "---\ntags: [Person]\n---\nJohn\n");
+	tv_open(&t);
+
+	/* The allow list lets a tag no note has yet. */
+	CU_ASSERT(callok(&t, "create_note", "name", "New", "content",
+			 "todo #inbox\n", NULL));
+	_cleanup_free_ char *e1 = calle(&t, "create_note", "name", "Bad",
+					"content", "#newtag\n", NULL);
+	ASSERT_CONTAINS(e1, "Tags not in allowed list");
+	CU_ASSERT(!tv_exists(&t, "Bad.md"));
+
+	/* An inline tag in update_note's body is judged too. */
+	_cleanup_free_ char *e2 = calle(&t, "update_note", "name", "Existing",
+					"content", "Now #newtag\n", NULL);
+	ASSERT_CONTAINS(e2, "Tags not in allowed list");
+	ASSERT_CONTAINS(e2, "newtag");
+	CU_ASSERT(file_is(&t, "Existing.md", "Work #work\n"));
+
+	/* Every way of adding a tag is judged. */
+	_cleanup_free_ char *e2b = calle(&t, "append_note", "name", "Existing",
+					 "text", "#other", NULL);
+	ASSERT_CONTAINS(e2b, "Tags not in allowed list");
+	_cleanup_free_ char *e2c = calle(&t, "add_tag", "name", "Existing",
+					 "tag", "brandnew", NULL);
+	ASSERT_CONTAINS(e2c, "Tags not in allowed list");
+	_cleanup_free_ char *e2d = calle(&t, "set_frontmatter", "name",
+					 "Existing", "key", "tags", "value",
+					 "work, fresh", NULL);
+	ASSERT_CONTAINS(e2d, "Tags not in allowed list");
+	CU_ASSERT(file_is(&t, "Existing.md", "Work #work\n"));
+	CU_ASSERT(callok(&t, "add_tag", "name", "Existing", "tag", "#inbox",
+			 NULL));
+
+	/* A note that already breaks a rule may still be edited. */
+	CU_ASSERT(callok(&t, "update_note", "name", "John", "content",
+			 "John, unrelated change\n", NULL));
+	CU_ASSERT(file_is(&t, "John.md",
+			  "---\ntags: [Person]\n---\nJohn, unrelated change\n"));
+	/* But a new Person note must follow the rule. */
+	_cleanup_free_ char *e3 = calle(&t, "create_note", "name", "Jane",
+					"=frontmatter", "{\"tags\":[\"Person\"]}",
+					NULL);
+	ASSERT_CONTAINS(e3, "Person");
+	CU_ASSERT(callok(&t, "create_note", "name", "@Jane", "=frontmatter",
+			 "{\"tags\":[\"Person\"]}", NULL));
+	/* Renaming a person note away from '@' breaks the rule. */
+	_cleanup_free_ char *e4 = calle(&t, "rename_note", "old_name", "@Jane",
+					"new_name", "Jane", NULL);
+	ASSERT_CONTAINS(e4, "Person");
+	CU_ASSERT(tv_exists(&t, "@Jane.md"));
+
+	_cleanup_json_ cJSON *lv = callj(&t, "list_violations", NULL);
+	CU_ASSERT(jnum(lv, "count") >= 7);
+	const cJSON *v0 = cJSON_GetArrayItem(jitem(lv, "violations"), 0);
+	ASSERT_STR_EQ(jstr(v0, "path"), "Jane.md");
+	ASSERT_CONTAINS(jstr(v0, "message"), "Person");
+	ASSERT_STR_EQ(jstr(v0, "action"), "refused");
+
+	_cleanup_json_ cJSON *p = callj(&t, "get_policy", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	const cJSON *allowed = jitem(p, "allowed_tags");
+	CU_ASSERT(arr_has_str(allowed, "inbox"));
+	CU_ASSERT(arr_has_str(allowed, "work"));
+	CU_ASSERT(arr_has_str(allowed, "Person"));
+	CU_ASSERT(!arr_has_str(allowed, "newtag"));
+	ASSERT_STR_EQ(jstr(p, "on_violation"), "reject");
+	ASSERT_STR_EQ(jstr(p, "delete_links"), "mark");
+	ASSERT_STR_EQ(jstr(p, "source"), ".vaultd/policy.yaml");
+	CU_ASSERT(json_equal_text(jitem(p, "ignore"), "[\"templates/\"]"));
+	CU_ASSERT(!arr_has_str(allowed, "tpltag"));
+
+	/* Ignored paths are not part of the vault. */
+	_cleanup_free_ char *ig = calle(&t, "read_note", "name", "Tpl", NULL);
+	CU_ASSERT_PTR_NOT_NULL(ig);
+	_cleanup_json_ cJSON *br = callj(&t, "browse", NULL);
+	CU_ASSERT_PTR_NULL(arr_find(jitem(br, "folders"), "path", "templates"));
+	_cleanup_free_ char *ig2 = calle(&t, "create_note", "name",
+					 "templates/New", NULL);
+	CU_ASSERT_PTR_NOT_NULL(ig2);
+	const cJSON *rule = arr_find(jitem(p, "tag_rules"), "tag", "Person");
+	CU_ASSERT_PTR_NOT_NULL(rule);
+	ASSERT_STR_EQ(jstr(rule, "name_prefix"), "@");
+	CU_ASSERT(cJSON_IsArray(jitem(p, "ignore")));
+	CU_ASSERT(arr_find(jitem(p, "tag_rules"), "tag", "claude") != NULL);
+	tv_close(&t);
+}
+
+static void test_policy_warn(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, ".vaultd/policy.yaml", "on_violation: warn\n");
+	tv_write(&t, "@Alice.md", "---\ntags: [Person]\n---\nAlice\n");
+	tv_open(&t);
+
+	_cleanup_json_ cJSON *r = callj(&t, "create_note", "name", "John",
+					"=frontmatter", "{\"tags\":[\"Person\"]}",
+					NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	CU_ASSERT(tv_exists(&t, "John.md"));
+	const char *w = jstr(r, "warning");
+	CU_ASSERT_PTR_NOT_NULL(w);
+	ASSERT_CONTAINS(w, "Person");
+
+	_cleanup_json_ cJSON *lv = callj(&t, "list_violations", NULL);
+	CU_ASSERT_EQUAL(jnum(lv, "count"), 1);
+	const cJSON *v0 = cJSON_GetArrayItem(jitem(lv, "violations"), 0);
+	ASSERT_STR_EQ(jstr(v0, "path"), "John.md");
+	ASSERT_STR_EQ(jstr(v0, "action"), "warned");
+	ASSERT_CONTAINS(jstr(v0, "message"), "Person");
+
+	_cleanup_json_ cJSON *p = callj(&t, "get_policy", NULL);
+	ASSERT_STR_EQ(jstr(p, "on_violation"), "warn");
+	tv_close(&t);
+}
+
+static void test_policy_malformed(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, ".vaultd/policy.yaml", "allowed_tags:\n"
+					    "  - inbox\n"
+					    "on_violation: [reject\n");
+	struct vault *v = NULL;
+	char *msg = NULL;
+	CU_ASSERT(vault_open(t.dir, &v, &msg) < 0);
+	CU_ASSERT_PTR_NULL(v);
+	ASSERT_CONTAINS(msg, "policy.yaml");
+	CU_ASSERT(names_a_line(msg));
+	free(msg);
+	vault_free(v);
+
+	/* A known key with a wrong value. */
+	tv_write(&t, ".vaultd/policy.yaml", "on_violation: maybe\n");
+	msg = NULL;
+	v = NULL;
+	CU_ASSERT(vault_open(t.dir, &v, &msg) < 0);
+	ASSERT_CONTAINS(msg, "on_violation");
+	free(msg);
+	vault_free(v);
+	tv_close(&t);
+}
+
+/* ---- 16. search -------------------------------------------------------------------------- */
+
+static void test_search_modes(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "Project.md", "Мой проект важен.\n");
+	tv_write(&t, "Project Plan.md", "plan\n");
+	tv_write(&t, "Projection.md", "math\n");
+	tv_write(&t, "Old Project.md", "old\n");
+	tv_write(&t, "Alias Holder.md", "---\naliases: [Zebra]\n---\nz\n");
+	tv_write(&t, "T1.md", "---\ntags: [vc/project, ai]\n---\n");
+	tv_write(&t, "T2.md", "#vc\n");
+	tv_write(&t, "T3.md", "---\ntags: ai\n---\n");
+	tv_open(&t);
+
+	_cleanup_json_ cJSON *n1 = callj(&t, "search_notes", "query", "PROJECT",
+					 "mode", "name", NULL);
+	CU_ASSERT(same_set(jitem(n1, "results"), "name",
+			   (const char *[]){"Project", NULL}));
+	_cleanup_json_ cJSON *n2 = callj(&t, "search_notes", "query", "zebra",
+					 "mode", "name", NULL);
+	CU_ASSERT(same_set(jitem(n2, "results"), "name",
+			   (const char *[]){"Alias Holder", NULL}));
+
+	_cleanup_json_ cJSON *p = callj(&t, "search_notes", "query", "project",
+					NULL);
+	const cJSON *pr = jitem(p, "results");
+	CU_ASSERT_EQUAL(cJSON_GetArraySize(pr), 4);
+	ASSERT_STR_EQ(jstr(cJSON_GetArrayItem(pr, 0), "name"), "Project");
+	/* Prefix matches before substring matches. */
+	const char *n_1 = jstr(cJSON_GetArrayItem(pr, 1), "name");
+	const char *n_2 = jstr(cJSON_GetArrayItem(pr, 2), "name");
+	CU_ASSERT(n_1 && n_2 && str_has_prefix(n_1, "Project") &&
+		  str_has_prefix(n_2, "Project"));
+	ASSERT_STR_EQ(jstr(cJSON_GetArrayItem(pr, 3), "name"), "Old Project");
+
+	_cleanup_json_ cJSON *c = callj(&t, "search_notes", "query", "ПРОЕКТ",
+					"mode", "content", NULL);
+	CU_ASSERT(same_set(jitem(c, "results"), "name",
+			   (const char *[]){"Project", NULL}));
+	const cJSON *c0 = cJSON_GetArrayItem(jitem(c, "results"), 0);
+	CU_ASSERT_EQUAL(jnum(c0, "line"), 1);
+
+	_cleanup_json_ cJSON *t1 = callj(&t, "search_notes", "query", "vc",
+					 "mode", "tag", NULL);
+	CU_ASSERT(same_set(jitem(t1, "results"), "name",
+			   (const char *[]){"T1", "T2", NULL}));
+	_cleanup_json_ cJSON *t2 = callj(&t, "search_notes", "query", "vc, ai",
+					 "mode", "tag", "tag_logic", "and", NULL);
+	CU_ASSERT(same_set(jitem(t2, "results"), "name",
+			   (const char *[]){"T1", NULL}));
+	_cleanup_json_ cJSON *t3 = callj(&t, "search_notes", "query", "#vc,ai",
+					 "mode", "tag", "tag_logic", "or", NULL);
+	CU_ASSERT(same_set(jitem(t3, "results"), "name",
+			   (const char *[]){"T1", "T2", "T3", NULL}));
+	_cleanup_json_ cJSON *t4 = callj(&t, "search_notes", "query",
+					 "vc/project", "mode", "tag", NULL);
+	CU_ASSERT(same_set(jitem(t4, "results"), "name",
+			   (const char *[]){"T1", NULL}));
+	/* "v" is not a parent of "vc". */
+	_cleanup_json_ cJSON *t5 = callj(&t, "search_notes", "query", "v",
+					 "mode", "tag", NULL);
+	CU_ASSERT(json_equal_text(jitem(t5, "results"), "[]"));
+	tv_close(&t);
+}
+
+static void test_search_paging(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	for (int i = 1; i <= 7; i++) {
+		_cleanup_free_ char *p = xasprintf("Page %d.md", i);
+		tv_write(&t, p, "page\n");
+	}
+	tv_write(&t, "Other.md", "other\n");
+	tv_open(&t);
+
+	bool seen[8] = {0};
+	int pages = 0, total = 0;
+	_cleanup_free_ char *cursor = NULL;
+	do {
+		_cleanup_json_ cJSON *r =
+			cursor ? callj(&t, "search_notes", "query", "page",
+				       "=limit", "3", "cursor", cursor, NULL)
+			       : callj(&t, "search_notes", "query", "page",
+				       "=limit", "3", NULL);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+		CU_ASSERT_EQUAL(jnum(r, "total"), 7);
+		const cJSON *it;
+		cJSON_ArrayForEach(it, jitem(r, "results"))
+		{
+			int k = 0;
+			const char *nm = jstr(it, "name");
+			if (nm && sscanf(nm, "Page %d", &k) == 1 && k >= 1 &&
+			    k <= 7) {
+				CU_ASSERT(!seen[k]);
+				seen[k] = true;
+			}
+			total++;
+		}
+		free(cursor);
+		const char *next = jstr(r, "next_cursor");
+		cursor = next ? xstrdup(next) : NULL;
+		pages++;
+	} while (cursor && pages < 10);
+	CU_ASSERT_EQUAL(pages, 3);
+	CU_ASSERT_EQUAL(total, 7);
+	for (int k = 1; k <= 7; k++)
+		CU_ASSERT(seen[k]);
+
+	/* Forged cursors. */
+	_cleanup_free_ char *e1 = calle(&t, "search_notes", "query", "page",
+					"cursor", "garbage", NULL);
+	ASSERT_CONTAINS(e1, "Invalid cursor");
+	_cleanup_json_ cJSON *r1 = callj(&t, "search_notes", "query", "page",
+					 "=limit", "3", NULL);
+	const char *good = jstr(r1, "next_cursor");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(good);
+	_cleanup_free_ char *forged = xstrdup(good);
+	forged[5] = forged[5] == 'A' ? 'B' : 'A';
+	_cleanup_free_ char *e2 = calle(&t, "search_notes", "query", "page",
+					"cursor", forged, NULL);
+	ASSERT_CONTAINS(e2, "Invalid cursor");
+	_cleanup_free_ char *e2b = calle(&t, "search_notes", "query", "page",
+					 "cursor",
+					 "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+					 NULL);
+	ASSERT_CONTAINS(e2b, "Invalid cursor");
+
+	/* A cursor from another query. */
+	_cleanup_free_ char *e3 = calle(&t, "search_notes", "query", "pag",
+					"cursor", good, NULL);
+	ASSERT_CONTAINS(e3, "different query");
+	_cleanup_free_ char *e3b = calle(&t, "search_notes", "query", "page",
+					 "mode", "content", "cursor", good, NULL);
+	ASSERT_CONTAINS(e3b, "different query");
+
+	/* The vault changed: the cursor is stale. */
+	CU_ASSERT(callok(&t, "create_note", "name", "Page 8", "content", "p",
+			 NULL));
+	_cleanup_free_ char *e4 = calle(&t, "search_notes", "query", "page",
+					"=limit", "3", "cursor", good, NULL);
+	CU_ASSERT(e4 && str_has_prefix(e4, "Stale cursor"));
+	tv_close(&t);
+}
+
+/* ---- 17. concurrent writers -------------------------------------------------------------------- */
+
+static struct tvault conc_vault;
+
+static void *append_worker(void *arg)
+{
+	int id = (int)(intptr_t)arg;
+	for (int i = 0; i < 100; i++) {
+		_cleanup_free_ char *text = xasprintf("line t%d-%03d", id, i);
+		cJSON *a = cJSON_CreateObject();
+		cJSON_AddStringToObject(a, "name", "Log");
+		cJSON_AddStringToObject(a, "text", text);
+		struct tool_result r;
+		tools_call(conc_vault.v, "append_note", a, "test", &r);
+		if (r.is_error)
+			fprintf(stderr, "  append failed: %s\n", r.text);
+		tool_result_clear(&r);
+		cJSON_Delete(a);
+	}
+	return NULL;
+}
+
+static atomic_bool conc_done;
+
+static void *read_worker(void *arg)
+{
+	static const char *const calls[][2] = {
+		{"read_note", "{\"name\":\"Log\"}"},
+		{"search_notes", "{\"query\":\"line\",\"mode\":\"content\"}"},
+		{"get_note_metadata", "{\"name\":\"Log\"}"},
+		{"list_tags", NULL},
+		{"get_backlinks", "{\"name\":\"Log\"}"},
+		{"recent_notes", NULL},
+	};
+	size_t i = (size_t)(intptr_t)arg;
+	int errors = 0;
+	while (!atomic_load(&conc_done)) {
+		struct tool_result r;
+		tv_call(&conc_vault, calls[i % ARRAY_SIZE(calls)][0],
+			calls[i % ARRAY_SIZE(calls)][1], &r);
+		errors += r.is_error;
+		tool_result_clear(&r);
+		i++;
+	}
+	return (void *)(intptr_t)errors;
+}
+
+static void test_concurrent_appends(void)
+{
+	tv_init(&conc_vault);
+	tv_write(&conc_vault, "Log.md", "---\ntitle: log\n---\n# Log\n");
+	tv_write(&conc_vault, "Ref.md", "[[Log]] #tag\n");
+	tv_open(&conc_vault);
+	atomic_store(&conc_done, false);
+	pthread_t th[4], rd_th[2];
+	for (int i = 0; i < 2; i++)
+		CU_ASSERT_FATAL(pthread_create(&rd_th[i], NULL, read_worker,
+					       (void *)(intptr_t)(i * 3)) == 0);
+	for (int i = 0; i < 4; i++)
+		CU_ASSERT_FATAL(pthread_create(&th[i], NULL, append_worker,
+					       (void *)(intptr_t)i) == 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	atomic_store(&conc_done, true);
+	for (int i = 0; i < 2; i++) {
+		void *errs = NULL;
+		pthread_join(rd_th[i], &errs);
+		CU_ASSERT_EQUAL((intptr_t)errs, 0);
+	}
+
+	_cleanup_free_ char *text = tv_read(&conc_vault, "Log.md");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+	CU_ASSERT(str_has_prefix(text, "---\ntitle: log\n---\n# Log\n"));
+	int missing = 0, dups = 0;
+	for (int id = 0; id < 4; id++) {
+		for (int i = 0; i < 100; i++) {
+			_cleanup_free_ char *line = xasprintf("line t%d-%03d\n",
+							      id, i);
+			_cleanup_free_ char *last = xasprintf("line t%d-%03d",
+							      id, i);
+			const char *p = strstr(text, line);
+			if (!p && str_has_suffix(text, last))
+				p = text + strlen(text) - strlen(last);
+			if (!p) {
+				missing++;
+				continue;
+			}
+			if (strstr(p + 1, line))
+				dups++;
+		}
+	}
+	CU_ASSERT_EQUAL(missing, 0);
+	CU_ASSERT_EQUAL(dups, 0);
+	/* The index agrees with the file. */
+	_cleanup_free_ char *rd = NULL;
+	{
+		struct tool_result r;
+		tv_call(&conc_vault, "read_note", "{\"name\":\"Log\"}", &r);
+		rd = r.is_error ? NULL : TAKE_PTR(r.text);
+		tool_result_clear(&r);
+	}
+	ASSERT_STR_EQ(rd, text);
+	tv_close(&conc_vault);
+}
+
+/* ---- runner ------------------------------------------------------------------------------------ */
+
+int main(void)
+{
+	static const struct test_case tests[] = {
+		{"browse", test_browse},
+		{"list_tags", test_list_tags},
+		{"backlinks_lines", test_backlinks_lines},
+		{"orphans_broken_links", test_orphans_broken},
+		{"recent_notes", test_recent_notes},
+		{"write_tools_basic", test_write_tools_basic},
+		{"update_frontmatter", test_update_frontmatter},
+		{"invalid_yaml", test_invalid_yaml},
+		{"note_metadata", test_note_metadata},
+		{"link_forms", test_link_forms},
+		{"duplicate_names", test_duplicate_names},
+		{"rename", test_rename},
+		{"rename_shared_names", test_rename_shared_names},
+		{"delete", test_delete},
+		{"unicode_names", test_unicode_names},
+		{"path_safety", test_path_safety},
+		{"policy_reject", test_policy_reject},
+		{"policy_warn", test_policy_warn},
+		{"policy_malformed", test_policy_malformed},
+		{"search_modes", test_search_modes},
+		{"search_paging", test_search_paging},
+		{"concurrent_appends", test_concurrent_appends},
+	};
+	return run_tests("tools_more", tests, ARRAY_SIZE(tests));
+}
