@@ -117,7 +117,7 @@ unsigned char *md_code_mask(const char *text, size_t len, size_t from)
 	unsigned char *mask = xcalloc(len + 1, 1);
 	/* For backtick runs of length n that found no closer, the paragraph
 	 * end up to which a closer is known to be missing. */
-	size_t nofind[16] = {0};
+	size_t nofind[64] = {0};
 	bool bol = from == 0 || text[from - 1] == '\n';
 	size_t i = from;
 	while (i < len) {
@@ -150,7 +150,7 @@ unsigned char *md_code_mask(const char *text, size_t len, size_t from)
 			size_t n = 0;
 			while (i + n < len && text[i + n] == '`')
 				n++;
-			if (n < 16 && nofind[n] > i) {
+			if (n < 64 && nofind[n] > i) {
 				i += n;
 				continue;
 			}
@@ -176,7 +176,7 @@ unsigned char *md_code_mask(const char *text, size_t len, size_t from)
 				memset(mask + i, 1, close + n - i);
 				i = close + n;
 			} else {
-				if (n < 16)
+				if (n < 64)
 					nofind[n] = pe;
 				i += n;
 			}
@@ -264,10 +264,10 @@ static char *trimdup(const char *s, size_t a, size_t b)
 }
 
 /* [[target#sub|alias]] starting at text[i] == '['; returns end or 0. */
-static size_t parse_wikilink(const char *text, size_t len, size_t i,
+static size_t parse_wikilink(const char *text, size_t e, size_t i,
 			     const unsigned char *mask, struct md_link *l)
 {
-	size_t e = line_end(text, len, i), j = i + 2;
+	size_t j = i + 2;
 	size_t close = 0;
 	for (; j + 1 < e + 1 && j < e; j++) {
 		if (mask[j])
@@ -336,65 +336,111 @@ static bool has_scheme(const char *s, size_t n)
 	return false;
 }
 
-/* [text](dest "title") starting at text[i] == '['; returns end or 0. */
-static size_t parse_mdlink(const char *text, size_t len, size_t i,
-			   const unsigned char *mask, struct md_link *l)
+/*
+ * Matching ']' for every '[' of one line, computed once per line so that
+ * a line of a million '[' costs O(n), not O(n^2). Escaped and masked
+ * (code) brackets do not count.
+ */
+struct brackets {
+	size_t start, end; /* the line */
+	int32_t *match;    /* offset of the matching ']' or -1, per byte */
+	int32_t *stack;
+	size_t cap;
+};
+
+static void brackets_line(struct brackets *br, const char *text, size_t s,
+			  size_t e, const unsigned char *mask)
 {
-	size_t e = line_end(text, len, i), j = i + 1;
-	int depth = 0;
-	for (; j < e; j++) {
-		if (mask[j])
-			return 0;
-		if (text[j] == '\\') {
-			j++;
+	if (br->match && s == br->start)
+		return;
+	size_t n = e - s;
+	if (n + 1 > br->cap) {
+		br->cap = n + 1;
+		br->match = xrealloc(br->match, br->cap * sizeof(int32_t));
+		br->stack = xrealloc(br->stack, br->cap * sizeof(int32_t));
+	}
+	br->start = s;
+	br->end = e;
+	size_t top = 0;
+	for (size_t k = 0; k < n; k++) {
+		br->match[k] = -1;
+		char c = text[s + k];
+		if (mask[s + k])
+			continue;
+		if (c == '\\') {
+			if (k + 1 < n)
+				br->match[++k] = -1;
 			continue;
 		}
-		if (text[j] == '[')
-			depth++;
-		else if (text[j] == ']' && depth-- == 0)
-			break;
+		if (c == '[')
+			br->stack[top++] = (int32_t)k;
+		else if (c == ']' && top)
+			br->match[br->stack[--top]] = (int32_t)k;
 	}
+}
+
+/* [text](dest "title") starting at text[i] == '['; returns end or 0. */
+static size_t parse_mdlink(const char *text, size_t ls, size_t le, size_t i,
+			   const unsigned char *mask, struct brackets *br,
+			   struct md_link *l)
+{
+	brackets_line(br, text, ls, le, mask);
+	size_t e = br->end;
+	int32_t m = br->match[i - br->start];
+	if (m < 0)
+		return 0;
+	size_t j = br->start + (size_t)m;
 	if (j >= e || j + 1 >= e || text[j + 1] != '(')
 		return 0;
 	size_t close_br = j;
 	size_t d = j + 2;
 	while (d < e && (text[d] == ' ' || text[d] == '\t'))
 		d++;
+	/* Destinations and titles longer than this are not links: the
+	 * bound keeps a pathological line linear. */
+	const size_t max_part = 2048;
+	size_t lim = e - d > max_part ? d + max_part : e;
 	size_t da, db, end;
 	if (d < e && text[d] == '<') {
 		da = d + 1;
 		db = da;
-		while (db < e && text[db] != '>')
+		while (db < lim && text[db] != '>')
 			db++;
-		if (db >= e)
+		if (db >= lim || text[db] != '>')
 			return 0;
 		end = db + 1;
 	} else {
 		da = d;
 		db = d;
 		int par = 0;
-		while (db < e && text[db] != ' ' && text[db] != '\t') {
+		while (db < lim && text[db] != ' ' && text[db] != '\t') {
 			if (text[db] == '(')
 				par++;
 			else if (text[db] == ')' && par-- == 0)
 				break;
 			db++;
 		}
+		if (db >= lim && lim < e)
+			return 0;
 		end = db;
 	}
-	/* Skip an optional title and find ')'. */
-	while (end < e && text[end] != ')') {
-		if (text[end] == '"' || text[end] == '\'') {
-			char q = text[end++];
-			while (end < e && text[end] != q)
-				end++;
-			if (end < e)
-				end++;
-			continue;
-		}
+	/* An optional "title" or 'title' or (title), then ')'. */
+	while (end < e && (text[end] == ' ' || text[end] == '\t'))
 		end++;
+	if (end < e && (text[end] == '"' || text[end] == '\'' ||
+			text[end] == '(')) {
+		char q = text[end] == '(' ? ')' : text[end];
+		size_t tl = e - end > max_part ? end + max_part : e;
+		end++;
+		while (end < tl && text[end] != q)
+			end++;
+		if (end >= tl)
+			return 0;
+		end++;
+		while (end < e && (text[end] == ' ' || text[end] == '\t'))
+			end++;
 	}
-	if (end >= e)
+	if (end >= e || text[end] != ')')
 		return 0;
 	end++; /* past ')' */
 	if (db == da || has_scheme(text + da, db - da) || text[da] == '#')
@@ -466,10 +512,16 @@ void md_scan(const char *text, size_t len, struct md_doc *d)
 	_cleanup_free_ unsigned char *mask =
 		md_code_mask(text, len, d->body_off);
 	size_t lcap = 0, hcap = 0, tcap = 0;
+	struct brackets br = {0};
 	int line = d->body_line;
 	bool bol = true;
 	size_t i = d->body_off;
+	size_t ls = i, le = line_end(text, len, i); /* the current line */
 	while (i < len) {
+		if (bol) {
+			ls = i;
+			le = line_end(text, len, i);
+		}
 		if (bol && !mask[i]) {
 			char *ht = NULL;
 			int lv = md_heading_at(text, len, i, &ht);
@@ -504,11 +556,11 @@ void md_scan(const char *text, size_t len, struct md_doc *d)
 			struct md_link l = {0};
 			size_t end = 0;
 			if (s + 1 < len && text[s + 1] == '[') {
-				end = parse_wikilink(text, len, s, mask, &l);
+				end = parse_wikilink(text, le, s, mask, &l);
 				l.kind = embed ? LINK_EMBED : LINK_WIKI;
 			}
 			if (!end && !(s + 1 < len && text[s + 1] == '[')) {
-				end = parse_mdlink(text, len, s, mask, &l);
+				end = parse_mdlink(text, ls, le, s, mask, &br, &l);
 				l.kind = embed ? LINK_MD_EMBED : LINK_MD;
 			}
 			if (end) {
@@ -543,6 +595,8 @@ void md_scan(const char *text, size_t len, struct md_doc *d)
 		}
 		i++;
 	}
+	free(br.match);
+	free(br.stack);
 }
 
 void md_doc_clear(struct md_doc *d)
