@@ -109,3 +109,58 @@ char *vault_check_text(const cJSON *r)
 			  cJSON_GetStringValue(cJSON_GetObjectItem(it, "target")));
 	return sb_steal(&b);
 }
+
+static int cmp_cstr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static cJSON *sorted_strings(struct ptrvec *pv)
+{
+	pv_sort(pv, cmp_cstr);
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; i < pv->n; i++) {
+		cJSON_AddItemToArray(a, cJSON_CreateString(pv->v[i]));
+		free(pv->v[i]);
+	}
+	pv_free(pv);
+	return a;
+}
+
+cJSON *vault_graph(struct vault *v)
+{
+	vault_read_lock(v);
+	struct index *ix = vault_index(v);
+	size_t n;
+	struct note *const *all = index_sorted(ix, &n);
+	struct note **byp = xmalloc((n + 1) * sizeof(*byp));
+	memcpy(byp, all, n * sizeof(*byp));
+	cJSON *notes = cJSON_CreateArray();
+	for (size_t i = 0; i < n; i++) {
+		const struct note *nt = byp[i];
+		struct ptrvec tags = {0}, out = {0};
+		for (size_t k = 0; k < nt->ntags; k++)
+			pv_push(&tags, fold_key(nt->tags[k]));
+		for (size_t k = 0; k < nt->nlinks; k++) {
+			const struct link *l = &nt->links[k];
+			if (!*l->target)
+				continue;
+			pv_push(&out, l->to ? xstrdup(l->to->path)
+				      : l->resolved_file
+					      ? xasprintf("@%s", l->target)
+					      : xasprintf("!%s", l->target));
+		}
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "path", nt->path);
+		cJSON_AddItemToObject(o, "tags", sorted_strings(&tags));
+		cJSON_AddItemToObject(o, "out", sorted_strings(&out));
+		cJSON_AddNumberToObject(o, "in", (double)nt->incoming.n);
+		cJSON_AddItemToArray(notes, o);
+	}
+	free(byp);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "count", (double)n);
+	cJSON_AddItemToObject(o, "notes", notes);
+	vault_read_unlock(v);
+	return o;
+}

@@ -1,0 +1,803 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "ctl_server.h"
+#include "config.h"
+#include "check.h"
+#include "json.h"
+#include "log.h"
+#include "rpc.h"
+#include "tools.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+
+/* How long a tool call waits for the first index before giving up. */
+#define INDEX_WAIT_S 120
+
+struct client {
+	int fd;
+	unsigned id;
+	int refs; /* under server mu */
+	bool closed;
+	bool subscribed;
+	bool close_after_flush;
+	bool overflow;
+	int jobs; /* queued or running, under server mu */
+	struct linebuf in;
+	pthread_mutex_t mu; /* out */
+	struct sbuf out;
+	size_t out_off;
+};
+
+struct job {
+	struct job *next;
+	struct client *c;
+	cJSON *id;
+	char *method;
+	cJSON *params;
+};
+
+struct ctl_server {
+	struct vault *v;
+	struct ctl_config cfg;
+	char *path;
+	int lfd, epfd, evfd, sigfd;
+	pthread_mutex_t mu; /* clients, jobs, refs */
+	pthread_cond_t cv;
+	struct job *head, *tail;
+	struct ptrvec clients;
+	pthread_t *workers;
+	int nworkers;
+	bool stopping;
+	unsigned next_id;
+	int64_t started;
+	/* The first index. */
+	pthread_mutex_t ready_mu;
+	pthread_cond_t ready_cv;
+	bool ready;
+	char *mountpoint;
+	uint64_t calls;
+};
+
+/* ---- clients ------------------------------------------------------------ */
+
+static void client_unref(struct ctl_server *s, struct client *c)
+{
+	pthread_mutex_lock(&s->mu);
+	bool last = --c->refs == 0;
+	pthread_mutex_unlock(&s->mu);
+	if (!last)
+		return;
+	lb_free(&c->in);
+	sb_free(&c->out);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}
+
+static void wake(struct ctl_server *s)
+{
+	uint64_t one = 1;
+	if (write(s->evfd, &one, sizeof(one)) < 0) {
+	}
+}
+
+/* Queue a line for a client, from any thread. */
+static void client_send(struct ctl_server *s, struct client *c, char *line)
+{
+	pthread_mutex_lock(&c->mu);
+	if (!c->closed && !c->overflow) {
+		if (c->out.len - c->out_off + strlen(line) > s->cfg.max_queue) {
+			/* A client that does not read loses its connection,
+			 * not everybody else their memory. */
+			c->overflow = true;
+		} else {
+			sb_puts(&c->out, line);
+			sb_putc(&c->out, '\n');
+		}
+	}
+	pthread_mutex_unlock(&c->mu);
+	free(line);
+	wake(s);
+}
+
+static void send_error(struct ctl_server *s, struct client *c,
+		       const cJSON *id, int code, const char *msg)
+{
+	client_send(s, c, rpc_error_line(id, code, msg, NULL));
+}
+
+static void client_close(struct ctl_server *s, struct client *c)
+{
+	if (c->closed)
+		return;
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	pthread_mutex_lock(&c->mu);
+	c->closed = true;
+	close(c->fd);
+	c->fd = -1;
+	pthread_mutex_unlock(&c->mu);
+	pthread_mutex_lock(&s->mu);
+	pv_remove(&s->clients, c);
+	pthread_mutex_unlock(&s->mu);
+	log_debug("client %u disconnected", c->id);
+	client_unref(s, c);
+}
+
+/* Write what can be written now; EPOLLOUT for the rest. */
+static void client_flush(struct ctl_server *s, struct client *c)
+{
+	pthread_mutex_lock(&c->mu);
+	bool overflow = c->overflow;
+	while (!c->closed && c->out_off < c->out.len) {
+		ssize_t w = send(c->fd, c->out.s + c->out_off,
+				 c->out.len - c->out_off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				c->close_after_flush = overflow = true;
+			break;
+		}
+		c->out_off += (size_t)w;
+	}
+	bool pending = c->out_off < c->out.len;
+	if (!pending) {
+		c->out.len = c->out_off = 0;
+	} else if (c->out_off > (1u << 20)) {
+		memmove(c->out.s, c->out.s + c->out_off, c->out.len - c->out_off);
+		c->out.len -= c->out_off;
+		c->out_off = 0;
+	}
+	int fd = c->fd;
+	bool closed = c->closed;
+	bool closing = c->close_after_flush;
+	pthread_mutex_unlock(&c->mu);
+	/* A client that closed its side still gets the answers to what it
+	 * asked before (e.g. `echo '{...}' | socat - UNIX:...`). */
+	pthread_mutex_lock(&s->mu);
+	bool done = closing && !pending && c->jobs == 0;
+	pthread_mutex_unlock(&s->mu);
+	if (closed)
+		return;
+	if (overflow) {
+		log_warn("client %u is not reading its replies; disconnecting it",
+			 c->id);
+		client_close(s, c);
+		return;
+	}
+	if (done) {
+		client_close(s, c);
+		return;
+	}
+	/* A closing client is not read any more (its EOF would wake us
+	 * forever); it is only written to. */
+	struct epoll_event ev = {
+		.events = (closing ? 0 : EPOLLIN | EPOLLRDHUP) |
+			  (pending ? EPOLLOUT : 0),
+		.data.ptr = c,
+	};
+	epoll_ctl(s->epfd, EPOLL_CTL_MOD, fd, &ev);
+}
+
+/* ---- index readiness ---------------------------------------------------------- */
+
+void ctl_server_index_ready(struct ctl_server *s)
+{
+	pthread_mutex_lock(&s->ready_mu);
+	s->ready = true;
+	pthread_cond_broadcast(&s->ready_cv);
+	pthread_mutex_unlock(&s->ready_mu);
+}
+
+static int index_percent(struct ctl_server *s)
+{
+	size_t done, total;
+	bool ready;
+	vault_index_state(s->v, &done, &total, &ready);
+	if (ready)
+		return 100;
+	return total ? (int)(done * 100 / total) : 0;
+}
+
+/* Tool calls wait for the first index (documented in README). */
+static bool wait_index(struct ctl_server *s)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += INDEX_WAIT_S;
+	pthread_mutex_lock(&s->ready_mu);
+	while (!s->ready && !s->stopping)
+		if (pthread_cond_timedwait(&s->ready_cv, &s->ready_mu, &until))
+			break;
+	bool ok = s->ready;
+	pthread_mutex_unlock(&s->ready_mu);
+	return ok;
+}
+
+/* ---- methods ------------------------------------------------------------------ */
+
+static cJSON *status_json(struct ctl_server *s)
+{
+	size_t done, total;
+	bool ready;
+	vault_index_state(s->v, &done, &total, &ready);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "vault", vault_root(s->v));
+	cJSON_AddStringToObject(o, "version", VAULTD_VERSION);
+	cJSON_AddNumberToObject(o, "pid", getpid());
+	cJSON_AddNumberToObject(o, "uptime_s", (double)(now_s() - s->started));
+	pthread_mutex_lock(&s->mu);
+	cJSON_AddNumberToObject(o, "clients", (double)s->clients.n);
+	cJSON_AddNumberToObject(o, "calls", (double)s->calls);
+	pthread_mutex_unlock(&s->mu);
+	vault_read_lock(s->v);
+	cJSON_AddNumberToObject(o, "notes", (double)index_count(vault_index(s->v)));
+	vault_read_unlock(s->v);
+	cJSON *ix = cJSON_AddObjectToObject(o, "index");
+	cJSON_AddStringToObject(ix, "state", ready ? "ready" : "indexing");
+	cJSON_AddNumberToObject(ix, "done", (double)done);
+	cJSON_AddNumberToObject(ix, "total", (double)total);
+	cJSON_AddNumberToObject(ix, "percent", index_percent(s));
+	if (s->mountpoint)
+		cJSON_AddStringToObject(o, "mount", s->mountpoint);
+	else
+		cJSON_AddNullToObject(o, "mount");
+	cJSON_AddStringToObject(o, "socket", s->path);
+	return o;
+}
+
+static const char *pstr(const cJSON *params, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, key);
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static long pint(const cJSON *params, const char *key, long def)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(params, key);
+	return cJSON_IsNumber(v) ? (long)v->valuedouble : def;
+}
+
+static cJSON *note_entry(const struct index *ix, const struct note *n)
+{
+	cJSON *o = cJSON_CreateObject();
+	_cleanup_free_ char *dn = index_display_name(ix, n);
+	char ts[32];
+	format_iso8601(n->mtime_ns / 1000000000LL, ts);
+	cJSON_AddStringToObject(o, "path", n->path);
+	cJSON_AddStringToObject(o, "name", dn);
+	cJSON_AddNumberToObject(o, "size", (double)n->size);
+	cJSON_AddStringToObject(o, "modified", ts);
+	return o;
+}
+
+static cJSON *notes_list(struct ctl_server *s, const cJSON *params)
+{
+	long off = pint(params, "offset", 0), lim = pint(params, "limit", 100);
+	if (off < 0)
+		off = 0;
+	if (lim < 1 || lim > 1000)
+		lim = 100;
+	vault_read_lock(s->v);
+	struct index *ix = vault_index(s->v);
+	size_t n;
+	struct note *const *all = index_sorted(ix, &n);
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = (size_t)off; i < n && i < (size_t)(off + lim); i++)
+		cJSON_AddItemToArray(a, note_entry(ix, all[i]));
+	vault_read_unlock(s->v);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddItemToObject(o, "notes", a);
+	cJSON_AddNumberToObject(o, "total", (double)n);
+	return o;
+}
+
+static int notes_read(struct ctl_server *s, const cJSON *params, cJSON **ret,
+		      char **ret_msg)
+{
+	const char *path = pstr(params, "path");
+	if (!path) {
+		*ret_msg = xstrdup("params.path must be a string");
+		return RPC_BAD_PARAMS;
+	}
+	vault_read_lock(s->v);
+	struct index *ix = vault_index(s->v);
+	struct note *n = index_by_path(ix, path);
+	int code = 0;
+	char *text = NULL;
+	size_t len;
+	if (!n) {
+		*ret_msg = xasprintf("Note '%s' not found", path);
+		code = RPC_NOT_FOUND;
+	} else if (vault_read_text(s->v, n, &text, &len) < 0) {
+		*ret_msg = xasprintf("Cannot read '%s'", path);
+		code = RPC_NOT_FOUND;
+	} else {
+		cJSON *o = note_entry(ix, n);
+		cJSON_AddStringToObject(o, "text", text);
+		free(text);
+		*ret = o;
+	}
+	vault_read_unlock(s->v);
+	return code;
+}
+
+/* Note names starting with (then containing) a prefix, for completion. */
+static cJSON *notes_complete(struct ctl_server *s, const cJSON *params)
+{
+	const char *prefix = pstr(params, "prefix");
+	bool paths = cJSON_IsTrue(cJSON_GetObjectItem(params, "paths"));
+	long lim = pint(params, "limit", 100);
+	_cleanup_free_ char *fp = fold_key(prefix ? prefix : "");
+	vault_read_lock(s->v);
+	struct index *ix = vault_index(s->v);
+	size_t n, total = 0;
+	struct note *const *all = index_sorted(ix, &n);
+	cJSON *vals = cJSON_CreateArray();
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < n; i++) {
+			const char *key = paths ? all[i]->fold_path
+						: all[i]->fold_name;
+			bool pre = str_has_prefix(key, fp);
+			if (pass == 0 ? !pre : (pre || !strstr(key, fp)))
+				continue;
+			total++;
+			if (cJSON_GetArraySize(vals) >= lim)
+				continue;
+			char *v = paths ? xstrdup(all[i]->path)
+					: index_display_name(ix, all[i]);
+			cJSON_AddItemToArray(vals, cJSON_CreateString(v));
+			free(v);
+		}
+	}
+	vault_read_unlock(s->v);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddItemToObject(o, "values", vals);
+	cJSON_AddNumberToObject(o, "total", (double)total);
+	return o;
+}
+
+static cJSON *tool_call(struct ctl_server *s, const cJSON *params,
+			int *ret_code, char **ret_msg)
+{
+	const char *name = pstr(params, "name");
+	if (!name) {
+		*ret_code = RPC_BAD_PARAMS;
+		*ret_msg = xstrdup("params.name must be the tool's name");
+		return NULL;
+	}
+	const cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
+	const char *source = pstr(params, "source");
+	struct tool_result r;
+	tools_call(s->v, name, args, source ? source : "socket", &r);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddBoolToObject(o, "isError", r.is_error);
+	cJSON_AddStringToObject(o, "text", r.text);
+	if (r.is_error)
+		cJSON_AddNumberToObject(o, "code", r.code);
+	if (r.structured)
+		cJSON_AddItemToObject(o, "structured", TAKE_PTR(r.structured));
+	tool_result_clear(&r);
+	return o;
+}
+
+static bool needs_index(const char *m)
+{
+	return !strcmp(m, "tools/call") || !strcmp(m, "context") ||
+	       !strcmp(m, "check") || !strcmp(m, "graph") ||
+	       !strcmp(m, "notes/list") || !strcmp(m, "notes/read") ||
+	       !strcmp(m, "notes/complete");
+}
+
+static void run_job(struct ctl_server *s, struct job *j)
+{
+	cJSON *res = NULL;
+	int code = 0;
+	char *msg = NULL;
+	if (needs_index(j->method) && !wait_index(s)) {
+		code = RPC_SERVER_ERROR;
+		msg = xasprintf("The vault is still being indexed (%d%%); try "
+				"again in a moment",
+				index_percent(s));
+	} else if (!strcmp(j->method, "tools/call")) {
+		res = tool_call(s, j->params, &code, &msg);
+	} else if (!strcmp(j->method, "context")) {
+		res = cJSON_CreateObject();
+		char *b = context_block(s->v);
+		cJSON_AddStringToObject(res, "block", b);
+		free(b);
+	} else if (!strcmp(j->method, "check")) {
+		res = vault_check(s->v);
+	} else if (!strcmp(j->method, "graph")) {
+		res = vault_graph(s->v);
+	} else if (!strcmp(j->method, "notes/list")) {
+		res = notes_list(s, j->params);
+	} else if (!strcmp(j->method, "notes/read")) {
+		code = notes_read(s, j->params, &res, &msg);
+	} else if (!strcmp(j->method, "notes/complete")) {
+		res = notes_complete(s, j->params);
+	}
+	if (code) {
+		send_error(s, j->c, j->id, code, msg ? msg : "error");
+		cJSON_Delete(res);
+	} else {
+		client_send(s, j->c, rpc_result_line(j->id, res));
+	}
+	free(msg);
+}
+
+static void *worker(void *arg)
+{
+	struct ctl_server *s = arg;
+	for (;;) {
+		pthread_mutex_lock(&s->mu);
+		while (!s->head && !s->stopping)
+			pthread_cond_wait(&s->cv, &s->mu);
+		struct job *j = s->head;
+		if (!j) {
+			pthread_mutex_unlock(&s->mu);
+			return NULL;
+		}
+		s->head = j->next;
+		if (!s->head)
+			s->tail = NULL;
+		s->calls++;
+		pthread_mutex_unlock(&s->mu);
+		run_job(s, j);
+		pthread_mutex_lock(&s->mu);
+		j->c->jobs--;
+		pthread_mutex_unlock(&s->mu);
+		wake(s);
+		client_unref(s, j->c);
+		cJSON_Delete(j->id);
+		cJSON_Delete(j->params);
+		free(j->method);
+		free(j);
+	}
+}
+
+static void enqueue(struct ctl_server *s, struct client *c, const cJSON *id,
+		    const char *method, const cJSON *params)
+{
+	struct job *j = xcalloc(1, sizeof(*j));
+	j->c = c;
+	j->id = cJSON_Duplicate(id, 1);
+	j->method = xstrdup(method);
+	j->params = params ? cJSON_Duplicate(params, 1) : cJSON_CreateObject();
+	pthread_mutex_lock(&s->mu);
+	c->refs++;
+	c->jobs++;
+	if (s->tail)
+		s->tail->next = j;
+	else
+		s->head = j;
+	s->tail = j;
+	pthread_cond_signal(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+}
+
+static void handle_line(struct ctl_server *s, struct client *c,
+			const char *line, size_t len)
+{
+	struct rpc_msg m;
+	const char *why = NULL;
+	int code = rpc_parse(line, len, &m, &why);
+	if (code) {
+		send_error(s, c, m.id, code, why);
+		rpc_msg_clear(&m);
+		return;
+	}
+	if (!m.method || !m.id) {
+		/* Responses and notifications need no answer here. */
+		rpc_msg_clear(&m);
+		return;
+	}
+	if (m.params && !cJSON_IsObject(m.params)) {
+		send_error(s, c, m.id, RPC_BAD_PARAMS,
+			   "Invalid params: params must be an object");
+	} else if (!strcmp(m.method, "ping")) {
+		client_send(s, c, rpc_result_line(m.id, NULL));
+	} else if (!strcmp(m.method, "status")) {
+		client_send(s, c, rpc_result_line(m.id, status_json(s)));
+	} else if (!strcmp(m.method, "tools/list")) {
+		cJSON *o = cJSON_CreateObject();
+		bool ro = cJSON_IsTrue(cJSON_GetObjectItem(m.params, "read_only"));
+		cJSON_AddItemToObject(o, "tools", tools_list_json(ro));
+		client_send(s, c, rpc_result_line(m.id, o));
+	} else if (!strcmp(m.method, "subscribe")) {
+		pthread_mutex_lock(&c->mu);
+		c->subscribed = true;
+		pthread_mutex_unlock(&c->mu);
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddBoolToObject(o, "subscribed", true);
+		client_send(s, c, rpc_result_line(m.id, o));
+	} else if (needs_index(m.method)) {
+		enqueue(s, c, m.id, m.method, m.params);
+	} else {
+		_cleanup_free_ char *e = xasprintf("Method not found: %s", m.method);
+		send_error(s, c, m.id, RPC_METHOD_NOT_FOUND, e);
+	}
+	rpc_msg_clear(&m);
+}
+
+static void client_read(struct ctl_server *s, struct client *c)
+{
+	char buf[65536];
+	for (;;) {
+		ssize_t r = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN)
+				client_close(s, c);
+			break;
+		}
+		if (r == 0) {
+			/* EOF: answer what is queued, then close. */
+			pthread_mutex_lock(&c->mu);
+			c->close_after_flush = true;
+			pthread_mutex_unlock(&c->mu);
+			break;
+		}
+		lb_append(&c->in, buf, (size_t)r);
+		size_t len;
+		char *line;
+		while ((line = lb_next(&c->in, &len)))
+			if (len)
+				handle_line(s, c, line, len);
+		if (c->in.too_long) {
+			_cleanup_free_ char *e = xasprintf(
+				"Invalid Request: message longer than %zu bytes",
+				s->cfg.max_line);
+			send_error(s, c, NULL, RPC_INVALID_REQUEST, e);
+			log_warn("client %u sent a message over %zu bytes; "
+				 "closing its connection",
+				 c->id, s->cfg.max_line);
+			pthread_mutex_lock(&c->mu);
+			c->close_after_flush = true;
+			pthread_mutex_unlock(&c->mu);
+			break;
+		}
+	}
+}
+
+static void accept_clients(struct ctl_server *s)
+{
+	for (;;) {
+		int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			return;
+		struct ucred cred;
+		socklen_t cl = sizeof(cred);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 ||
+		    cred.uid != getuid()) {
+			log_warn("refused a connection from uid %d",
+				 (int)cred.uid);
+			close(fd);
+			continue;
+		}
+		struct client *c = xcalloc(1, sizeof(*c));
+		c->fd = fd;
+		c->refs = 1;
+		pthread_mutex_init(&c->mu, NULL);
+		lb_init(&c->in, s->cfg.max_line);
+		pthread_mutex_lock(&s->mu);
+		c->id = ++s->next_id;
+		pv_push(&s->clients, c);
+		pthread_mutex_unlock(&s->mu);
+		struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP,
+					 .data.ptr = c};
+		epoll_ctl(s->epfd, EPOLL_CTL_ADD, fd, &ev);
+		log_debug("client %u connected (pid %d)", c->id, (int)cred.pid);
+	}
+}
+
+/* ---- events ------------------------------------------------------------------- */
+
+static void on_event(const struct vault_event *ev, void *ud)
+{
+	struct ctl_server *s = ud;
+	static const char *const names[] = {"created", "changed", "renamed",
+					    "deleted"};
+	cJSON *p = cJSON_CreateObject();
+	cJSON_AddStringToObject(p, "type", names[ev->type]);
+	cJSON_AddStringToObject(p, "path", ev->path);
+	if (ev->old_path)
+		cJSON_AddStringToObject(p, "old_path", ev->old_path);
+	cJSON_AddStringToObject(p, "source", ev->source ? ev->source : "");
+	char *line = rpc_notify_line("event", p);
+	pthread_mutex_lock(&s->mu);
+	for (size_t i = 0; i < s->clients.n; i++) {
+		struct client *c = s->clients.v[i];
+		if (c->subscribed)
+			client_send(s, c, xstrdup(line));
+	}
+	pthread_mutex_unlock(&s->mu);
+	free(line);
+}
+
+/* ---- life cycle ------------------------------------------------------------------ */
+
+int ctl_server_new(struct vault *v, const struct ctl_config *cfg,
+		   struct ctl_server **ret, char **ret_msg)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	if (strlen(cfg->socket_path) >= sizeof(sa.sun_path)) {
+		*ret_msg = xasprintf("socket path too long: %s", cfg->socket_path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(sa.sun_path, cfg->socket_path);
+	int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (lfd < 0) {
+		*ret_msg = xasprintf("socket: %s", strerror(errno));
+		return -errno;
+	}
+	/* The caller holds the instance lock: a leftover socket is stale. */
+	unlink(cfg->socket_path);
+	mode_t old = umask(0177);
+	int r = bind(lfd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old);
+	if (r < 0 || chmod(cfg->socket_path, 0600) < 0 || listen(lfd, 128) < 0) {
+		int e = errno;
+		*ret_msg = xasprintf("cannot listen on %s: %s", cfg->socket_path,
+				     strerror(e));
+		close(lfd);
+		return -e;
+	}
+	struct ctl_server *s = xcalloc(1, sizeof(*s));
+	s->v = v;
+	s->cfg = *cfg;
+	s->path = xstrdup(cfg->socket_path);
+	s->lfd = lfd;
+	s->started = now_s();
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	pthread_mutex_init(&s->ready_mu, NULL);
+	pthread_cond_init(&s->ready_cv, NULL);
+	s->epfd = epoll_create1(EPOLL_CLOEXEC);
+	s->evfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	s->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &s->lfd};
+	epoll_ctl(s->epfd, EPOLL_CTL_ADD, lfd, &ev);
+	ev.data.ptr = &s->evfd;
+	epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->evfd, &ev);
+	ev.data.ptr = &s->sigfd;
+	epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->sigfd, &ev);
+	s->nworkers = cfg->workers > 0 ? cfg->workers : 4;
+	s->workers = xcalloc((size_t)s->nworkers, sizeof(pthread_t));
+	for (int i = 0; i < s->nworkers; i++)
+		pthread_create(&s->workers[i], NULL, worker, s);
+	vault_add_listener(v, on_event, s);
+	*ret = s;
+	return 0;
+}
+
+void ctl_server_set_mount(struct ctl_server *s, const char *mountpoint)
+{
+	free(s->mountpoint);
+	s->mountpoint = mountpoint ? xstrdup(mountpoint) : NULL;
+}
+
+void ctl_server_stop(struct ctl_server *s)
+{
+	pthread_mutex_lock(&s->mu);
+	s->stopping = true;
+	pthread_mutex_unlock(&s->mu);
+	wake(s);
+}
+
+int ctl_server_run(struct ctl_server *s)
+{
+	struct epoll_event evs[64];
+	for (;;) {
+		pthread_mutex_lock(&s->mu);
+		bool stop = s->stopping;
+		pthread_mutex_unlock(&s->mu);
+		if (stop)
+			break;
+		int n = epoll_wait(s->epfd, evs, 64, -1);
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		for (int i = 0; i < n; i++) {
+			void *p = evs[i].data.ptr;
+			if (p == &s->lfd) {
+				accept_clients(s);
+			} else if (p == &s->sigfd) {
+				struct signalfd_siginfo si;
+				if (read(s->sigfd, &si, sizeof(si)) > 0) {
+					log_info("signal %d: stopping",
+						 (int)si.ssi_signo);
+					ctl_server_stop(s);
+				}
+			} else if (p == &s->evfd) {
+				uint64_t x;
+				if (read(s->evfd, &x, sizeof(x)) < 0) {
+				}
+				/* Flush every client with queued output. */
+				pthread_mutex_lock(&s->mu);
+				struct ptrvec todo = {0};
+				for (size_t k = 0; k < s->clients.n; k++) {
+					struct client *c = s->clients.v[k];
+					c->refs++;
+					pv_push(&todo, c);
+				}
+				pthread_mutex_unlock(&s->mu);
+				for (size_t k = 0; k < todo.n; k++) {
+					client_flush(s, todo.v[k]);
+					client_unref(s, todo.v[k]);
+				}
+				pv_free(&todo);
+			} else {
+				struct client *c = p;
+				pthread_mutex_lock(&s->mu);
+				c->refs++;
+				pthread_mutex_unlock(&s->mu);
+				if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP))
+					if (!c->closed && !c->close_after_flush)
+						client_read(s, c);
+				if (!c->closed)
+					client_flush(s, c);
+				if (!c->closed && (evs[i].events & (EPOLLERR | EPOLLHUP)) &&
+				    !(evs[i].events & EPOLLIN))
+					client_close(s, c);
+				client_unref(s, c);
+			}
+		}
+	}
+	return 0;
+}
+
+struct ctl_server *ctl_server_free(struct ctl_server *s)
+{
+	if (!s)
+		return NULL;
+	ctl_server_stop(s);
+	ctl_server_index_ready(s); /* release waiters */
+	pthread_mutex_lock(&s->mu);
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	for (int i = 0; i < s->nworkers; i++)
+		pthread_join(s->workers[i], NULL);
+	/* Drop queued jobs that never ran. */
+	while (s->head) {
+		struct job *j = s->head;
+		s->head = j->next;
+		j->c->jobs--;
+		client_unref(s, j->c);
+		cJSON_Delete(j->id);
+		cJSON_Delete(j->params);
+		free(j->method);
+		free(j);
+	}
+	while (s->clients.n)
+		client_close(s, s->clients.v[s->clients.n - 1]);
+	pv_free(&s->clients);
+	close(s->lfd);
+	unlink(s->path);
+	close(s->epfd);
+	close(s->evfd);
+	close(s->sigfd);
+	free(s->workers);
+	free(s->path);
+	free(s->mountpoint);
+	pthread_mutex_destroy(&s->mu);
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->ready_mu);
+	pthread_cond_destroy(&s->ready_cv);
+	free(s);
+	return NULL;
+}

@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * vaultd: the daemon that owns one vault. It indexes the vault, serves
+ * the control socket and (with --mount) the guarded FUSE view.
+ *
+ *   vaultd --vault DIR [--mount DIR | --no-mount] [--socket PATH] [-f]
+ *
+ * Without -f it goes to the background once the socket accepts
+ * connections (its parent exits 0 then), logging to
+ * <runtime dir>/<vault-id>.log.
+ */
+#include "config.h"
+#include "ctl_server.h"
+#include "log.h"
+#include "runtime.h"
+#include "sdnotify.h"
+#include "util.h"
+#include "vault.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+struct opts {
+	const char *vault;
+	const char *socket;
+	const char *mount;
+	bool foreground;
+	size_t max_line;
+	int workers;
+};
+
+static void usage(FILE *f)
+{
+	fputs("Usage: vaultd --vault DIR [--mount DIR | --no-mount] "
+	      "[--socket PATH] [-f]\n"
+	      "\n"
+	      "  --vault DIR      the Obsidian vault to own\n"
+	      "  --mount DIR      serve the guarded view of the vault at DIR\n"
+	      "  --no-mount       no FUSE view (control socket only)\n"
+	      "  --socket PATH    control socket (default: "
+	      "$XDG_RUNTIME_DIR/vaultd/<vault-id>.sock)\n"
+	      "  -f, --foreground stay in the foreground, log to stderr\n"
+	      "  --max-message N  longest accepted control message in bytes "
+	      "(default 32 MiB)\n",
+	      f);
+}
+
+struct indexer {
+	struct vault *v;
+	struct ctl_server *srv;
+	pthread_t th;
+};
+
+static void progress(size_t done, size_t total, void *ud)
+{
+	sd_notifyf("STATUS=Indexing: %zu of %zu notes", done, total);
+}
+
+static void *index_thread(void *arg)
+{
+	struct indexer *ix = arg;
+	uint64_t t0 = now_ns();
+	vault_index_all(ix->v, progress, NULL);
+	vault_read_lock(ix->v);
+	size_t n = index_count(vault_index(ix->v));
+	vault_read_unlock(ix->v);
+	log_info("indexed %zu notes in %.2f s", n,
+		 (double)(now_ns() - t0) / 1e9);
+	ctl_server_index_ready(ix->srv);
+	sd_notifyf("READY=1\nSTATUS=Serving %zu notes", n);
+	return NULL;
+}
+
+/* One daemon per vault: an exclusive lock next to the socket. */
+static int take_lock(const char *socket_path, int *ret_fd)
+{
+	_cleanup_free_ char *p = xasprintf("%s.lock", socket_path);
+	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno;
+		close(fd);
+		return e == EWOULDBLOCK ? -EBUSY : -e;
+	}
+	char pid[32];
+	int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) < 0) {
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+/* Fork; the parent waits until the child says the socket is up. */
+static int daemonize(const char *logpath, int *ret_notify_fd)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		close(p[1]);
+		char c = 0;
+		ssize_t r = read(p[0], &c, 1);
+		_exit(r == 1 && c == 'R' ? 0 : 1);
+	}
+	close(p[0]);
+	setsid();
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int log = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	if (null >= 0) {
+		dup2(null, STDIN_FILENO);
+		dup2(null, STDOUT_FILENO);
+	}
+	if (log >= 0)
+		dup2(log, STDERR_FILENO);
+	if (null > 2)
+		close(null);
+	if (log > 2)
+		close(log);
+	*ret_notify_fd = p[1];
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"vault", required_argument, NULL, 'v'},
+		{"socket", required_argument, NULL, 's'},
+		{"mount", required_argument, NULL, 'm'},
+		{"no-mount", no_argument, NULL, 'n'},
+		{"foreground", no_argument, NULL, 'f'},
+		{"max-message", required_argument, NULL, 'M'},
+		{"workers", required_argument, NULL, 'w'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{},
+	};
+	struct opts o = {.max_line = 32u << 20, .workers = 4};
+	int c;
+	while ((c = getopt_long(argc, argv, "v:s:m:nfh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'v':
+			o.vault = optarg;
+			break;
+		case 's':
+			o.socket = optarg;
+			break;
+		case 'm':
+			o.mount = optarg;
+			break;
+		case 'n':
+			o.mount = NULL;
+			break;
+		case 'f':
+			o.foreground = true;
+			break;
+		case 'M':
+			o.max_line = strtoul(optarg, NULL, 10);
+			break;
+		case 'w':
+			o.workers = atoi(optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			puts("vaultd " VAULTD_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (!o.vault) {
+		o.vault = getenv("OBSIDIAN_VAULT_PATH");
+		if (!o.vault || !*o.vault) {
+			fputs("vaultd: no vault: use --vault DIR\n", stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "vaultd: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	log_init("vaultd");
+	if (o.mount) {
+		fputs("vaultd: this build serves the control socket only; run "
+		      "it with --no-mount\n",
+		      stderr);
+		return 2;
+	}
+
+	struct vault *v = NULL;
+	_cleanup_free_ char *msg = NULL;
+	if (vault_open(o.vault, &v, &msg) < 0) {
+		log_error("%s", msg);
+		return 1;
+	}
+	_cleanup_free_ char *sock = NULL;
+	if (o.socket) {
+		sock = xstrdup(o.socket);
+	} else {
+		const char *why;
+		int r = socket_path_for(vault_root(v), &sock, &why);
+		if (r < 0) {
+			log_error("%s: %s", why, strerror(-r));
+			vault_free(v);
+			return 1;
+		}
+	}
+	int lockfd = -1;
+	int r = take_lock(sock, &lockfd);
+	if (r == -EBUSY) {
+		log_error("vaultd is already running for %s (socket %s)",
+			  vault_root(v), sock);
+		vault_free(v);
+		return 1;
+	}
+	if (r < 0) {
+		log_error("cannot lock %s.lock: %s", sock, strerror(-r));
+		vault_free(v);
+		return 1;
+	}
+
+	int notify_fd = -1;
+	if (!o.foreground) {
+		_cleanup_free_ char *logpath = xasprintf("%.*s.log",
+			(int)(strlen(sock) - 5), sock);
+		if (daemonize(logpath, &notify_fd) < 0) {
+			log_error("cannot go to the background: %s",
+				  strerror(errno));
+			return 1;
+		}
+		/* The lock belongs to this process now (flock locks follow
+		 * the open file, which the child shares). */
+	}
+
+	/* Signals are read from a signalfd by the server loop. */
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	struct ctl_config cfg = {
+		.socket_path = sock,
+		.max_line = o.max_line,
+		.max_queue = 256u << 20,
+		.workers = o.workers,
+	};
+	struct ctl_server *srv = NULL;
+	free(msg);
+	msg = NULL;
+	if (ctl_server_new(v, &cfg, &srv, &msg) < 0) {
+		log_error("%s", msg);
+		vault_free(v);
+		return 1;
+	}
+	log_info("vault %s, socket %s", vault_root(v), sock);
+	if (notify_fd >= 0) {
+		if (write(notify_fd, "R", 1) < 0) {
+		}
+		close(notify_fd);
+	}
+	sd_notifyf("STATUS=Indexing %s", vault_root(v));
+
+	struct indexer ixr = {.v = v, .srv = srv};
+	pthread_create(&ixr.th, NULL, index_thread, &ixr);
+	r = ctl_server_run(srv);
+	sd_notifyf("STOPPING=1\nSTATUS=Stopping");
+	log_info("stopping");
+	pthread_join(ixr.th, NULL);
+	ctl_server_free(srv);
+	vault_free(v);
+	_cleanup_free_ char *lockpath = xasprintf("%s.lock", sock);
+	unlink(lockpath);
+	close(lockfd);
+	return r < 0 ? 1 : 0;
+}
