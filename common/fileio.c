@@ -257,9 +257,11 @@ int file_write_atomic(int rootfd, const char *rel, const char *data,
 			 (int)getpid(),
 			 (unsigned)(hash_bytes(&attempt, sizeof(attempt)) ^
 				    now_ns()) & 0xffffff);
+		/* Never more open than the note it replaces, even briefly:
+		 * the umask can only narrow this; fchmod() below restores. */
 		fd = openat(dfd, tmp,
 			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			    0644);
+			    exists ? (old.st_mode & 0777) : 0644);
 		if (fd < 0 && errno != EEXIST)
 			return -errno;
 	}
@@ -300,6 +302,11 @@ int file_write_atomic(int rootfd, const char *rel, const char *data,
 		unlinkat(dfd, tmp, 0);
 		return r;
 	}
+	/* Make the rename itself durable. dfd may be an O_PATH fd, which
+	 * fsync() refuses: open the folder for it. */
+	_cleanup_close_ int sfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (sfd >= 0)
+		fsync(sfd);
 	if (ret_st && fstatat(dfd, base, ret_st, AT_SYMLINK_NOFOLLOW) < 0)
 		return -errno;
 	return 0;

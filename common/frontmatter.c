@@ -419,10 +419,19 @@ void fm_clear(struct frontmatter *fm)
 
 static void add_number(struct sbuf *b, double d)
 {
-	if (d == (double)(long long)d && fabs(d) < 1e15)
-		sb_printf(b, "%lld", (long long)d);
-	else
-		sb_printf(b, "%.17g", d);
+	char buf[32];
+	format_double(d, buf);
+	sb_puts(b, buf);
+}
+
+/* U+0085, U+2028, U+2029: YAML reads them as line breaks. */
+static size_t yaml_break_at(const unsigned char *p)
+{
+	if (p[0] == 0xc2 && p[1] == 0x85)
+		return 2;
+	if (p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9))
+		return 3;
+	return 0;
 }
 
 static bool plain_safe(const char *s)
@@ -439,6 +448,8 @@ static bool plain_safe(const char *s)
 		if (*p == ':' && (p[1] == ' ' || p[1] == 0))
 			return false;
 		if (*p == '#' && p > (const unsigned char *)s && p[-1] == ' ')
+			return false;
+		if (yaml_break_at(p))
 			return false;
 	}
 	/* It must read back as the same string, not a null/bool/number. */
@@ -468,11 +479,18 @@ static void add_quoted(struct sbuf *b, const char *s)
 		case '\r':
 			sb_puts(b, "\\r");
 			break;
-		default:
-			if (*p < 0x20 || *p == 0x7f)
+		default: {
+			size_t brk = yaml_break_at(p);
+			if (brk) {
+				sb_puts(b, brk == 2 ? "\\N"
+					   : p[2] == 0xa8 ? "\\L" : "\\P");
+				p += brk - 1;
+			} else if (*p < 0x20 || *p == 0x7f) {
 				sb_printf(b, "\\x%02x", *p);
-			else
+			} else {
 				sb_putc(b, (char)*p);
+			}
+		}
 		}
 	}
 	sb_putc(b, '"');

@@ -3,8 +3,6 @@
 #include "util.h"
 
 
-static bool match_here(const char *p, const char *s);
-
 /* Match one '[...]' class at p against c; *ret_len gets the class length. */
 static bool match_class(const char *p, char c, size_t *ret_len)
 {
@@ -34,7 +32,31 @@ static bool match_class(const char *p, char c, size_t *ret_len)
 	return ok != neg;
 }
 
-static bool match_here(const char *p, const char *s)
+/*
+ * Matching state: pattern and path positions. Failed states are
+ * remembered, so '*' and '**' cost O(|pattern| x |path|) at worst
+ * instead of backtracking exponentially.
+ */
+struct gm {
+	const char *p0, *s0;
+	size_t slen;
+	unsigned char *failed; /* (plen + 1) x (slen + 1) */
+};
+
+static bool match_at(struct gm *g, const char *p, const char *s);
+
+static bool remembered(struct gm *g, const char *p, const char *s)
+{
+	size_t k = (size_t)(p - g->p0) * (g->slen + 1) + (size_t)(s - g->s0);
+	if (g->failed[k])
+		return false;
+	if (match_at(g, p, s))
+		return true;
+	g->failed[k] = 1;
+	return false;
+}
+
+static bool match_at(struct gm *g, const char *p, const char *s)
 {
 	for (;;) {
 		if (!*p)
@@ -44,15 +66,15 @@ static bool match_here(const char *p, const char *s)
 			if (*rest == '/') {
 				/* "**" + "/" : zero or more whole folders. */
 				rest++;
-				if (match_here(rest, s))
+				if (remembered(g, rest, s))
 					return true;
 				for (const char *t = s; *t; t++)
-					if (*t == '/' && match_here(rest, t + 1))
+					if (*t == '/' && remembered(g, rest, t + 1))
 						return true;
 				return false;
 			}
 			for (const char *t = s;; t++) {
-				if (match_here(rest, t))
+				if (remembered(g, rest, t))
 					return true;
 				if (!*t)
 					return false;
@@ -60,7 +82,7 @@ static bool match_here(const char *p, const char *s)
 		}
 		if (*p == '*') {
 			for (const char *t = s;; t++) {
-				if (match_here(p + 1, t))
+				if (remembered(g, p + 1, t))
 					return true;
 				if (!*t || *t == '/')
 					return false;
@@ -90,6 +112,16 @@ static bool match_here(const char *p, const char *s)
 		p++;
 		s++;
 	}
+}
+
+static bool match_here(const char *p, const char *s)
+{
+	size_t pl = strlen(p), sl = strlen(s);
+	struct gm g = {.p0 = p, .s0 = s, .slen = sl};
+	g.failed = xcalloc((pl + 1) * (sl + 1), 1);
+	bool r = match_at(&g, p, s);
+	free(g.failed);
+	return r;
 }
 
 bool glob_match(const char *pattern, const char *path, bool is_dir)

@@ -35,7 +35,7 @@ static void dump_string(struct sbuf *b, const char *s)
 			sb_puts(b, "\\f");
 			break;
 		default:
-			if (*p < 0x20 || *p == 0x7f)
+			if (*p < 0x20)
 				sb_printf(b, "\\u%04x", *p);
 			else
 				sb_putc(b, (char)*p);
@@ -46,12 +46,13 @@ static void dump_string(struct sbuf *b, const char *s)
 
 static void dump_number(struct sbuf *b, double d)
 {
-	if (!isfinite(d))
+	char buf[32];
+	if (!isfinite(d)) {
 		sb_puts(b, "null");
-	else if (d == (double)(long long)d && fabs(d) < 1e15)
-		sb_printf(b, "%lld", (long long)d);
-	else
-		sb_printf(b, "%.17g", d);
+		return;
+	}
+	format_double(d, buf);
+	sb_puts(b, buf);
 }
 
 static void dump(struct sbuf *b, const cJSON *v, const char *comma,

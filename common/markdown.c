@@ -118,6 +118,7 @@ unsigned char *md_code_mask(const char *text, size_t len, size_t from)
 	/* For backtick runs of length n that found no closer, the paragraph
 	 * end up to which a closer is known to be missing. */
 	size_t nofind[64] = {0};
+	size_t cur_pe = 0; /* end of the paragraph being scanned */
 	bool bol = from == 0 || text[from - 1] == '\n';
 	size_t i = from;
 	while (i < len) {
@@ -154,7 +155,10 @@ unsigned char *md_code_mask(const char *text, size_t len, size_t from)
 				i += n;
 				continue;
 			}
-			size_t pe = para_end(text, len, i);
+			/* Every run in one paragraph shares its end. */
+			if (i >= cur_pe)
+				cur_pe = para_end(text, len, i);
+			size_t pe = cur_pe;
 			size_t j = i + n, close = 0;
 			bool found = false;
 			while (j < pe) {

@@ -290,7 +290,11 @@ int parse_iso8601(const char *s, int64_t *ret)
 	}
 	if (*p)
 		return -EINVAL;
-	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 ||
+	static const int mdays[] = {31, 28, 31, 30, 31, 30,
+				    31, 31, 30, 31, 30, 31};
+	bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+	if (mo < 1 || mo > 12 || d < 1 ||
+	    d > mdays[mo - 1] + (mo == 2 && leap) || h > 23 || mi > 59 ||
 	    sec > 60)
 		return -EINVAL;
 	tm.tm_year = y - 1900;
@@ -370,4 +374,20 @@ uint64_t hash_bytes(const void *p, size_t n)
 	h *= 0xff51afd7ed558ccdull;
 	h ^= h >> 33;
 	return h;
+}
+
+void format_double(double d, char out[32])
+{
+	if (d == (double)(long long)d && d > -1e15 && d < 1e15) {
+		snprintf(out, 32, "%lld", (long long)d);
+		return;
+	}
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(out, 32, "%.*g", prec, d);
+		if (strtod(out, NULL) == d)
+			break;
+	}
+	/* Python writes 1e+16 and 0.1 alike; make sure it reads as a float. */
+	if (!strpbrk(out, ".eEn"))
+		strcat(out, ".0");
 }

@@ -125,5 +125,7 @@ char *url_decode(const char *s, size_t n);
 /* Percent-encoding: for markdown links (keep_slash: '/' and UTF-8 kept,
  * as Obsidian writes them) or for a URI component (everything else). */
 char *url_encode_path(const char *s, bool keep_slash);
+/* Shortest text that reads back as the same double (like Python repr). */
+void format_double(double d, char out[32]);
 /* 64-bit hash of a byte string (FNV-1a with a final mix). */
 uint64_t hash_bytes(const void *p, size_t n);

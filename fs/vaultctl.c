@@ -1,50 +1,162 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * vaultctl: the command-line tool. `check` reads the vault directly
- * (no daemon needed).
+ * vaultctl: the command-line tool, a client of vaultd's control socket.
+ *
+ *   vaultctl [--vault DIR] [--socket PATH] [--json] COMMAND [ARGS]
+ *
+ *   status                      the daemon: notes, index, clients, uptime
+ *   check [--offline]           counts and problems (works without daemon)
+ *   tags                        tags with note counts
+ *   violations [--limit N]      writes the policy refused or warned about
+ *   call TOOL [key=value ...]   call any tool (key:=JSON, key@=FILE)
+ *   tools                       every tool with its parameters
  *
  * Exit codes: 0 ok, 1 tool error or problems found, 2 usage, 3 no daemon.
  */
 #include "config.h"
 #include "check.h"
+#include "ctl_client.h"
+#include "fileio.h"
 #include "json.h"
+#include "runtime.h"
+#include "tools.h"
 #include "util.h"
 #include "vault.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 
 enum { EXIT_OK = 0, EXIT_TOOL = 1, EXIT_USAGE = 2, EXIT_NODAEMON = 3 };
 
 struct opts {
 	const char *vault;
+	const char *socket;
 	bool json;
+	bool offline;
+	long limit;
+	int argc;
+	char **argv; /* the command's own arguments */
 };
 
 static void usage(FILE *f)
 {
-	fputs("Usage: vaultctl [--vault DIR] [--json] COMMAND\n"
+	fputs("Usage: vaultctl [--vault DIR] [--socket PATH] [--json] COMMAND\n"
 	      "\n"
 	      "Commands:\n"
-	      "  check      counts of notes, tags, links, broken links and\n"
-	      "             policy violations (reads the vault directly)\n"
+	      "  status                     the running daemon: notes, index,\n"
+	      "                             clients, uptime, mount\n"
+	      "  check [--offline]          counts of notes, tags, links, broken\n"
+	      "                             links and policy violations (reads\n"
+	      "                             the vault itself if no daemon runs)\n"
+	      "  tags                       tags with their note counts\n"
+	      "  violations [--limit N]     writes the policy refused or warned\n"
+	      "                             about, newest first\n"
+	      "  call TOOL [ARG ...]        call a tool; ARG is key=text,\n"
+	      "                             key:=JSON or key@=FILE\n"
+	      "  tools                      every tool with its parameters\n"
 	      "\n"
 	      "The vault is --vault DIR or $OBSIDIAN_VAULT_PATH.\n"
 	      "Exit codes: 0 ok, 1 tool error or problems found, 2 usage,\n"
-	      "3 no daemon.\n",
+	      "3 no daemon running for the vault.\n",
 	      f);
 }
 
-static int cmd_check(const struct opts *o)
+static int need_vault(const struct opts *o)
 {
-	struct vault *v = NULL;
-	_cleanup_free_ char *msg = NULL;
-	if (vault_open(o->vault, &v, &msg) < 0) {
-		fprintf(stderr, "vaultctl: %s\n", msg);
+	if ((!o->vault || !*o->vault) && !o->socket) {
+		fputs("vaultctl: no vault: use --vault DIR or set "
+		      "OBSIDIAN_VAULT_PATH\n",
+		      stderr);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Connect to the vault's daemon; NULL (and a message) when none runs. */
+static struct ctl_client *connect_daemon(const struct opts *o, bool quiet)
+{
+	_cleanup_free_ char *path = NULL;
+	if (o->socket) {
+		path = xstrdup(o->socket);
+	} else {
+		const char *why;
+		int r = socket_path_for(o->vault, &path, &why);
+		if (r < 0) {
+			fprintf(stderr, "vaultctl: %s: %s\n", why, o->vault);
+			return NULL;
+		}
+	}
+	struct ctl_client *c = NULL;
+	int r = ctl_connect(path, &c);
+	if (r < 0 && !quiet)
+		fprintf(stderr,
+			"vaultctl: no vaultd is running for this vault (%s: "
+			"%s)\nStart it with: vaultd --vault %s\n",
+			path, strerror(-r), o->vault ? o->vault : "DIR");
+	return r < 0 ? NULL : c;
+}
+
+static int daemon_call(const struct opts *o, const char *method,
+		       cJSON *params, cJSON **ret)
+{
+	struct ctl_client *c = connect_daemon(o, false);
+	if (!c) {
+		cJSON_Delete(params);
+		return EXIT_NODAEMON;
+	}
+	char *msg = NULL;
+	int r = ctl_call(c, method, params, NULL, NULL, ret, &msg);
+	ctl_close(c);
+	if (r == -EPIPE) {
+		fputs("vaultctl: vaultd closed the connection\n", stderr);
+		return EXIT_NODAEMON;
+	}
+	if (r) {
+		fprintf(stderr, "vaultctl: %s\n", msg ? msg : "error");
+		free(msg);
 		return EXIT_TOOL;
 	}
-	vault_index_all(v, NULL, NULL);
-	cJSON *r = vault_check(v);
+	return EXIT_OK;
+}
+
+static void print_json(const cJSON *v)
+{
+	_cleanup_free_ char *s = json_dumps(v);
+	puts(s);
+}
+
+static int cmd_status(const struct opts *o)
+{
+	cJSON *st = NULL;
+	int r = daemon_call(o, "status", NULL, &st);
+	if (r)
+		return r;
+	if (o->json) {
+		print_json(st);
+	} else {
+		const cJSON *ix = cJSON_GetObjectItem(st, "index");
+		const cJSON *mnt = cJSON_GetObjectItem(st, "mount");
+		printf("vault:    %s\n", cJSON_GetStringValue(cJSON_GetObjectItem(st, "vault")));
+		printf("vaultd:   %s, pid %.0f, up %.0f s\n",
+		       cJSON_GetStringValue(cJSON_GetObjectItem(st, "version")),
+		       cJSON_GetNumberValue(cJSON_GetObjectItem(st, "pid")),
+		       cJSON_GetNumberValue(cJSON_GetObjectItem(st, "uptime_s")));
+		printf("notes:    %.0f\n", cJSON_GetNumberValue(cJSON_GetObjectItem(st, "notes")));
+		printf("index:    %s (%.0f%%)\n",
+		       cJSON_GetStringValue(cJSON_GetObjectItem(ix, "state")),
+		       cJSON_GetNumberValue(cJSON_GetObjectItem(ix, "percent")));
+		printf("clients:  %.0f\n", cJSON_GetNumberValue(cJSON_GetObjectItem(st, "clients")));
+		printf("mount:    %s\n", cJSON_IsString(mnt) ? mnt->valuestring : "none");
+		printf("socket:   %s\n", cJSON_GetStringValue(cJSON_GetObjectItem(st, "socket")));
+	}
+	cJSON_Delete(st);
+	return EXIT_OK;
+}
+
+static int report_check(const struct opts *o, cJSON *r)
+{
 	_cleanup_free_ char *out = o->json ? json_dumps(r) : vault_check_text(r);
 	fputs(out, stdout);
 	if (o->json)
@@ -53,29 +165,292 @@ static int cmd_check(const struct opts *o)
 		cJSON_GetArraySize(cJSON_GetObjectItem(r, "policy_violations")) ||
 		cJSON_GetArraySize(cJSON_GetObjectItem(r, "frontmatter_errors"));
 	cJSON_Delete(r);
-	vault_free(v);
 	return problems ? EXIT_TOOL : EXIT_OK;
+}
+
+static int cmd_check(const struct opts *o)
+{
+	if (!o->offline) {
+		struct ctl_client *c = connect_daemon(o, true);
+		if (c) {
+			cJSON *r = NULL;
+			char *msg = NULL;
+			int rc = ctl_call(c, "check", NULL, NULL, NULL, &r, &msg);
+			ctl_close(c);
+			if (rc == 0)
+				return report_check(o, r);
+			free(msg);
+			/* Fall back to reading the vault directly. */
+		}
+	}
+	if (!o->vault) {
+		fputs("vaultctl: check --offline needs --vault DIR\n", stderr);
+		return EXIT_USAGE;
+	}
+	struct vault *v = NULL;
+	_cleanup_free_ char *msg = NULL;
+	if (vault_open(o->vault, &v, &msg) < 0) {
+		fprintf(stderr, "vaultctl: %s\n", msg);
+		return EXIT_TOOL;
+	}
+	vault_index_all(v, NULL, NULL);
+	int rc = report_check(o, vault_check(v));
+	vault_free(v);
+	return rc;
+}
+
+/* The result of a tools/call from the daemon: print, and exit code. */
+static int print_tool_result(const struct opts *o, cJSON *res)
+{
+	bool err = cJSON_IsTrue(cJSON_GetObjectItem(res, "isError"));
+	const char *text = cJSON_GetStringValue(cJSON_GetObjectItem(res, "text"));
+	if (o->json) {
+		print_json(res);
+	} else if (err) {
+		fprintf(stderr, "vaultctl: %s\n", text ? text : "error");
+	} else if (text) {
+		fputs(text, stdout);
+		if (*text && text[strlen(text) - 1] != '\n')
+			fputc('\n', stdout);
+	}
+	cJSON_Delete(res);
+	return err ? EXIT_TOOL : EXIT_OK;
+}
+
+static int call_tool(const struct opts *o, const char *tool, cJSON *args)
+{
+	cJSON *p = cJSON_CreateObject();
+	cJSON_AddStringToObject(p, "name", tool);
+	cJSON_AddItemToObject(p, "arguments", args);
+	cJSON_AddStringToObject(p, "source", "vaultctl");
+	cJSON *res = NULL;
+	int r = daemon_call(o, "tools/call", p, &res);
+	return r ? r : print_tool_result(o, res);
+}
+
+static int cmd_tags(const struct opts *o)
+{
+	if (o->json)
+		return call_tool(o, "list_tags", cJSON_CreateObject());
+	cJSON *p = cJSON_CreateObject();
+	cJSON_AddStringToObject(p, "name", "list_tags");
+	cJSON_AddStringToObject(p, "source", "vaultctl");
+	cJSON *res = NULL;
+	int r = daemon_call(o, "tools/call", p, &res);
+	if (r)
+		return r;
+	const cJSON *tags = cJSON_GetObjectItem(
+		cJSON_GetObjectItem(res, "structured"), "tags");
+	const cJSON *t;
+	cJSON_ArrayForEach(t, tags)
+		printf("%6.0f  %s\n",
+		       cJSON_GetNumberValue(cJSON_GetObjectItem(t, "count")),
+		       cJSON_GetStringValue(cJSON_GetObjectItem(t, "tag")));
+	if (!cJSON_GetArraySize(tags))
+		puts("No tags in use yet.");
+	cJSON_Delete(res);
+	return EXIT_OK;
+}
+
+static int cmd_violations(const struct opts *o)
+{
+	cJSON *args = cJSON_CreateObject();
+	cJSON_AddNumberToObject(args, "limit", (double)o->limit);
+	if (o->json)
+		return call_tool(o, "list_violations", args);
+	cJSON *p = cJSON_CreateObject();
+	cJSON_AddStringToObject(p, "name", "list_violations");
+	cJSON_AddItemToObject(p, "arguments", args);
+	cJSON_AddStringToObject(p, "source", "vaultctl");
+	cJSON *res = NULL;
+	int r = daemon_call(o, "tools/call", p, &res);
+	if (r)
+		return r;
+	const cJSON *vs = cJSON_GetObjectItem(
+		cJSON_GetObjectItem(res, "structured"), "violations");
+	const cJSON *v;
+	cJSON_ArrayForEach(v, vs)
+	{
+		const char *kept = cJSON_GetStringValue(
+			cJSON_GetObjectItem(v, "rejected_text"));
+		printf("%s  %-7s %s  %s\n  %s\n",
+		       cJSON_GetStringValue(cJSON_GetObjectItem(v, "time")),
+		       cJSON_GetStringValue(cJSON_GetObjectItem(v, "action")),
+		       cJSON_GetStringValue(cJSON_GetObjectItem(v, "path")),
+		       cJSON_GetStringValue(cJSON_GetObjectItem(v, "source")),
+		       cJSON_GetStringValue(cJSON_GetObjectItem(v, "message")));
+		if (kept)
+			printf("  refused text kept in %s\n", kept);
+	}
+	if (!cJSON_GetArraySize(vs))
+		puts("No violations recorded.");
+	cJSON_Delete(res);
+	return EXIT_OK;
+}
+
+/* key=text, key:=JSON, key@=FILE; text is converted by the schema. */
+static int parse_arg(const struct tool *t, const char *arg, cJSON *args)
+{
+	const char *eq = strchr(arg, '=');
+	if (!eq || eq == arg) {
+		fprintf(stderr, "vaultctl: argument '%s' is not key=value\n", arg);
+		return EXIT_USAGE;
+	}
+	size_t kl = (size_t)(eq - arg);
+	char mode = 0;
+	if (kl > 1 && (arg[kl - 1] == ':' || arg[kl - 1] == '@')) {
+		mode = arg[kl - 1];
+		kl--;
+	}
+	_cleanup_free_ char *key = xstrndup(arg, kl);
+	const char *val = eq + 1;
+	_cleanup_free_ char *file = NULL;
+	if (mode == '@') {
+		size_t len;
+		FILE *f = fopen(val, "r");
+		if (!f) {
+			fprintf(stderr, "vaultctl: %s: %s\n", val, strerror(errno));
+			return EXIT_USAGE;
+		}
+		struct sbuf b = {0};
+		char buf[65536];
+		while ((len = fread(buf, 1, sizeof(buf), f)) > 0)
+			sb_add(&b, buf, len);
+		fclose(f);
+		file = sb_steal(&b);
+		val = file;
+	}
+	cJSON *v = NULL;
+	const cJSON *schema = NULL;
+	cJSON *list = tools_list_json(false);
+	const cJSON *it;
+	cJSON_ArrayForEach(it, list)
+		if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(it, "name")), t->name))
+			schema = cJSON_GetObjectItem(
+				cJSON_GetObjectItem(cJSON_GetObjectItem(it, "inputSchema"),
+						    "properties"),
+				key);
+	const cJSON *ty = cJSON_GetObjectItem(schema, "type");
+	const char *type = cJSON_IsString(ty) ? ty->valuestring : "string";
+	if (mode == ':') {
+		v = cJSON_ParseWithOpts(val, NULL, true);
+		if (!v) {
+			fprintf(stderr, "vaultctl: %s:= needs JSON, got '%s'\n",
+				key, val);
+			cJSON_Delete(list);
+			return EXIT_USAGE;
+		}
+	} else if (!strcmp(type, "integer") || !strcmp(type, "number")) {
+		char *end;
+		double d = strtod(val, &end);
+		if (!*val || *end || !isfinite(d)) {
+			fprintf(stderr, "vaultctl: %s must be a number, got '%s'\n",
+				key, val);
+			cJSON_Delete(list);
+			return EXIT_USAGE;
+		}
+		v = cJSON_CreateNumber(d);
+	} else if (!strcmp(type, "boolean")) {
+		bool b = !strcmp(val, "true") || !strcmp(val, "yes") ||
+			 !strcmp(val, "1");
+		if (!b && strcmp(val, "false") && strcmp(val, "no") &&
+		    strcmp(val, "0")) {
+			fprintf(stderr, "vaultctl: %s must be true or false\n", key);
+			cJSON_Delete(list);
+			return EXIT_USAGE;
+		}
+		v = cJSON_CreateBool(b);
+	} else if (!strcmp(type, "object") || !strcmp(type, "array")) {
+		v = cJSON_ParseWithOpts(val, NULL, true);
+		if (!v) {
+			fprintf(stderr, "vaultctl: %s must be JSON\n", key);
+			cJSON_Delete(list);
+			return EXIT_USAGE;
+		}
+	} else {
+		v = cJSON_CreateString(val);
+	}
+	cJSON_Delete(list);
+	cJSON_DeleteItemFromObject(args, key);
+	cJSON_AddItemToObject(args, key, v);
+	return 0;
+}
+
+static int cmd_call(const struct opts *o)
+{
+	if (o->argc < 1) {
+		fputs("vaultctl: call needs a tool name (see vaultctl tools)\n",
+		      stderr);
+		return EXIT_USAGE;
+	}
+	const struct tool *t = tools_find(o->argv[0]);
+	if (!t) {
+		fprintf(stderr, "vaultctl: unknown tool '%s' (see vaultctl tools)\n",
+			o->argv[0]);
+		return EXIT_USAGE;
+	}
+	cJSON *args = cJSON_CreateObject();
+	for (int i = 1; i < o->argc; i++) {
+		int r = parse_arg(t, o->argv[i], args);
+		if (r) {
+			cJSON_Delete(args);
+			return r;
+		}
+	}
+	return call_tool(o, t->name, args);
+}
+
+static int cmd_tools(const struct opts *o)
+{
+	/* The same table vaultd serves; no daemon needed to describe it. */
+	if (o->json) {
+		cJSON *l = tools_list_json(false);
+		print_json(l);
+		cJSON_Delete(l);
+		return EXIT_OK;
+	}
+	size_t n;
+	const struct tool *t = tools_table(&n);
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *p = tools_params_text(&t[i]);
+		printf("%s(%s)%s\n    %s\n", t[i].name, p,
+		       (t[i].flags & TOOL_READ_ONLY) ? "" : "  [writes]",
+		       t[i].description);
+	}
+	return EXIT_OK;
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"vault", required_argument, NULL, 'v'},
+		{"socket", required_argument, NULL, 's'},
 		{"json", no_argument, NULL, 'j'},
+		{"offline", no_argument, NULL, 'o'},
+		{"limit", required_argument, NULL, 'l'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{},
 	};
-	struct opts o = {.vault = getenv("OBSIDIAN_VAULT_PATH")};
+	struct opts o = {.vault = getenv("OBSIDIAN_VAULT_PATH"), .limit = 20};
 	int c;
-	/* "+": options end at the command; its own options follow it. */
-	while ((c = getopt_long(argc, argv, "+v:jh", longopts, NULL)) != -1) {
+	/* Global options, then COMMAND, then its options and arguments. */
+	while ((c = getopt_long(argc, argv, "+v:s:jh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'v':
 			o.vault = optarg;
 			break;
+		case 's':
+			o.socket = optarg;
+			break;
 		case 'j':
 			o.json = true;
+			break;
+		case 'o':
+			o.offline = true;
+			break;
+		case 'l':
+			o.limit = atol(optarg);
 			break;
 		case 'h':
 			usage(stdout);
@@ -93,36 +468,66 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	const char *cmd = argv[optind];
-	/* Options may also follow the command: parse its arguments again,
-	 * with the command in the place of argv[0]. */
 	int sargc = argc - optind;
 	char **sargv = argv + optind;
 	optind = 0;
-	while ((c = getopt_long(sargc, sargv, "v:jh", longopts, NULL)) != -1) {
-		if (c == 'v')
+	struct ptrvec rest = {0};
+	/* "-" first: keep non-options (key=value) in order. */
+	while ((c = getopt_long(sargc, sargv, "-v:s:jh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 1:
+			pv_push(&rest, optarg);
+			break;
+		case 'v':
 			o.vault = optarg;
-		else if (c == 'j')
+			break;
+		case 's':
+			o.socket = optarg;
+			break;
+		case 'j':
 			o.json = true;
-		else {
+			break;
+		case 'o':
+			o.offline = true;
+			break;
+		case 'l':
+			o.limit = atol(optarg);
+			break;
+		default:
+			pv_free(&rest);
 			usage(stderr);
 			return EXIT_USAGE;
 		}
 	}
-	if (optind < sargc) {
-		fprintf(stderr, "vaultctl: unexpected argument '%s'\n",
-			sargv[optind]);
-		return EXIT_USAGE;
+	for (int i = optind; i < sargc; i++)
+		pv_push(&rest, sargv[i]);
+	o.argc = (int)rest.n;
+	o.argv = (char **)rest.v;
+
+	int r;
+	if (!strcmp(cmd, "tools")) {
+		r = cmd_tools(&o);
+	} else if ((r = need_vault(&o)) != 0) {
+		/* usage error already printed */
+	} else if (!strcmp(cmd, "status")) {
+		r = cmd_status(&o);
+	} else if (!strcmp(cmd, "check")) {
+		r = cmd_check(&o);
+	} else if (!strcmp(cmd, "tags")) {
+		r = cmd_tags(&o);
+	} else if (!strcmp(cmd, "violations")) {
+		r = cmd_violations(&o);
+	} else if (!strcmp(cmd, "call")) {
+		r = cmd_call(&o);
+	} else {
+		fprintf(stderr, "vaultctl: unknown command '%s'\n", cmd);
+		usage(stderr);
+		r = EXIT_USAGE;
 	}
-	if (strcmp(cmd, "check") == 0) {
-		if (!o.vault || !*o.vault) {
-			fputs("vaultctl: no vault: use --vault DIR or set "
-			      "OBSIDIAN_VAULT_PATH\n",
-			      stderr);
-			return EXIT_USAGE;
-		}
-		return cmd_check(&o);
+	if (!r && o.argc && strcmp(cmd, "call") != 0) {
+		fprintf(stderr, "vaultctl: unexpected argument '%s'\n", o.argv[0]);
+		r = EXIT_USAGE;
 	}
-	fprintf(stderr, "vaultctl: unknown command '%s'\n", cmd);
-	usage(stderr);
-	return EXIT_USAGE;
+	pv_free(&rest);
+	return r;
 }

@@ -90,12 +90,17 @@ static int take_lock(const char *socket_path, int *ret_fd)
 		close(fd);
 		return e == EWOULDBLOCK ? -EBUSY : -e;
 	}
-	char pid[32];
-	int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-	if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) < 0) {
-	}
 	*ret_fd = fd;
 	return 0;
+}
+
+/* The lock file names the daemon's pid (after going to the background). */
+static void write_pid(int lockfd)
+{
+	char pid[32];
+	int n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(lockfd, 0) < 0 || pwrite(lockfd, pid, (size_t)n, 0) < 0) {
+	}
 }
 
 /* Fork; the parent waits until the child says the socket is up. */
@@ -244,6 +249,7 @@ int main(int argc, char **argv)
 		/* The lock belongs to this process now (flock locks follow
 		 * the open file, which the child shares). */
 	}
+	write_pid(lockfd);
 
 	/* Signals are read from a signalfd by the server loop. */
 	sigset_t mask;

@@ -1,0 +1,1279 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "config.h"
+#include "mcp_session.h"
+#include "json.h"
+#include "tools.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+#define SERVER_NAME "vault-mcp"
+#define SERVER_TITLE "vaultd: guarded Obsidian vault"
+#define MODERN_VERSION "2026-07-28"
+#define META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define META_CAPS "io.modelcontextprotocol/clientCapabilities"
+#define META_SERVER "io.modelcontextprotocol/serverInfo"
+#define META_SUBID "io.modelcontextprotocol/subscriptionId"
+#define META_LOGLEVEL "io.modelcontextprotocol/logLevel"
+#define URI_PREFIX "vault:///"
+#define RESOURCE_PAGE 100
+#define LIST_TTL_MS 60000
+
+/* Newest first: the answer when a client asks for an unknown version. */
+static const char *const LEGACY[] = {"2025-11-25", "2025-06-18", "2025-03-26",
+				     "2024-11-05", NULL};
+
+static const char BASE_INSTRUCTIONS[] =
+	"This server works on one Obsidian vault: Markdown notes linked with "
+	"[[wikilinks]] and tagged with #tags. Find notes with search_notes "
+	"(modes name, name_partial, content, tag), list_notes or browse; read "
+	"them with read_note, read_section or get_note_metadata. Change notes "
+	"with the smallest tool that does the job (append_note, replace_text, "
+	"insert_text, update_section, set_frontmatter, add_tag) rather than "
+	"rewriting whole notes. Use only tags that already exist (list_tags, "
+	"get_policy): the vault refuses new ones, so ask the user before "
+	"inventing a tag. rename_note and delete_note keep every link intact. "
+	"get_help lists every tool.";
+
+static const char *const LOG_LEVELS[] = {"debug",    "info",  "notice",
+					 "warning",  "error", "critical",
+					 "alert",    "emergency", NULL};
+
+enum pkind {
+	P_TOOL,
+	P_READ,
+	P_LIST,
+	P_COMPLETE,
+	P_CONTEXT,
+	P_INTERNAL,
+};
+
+struct pending {
+	struct pending *next;
+	long did;           /* vaultd request id */
+	enum pkind kind;
+	cJSON *id;          /* the client's request id */
+	bool modern;
+	int version;        /* legacy version rank (index into LEGACY) */
+	bool cancelled;
+	cJSON *progress_token;
+	uint64_t started, last_progress;
+	int progress;
+	char *name;         /* tool name or resource uri */
+	long offset;        /* resources/list page */
+	cJSON *held;        /* a tool result waiting for the context block */
+};
+
+struct listen {
+	struct listen *next;
+	cJSON *id;
+	bool tools, resources;
+	cJSON *uris; /* resourceSubscriptions */
+};
+
+struct mcp_session {
+	struct mcp_config cfg;
+	struct mcp_io io;
+	bool initialized;   /* legacy: initialize answered */
+	int version;        /* legacy: negotiated, index into LEGACY */
+	int log_level;      /* -1: no log notifications */
+	bool shutting_down;
+	/* auto-context */
+	char *context;
+	bool context_ready;
+	bool context_injected;
+	struct pending *pending;
+	cJSON *subscribed;  /* legacy resources/subscribe: uri strings */
+	struct listen *listens;
+};
+
+/* ---- output helpers ---------------------------------------------------------- */
+
+static void out(struct mcp_session *s, char *line)
+{
+	s->io.out(s->io.ud, line);
+}
+
+static cJSON *server_info(const struct mcp_session *s, bool with_title)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "name", SERVER_NAME);
+	if (with_title)
+		cJSON_AddStringToObject(o, "title", SERVER_TITLE);
+	cJSON_AddStringToObject(o, "version", VAULTD_VERSION);
+	return o;
+}
+
+/* Modern results carry resultType and who answered. */
+static cJSON *finish_result(struct mcp_session *s, cJSON *r, bool modern,
+			    bool cacheable)
+{
+	if (!modern)
+		return r;
+	cJSON_AddStringToObject(r, "resultType", "complete");
+	if (cacheable) {
+		cJSON_AddNumberToObject(r, "ttlMs", LIST_TTL_MS);
+		cJSON_AddStringToObject(r, "cacheScope", "private");
+	}
+	cJSON *meta = cJSON_GetObjectItem(r, "_meta");
+	if (!meta)
+		meta = cJSON_AddObjectToObject(r, "_meta");
+	cJSON_AddItemToObject(meta, META_SERVER, server_info(s, true));
+	return r;
+}
+
+static void reply(struct mcp_session *s, const cJSON *id, cJSON *r,
+		  bool modern, bool cacheable)
+{
+	out(s, rpc_result_line(id, finish_result(s, r, modern, cacheable)));
+}
+
+static void reply_error(struct mcp_session *s, const cJSON *id, int code,
+			const char *msg, cJSON *data)
+{
+	out(s, rpc_error_line(id, code, msg, data));
+}
+
+static void notify(struct mcp_session *s, const char *method, cJSON *params)
+{
+	out(s, rpc_notify_line(method, params));
+}
+
+/* ---- pending requests ---------------------------------------------------------- */
+
+static struct pending *pending_add(struct mcp_session *s, long did,
+				   enum pkind kind, const cJSON *id,
+				   bool modern)
+{
+	struct pending *p = xcalloc(1, sizeof(*p));
+	p->did = did;
+	p->kind = kind;
+	p->id = id ? cJSON_Duplicate(id, 1) : NULL;
+	p->modern = modern;
+	p->version = s->version;
+	p->started = p->last_progress = now_ns();
+	p->next = s->pending;
+	s->pending = p;
+	return p;
+}
+
+static void pending_free(struct pending *p)
+{
+	cJSON_Delete(p->id);
+	cJSON_Delete(p->progress_token);
+	cJSON_Delete(p->held);
+	free(p->name);
+	free(p);
+}
+
+static struct pending *pending_take(struct mcp_session *s, long did)
+{
+	for (struct pending **pp = &s->pending; *pp; pp = &(*pp)->next) {
+		if ((*pp)->did == did) {
+			struct pending *p = *pp;
+			*pp = p->next;
+			p->next = NULL;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+size_t mcp_session_pending(const struct mcp_session *s)
+{
+	size_t n = 0;
+	for (const struct pending *p = s->pending; p; p = p->next)
+		if (p->id)
+			n++;
+	return n;
+}
+
+static long to_daemon(struct mcp_session *s, const char *method,
+		      cJSON *params)
+{
+	return s->io.daemon_send(s->io.ud, method, params);
+}
+
+/* ---- tools ---------------------------------------------------------------------- */
+
+static bool tool_allowed(const struct mcp_session *s, const cJSON *t)
+{
+	if (!s->cfg.read_only)
+		return true;
+	const cJSON *an = cJSON_GetObjectItem(t, "annotations");
+	return cJSON_IsTrue(cJSON_GetObjectItem(an, "readOnlyHint"));
+}
+
+static const cJSON *find_tool(const struct mcp_session *s, const char *name)
+{
+	const cJSON *t;
+	cJSON_ArrayForEach(t, s->cfg.tools)
+	{
+		const cJSON *n = cJSON_GetObjectItem(t, "name");
+		if (cJSON_IsString(n) && !strcmp(n->valuestring, name))
+			return t;
+	}
+	return NULL;
+}
+
+/* structuredContent, outputSchema and title exist from 2025-06-18 on. */
+static bool has_structured(bool modern, int version)
+{
+	return modern || version <= 1;
+}
+
+static void handle_tools_list(struct mcp_session *s, const cJSON *id,
+			      const cJSON *params, bool modern)
+{
+	const cJSON *cursor = cJSON_GetObjectItem(params, "cursor");
+	if (cursor && !(cJSON_IsString(cursor) && !*cursor->valuestring)) {
+		/* Every tool fits on one page; no cursor is ever issued. */
+		reply_error(s, id, RPC_BAD_PARAMS,
+			    "Invalid params: unknown cursor", NULL);
+		return;
+	}
+	cJSON *arr = cJSON_CreateArray();
+	const cJSON *t;
+	cJSON_ArrayForEach(t, s->cfg.tools)
+	{
+		if (!tool_allowed(s, t))
+			continue;
+		cJSON *c = cJSON_Duplicate(t, 1);
+		if (!has_structured(modern, s->version)) {
+			cJSON_DeleteItemFromObject(c, "outputSchema");
+			cJSON_DeleteItemFromObject(c, "title");
+		}
+		if (!modern && s->version >= 3)
+			cJSON_DeleteItemFromObject(c, "annotations");
+		cJSON_AddItemToArray(arr, c);
+	}
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddItemToObject(r, "tools", arr);
+	reply(s, id, r, modern, true);
+}
+
+/* The longest array inside v (depth 2), for cutting a large result. */
+static cJSON *largest_array(cJSON *v)
+{
+	cJSON *best = cJSON_IsArray(v) ? v : NULL;
+	cJSON *it;
+	cJSON_ArrayForEach(it, v)
+	{
+		if (cJSON_IsArray(it) &&
+		    (!best || cJSON_GetArraySize(it) > cJSON_GetArraySize(best)))
+			best = it;
+	}
+	return best;
+}
+
+/* Keep valid UTF-8 when cutting text at n bytes. */
+static size_t utf8_cut(const char *s, size_t n)
+{
+	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+		n--;
+	return n;
+}
+
+/*
+ * Results are bounded. Text results are cut with a note; JSON results
+ * lose items from their longest list (and say so), so what is left still
+ * matches the tool's output schema.
+ */
+static void shape_result(struct mcp_session *s, const char *tool,
+			 char **text, cJSON *structured)
+{
+	size_t max = s->cfg.max_result, len = strlen(*text);
+	if (len <= max)
+		return;
+	cJSON *arr = structured ? largest_array(structured) : NULL;
+	if (arr && cJSON_IsArray(cJSON_GetObjectItem(structured, "result")))
+		arr = cJSON_GetObjectItem(structured, "result");
+	if (arr) {
+		int total = cJSON_GetArraySize(arr);
+		int lo = 0, hi = total;
+		/* Binary search for how many items fit. */
+		cJSON *probe = cJSON_Duplicate(structured, 1);
+		while (lo < hi) {
+			int mid = (lo + hi + 1) / 2;
+			cJSON_Delete(probe);
+			probe = cJSON_Duplicate(structured, 1);
+			cJSON *pa = cJSON_IsArray(cJSON_GetObjectItem(probe, "result"))
+					    ? cJSON_GetObjectItem(probe, "result")
+					    : largest_array(probe);
+			while (cJSON_GetArraySize(pa) > mid)
+				cJSON_DeleteItemFromArray(pa, cJSON_GetArraySize(pa) - 1);
+			char *t = json_dumps(cJSON_IsArray(cJSON_GetObjectItem(probe, "result")) &&
+						     cJSON_GetArraySize(probe) == 1
+					     ? cJSON_GetObjectItem(probe, "result")
+					     : probe);
+			size_t tl = strlen(t);
+			free(t);
+			if (tl + 300 <= max)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+		cJSON_Delete(probe);
+		while (cJSON_GetArraySize(arr) > lo)
+			cJSON_DeleteItemFromArray(arr, cJSON_GetArraySize(arr) - 1);
+		bool wrapped = cJSON_GetArraySize(structured) == 1 &&
+			       cJSON_IsArray(cJSON_GetObjectItem(structured, "result"));
+		char *t = json_dumps(wrapped ? cJSON_GetObjectItem(structured, "result")
+					     : structured);
+		free(*text);
+		*text = xasprintf("%s\n\n[Result cut: %d of %d items shown "
+				  "(limit %zu bytes). Ask for less: use the "
+				  "tool's limit/offset/cursor or a narrower "
+				  "query.]",
+				  t, lo, total, max);
+		free(t);
+		return;
+	}
+	size_t keep = utf8_cut(*text, max);
+	char *t = xasprintf("%.*s\n\n[Result cut: %zu of %zu bytes shown. "
+			    "Read less at a time: get_headings shows the "
+			    "structure, read_section reads one section.]",
+			    (int)keep, *text, keep, len);
+	free(*text);
+	*text = t;
+	(void)tool;
+}
+
+static void finish_tool(struct mcp_session *s, struct pending *p,
+			const cJSON *dres)
+{
+	const cJSON *txt = cJSON_GetObjectItem(dres, "text");
+	bool is_error = cJSON_IsTrue(cJSON_GetObjectItem(dres, "isError"));
+	char *text = xstrdup(cJSON_IsString(txt) ? txt->valuestring : "");
+	cJSON *structured = cJSON_Duplicate(cJSON_GetObjectItem(dres, "structured"), 1);
+	if (!is_error) {
+		shape_result(s, p->name, &text, structured);
+		/* Seed 000: the first tool result of the session carries the
+		 * personal notes and the allowed tags. */
+		char *t = context_inject(&s->context_injected, s->context, text);
+		free(text);
+		text = t;
+	}
+	cJSON *r = cJSON_CreateObject();
+	cJSON *content = cJSON_AddArrayToObject(r, "content");
+	cJSON *block = cJSON_CreateObject();
+	cJSON_AddStringToObject(block, "type", "text");
+	cJSON_AddStringToObject(block, "text", text);
+	cJSON_AddItemToArray(content, block);
+	if (structured && !is_error && has_structured(p->modern, p->version))
+		cJSON_AddItemToObject(r, "structuredContent", TAKE_PTR(structured));
+	if (is_error)
+		cJSON_AddBoolToObject(r, "isError", true);
+	cJSON_Delete(structured);
+	free(text);
+	reply(s, p->id, r, p->modern, false);
+}
+
+static void handle_tools_call(struct mcp_session *s, const cJSON *id,
+			      const cJSON *params, bool modern)
+{
+	const cJSON *name = cJSON_GetObjectItem(params, "name");
+	const cJSON *args = cJSON_GetObjectItem(params, "arguments");
+	if (!cJSON_IsString(name)) {
+		reply_error(s, id, RPC_BAD_PARAMS,
+			    "Invalid params: \"name\" must be the tool's name",
+			    NULL);
+		return;
+	}
+	if (args && !cJSON_IsObject(args)) {
+		reply_error(s, id, RPC_BAD_PARAMS,
+			    "Invalid params: \"arguments\" must be an object",
+			    NULL);
+		return;
+	}
+	const cJSON *t = find_tool(s, name->valuestring);
+	if (!t) {
+		_cleanup_free_ char *m =
+			xasprintf("Unknown tool: %s", name->valuestring);
+		reply_error(s, id, RPC_BAD_PARAMS, m, NULL);
+		return;
+	}
+	if (!tool_allowed(s, t)) {
+		cJSON *r = cJSON_CreateObject();
+		cJSON *content = cJSON_AddArrayToObject(r, "content");
+		cJSON *b = cJSON_CreateObject();
+		cJSON_AddStringToObject(b, "type", "text");
+		_cleanup_free_ char *m = xasprintf(
+			"Tool '%s' is not available: vault-mcp runs read-only "
+			"(--read-only or VAULT_MCP_READ_ONLY=1), so it only "
+			"reads the vault.",
+			name->valuestring);
+		cJSON_AddStringToObject(b, "text", m);
+		cJSON_AddItemToArray(content, b);
+		cJSON_AddBoolToObject(r, "isError", true);
+		reply(s, id, r, modern, false);
+		return;
+	}
+	cJSON *dp = cJSON_CreateObject();
+	cJSON_AddStringToObject(dp, "name", name->valuestring);
+	cJSON_AddItemToObject(dp, "arguments",
+			      args ? cJSON_Duplicate(args, 1) : cJSON_CreateObject());
+	cJSON_AddStringToObject(dp, "source", "mcp");
+	long did = to_daemon(s, "tools/call", dp);
+	if (did < 0) {
+		reply_error(s, id, RPC_INTERNAL,
+			    "vaultd is not reachable; try again", NULL);
+		return;
+	}
+	struct pending *p = pending_add(s, did, P_TOOL, id, modern);
+	p->name = xstrdup(name->valuestring);
+	const cJSON *meta = cJSON_GetObjectItem(params, "_meta");
+	const cJSON *tok = cJSON_GetObjectItem(meta, "progressToken");
+	if (cJSON_IsString(tok) || cJSON_IsNumber(tok))
+		p->progress_token = cJSON_Duplicate(tok, 1);
+}
+
+/* ---- resources ------------------------------------------------------------------ */
+
+static char *uri_of(const char *path)
+{
+	_cleanup_free_ char *enc = url_encode_path(path, true);
+	/* '%' escapes everything a URI cannot hold raw; UTF-8 stays as is. */
+	return xasprintf(URI_PREFIX "%s", enc);
+}
+
+static char *path_of(const char *uri)
+{
+	if (!str_has_prefix(uri, URI_PREFIX))
+		return NULL;
+	const char *p = uri + strlen(URI_PREFIX);
+	return url_decode(p, strlen(p));
+}
+
+static char *page_cursor(long offset)
+{
+	return cursor_make("resources", 0, (size_t)offset);
+}
+
+static void handle_resources_list(struct mcp_session *s, const cJSON *id,
+				  const cJSON *params, bool modern)
+{
+	const cJSON *cursor = cJSON_GetObjectItem(params, "cursor");
+	size_t offset = 0;
+	if (cJSON_IsString(cursor) && *cursor->valuestring) {
+		const char *why;
+		if (cursor_parse(cursor->valuestring, "resources", 0, &offset,
+				 &why) < 0) {
+			_cleanup_free_ char *m = xasprintf("Invalid params: %s", why);
+			reply_error(s, id, RPC_BAD_PARAMS, m, NULL);
+			return;
+		}
+	} else if (cursor && !cJSON_IsString(cursor)) {
+		reply_error(s, id, RPC_BAD_PARAMS,
+			    "Invalid params: cursor must be a string", NULL);
+		return;
+	}
+	cJSON *dp = cJSON_CreateObject();
+	cJSON_AddNumberToObject(dp, "offset", (double)offset);
+	cJSON_AddNumberToObject(dp, "limit", RESOURCE_PAGE);
+	long did = to_daemon(s, "notes/list", dp);
+	struct pending *p = pending_add(s, did, P_LIST, id, modern);
+	p->offset = (long)offset;
+}
+
+static void finish_list(struct mcp_session *s, struct pending *p,
+			const cJSON *dres)
+{
+	cJSON *arr = cJSON_CreateArray();
+	const cJSON *n;
+	cJSON_ArrayForEach(n, cJSON_GetObjectItem(dres, "notes"))
+	{
+		const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(n, "path"));
+		cJSON *r = cJSON_CreateObject();
+		_cleanup_free_ char *uri = uri_of(path);
+		cJSON_AddStringToObject(r, "uri", uri);
+		cJSON_AddStringToObject(r, "name",
+			cJSON_GetStringValue(cJSON_GetObjectItem(n, "name")));
+		if (has_structured(p->modern, p->version))
+			cJSON_AddStringToObject(r, "title", path);
+		cJSON_AddStringToObject(r, "mimeType", "text/markdown");
+		cJSON_AddItemToObject(r, "size",
+			cJSON_Duplicate(cJSON_GetObjectItem(n, "size"), 1));
+		cJSON_AddItemToArray(arr, r);
+	}
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddItemToObject(r, "resources", arr);
+	double total = cJSON_GetNumberValue(cJSON_GetObjectItem(dres, "total"));
+	long next = p->offset + RESOURCE_PAGE;
+	if (next < (long)total) {
+		_cleanup_free_ char *c = page_cursor(next);
+		cJSON_AddStringToObject(r, "nextCursor", c);
+	}
+	reply(s, p->id, r, p->modern, true);
+}
+
+static void handle_resources_read(struct mcp_session *s, const cJSON *id,
+				  const cJSON *params, bool modern)
+{
+	const cJSON *uri = cJSON_GetObjectItem(params, "uri");
+	if (!cJSON_IsString(uri)) {
+		reply_error(s, id, RPC_BAD_PARAMS,
+			    "Invalid params: \"uri\" must be a string", NULL);
+		return;
+	}
+	_cleanup_free_ char *path = path_of(uri->valuestring);
+	if (!path) {
+		cJSON *data = cJSON_CreateObject();
+		cJSON_AddStringToObject(data, "uri", uri->valuestring);
+		reply_error(s, id, modern ? RPC_BAD_PARAMS : -32002,
+			    "Resource not found: vault-mcp serves " URI_PREFIX
+			    "<path> URIs",
+			    data);
+		return;
+	}
+	cJSON *dp = cJSON_CreateObject();
+	cJSON_AddStringToObject(dp, "path", path);
+	long did = to_daemon(s, "notes/read", dp);
+	struct pending *p = pending_add(s, did, P_READ, id, modern);
+	p->name = xstrdup(uri->valuestring);
+}
+
+static void finish_read(struct mcp_session *s, struct pending *p,
+			const cJSON *dres, const cJSON *derr)
+{
+	if (derr) {
+		cJSON *data = cJSON_CreateObject();
+		cJSON_AddStringToObject(data, "uri", p->name);
+		reply_error(s, p->id, p->modern ? RPC_BAD_PARAMS : -32002,
+			    "Resource not found", data);
+		return;
+	}
+	cJSON *c = cJSON_CreateObject();
+	cJSON_AddStringToObject(c, "uri", p->name);
+	cJSON_AddStringToObject(c, "mimeType", "text/markdown");
+	cJSON_AddStringToObject(c, "text",
+		cJSON_GetStringValue(cJSON_GetObjectItem(dres, "text")));
+	cJSON *r = cJSON_CreateObject();
+	cJSON *arr = cJSON_AddArrayToObject(r, "contents");
+	cJSON_AddItemToArray(arr, c);
+	reply(s, p->id, r, p->modern, true);
+}
+
+static void handle_templates(struct mcp_session *s, const cJSON *id,
+			     bool modern)
+{
+	cJSON *t = cJSON_CreateObject();
+	cJSON_AddStringToObject(t, "uriTemplate", URI_PREFIX "{+path}");
+	cJSON_AddStringToObject(t, "name", "note");
+	cJSON_AddStringToObject(t, "title", "Note by vault path");
+	cJSON_AddStringToObject(t, "description",
+				"A note of the vault by its path, e.g. "
+				URI_PREFIX "projects/Ideas.md");
+	cJSON_AddStringToObject(t, "mimeType", "text/markdown");
+	cJSON *r = cJSON_CreateObject();
+	cJSON *arr = cJSON_AddArrayToObject(r, "resourceTemplates");
+	cJSON_AddItemToArray(arr, t);
+	reply(s, id, r, modern, true);
+}
+
+static bool uri_in(const cJSON *list, const char *uri)
+{
+	const cJSON *it;
+	cJSON_ArrayForEach(it, list)
+		if (cJSON_IsString(it) && !strcmp(it->valuestring, uri))
+			return true;
+	return false;
+}
+
+static void handle_subscribe(struct mcp_session *s, const cJSON *id,
+			     const cJSON *params, bool sub)
+{
+	const cJSON *uri = cJSON_GetObjectItem(params, "uri");
+	if (!cJSON_IsString(uri)) {
+		reply_error(s, id, RPC_BAD_PARAMS,
+			    "Invalid params: \"uri\" must be a string", NULL);
+		return;
+	}
+	if (sub && !uri_in(s->subscribed, uri->valuestring)) {
+		cJSON_AddItemToArray(s->subscribed,
+				     cJSON_CreateString(uri->valuestring));
+	} else if (!sub) {
+		int i = 0;
+		const cJSON *it;
+		cJSON_ArrayForEach(it, s->subscribed)
+		{
+			if (!strcmp(it->valuestring, uri->valuestring))
+				break;
+			i++;
+		}
+		if (i < cJSON_GetArraySize(s->subscribed))
+			cJSON_DeleteItemFromArray(s->subscribed, i);
+	}
+	reply(s, id, cJSON_CreateObject(), false, false);
+}
+
+/* ---- prompts and completion -------------------------------------------------------- */
+
+struct prompt {
+	const char *name, *title, *description;
+	bool needs_note;
+	const char *text; /* %s: the note */
+};
+
+static const struct prompt PROMPTS[] = {
+	{"summarize_note", "Summarize a note",
+	 "Read one note and summarize it, with the notes it links to.", true,
+	 "Read the note '%s' with read_note, look at its links with get_links, "
+	 "and summarize it in a few sentences. Mention the linked notes that "
+	 "matter."},
+	{"suggest_links", "Suggest links for a note",
+	 "Find notes related to one note and suggest links to add.", true,
+	 "Read the note '%s'. Use search_notes (content and tag modes) and "
+	 "get_backlinks to find related notes that it does not link to yet, "
+	 "and suggest [[links]] to add, with one line each on why. Do not "
+	 "change any note until the user agrees."},
+	{"vault_overview", "Vault overview",
+	 "Describe what is in the vault: folders, tags and the main notes.",
+	 false,
+	 "Give an overview of this vault: use browse for the folders, "
+	 "list_tags for the tags and recent_notes for what changed lately. "
+	 "Point out broken links (find_broken_links) and orphan notes "
+	 "(get_orphans) worth a look.%s"},
+};
+
+static void handle_prompts_list(struct mcp_session *s, const cJSON *id,
+				bool modern)
+{
+	cJSON *arr = cJSON_CreateArray();
+	for (size_t i = 0; i < ARRAY_SIZE(PROMPTS); i++) {
+		cJSON *p = cJSON_CreateObject();
+		cJSON_AddStringToObject(p, "name", PROMPTS[i].name);
+		if (has_structured(modern, s->version))
+			cJSON_AddStringToObject(p, "title", PROMPTS[i].title);
+		cJSON_AddStringToObject(p, "description", PROMPTS[i].description);
+		if (PROMPTS[i].needs_note) {
+			cJSON *args = cJSON_AddArrayToObject(p, "arguments");
+			cJSON *a = cJSON_CreateObject();
+			cJSON_AddStringToObject(a, "name", "name");
+			cJSON_AddStringToObject(a, "description",
+						"The note (name or path)");
+			cJSON_AddBoolToObject(a, "required", true);
+			cJSON_AddItemToArray(args, a);
+		}
+		cJSON_AddItemToArray(arr, p);
+	}
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddItemToObject(r, "prompts", arr);
+	reply(s, id, r, modern, true);
+}
+
+static void handle_prompts_get(struct mcp_session *s, const cJSON *id,
+			       const cJSON *params, bool modern)
+{
+	const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(params, "name"));
+	const struct prompt *pr = NULL;
+	for (size_t i = 0; name && i < ARRAY_SIZE(PROMPTS); i++)
+		if (!strcmp(PROMPTS[i].name, name))
+			pr = &PROMPTS[i];
+	if (!pr) {
+		_cleanup_free_ char *m = xasprintf("Invalid params: unknown prompt '%s'",
+						   name ? name : "");
+		reply_error(s, id, RPC_BAD_PARAMS, m, NULL);
+		return;
+	}
+	const cJSON *args = cJSON_GetObjectItem(params, "arguments");
+	const char *note = cJSON_GetStringValue(cJSON_GetObjectItem(args, "name"));
+	if (pr->needs_note && (!note || !*note)) {
+		reply_error(s, id, RPC_BAD_PARAMS,
+			    "Invalid params: argument 'name' is required", NULL);
+		return;
+	}
+	_cleanup_free_ char *text = xasprintf(pr->text, pr->needs_note ? note : "");
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddStringToObject(r, "description", pr->description);
+	cJSON *msgs = cJSON_AddArrayToObject(r, "messages");
+	cJSON *m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "role", "user");
+	cJSON *c = cJSON_AddObjectToObject(m, "content");
+	cJSON_AddStringToObject(c, "type", "text");
+	cJSON_AddStringToObject(c, "text", text);
+	cJSON_AddItemToArray(msgs, m);
+	reply(s, id, r, modern, false);
+}
+
+static void handle_complete(struct mcp_session *s, const cJSON *id,
+			    const cJSON *params, bool modern)
+{
+	const cJSON *ref = cJSON_GetObjectItem(params, "ref");
+	const cJSON *arg = cJSON_GetObjectItem(params, "argument");
+	const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(ref, "type"));
+	const char *aname = cJSON_GetStringValue(cJSON_GetObjectItem(arg, "name"));
+	const char *value = cJSON_GetStringValue(cJSON_GetObjectItem(arg, "value"));
+	if (!type || !aname || !value) {
+		reply_error(s, id, RPC_BAD_PARAMS,
+			    "Invalid params: ref.type, argument.name and "
+			    "argument.value are required",
+			    NULL);
+		return;
+	}
+	bool paths = !strcmp(type, "ref/resource");
+	bool note_arg = (!strcmp(type, "ref/prompt") && !strcmp(aname, "name")) ||
+			(paths && !strcmp(aname, "path"));
+	if (!note_arg) {
+		cJSON *r = cJSON_CreateObject();
+		cJSON *c = cJSON_AddObjectToObject(r, "completion");
+		cJSON_AddArrayToObject(c, "values");
+		cJSON_AddNumberToObject(c, "total", 0);
+		cJSON_AddBoolToObject(c, "hasMore", false);
+		reply(s, id, r, modern, false);
+		return;
+	}
+	cJSON *dp = cJSON_CreateObject();
+	cJSON_AddStringToObject(dp, "prefix", value);
+	cJSON_AddBoolToObject(dp, "paths", paths);
+	cJSON_AddNumberToObject(dp, "limit", 100);
+	long did = to_daemon(s, "notes/complete", dp);
+	pending_add(s, did, P_COMPLETE, id, modern);
+}
+
+static void finish_complete(struct mcp_session *s, struct pending *p,
+			    const cJSON *dres)
+{
+	cJSON *r = cJSON_CreateObject();
+	cJSON *c = cJSON_AddObjectToObject(r, "completion");
+	cJSON *vals = cJSON_Duplicate(cJSON_GetObjectItem(dres, "values"), 1);
+	double total = cJSON_GetNumberValue(cJSON_GetObjectItem(dres, "total"));
+	cJSON_AddItemToObject(c, "values", vals ? vals : cJSON_CreateArray());
+	cJSON_AddNumberToObject(c, "total", total);
+	cJSON_AddBoolToObject(c, "hasMore", total > cJSON_GetArraySize(vals));
+	reply(s, p->id, r, p->modern, false);
+}
+
+/* ---- lifecycle ------------------------------------------------------------------------ */
+
+static int version_rank(const char *v)
+{
+	for (int i = 0; LEGACY[i]; i++)
+		if (!strcmp(LEGACY[i], v))
+			return i;
+	return -1;
+}
+
+static cJSON *capabilities(const struct mcp_session *s, bool modern)
+{
+	cJSON *c = cJSON_CreateObject();
+	cJSON *t = cJSON_AddObjectToObject(c, "tools");
+	cJSON_AddBoolToObject(t, "listChanged", false);
+	cJSON *r = cJSON_AddObjectToObject(c, "resources");
+	if (!modern)
+		cJSON_AddBoolToObject(r, "subscribe", true);
+	cJSON_AddBoolToObject(r, "listChanged", true);
+	cJSON *p = cJSON_AddObjectToObject(c, "prompts");
+	cJSON_AddBoolToObject(p, "listChanged", false);
+	if (!modern)
+		cJSON_AddObjectToObject(c, "logging");
+	if (modern || s->version <= 2)
+		cJSON_AddObjectToObject(c, "completions");
+	return c;
+}
+
+static void handle_initialize(struct mcp_session *s, const cJSON *id,
+			      const cJSON *params)
+{
+	const char *want = cJSON_GetStringValue(
+		cJSON_GetObjectItem(params, "protocolVersion"));
+	if (!want) {
+		reply_error(s, id, RPC_BAD_PARAMS,
+			    "Invalid params: protocolVersion is required", NULL);
+		return;
+	}
+	int rank = version_rank(want);
+	/* Echo a version we speak; otherwise offer our latest. */
+	s->version = rank >= 0 ? rank : 0;
+	s->initialized = true;
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddStringToObject(r, "protocolVersion", LEGACY[s->version]);
+	cJSON_AddItemToObject(r, "capabilities", capabilities(s, false));
+	cJSON_AddItemToObject(r, "serverInfo", server_info(s, s->version <= 1));
+	cJSON_AddStringToObject(r, "instructions", BASE_INSTRUCTIONS);
+	reply(s, id, r, false, false);
+}
+
+static void handle_discover(struct mcp_session *s, const cJSON *id)
+{
+	cJSON *r = cJSON_CreateObject();
+	cJSON *sv = cJSON_AddArrayToObject(r, "supportedVersions");
+	cJSON_AddItemToArray(sv, cJSON_CreateString(MODERN_VERSION));
+	cJSON_AddItemToObject(r, "capabilities", capabilities(s, true));
+	cJSON_AddStringToObject(r, "instructions", BASE_INSTRUCTIONS);
+	reply(s, id, r, true, true);
+}
+
+static void handle_set_level(struct mcp_session *s, const cJSON *id,
+			     const cJSON *params)
+{
+	const char *lvl = cJSON_GetStringValue(cJSON_GetObjectItem(params, "level"));
+	for (int i = 0; lvl && LOG_LEVELS[i]; i++) {
+		if (!strcmp(LOG_LEVELS[i], lvl)) {
+			s->log_level = i;
+			reply(s, id, cJSON_CreateObject(), false, false);
+			return;
+		}
+	}
+	reply_error(s, id, RPC_BAD_PARAMS,
+		    "Invalid params: level must be one of debug, info, notice, "
+		    "warning, error, critical, alert, emergency",
+		    NULL);
+}
+
+static void handle_cancelled(struct mcp_session *s, const cJSON *params)
+{
+	const cJSON *rid = cJSON_GetObjectItem(params, "requestId");
+	if (!rid)
+		return;
+	for (struct pending *p = s->pending; p; p = p->next)
+		if (p->id && cJSON_Compare(p->id, rid, true))
+			p->cancelled = true;
+}
+
+/* 2026-07-28: subscriptions/listen is a long-lived request. */
+static void handle_listen(struct mcp_session *s, const cJSON *id,
+			  const cJSON *params)
+{
+	const cJSON *n = cJSON_GetObjectItem(params, "notifications");
+	struct listen *l = xcalloc(1, sizeof(*l));
+	l->id = cJSON_Duplicate(id, 1);
+	l->tools = false; /* the tool list never changes */
+	l->resources = cJSON_IsTrue(cJSON_GetObjectItem(n, "resourcesListChanged"));
+	const cJSON *subs = cJSON_GetObjectItem(n, "resourceSubscriptions");
+	l->uris = cJSON_IsArray(subs) ? cJSON_Duplicate(subs, 1)
+				      : cJSON_CreateArray();
+	l->next = s->listens;
+	s->listens = l;
+	cJSON *p = cJSON_CreateObject();
+	cJSON *meta = cJSON_AddObjectToObject(p, "_meta");
+	cJSON_AddItemToObject(meta, META_SUBID, cJSON_Duplicate(id, 1));
+	cJSON *hon = cJSON_AddObjectToObject(p, "notifications");
+	if (l->resources)
+		cJSON_AddBoolToObject(hon, "resourcesListChanged", true);
+	if (cJSON_GetArraySize(l->uris))
+		cJSON_AddItemToObject(hon, "resourceSubscriptions",
+				      cJSON_Duplicate(l->uris, 1));
+	notify(s, "notifications/subscriptions/acknowledged", p);
+}
+
+static bool end_listen(struct mcp_session *s, const cJSON *rid)
+{
+	for (struct listen **pp = &s->listens; *pp; pp = &(*pp)->next) {
+		struct listen *l = *pp;
+		if (!cJSON_Compare(l->id, rid, true))
+			continue;
+		*pp = l->next;
+		cJSON *r = cJSON_CreateObject();
+		cJSON *meta = cJSON_AddObjectToObject(r, "_meta");
+		cJSON_AddItemToObject(meta, META_SUBID, cJSON_Duplicate(l->id, 1));
+		reply(s, l->id, r, true, false);
+		cJSON_Delete(l->id);
+		cJSON_Delete(l->uris);
+		free(l);
+		return true;
+	}
+	return false;
+}
+
+/* ---- dispatch --------------------------------------------------------------------------- */
+
+/* Modern requests: check the per-request _meta. Returns false when an
+ * error was sent. */
+static bool check_modern(struct mcp_session *s, const cJSON *id,
+			 const cJSON *meta)
+{
+	const cJSON *v = cJSON_GetObjectItem(meta, META_VERSION);
+	if (!cJSON_IsString(v)) {
+		reply_error(s, id, RPC_BAD_PARAMS,
+			    "Invalid params: _meta." META_VERSION
+			    " must be a string",
+			    NULL);
+		return false;
+	}
+	if (strcmp(v->valuestring, MODERN_VERSION) != 0) {
+		cJSON *data = cJSON_CreateObject();
+		cJSON *sup = cJSON_AddArrayToObject(data, "supported");
+		cJSON_AddItemToArray(sup, cJSON_CreateString(MODERN_VERSION));
+		for (int i = 0; LEGACY[i]; i++)
+			cJSON_AddItemToArray(sup, cJSON_CreateString(LEGACY[i]));
+		cJSON_AddStringToObject(data, "requested", v->valuestring);
+		reply_error(s, id, -32022, "Unsupported protocol version", data);
+		return false;
+	}
+	if (!cJSON_IsObject(cJSON_GetObjectItem(meta, META_CAPS))) {
+		reply_error(s, id, RPC_BAD_PARAMS,
+			    "Invalid params: _meta." META_CAPS
+			    " is required",
+			    NULL);
+		return false;
+	}
+	const cJSON *lvl = cJSON_GetObjectItem(meta, META_LOGLEVEL);
+	if (lvl) {
+		bool ok = false;
+		for (int i = 0; cJSON_IsString(lvl) && LOG_LEVELS[i]; i++)
+			ok |= !strcmp(LOG_LEVELS[i], lvl->valuestring);
+		if (!ok) {
+			reply_error(s, id, RPC_BAD_PARAMS,
+				    "Invalid params: unknown log level", NULL);
+			return false;
+		}
+	}
+	return true;
+}
+
+static void dispatch(struct mcp_session *s, const char *method,
+		     const cJSON *id, const cJSON *params)
+{
+	const cJSON *meta = cJSON_GetObjectItem(params, "_meta");
+	bool modern = cJSON_GetObjectItem(meta, META_VERSION) != NULL;
+
+	if (!id) {
+		/* Notifications: never answered. */
+		if (!strcmp(method, "notifications/initialized"))
+			return;
+		if (!strcmp(method, "notifications/cancelled")) {
+			const cJSON *rid = cJSON_GetObjectItem(params, "requestId");
+			if (!(rid && end_listen(s, rid)))
+				handle_cancelled(s, params);
+			return;
+		}
+		if (!strcmp(method, "exit"))
+			mcp_session_shutdown(s);
+		return;
+	}
+	if (modern || !strcmp(method, "server/discover")) {
+		if (!check_modern(s, id, meta))
+			return;
+		if (!strcmp(method, "server/discover"))
+			handle_discover(s, id);
+		else if (!strcmp(method, "tools/list"))
+			handle_tools_list(s, id, params, true);
+		else if (!strcmp(method, "tools/call"))
+			handle_tools_call(s, id, params, true);
+		else if (!strcmp(method, "resources/list"))
+			handle_resources_list(s, id, params, true);
+		else if (!strcmp(method, "resources/read"))
+			handle_resources_read(s, id, params, true);
+		else if (!strcmp(method, "resources/templates/list"))
+			handle_templates(s, id, true);
+		else if (!strcmp(method, "prompts/list"))
+			handle_prompts_list(s, id, true);
+		else if (!strcmp(method, "prompts/get"))
+			handle_prompts_get(s, id, params, true);
+		else if (!strcmp(method, "completion/complete"))
+			handle_complete(s, id, params, true);
+		else if (!strcmp(method, "subscriptions/listen"))
+			handle_listen(s, id, params);
+		else {
+			_cleanup_free_ char *m = xasprintf(
+				"Method not found: %s (not part of protocol "
+				"version " MODERN_VERSION ")",
+				method);
+			reply_error(s, id, RPC_METHOD_NOT_FOUND, m, NULL);
+		}
+		return;
+	}
+	if (!strcmp(method, "initialize")) {
+		handle_initialize(s, id, params);
+		return;
+	}
+	if (!strcmp(method, "ping")) {
+		reply(s, id, cJSON_CreateObject(), false, false);
+		return;
+	}
+	if (!s->initialized) {
+		reply_error(s, id, RPC_INVALID_REQUEST,
+			    "Invalid Request: not initialized; send initialize "
+			    "first (or use protocol version " MODERN_VERSION
+			    " with _meta)",
+			    NULL);
+		return;
+	}
+	if (!strcmp(method, "tools/list"))
+		handle_tools_list(s, id, params, false);
+	else if (!strcmp(method, "tools/call"))
+		handle_tools_call(s, id, params, false);
+	else if (!strcmp(method, "resources/list"))
+		handle_resources_list(s, id, params, false);
+	else if (!strcmp(method, "resources/read"))
+		handle_resources_read(s, id, params, false);
+	else if (!strcmp(method, "resources/templates/list"))
+		handle_templates(s, id, false);
+	else if (!strcmp(method, "resources/subscribe"))
+		handle_subscribe(s, id, params, true);
+	else if (!strcmp(method, "resources/unsubscribe"))
+		handle_subscribe(s, id, params, false);
+	else if (!strcmp(method, "prompts/list"))
+		handle_prompts_list(s, id, false);
+	else if (!strcmp(method, "prompts/get"))
+		handle_prompts_get(s, id, params, false);
+	else if (!strcmp(method, "completion/complete"))
+		handle_complete(s, id, params, false);
+	else if (!strcmp(method, "logging/setLevel"))
+		handle_set_level(s, id, params);
+	else {
+		_cleanup_free_ char *m = xasprintf("Method not found: %s", method);
+		reply_error(s, id, RPC_METHOD_NOT_FOUND, m, NULL);
+	}
+}
+
+void mcp_session_input(struct mcp_session *s, const char *line, size_t len)
+{
+	struct rpc_msg m;
+	const char *why;
+	int code = rpc_parse(line, len, &m, &why);
+	if (code) {
+		reply_error(s, m.id, code, why, NULL);
+	} else if (m.method) {
+		if (m.params && !cJSON_IsObject(m.params))
+			reply_error(s, m.id, RPC_BAD_PARAMS,
+				    "Invalid params: params must be an object",
+				    NULL);
+		else if (s->shutting_down && m.id)
+			reply_error(s, m.id, RPC_INVALID_REQUEST,
+				    "Invalid Request: shutting down", NULL);
+		else
+			dispatch(s, m.method, m.id, m.params);
+	}
+	/* Responses from the client are not expected: vault-mcp sends no
+	 * requests. They are ignored. */
+	rpc_msg_clear(&m);
+}
+
+/* ---- from the daemon ------------------------------------------------------------------ */
+
+static void flush_held(struct mcp_session *s)
+{
+	/* Oldest first: the list is newest first. */
+	struct ptrvec held = {0};
+	for (struct pending **pp = &s->pending; *pp;) {
+		struct pending *p = *pp;
+		if (p->held) {
+			*pp = p->next;
+			pv_push(&held, p);
+		} else {
+			pp = &p->next;
+		}
+	}
+	for (size_t i = held.n; i-- > 0;) {
+		struct pending *p = held.v[i];
+		if (!p->cancelled)
+			finish_tool(s, p, p->held);
+		pending_free(p);
+	}
+	pv_free(&held);
+}
+
+static void log_event(struct mcp_session *s, const cJSON *ev)
+{
+	/* "info" and below are sent once the client asked for a level. */
+	if (s->log_level < 0 || s->log_level > 1 || !s->initialized)
+		return;
+	cJSON *p = cJSON_CreateObject();
+	cJSON_AddStringToObject(p, "level", "info");
+	cJSON_AddStringToObject(p, "logger", "vaultd");
+	cJSON_AddItemToObject(p, "data", cJSON_Duplicate(ev, 1));
+	notify(s, "notifications/message", p);
+}
+
+static void resource_updated(struct mcp_session *s, const char *path)
+{
+	_cleanup_free_ char *uri = uri_of(path);
+	if (s->initialized && uri_in(s->subscribed, uri)) {
+		cJSON *p = cJSON_CreateObject();
+		cJSON_AddStringToObject(p, "uri", uri);
+		notify(s, "notifications/resources/updated", p);
+	}
+	for (struct listen *l = s->listens; l; l = l->next) {
+		if (!uri_in(l->uris, uri))
+			continue;
+		cJSON *p = cJSON_CreateObject();
+		cJSON *meta = cJSON_AddObjectToObject(p, "_meta");
+		cJSON_AddItemToObject(meta, META_SUBID, cJSON_Duplicate(l->id, 1));
+		cJSON_AddStringToObject(p, "uri", uri);
+		notify(s, "notifications/resources/updated", p);
+	}
+}
+
+static void list_changed(struct mcp_session *s)
+{
+	if (s->initialized)
+		notify(s, "notifications/resources/list_changed", NULL);
+	for (struct listen *l = s->listens; l; l = l->next) {
+		if (!l->resources)
+			continue;
+		cJSON *p = cJSON_CreateObject();
+		cJSON *meta = cJSON_AddObjectToObject(p, "_meta");
+		cJSON_AddItemToObject(meta, META_SUBID, cJSON_Duplicate(l->id, 1));
+		notify(s, "notifications/resources/list_changed", p);
+	}
+}
+
+static void on_event(struct mcp_session *s, const cJSON *ev)
+{
+	const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "type"));
+	const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "path"));
+	const char *old = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "old_path"));
+	if (!type || !path)
+		return;
+	log_event(s, ev);
+	resource_updated(s, path);
+	if (old)
+		resource_updated(s, old);
+	if (strcmp(type, "changed") != 0)
+		list_changed(s);
+}
+
+void mcp_session_daemon_msg(struct mcp_session *s, const struct rpc_msg *m)
+{
+	if (m->method) {
+		if (!strcmp(m->method, "event"))
+			on_event(s, m->params);
+		return;
+	}
+	if (!cJSON_IsNumber(m->id))
+		return;
+	struct pending *p = pending_take(s, (long)m->id->valuedouble);
+	if (!p)
+		return;
+	if (p->kind == P_CONTEXT) {
+		const char *b = cJSON_GetStringValue(cJSON_GetObjectItem(m->result, "block"));
+		free(s->context);
+		s->context = b ? xstrdup(b) : NULL;
+		s->context_ready = true;
+		pending_free(p);
+		flush_held(s);
+		return;
+	}
+	if (p->kind == P_INTERNAL || p->cancelled) {
+		pending_free(p);
+		return;
+	}
+	if (m->error && p->kind != P_READ) {
+		const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(m->error, "message"));
+		reply_error(s, p->id, RPC_INTERNAL, msg ? msg : "vaultd error", NULL);
+		pending_free(p);
+		return;
+	}
+	switch (p->kind) {
+	case P_TOOL:
+		if (!s->context_ready &&
+		    !cJSON_IsTrue(cJSON_GetObjectItem(m->result, "isError")) &&
+		    !s->context_injected) {
+			/* Wait for the context block; keep the order. */
+			p->held = cJSON_Duplicate(m->result, 1);
+			p->next = s->pending;
+			s->pending = p;
+			return;
+		}
+		finish_tool(s, p, m->result);
+		break;
+	case P_READ:
+		finish_read(s, p, m->result, m->error);
+		break;
+	case P_LIST:
+		finish_list(s, p, m->result);
+		break;
+	case P_COMPLETE:
+		finish_complete(s, p, m->result);
+		break;
+	default:
+		break;
+	}
+	pending_free(p);
+}
+
+void mcp_session_daemon_lost(struct mcp_session *s)
+{
+	while (s->pending) {
+		struct pending *p = s->pending;
+		s->pending = p->next;
+		if (p->id && !p->cancelled)
+			reply_error(s, p->id, RPC_INTERNAL,
+				    "vaultd stopped while answering; try again",
+				    NULL);
+		if (p->kind == P_CONTEXT) {
+			s->context_ready = true; /* go on without it */
+		}
+		pending_free(p);
+	}
+}
+
+void mcp_session_tick(struct mcp_session *s)
+{
+	uint64_t now = now_ns();
+	for (struct pending *p = s->pending; p; p = p->next) {
+		if (!p->progress_token || p->cancelled || p->held)
+			continue;
+		if (now - p->last_progress < 1000000000ull ||
+		    now - p->started < 500000000ull)
+			continue;
+		p->last_progress = now;
+		cJSON *n = cJSON_CreateObject();
+		cJSON_AddItemToObject(n, "progressToken",
+				      cJSON_Duplicate(p->progress_token, 1));
+		cJSON_AddNumberToObject(n, "progress", ++p->progress);
+		_cleanup_free_ char *msg = xasprintf(
+			"%s: still working (%.0f s)", p->name ? p->name : "call",
+			(double)(now - p->started) / 1e9);
+		if (!p->modern && p->version <= 2)
+			cJSON_AddStringToObject(n, "message", msg);
+		notify(s, "notifications/progress", n);
+	}
+}
+
+void mcp_session_shutdown(struct mcp_session *s)
+{
+	s->shutting_down = true;
+}
+
+bool mcp_session_done(const struct mcp_session *s)
+{
+	return s->shutting_down && mcp_session_pending(s) == 0;
+}
+
+void mcp_session_start(struct mcp_session *s)
+{
+	long did = to_daemon(s, "context", NULL);
+	if (did >= 0)
+		pending_add(s, did, P_CONTEXT, NULL, false);
+	did = to_daemon(s, "subscribe", NULL);
+	if (did >= 0)
+		pending_add(s, did, P_INTERNAL, NULL, false);
+}
+
+struct mcp_session *mcp_session_new(const struct mcp_config *cfg,
+				    const struct mcp_io *io)
+{
+	struct mcp_session *s = xcalloc(1, sizeof(*s));
+	s->cfg = *cfg;
+	s->io = *io;
+	s->log_level = -1;
+	s->subscribed = cJSON_CreateArray();
+	return s;
+}
+
+struct mcp_session *mcp_session_free(struct mcp_session *s)
+{
+	if (!s)
+		return NULL;
+	while (s->pending) {
+		struct pending *p = s->pending;
+		s->pending = p->next;
+		pending_free(p);
+	}
+	while (s->listens) {
+		struct listen *l = s->listens;
+		s->listens = l->next;
+		cJSON_Delete(l->id);
+		cJSON_Delete(l->uris);
+		free(l);
+	}
+	cJSON_Delete(s->subscribed);
+	cJSON_Delete(s->cfg.tools);
+	free(s->context);
+	free(s);
+	return NULL;
+}

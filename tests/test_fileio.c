@@ -1,0 +1,780 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Unit tests for common/fileio.h, util.h string helpers, json.h and u8.h. */
+#include "testutil.h"
+#include "fileio.h"
+#include "json.h"
+#include "u8.h"
+#include "util.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#define NFC_CAFE "Caf\xc3\xa9"
+#define NFD_CAFE "Cafe\xcc\x81"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static int open_root(struct tvault *t)
+{
+	int fd = open(t->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CU_ASSERT_FATAL(fd >= 0);
+	return fd;
+}
+
+static int pc(const char *path, char **norm)
+{
+	const char *msg = NULL;
+	*norm = NULL;
+	int r = path_check(path, norm, &msg);
+	if (r < 0) {
+		CU_ASSERT_PTR_NOT_NULL(msg);
+		CU_ASSERT_PTR_NULL(*norm);
+	}
+	return r;
+}
+
+static void expect_refused(const char *path)
+{
+	char *norm;
+	int r = pc(path, &norm);
+	if (r >= 0)
+		fprintf(stderr, "\n    path_check accepted [%s] -> [%s] ", path,
+			norm);
+	CU_ASSERT_TRUE(r < 0);
+	free(norm);
+}
+
+static void expect_norm(const char *path, const char *want)
+{
+	char *norm;
+	CU_ASSERT_EQUAL(pc(path, &norm), 0);
+	ASSERT_STR_EQ(norm, want);
+	free(norm);
+}
+
+/* Names in a folder of the vault, sorted, joined by ' '. */
+static char *list_dir(struct tvault *t, const char *rel)
+{
+	char *p = xasprintf("%s/%s", t->dir, rel);
+	DIR *d = opendir(p);
+	free(p);
+	if (!d)
+		return NULL;
+	struct ptrvec names = {0};
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			pv_push(&names, xstrdup(e->d_name));
+	closedir(d);
+	for (size_t i = 0; i < names.n; i++)
+		for (size_t j = i + 1; j < names.n; j++)
+			if (strcmp(names.v[i], names.v[j]) > 0) {
+				void *x = names.v[i];
+				names.v[i] = names.v[j];
+				names.v[j] = x;
+			}
+	struct sbuf b = {0};
+	for (size_t i = 0; i < names.n; i++) {
+		if (i)
+			sb_putc(&b, ' ');
+		sb_puts(&b, names.v[i]);
+		free(names.v[i]);
+	}
+	pv_free(&names);
+	return sb_steal(&b);
+}
+
+static int wr(int root, const char *rel, const char *text, unsigned flags)
+{
+	return file_write_atomic(root, rel, text, strlen(text), flags, NULL);
+}
+
+/* ---- path_check ------------------------------------------------------------ */
+
+static void test_path_check_refuses(void)
+{
+	expect_refused("");
+	expect_refused("/abs");
+	expect_refused("/");
+	expect_refused("~x");
+	expect_refused("~/notes/a.md");
+	expect_refused("a/../b");
+	expect_refused("..");
+	expect_refused("../a.md");
+	expect_refused("a/..");
+	expect_refused("a\\b");
+	expect_refused("a\x01" "b");
+	expect_refused("a\nb");
+	expect_refused("a\tb");
+	expect_refused("a\x7f");
+	expect_refused("\xff.md");
+	expect_refused("a/\xc3");          /* truncated */
+	expect_refused("\xc0\xaf.md");     /* overlong '/' */
+	expect_refused("\xed\xa0\x80.md"); /* surrogate */
+	expect_refused(".");
+	expect_refused("./");
+	expect_refused("//");
+	char longc[300];
+	memset(longc, 'x', 256);
+	strcpy(longc + 256, ".md");
+	expect_refused(longc);
+	char *longp = xmalloc(5000);
+	for (int i = 0; i < 4998; i++)
+		longp[i] = (i % 10 == 9) ? '/' : 'a';
+	longp[4998] = 'b';
+	longp[4999] = 0;
+	expect_refused(longp);
+	free(longp);
+	/* 255 bytes is the limit, not over it. */
+	char ok[300];
+	memset(ok, 'y', 252);
+	strcpy(ok + 252, ".md");
+	char *norm;
+	CU_ASSERT_EQUAL(pc(ok, &norm), 0);
+	free(norm);
+}
+
+static void test_path_check_normalises(void)
+{
+	expect_norm("./a//b/", "a/b");
+	expect_norm("a/./b.md", "a/b.md");
+	expect_norm("a.md", "a.md");
+	expect_norm("dir/" NFD_CAFE ".md", "dir/" NFC_CAFE ".md");
+	expect_norm("...md", "...md");
+	expect_norm("a/..b/c", "a/..b/c");
+	expect_norm(".hidden/x", ".hidden/x");
+	expect_norm("日本/ノート.md", "日本/ノート.md");
+}
+
+/* ---- beneath_open ---------------------------------------------------------- */
+
+static void test_beneath_open_escapes(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	int root = open_root(&t);
+	tv_write(&t, "real/f.md", "x");
+	CU_ASSERT_EQUAL(symlinkat("/etc", root, "esc"), 0);
+	CU_ASSERT_EQUAL(symlinkat("/etc/passwd", root, "pw"), 0);
+	CU_ASSERT_EQUAL(symlinkat("..", root, "up"), 0);
+	CU_ASSERT_EQUAL(symlinkat("real/../../x", root, "up2"), 0);
+
+	static const char *const bad[] = {
+		"esc/passwd", "pw", "up/x", "up2", "../x", "real/../../x",
+		"/etc/passwd", "..", "", "esc/",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		int fd = beneath_open(root, bad[i], O_RDONLY, 0);
+		if (fd >= 0) {
+			fprintf(stderr, "\n    beneath_open opened [%s] ", bad[i]);
+			close(fd);
+		}
+		CU_ASSERT_TRUE(fd < 0);
+	}
+	/* Creating through an escaping link is refused too. */
+	int fd = beneath_open(root, "esc/vaultd-test-should-not-exist",
+			      O_WRONLY | O_CREAT, 0644);
+	CU_ASSERT_TRUE(fd < 0);
+	if (fd >= 0)
+		close(fd);
+	/* Inside paths open. */
+	fd = beneath_open(root, "real/f.md", O_RDONLY, 0);
+	CU_ASSERT_TRUE(fd >= 0);
+	if (fd >= 0)
+		close(fd);
+	char *buf = NULL;
+	size_t len;
+	CU_ASSERT_TRUE(file_read(root, "pw", 1 << 20, &buf, &len, NULL) < 0);
+	CU_ASSERT_TRUE(file_read(root, "esc/passwd", 1 << 20, &buf, &len, NULL) <
+		       0);
+	CU_ASSERT_PTR_NULL(buf);
+	close(root);
+	tv_close(&t);
+}
+
+static void test_write_through_symlink_refused(void)
+{
+	struct tvault t, out;
+	tv_init(&t);
+	tv_init(&out);
+	tv_write(&out, "target.md", "outside\n");
+	int root = open_root(&t);
+	CU_ASSERT_EQUAL(symlinkat(out.dir, root, "out"), 0);
+	char *lnk = xasprintf("%s/target.md", out.dir);
+	CU_ASSERT_EQUAL(symlinkat(lnk, root, "link.md"), 0);
+	free(lnk);
+
+	CU_ASSERT_TRUE(wr(root, "out/x.md", "x", 0) < 0);
+	CU_ASSERT_TRUE(wr(root, "out/sub/x.md", "x", WRITE_MKDIRS) < 0);
+	CU_ASSERT_TRUE(wr(root, "link.md", "replaced", 0) < 0);
+	CU_ASSERT_TRUE(file_rename(root, "out/target.md", "stolen.md", false,
+				   false) < 0);
+	CU_ASSERT_TRUE(file_unlink(root, "out/target.md") < 0);
+	char *names = list_dir(&out, ".");
+	ASSERT_STR_EQ(names, "target.md");
+	free(names);
+	char *c = tv_read(&out, "target.md");
+	ASSERT_STR_EQ(c, "outside\n");
+	free(c);
+	close(root);
+	tv_close(&t);
+	tv_close(&out);
+}
+
+/* ---- file_write_atomic / file_read / file_rename ---------------------------- */
+
+static void test_write_mkdirs(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	int root = open_root(&t);
+	CU_ASSERT_EQUAL(wr(root, "x/y.md", "no dirs", 0), -ENOENT);
+	CU_ASSERT_FALSE(tv_exists(&t, "x"));
+	struct stat st;
+	CU_ASSERT_EQUAL(file_write_atomic(root, "a/b/c.md", "hello", 5,
+					  WRITE_MKDIRS, &st),
+			0);
+	CU_ASSERT_EQUAL(st.st_size, 5);
+	CU_ASSERT_TRUE(S_ISREG(st.st_mode));
+	char *c = tv_read(&t, "a/b/c.md");
+	ASSERT_STR_EQ(c, "hello");
+	free(c);
+	/* Existing folders are fine. */
+	CU_ASSERT_EQUAL(wr(root, "a/b/d.md", "", WRITE_MKDIRS), 0);
+	CU_ASSERT_EQUAL(file_mkdirs(root, "p/q/r"), 0);
+	CU_ASSERT_TRUE(tv_exists(&t, "p/q/r"));
+	/* A file where a folder should be. */
+	CU_ASSERT_TRUE(wr(root, "a/b/c.md/e.md", "x", WRITE_MKDIRS) < 0);
+	close(root);
+	tv_close(&t);
+}
+
+static void test_write_keeps_mode(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	int root = open_root(&t);
+	mode_t old = umask(022);
+	CU_ASSERT_EQUAL(wr(root, "m.md", "one", 0), 0);
+	char *p = xasprintf("%s/m.md", t.dir);
+	struct stat st;
+	CU_ASSERT_EQUAL(stat(p, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 07777, 0644);
+	CU_ASSERT_EQUAL(chmod(p, 0600), 0);
+	CU_ASSERT_EQUAL(wr(root, "m.md", "two", 0), 0);
+	CU_ASSERT_EQUAL(stat(p, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 07777, 0600);
+	CU_ASSERT_EQUAL(chmod(p, 0640), 0);
+	CU_ASSERT_EQUAL(wr(root, "m.md", "three", 0), 0);
+	CU_ASSERT_EQUAL(stat(p, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 07777, 0640);
+	char *c = tv_read(&t, "m.md");
+	ASSERT_STR_EQ(c, "three");
+	free(c);
+	umask(old);
+	free(p);
+	close(root);
+	tv_close(&t);
+}
+
+static void test_write_noreplace(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	int root = open_root(&t);
+	CU_ASSERT_EQUAL(wr(root, "n.md", "first", WRITE_NOREPLACE), 0);
+	CU_ASSERT_EQUAL(wr(root, "n.md", "second", WRITE_NOREPLACE), -EEXIST);
+	char *c = tv_read(&t, "n.md");
+	ASSERT_STR_EQ(c, "first");
+	free(c);
+	/* A folder is never replaced by a file. */
+	CU_ASSERT_EQUAL(file_mkdirs(root, "dir"), 0);
+	CU_ASSERT_TRUE(wr(root, "dir", "x", 0) < 0);
+	close(root);
+	tv_close(&t);
+}
+
+static void test_write_no_temp_left(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	int root = open_root(&t);
+	for (int i = 0; i < 20; i++) {
+		char *s = xasprintf("version %d\n", i);
+		CU_ASSERT_EQUAL(wr(root, "f/note.md", s, WRITE_MKDIRS), 0);
+		free(s);
+	}
+	CU_ASSERT_EQUAL(wr(root, "f/note.md", "x", WRITE_NOREPLACE), -EEXIST);
+	CU_ASSERT_EQUAL(wr(root, "f/other.md", "", 0), 0);
+	CU_ASSERT_TRUE(wr(root, "f/missing/x.md", "", 0) < 0);
+	char *names = list_dir(&t, "f");
+	ASSERT_STR_EQ(names, "note.md other.md");
+	free(names);
+	names = list_dir(&t, ".");
+	ASSERT_STR_EQ(names, "f");
+	free(names);
+	char *c = tv_read(&t, "f/note.md");
+	ASSERT_STR_EQ(c, "version 19\n");
+	free(c);
+	close(root);
+	tv_close(&t);
+}
+
+static void test_file_read(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	int root = open_root(&t);
+	char data[100];
+	memset(data, 'z', sizeof(data));
+	CU_ASSERT_EQUAL(file_write_atomic(root, "big.md", data, 100, 0, NULL),
+			0);
+	char *buf = NULL;
+	size_t len = 0;
+	struct stat st;
+	CU_ASSERT_EQUAL(file_read(root, "big.md", 99, &buf, &len, NULL), -EFBIG);
+	CU_ASSERT_PTR_NULL(buf);
+	CU_ASSERT_EQUAL(file_read(root, "big.md", 100, &buf, &len, &st), 0);
+	CU_ASSERT_EQUAL(len, 100);
+	CU_ASSERT_EQUAL(st.st_size, 100);
+	CU_ASSERT_TRUE(buf && buf[100] == 0 && memcmp(buf, data, 100) == 0);
+	free(buf);
+	buf = NULL;
+	CU_ASSERT_EQUAL(file_read(root, "missing.md", 10, &buf, &len, NULL),
+			-ENOENT);
+	CU_ASSERT_EQUAL(file_mkdirs(root, "d"), 0);
+	CU_ASSERT_EQUAL(file_read(root, "d", 10, &buf, &len, NULL), -EISDIR);
+	/* Empty file. */
+	CU_ASSERT_EQUAL(wr(root, "empty.md", "", 0), 0);
+	CU_ASSERT_EQUAL(file_read(root, "empty.md", 10, &buf, &len, NULL), 0);
+	CU_ASSERT_EQUAL(len, 0);
+	ASSERT_STR_EQ(buf, "");
+	free(buf);
+	close(root);
+	tv_close(&t);
+}
+
+static void test_file_rename(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	int root = open_root(&t);
+	CU_ASSERT_EQUAL(wr(root, "a.md", "A", 0), 0);
+	CU_ASSERT_EQUAL(wr(root, "b.md", "B", 0), 0);
+	CU_ASSERT_EQUAL(file_rename(root, "a.md", "b.md", true, false), -EEXIST);
+	char *c = tv_read(&t, "a.md");
+	ASSERT_STR_EQ(c, "A");
+	free(c);
+	c = tv_read(&t, "b.md");
+	ASSERT_STR_EQ(c, "B");
+	free(c);
+	CU_ASSERT_EQUAL(file_rename(root, "a.md", "new/sub/a.md", true, false),
+			-ENOENT);
+	CU_ASSERT_EQUAL(file_rename(root, "a.md", "new/sub/a.md", true, true), 0);
+	CU_ASSERT_FALSE(tv_exists(&t, "a.md"));
+	c = tv_read(&t, "new/sub/a.md");
+	ASSERT_STR_EQ(c, "A");
+	free(c);
+	/* Without noreplace the target is replaced. */
+	CU_ASSERT_EQUAL(file_rename(root, "new/sub/a.md", "b.md", false, false),
+			0);
+	c = tv_read(&t, "b.md");
+	ASSERT_STR_EQ(c, "A");
+	free(c);
+	CU_ASSERT_EQUAL(file_rename(root, "gone.md", "x.md", false, false),
+			-ENOENT);
+	struct stat st;
+	CU_ASSERT_EQUAL(file_stat(root, "b.md", &st), 0);
+	CU_ASSERT_EQUAL(st.st_size, 1);
+	CU_ASSERT_EQUAL(file_unlink(root, "b.md"), 0);
+	CU_ASSERT_EQUAL(file_stat(root, "b.md", &st), -ENOENT);
+	CU_ASSERT_EQUAL(file_unlink(root, "b.md"), -ENOENT);
+	close(root);
+	tv_close(&t);
+}
+
+/* ---- util --------------------------------------------------------------- */
+
+static void dec(const char *in, const char *want)
+{
+	char *s = url_decode(in, strlen(in));
+	ASSERT_STR_EQ(s, want);
+	free(s);
+}
+
+static void test_url_decode(void)
+{
+	dec("%20", " ");
+	dec("My%20Note.md", "My Note.md");
+	dec("%zz", "%zz");
+	dec("a%2", "a%2");
+	dec("a%", "a%");
+	dec("%00", "%00");
+	dec("%C3%A9", "\xc3\xa9");
+	dec("%c3%a9", "\xc3\xa9");
+	dec("100%", "100%");
+	dec("%2F", "/");
+	dec("a+b", "a+b"); /* not form encoding */
+	dec("", "");
+	/* Only n bytes are read. */
+	char *s = url_decode("ab%20cd", 2);
+	ASSERT_STR_EQ(s, "ab");
+	free(s);
+	s = url_decode("a%20", 3);
+	ASSERT_STR_EQ(s, "a%2");
+	free(s);
+}
+
+static void test_url_encode_path(void)
+{
+	char *s = url_encode_path("My Note/é (1).md", true);
+	ASSERT_STR_EQ(s, "My%20Note/é%20%281%29.md");
+	free(s);
+	s = url_encode_path("My Note/é.md", false);
+	ASSERT_STR_EQ(s, "My%20Note%2F%C3%A9.md");
+	free(s);
+	s = url_encode_path("a-b_c.d~e", false);
+	ASSERT_STR_EQ(s, "a-b_c.d~e");
+	free(s);
+	s = url_encode_path("100%#?", true);
+	ASSERT_STR_EQ(s, "100%25%23%3F");
+	free(s);
+	/* Round trip through url_decode. */
+	const char *orig = "Notes/Über & Co #1/50% off?.md";
+	s = url_encode_path(orig, true);
+	char *d = url_decode(s, strlen(s));
+	ASSERT_STR_EQ(d, orig);
+	free(d);
+	free(s);
+}
+
+static void iso(const char *s, int64_t want)
+{
+	int64_t t = -1;
+	int r = parse_iso8601(s, &t);
+	if (r != 0 || t != want)
+		fprintf(stderr, "\n    parse_iso8601(%s) = %d, %lld ", s, r,
+			(long long)t);
+	CU_ASSERT_EQUAL(r, 0);
+	CU_ASSERT_EQUAL(t, want);
+}
+
+static void iso_bad(const char *s)
+{
+	int64_t t;
+	int r = parse_iso8601(s, &t);
+	if (r >= 0)
+		fprintf(stderr, "\n    parse_iso8601 accepted [%s] ", s);
+	CU_ASSERT_TRUE(r < 0);
+}
+
+static void test_parse_iso8601(void)
+{
+	iso("2024-01-15", 1705276800);
+	iso("2024-01-15T10:30:00Z", 1705314600);
+	iso("2024-01-15T10:30:00z", 1705314600);
+	iso("2024-01-15T10:30:00", 1705314600); /* no zone: UTC */
+	iso("2024-01-15 10:30:00Z", 1705314600);
+	iso("2024-01-15T10:30Z", 1705314600);
+	iso("2024-01-15T10:30:00.123Z", 1705314600);
+	iso("2024-01-15T10:30:00.123456+00:00", 1705314600);
+	iso("2024-01-15T10:30:00+02:00", 1705307400);
+	iso("2024-01-15T10:30:00+0200", 1705307400);
+	iso("2024-01-15T10:30:00+02", 1705307400);
+	iso("2024-01-15T10:30:00-01:30", 1705320000);
+	iso("2024-02-29T23:59:59Z", 1709251199);
+	iso("1970-01-01T00:00:00Z", 0);
+	iso_bad("");
+	iso_bad("garbage");
+	iso_bad("2024");
+	iso_bad("2024-01");
+	iso_bad("2024-1-5");
+	iso_bad("20240115");
+	iso_bad("2024-13-01");
+	iso_bad("2024-00-10");
+	iso_bad("2024-01-32");
+	iso_bad("2024-01-15T25:00:00Z");
+	iso_bad("2024-01-15T10:61:00Z");
+	iso_bad("2024-01-15T10");
+	iso_bad("2024-01-15T10:30:00Zjunk");
+	iso_bad("2024-01-15T10:30:00+");
+	iso_bad("2024-01-15T10:30:00+2");
+	iso_bad("2024-01-15x");
+	iso_bad(" 2024-01-15");
+	char out[32];
+	format_iso8601(1705314600, out);
+	CU_ASSERT_STRING_EQUAL(out, "2024-01-15T10:30:00Z");
+}
+
+/* Impossible dates are errors, not silently normalised (Feb 30 -> Mar 1). */
+static void test_parse_iso8601_impossible_dates(void)
+{
+	iso_bad("2024-02-30");
+	iso_bad("2023-02-29");
+	iso_bad("2024-04-31T00:00:00Z");
+}
+
+static void test_pyrepr_and_misc(void)
+{
+	struct sbuf b = {0};
+	sb_add_pyrepr(&b, "abc");
+	sb_puts(&b, " ");
+	sb_add_pyrepr(&b, "it's");
+	sb_puts(&b, " ");
+	sb_add_pyrepr(&b, "both ' and \"");
+	sb_puts(&b, " ");
+	sb_add_pyrepr(&b, "tab\tnl\n\\");
+	ASSERT_STR_EQ(sb_str(&b),
+		      "'abc' \"it's\" 'both \\' and \"' 'tab\\tnl\\n\\\\'");
+	sb_free(&b);
+	CU_ASSERT_EQUAL(line_of_offset("a\nb\nc", 0), 1);
+	CU_ASSERT_EQUAL(line_of_offset("a\nb\nc", 2), 2);
+	CU_ASSERT_EQUAL(line_of_offset("a\nb\nc", 4), 3);
+	CU_ASSERT_TRUE(str_has_suffix_ci("x.MD", ".md"));
+	CU_ASSERT_FALSE(str_has_suffix("x.MD", ".md"));
+	CU_ASSERT_FALSE(str_has_suffix("d", ".md"));
+}
+
+/* ---- json ----------------------------------------------------------------- */
+
+static void dumps(const char *json_in, const char *want)
+{
+	cJSON *v = cJSON_Parse(json_in);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+	char *s = json_dumps(v);
+	ASSERT_STR_EQ(s, want);
+	free(s);
+	cJSON_Delete(v);
+}
+
+static void test_json_dumps_format(void)
+{
+	dumps("{\"a\":1,\"b\":[1,2.5,\"x\"],\"c\":null,\"d\":true,\"e\":{},\"f\":[]}",
+	      "{\"a\": 1, \"b\": [1, 2.5, \"x\"], \"c\": null, \"d\": true, "
+	      "\"e\": {}, \"f\": []}");
+	dumps("[]", "[]");
+	dumps("{}", "{}");
+	dumps("[[],[{}],{\"k\":[false]}]", "[[], [{}], {\"k\": [false]}]");
+	dumps("3", "3");
+	dumps("-42", "-42");
+	dumps("3.0", "3");
+	dumps("-0.5", "-0.5");
+	dumps("1e20", "1e+20");
+	dumps("\"s\"", "\"s\"");
+	dumps("null", "null");
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "n", 1234567);
+	cJSON_AddStringToObject(o, "key with \"q\"", "v");
+	char *s = json_dumps(o);
+	ASSERT_STR_EQ(s, "{\"n\": 1234567, \"key with \\\"q\\\"\": \"v\"}");
+	free(s);
+	s = json_compact(o);
+	ASSERT_STR_EQ(s, "{\"n\":1234567,\"key with \\\"q\\\"\":\"v\"}");
+	free(s);
+	cJSON_Delete(o);
+}
+
+static void test_json_dumps_strings(void)
+{
+	cJSON *v = cJSON_CreateString("é日本🎉 \x01\x1f\n\t\r\b\f\"\\/");
+	char *s = json_dumps(v);
+	ASSERT_STR_EQ(s, "\"é日本🎉 \\u0001\\u001f\\n\\t\\r\\b\\f\\\"\\\\/\"");
+	free(s);
+	cJSON_Delete(v);
+	/* U+2028 stays raw with ensure_ascii=False. */
+	v = cJSON_CreateString("a\xe2\x80\xa8" "b");
+	s = json_dumps(v);
+	ASSERT_STR_EQ(s, "\"a\xe2\x80\xa8" "b\"");
+	free(s);
+	cJSON_Delete(v);
+}
+
+/* Like Python's json.dumps(ensure_ascii=False), DEL (0x7f) stays raw. */
+static void test_json_dumps_del(void)
+{
+	cJSON *v = cJSON_CreateString("a\x7f" "b");
+	char *s = json_dumps(v);
+	ASSERT_STR_EQ(s, "\"a\x7f" "b\"");
+	free(s);
+	cJSON_Delete(v);
+}
+
+/* Non-integers print as their shortest repr (0.1, not 0.1000...01). */
+static void test_json_dumps_float_repr(void)
+{
+	dumps("[0.1, 1.1, 4.7, 0.3]", "[0.1, 1.1, 4.7, 0.3]");
+}
+
+/* ---- cursors -------------------------------------------------------------- */
+
+static void test_cursor_roundtrip(void)
+{
+	char *c = cursor_make("search:q=foo", 42, 100);
+	CU_ASSERT_EQUAL(strlen(c), 43);
+	size_t off = 0;
+	const char *msg = NULL;
+	CU_ASSERT_EQUAL(cursor_parse(c, "search:q=foo", 42, &off, &msg), 0);
+	CU_ASSERT_EQUAL(off, 100);
+	for (const char *p = c; *p; p++)
+		CU_ASSERT_TRUE(isalnum((unsigned char)*p) || *p == '-' ||
+			       *p == '_');
+	free(c);
+	c = cursor_make("", 0, 0);
+	CU_ASSERT_EQUAL(cursor_parse(c, "", 0, &off, &msg), 0);
+	CU_ASSERT_EQUAL(off, 0);
+	free(c);
+	c = cursor_make("s", UINT64_MAX, SIZE_MAX);
+	CU_ASSERT_EQUAL(cursor_parse(c, "s", UINT64_MAX, &off, &msg), 0);
+	CU_ASSERT_EQUAL(off, SIZE_MAX);
+	free(c);
+}
+
+static void test_cursor_scope_and_gen(void)
+{
+	char *c = cursor_make("scope-a", 7, 50);
+	size_t off = 999;
+	const char *msg = NULL;
+	CU_ASSERT_EQUAL(cursor_parse(c, "scope-b", 7, &off, &msg), -EINVAL);
+	CU_ASSERT_PTR_NOT_NULL(msg);
+	CU_ASSERT_EQUAL(off, 999);
+	msg = NULL;
+	CU_ASSERT_EQUAL(cursor_parse(c, "scope-a", 8, &off, &msg), -ESTALE);
+	CU_ASSERT_PTR_NOT_NULL(msg);
+	CU_ASSERT_EQUAL(off, 999);
+	free(c);
+}
+
+static void test_cursor_forged(void)
+{
+	char *c = cursor_make("scope", 3, 20);
+	size_t off = 0;
+	const char *msg;
+	static const char *const junk[] = {
+		"", "abc", "====", "not a cursor at all, definitely not",
+		"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+		"___________________________________________",
+		"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+		"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\xff",
+		"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(junk); i++) {
+		msg = NULL;
+		CU_ASSERT_TRUE(cursor_parse(junk[i], "scope", 3, &off, &msg) < 0);
+		CU_ASSERT_PTR_NOT_NULL(msg);
+	}
+	/* Changing any of the first 42 characters breaks the MAC. */
+	for (size_t i = 0; i < 42; i++) {
+		char *f = xstrdup(c);
+		f[i] = f[i] == 'A' ? 'B' : 'A';
+		CU_ASSERT_TRUE(cursor_parse(f, "scope", 3, &off, &msg) < 0);
+		free(f);
+	}
+	/* Longer or shorter by one. */
+	char *l = xasprintf("%sA", c);
+	CU_ASSERT_TRUE(cursor_parse(l, "scope", 3, &off, &msg) < 0);
+	l[41] = 0;
+	CU_ASSERT_TRUE(cursor_parse(l, "scope", 3, &off, &msg) < 0);
+	free(l);
+	free(c);
+}
+
+/* ---- u8 --------------------------------------------------------------------- */
+
+static bool valid(const char *s)
+{
+	return u8_valid(s, strlen(s));
+}
+
+static void test_u8_valid(void)
+{
+	CU_ASSERT_TRUE(valid(""));
+	CU_ASSERT_TRUE(valid("ascii"));
+	CU_ASSERT_TRUE(valid("é€😀日本"));
+	CU_ASSERT_TRUE(valid("\xf4\x8f\xbf\xbf")); /* U+10FFFF */
+	CU_ASSERT_FALSE(valid("\xc0\xaf"));          /* overlong '/' */
+	CU_ASSERT_FALSE(valid("\xc1\xbf"));
+	CU_ASSERT_FALSE(valid("\xe0\x80\xaf"));      /* overlong 3-byte */
+	CU_ASSERT_FALSE(valid("\xf0\x80\x80\xaf"));  /* overlong 4-byte */
+	CU_ASSERT_FALSE(valid("\xe2\x82"));          /* truncated */
+	CU_ASSERT_FALSE(valid("a\xc3"));
+	CU_ASSERT_FALSE(valid("\xf0\x9f\x98"));
+	CU_ASSERT_FALSE(valid("\x80"));              /* lone continuation */
+	CU_ASSERT_FALSE(valid("\xed\xa0\x80"));      /* surrogate */
+	CU_ASSERT_FALSE(valid("\xf4\x90\x80\x80"));  /* > U+10FFFF */
+	CU_ASSERT_FALSE(valid("\xf8\x88\x80\x80\x80"));
+	CU_ASSERT_FALSE(valid("\xff"));
+	CU_ASSERT_FALSE(u8_valid("a\0b", 3));         /* NUL */
+	/* Truncated by n, not by the string. */
+	CU_ASSERT_FALSE(u8_valid("\xc3\xa9", 1));
+	CU_ASSERT_TRUE(u8_valid("\xc3\xa9", 2));
+}
+
+static void test_u8_helpers(void)
+{
+	char *s = u8_nfc(NFD_CAFE);
+	ASSERT_STR_EQ(s, NFC_CAFE);
+	free(s);
+	CU_ASSERT_PTR_NULL(u8_nfc("\xff"));
+	s = u8_fold("ÀÉÎ Straße ПРОЕКТ ABC");
+	char *w = u8_fold("àéî strasse проект abc");
+	ASSERT_STR_EQ(s, w);
+	free(s);
+	free(w);
+	CU_ASSERT_PTR_NULL(u8_fold("\xc3"));
+	s = u8_fold_n("ABCdef", 3);
+	ASSERT_STR_EQ(s, "abc");
+	free(s);
+	int32_t cp = 0;
+	CU_ASSERT_EQUAL(u8_decode("\xe2\x82\xac", 3, &cp), 3);
+	CU_ASSERT_EQUAL(cp, 0x20ac);
+	CU_ASSERT_EQUAL(u8_decode("\xe2\x82", 2, &cp), -1);
+	CU_ASSERT_EQUAL(u8_decode("\xe2\x82\xac", 2, &cp), -1);
+	CU_ASSERT_EQUAL(u8_decode("\xc0\xaf", 2, &cp), -1);
+	CU_ASSERT_TRUE(u8_is_tag_char('a'));
+	CU_ASSERT_TRUE(u8_is_tag_char('/'));
+	CU_ASSERT_TRUE(u8_is_tag_char(0x0436)); /* ж */
+	CU_ASSERT_TRUE(u8_is_tag_char(0x65e5)); /* 日 */
+	CU_ASSERT_FALSE(u8_is_tag_char(' '));
+	CU_ASSERT_FALSE(u8_is_tag_char('#'));
+	CU_ASSERT_FALSE(u8_is_tag_char('.'));
+	CU_ASSERT_FALSE(u8_is_tag_char(0x3000)); /* ideographic space */
+	CU_ASSERT_TRUE(u8_is_digit('7'));
+	CU_ASSERT_FALSE(u8_is_digit('a'));
+}
+
+int main(void)
+{
+	static const struct test_case tests[] = {
+		{"path_check_refuses", test_path_check_refuses},
+		{"path_check_normalises", test_path_check_normalises},
+		{"beneath_open_escapes", test_beneath_open_escapes},
+		{"write_through_symlink_refused",
+		 test_write_through_symlink_refused},
+		{"write_mkdirs", test_write_mkdirs},
+		{"write_keeps_mode", test_write_keeps_mode},
+		{"write_noreplace", test_write_noreplace},
+		{"write_no_temp_left", test_write_no_temp_left},
+		{"file_read", test_file_read},
+		{"file_rename", test_file_rename},
+		{"url_decode", test_url_decode},
+		{"url_encode_path", test_url_encode_path},
+		{"parse_iso8601", test_parse_iso8601},
+		{"parse_iso8601_impossible_dates",
+		 test_parse_iso8601_impossible_dates},
+		{"pyrepr_and_misc", test_pyrepr_and_misc},
+		{"json_dumps_format", test_json_dumps_format},
+		{"json_dumps_strings", test_json_dumps_strings},
+		{"json_dumps_del", test_json_dumps_del},
+		{"json_dumps_float_repr", test_json_dumps_float_repr},
+		{"cursor_roundtrip", test_cursor_roundtrip},
+		{"cursor_scope_and_gen", test_cursor_scope_and_gen},
+		{"cursor_forged", test_cursor_forged},
+		{"u8_valid", test_u8_valid},
+		{"u8_helpers", test_u8_helpers},
+	};
+	return run_tests("fileio", tests, ARRAY_SIZE(tests));
+}

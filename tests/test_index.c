@@ -1,0 +1,687 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Unit tests for common/index.h and common/note.h: names, link
+ * resolution the way Obsidian does it, and incremental updates. */
+#include "testutil.h"
+#include "index.h"
+#include "note.h"
+#include "util.h"
+
+#include <errno.h>
+
+#define NFC_CAFE "Caf\xc3\xa9"
+#define NFD_CAFE "Cafe\xcc\x81"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static struct note *put(struct index *ix, const char *path, const char *text)
+{
+	struct note *n = note_new(path, text, text ? strlen(text) : 0);
+	index_put(ix, n);
+	return n;
+}
+
+static struct link *link_in(struct note *n, const char *target)
+{
+	for (size_t i = 0; i < n->nlinks; i++)
+		if (strcmp(n->links[i].target, target) == 0)
+			return &n->links[i];
+	return NULL;
+}
+
+static const char *to_path(const struct link *l)
+{
+	return l && l->to ? l->to->path : "(none)";
+}
+
+/* Resolve a wikilink target written in src (or from the root). */
+static const char *res(struct index *ix, const char *src_path,
+		       const char *target, int kind)
+{
+	struct note *src = src_path ? index_by_path(ix, src_path) : NULL;
+	bool file = false;
+	struct note *n = index_resolve(ix, src, target, kind, &file);
+	if (n)
+		return n->path;
+	return file ? "(file)" : "(none)";
+}
+
+static bool incoming_has(const struct note *n, const struct note *src)
+{
+	for (size_t i = 0; i < n->incoming.n; i++)
+		if (((struct link *)n->incoming.v[i])->src == src)
+			return true;
+	return false;
+}
+
+/* ---- names -------------------------------------------------------------- */
+
+static void test_fold_keys(void)
+{
+	char *a = fold_key(NFD_CAFE);
+	char *b = fold_key(NFC_CAFE);
+	ASSERT_STR_EQ(a, b);
+	free(a);
+	free(b);
+	a = fold_key("ПРОЕКТ");
+	b = fold_key("проект");
+	ASSERT_STR_EQ(a, b);
+	free(a);
+	free(b);
+	a = fold_key("Straße");
+	b = fold_key("STRASSE");
+	ASSERT_STR_EQ(a, b);
+	free(a);
+	free(b);
+	/* Invalid UTF-8 falls back to ASCII lower-casing. */
+	a = fold_key("AB\xff");
+	ASSERT_STR_EQ(a, "ab\xff");
+	free(a);
+}
+
+static void test_note_new_names(void)
+{
+	struct note *n = note_new("Projects/Sub/My Note.md", NULL, 0);
+	ASSERT_STR_EQ(n->path, "Projects/Sub/My Note.md");
+	ASSERT_STR_EQ(n->name, "My Note");
+	ASSERT_STR_EQ(n->fold_path, "projects/sub/my note.md");
+	ASSERT_STR_EQ(n->fold_name, "my note");
+	CU_ASSERT_EQUAL(n->dirlen, strlen("Projects/Sub"));
+	CU_ASSERT_EQUAL(n->nlinks, 0);
+	CU_ASSERT_EQUAL(n->ntags, 0);
+	note_free(n);
+	n = note_new("Root.md", NULL, 0);
+	CU_ASSERT_EQUAL(n->dirlen, 0);
+	ASSERT_STR_EQ(n->name, "Root");
+	note_free(n);
+	n = note_new("d/" NFD_CAFE ".md", NULL, 0);
+	char *f = fold_key("d/" NFC_CAFE ".md");
+	ASSERT_STR_EQ(n->fold_path, f);
+	free(f);
+	note_free(n);
+}
+
+static void test_note_new_contents(void)
+{
+	const char *t = "---\n"
+			"tags: [Alpha, beta]\n"
+			"aliases: [Nick, 'Other Name']\n"
+			"empty:\n"
+			"desc: text\n"
+			"---\n"
+			"Body #ALPHA #gamma\n"
+			"[[Target#Sec|Shown]] and [[#Self]]\n"
+			"[md](folder/File.md)\n";
+	struct note *n = note_new("N.md", t, strlen(t));
+	CU_ASSERT_FALSE(n->fm_invalid);
+	CU_ASSERT_EQUAL(n->ntags, 3); /* Alpha/ALPHA deduplicated */
+	CU_ASSERT_TRUE(note_has_tag(n, "alpha"));
+	CU_ASSERT_TRUE(note_has_tag(n, "Beta"));
+	CU_ASSERT_TRUE(note_has_tag(n, "gamma"));
+	CU_ASSERT_FALSE(note_has_tag(n, "gam"));
+	ASSERT_STR_EQ(n->tags[0], "Alpha"); /* first spelling kept */
+	CU_ASSERT_EQUAL(n->naliases, 2);
+	ASSERT_STR_EQ(n->aliases[1], "Other Name");
+	CU_ASSERT_TRUE(note_has_key(n, "desc"));
+	CU_ASSERT_FALSE(note_has_key(n, "empty"));
+	CU_ASSERT_EQUAL_FATAL(n->nlinks, 3);
+	struct link *l = link_in(n, "Target");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+	ASSERT_STR_EQ(l->subpath, "Sec");
+	ASSERT_STR_EQ(l->alias, "Shown");
+	ASSERT_STR_EQ(l->key, "target");
+	CU_ASSERT_EQUAL(l->line, 8);
+	l = link_in(n, "");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+	CU_ASSERT_PTR_NULL(l->key);
+	CU_ASSERT_FALSE(link_is_broken(l)); /* a self link is never broken */
+	l = link_in(n, "folder/File.md");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+	ASSERT_STR_EQ(l->key, "file");
+	CU_ASSERT_EQUAL(l->kind, LINK_MD);
+	note_free(n);
+
+	const char *bad = "---\na: 1\n  b: 2\n---\n#tag\n";
+	n = note_new("B.md", bad, strlen(bad));
+	CU_ASSERT_TRUE(n->fm_invalid);
+	CU_ASSERT_EQUAL(n->fm_err_line, 3);
+	CU_ASSERT_TRUE(note_has_tag(n, "tag"));
+	note_free(n);
+}
+
+static void test_tag_matches(void)
+{
+	CU_ASSERT_TRUE(tag_matches("vc", "vc"));
+	CU_ASSERT_TRUE(tag_matches("vc/project", "vc"));
+	CU_ASSERT_TRUE(tag_matches("VC/Project", "vc"));
+	CU_ASSERT_FALSE(tag_matches("vcx", "vc"));
+	CU_ASSERT_FALSE(tag_matches("vc", "vc/project"));
+}
+
+static void test_path_helpers(void)
+{
+	char *p = path_normalize("a/./b/../c");
+	ASSERT_STR_EQ(p, "a/c");
+	free(p);
+	CU_ASSERT_PTR_NULL(path_normalize("a/../../x"));
+	CU_ASSERT_TRUE(path_is_note("a/b.md"));
+	CU_ASSERT_TRUE(path_is_note("a/b.MD"));
+	CU_ASSERT_FALSE(path_is_note(".md"));
+	CU_ASSERT_FALSE(path_is_note("a/b.png"));
+	p = path_note_name("a/b/Note.md");
+	ASSERT_STR_EQ(p, "Note");
+	free(p);
+}
+
+static void test_by_path_folded(void)
+{
+	struct index *ix = index_new();
+	struct note *n = put(ix, "Dir/" NFC_CAFE ".md", "");
+	struct note *r = put(ix, "проект.md", "");
+	CU_ASSERT_PTR_EQUAL(index_by_path(ix, "dir/" NFD_CAFE ".md"), n);
+	CU_ASSERT_PTR_EQUAL(index_by_path(ix, "DIR/CAFÉ.MD"), n);
+	CU_ASSERT_PTR_EQUAL(index_by_path(ix, "ПРОЕКТ.md"), r);
+	struct note *f = NULL;
+	CU_ASSERT_EQUAL(index_find(ix, "ПРОЕКТ", &f, NULL), 0);
+	CU_ASSERT_PTR_EQUAL(f, r);
+	CU_ASSERT_EQUAL(index_find(ix, NFD_CAFE, &f, NULL), 0);
+	CU_ASSERT_PTR_EQUAL(f, n);
+	CU_ASSERT_EQUAL(index_count(ix), 2);
+	index_free(ix);
+}
+
+/* ---- resolution --------------------------------------------------------- */
+
+static void test_resolve_unique_bare(void)
+{
+	struct index *ix = index_new();
+	put(ix, "deep/down/Note.md", "");
+	put(ix, "Src.md", "[[Note]] [[note]] [[NOTE#h]]");
+	ASSERT_STR_EQ(res(ix, "Src.md", "Note", LINK_WIKI), "deep/down/Note.md");
+	ASSERT_STR_EQ(res(ix, "Src.md", "nOtE", LINK_WIKI), "deep/down/Note.md");
+	ASSERT_STR_EQ(res(ix, NULL, "Note", LINK_WIKI), "deep/down/Note.md");
+	ASSERT_STR_EQ(res(ix, "Src.md", "Missing", LINK_WIKI), "(none)");
+	struct note *s = index_by_path(ix, "Src.md");
+	for (size_t i = 0; i < s->nlinks; i++)
+		ASSERT_STR_EQ(to_path(&s->links[i]), "deep/down/Note.md");
+	index_free(ix);
+}
+
+static void test_resolve_same_folder_first(void)
+{
+	struct index *ix = index_new();
+	put(ix, "Dup.md", "");
+	put(ix, "f/Dup.md", "");
+	put(ix, "f/g/Dup.md", "");
+	put(ix, "f/g/Src.md", "");
+	put(ix, "f/Src.md", "");
+	ASSERT_STR_EQ(res(ix, "f/g/Src.md", "Dup", LINK_WIKI), "f/g/Dup.md");
+	ASSERT_STR_EQ(res(ix, "f/Src.md", "Dup", LINK_WIKI), "f/Dup.md");
+	index_free(ix);
+}
+
+static void test_resolve_shortest_path(void)
+{
+	struct index *ix = index_new();
+	put(ix, "longer/folder/Dup.md", "");
+	put(ix, "ab/Dup.md", "");
+	put(ix, "other/Src.md", "");
+	ASSERT_STR_EQ(res(ix, "other/Src.md", "Dup", LINK_WIKI), "ab/Dup.md");
+	put(ix, "Dup.md", "");
+	ASSERT_STR_EQ(res(ix, "other/Src.md", "Dup", LINK_WIKI), "Dup.md");
+	index_free(ix);
+}
+
+static void test_resolve_tie_alphabetical(void)
+{
+	struct index *ix = index_new();
+	put(ix, "b/Tie.md", "");
+	put(ix, "c/Tie.md", "");
+	put(ix, "a/Tie.md", "");
+	put(ix, "z/Src.md", "");
+	ASSERT_STR_EQ(res(ix, "z/Src.md", "Tie", LINK_WIKI), "a/Tie.md");
+	ASSERT_STR_EQ(res(ix, NULL, "Tie", LINK_WIKI), "a/Tie.md");
+	index_free(ix);
+}
+
+static void test_resolve_folder_suffix(void)
+{
+	struct index *ix = index_new();
+	put(ix, "a/folder/Note.md", "");
+	put(ix, "b/other/Note.md", "");
+	put(ix, "Src.md", "");
+	ASSERT_STR_EQ(res(ix, "Src.md", "folder/Note", LINK_WIKI),
+		      "a/folder/Note.md");
+	ASSERT_STR_EQ(res(ix, "Src.md", "other/Note", LINK_WIKI),
+		      "b/other/Note.md");
+	ASSERT_STR_EQ(res(ix, "Src.md", "a/folder/Note", LINK_WIKI),
+		      "a/folder/Note.md");
+	ASSERT_STR_EQ(res(ix, "Src.md", "FOLDER/note.md", LINK_WIKI),
+		      "a/folder/Note.md");
+	/* The suffix must be whole folder names. */
+	ASSERT_STR_EQ(res(ix, "Src.md", "older/Note", LINK_WIKI), "(none)");
+	ASSERT_STR_EQ(res(ix, "Src.md", "nowhere/Note", LINK_WIKI), "(none)");
+	index_free(ix);
+}
+
+static void test_resolve_relative(void)
+{
+	struct index *ix = index_new();
+	put(ix, "x.md", "");
+	put(ix, "d/x.md", "");
+	put(ix, "d/e/x.md", "");
+	put(ix, "d/e/Src.md", "");
+	ASSERT_STR_EQ(res(ix, "d/e/Src.md", "./x", LINK_WIKI), "d/e/x.md");
+	ASSERT_STR_EQ(res(ix, "d/e/Src.md", "../x", LINK_WIKI), "d/x.md");
+	ASSERT_STR_EQ(res(ix, "d/e/Src.md", "../../x", LINK_WIKI), "x.md");
+	ASSERT_STR_EQ(res(ix, "d/e/Src.md", "../x.md", LINK_WIKI), "d/x.md");
+	/* Climbing above the vault resolves to nothing (and never crashes). */
+	ASSERT_STR_EQ(res(ix, "d/e/Src.md", "../../../x", LINK_WIKI), "(none)");
+	ASSERT_STR_EQ(res(ix, "d/e/Src.md", "./nope", LINK_WIKI), "(none)");
+	index_free(ix);
+}
+
+static void test_resolve_md_links(void)
+{
+	struct index *ix = index_new();
+	put(ix, "d/sub/T.md", "");
+	put(ix, "sub/T.md", "");
+	put(ix, "sub/Only.md", "");
+	put(ix, "d/Src.md", "");
+	put(ix, "Top.md", "");
+	/* Relative to the note first. */
+	ASSERT_STR_EQ(res(ix, "d/Src.md", "sub/T.md", LINK_MD), "d/sub/T.md");
+	/* Then relative to the vault root. */
+	ASSERT_STR_EQ(res(ix, "d/Src.md", "sub/Only.md", LINK_MD),
+		      "sub/Only.md");
+	ASSERT_STR_EQ(res(ix, "d/Src.md", "/sub/T.md", LINK_MD), "sub/T.md");
+	ASSERT_STR_EQ(res(ix, "d/Src.md", "../Top.md", LINK_MD), "Top.md");
+	/* A markdown link is a path, not a name: no search by basename. */
+	ASSERT_STR_EQ(res(ix, "d/Src.md", "Only.md", LINK_MD), "(none)");
+	ASSERT_STR_EQ(res(ix, "d/Src.md", "../../../x.md", LINK_MD), "(none)");
+	/* Through note_new: url-decoded target. */
+	put(ix, "My Note.md", "");
+	struct note *s = put(ix, "S2.md", "[a](My%20Note.md) [b](<My Note.md>)");
+	CU_ASSERT_EQUAL(s->nlinks, 2);
+	for (size_t i = 0; i < s->nlinks; i++)
+		ASSERT_STR_EQ(to_path(&s->links[i]), "My Note.md");
+	index_free(ix);
+}
+
+static void test_resolve_md_suffix_optional(void)
+{
+	struct index *ix = index_new();
+	put(ix, "f/Target.md", "");
+	put(ix, "f/Src.md", "");
+	ASSERT_STR_EQ(res(ix, "f/Src.md", "Target", LINK_MD), "f/Target.md");
+	ASSERT_STR_EQ(res(ix, "f/Src.md", "Target.md", LINK_MD), "f/Target.md");
+	ASSERT_STR_EQ(res(ix, "f/Src.md", "Target.md", LINK_WIKI),
+		      "f/Target.md");
+	ASSERT_STR_EQ(res(ix, "f/Src.md", "Target", LINK_WIKI), "f/Target.md");
+	ASSERT_STR_EQ(res(ix, "f/Src.md", "f/Target.md", LINK_WIKI),
+		      "f/Target.md");
+	index_free(ix);
+}
+
+static void test_resolve_attachments(void)
+{
+	struct index *ix = index_new();
+	index_put_file(ix, "img/pic.png");
+	index_put_file(ix, "docs/paper.pdf");
+	put(ix, "Src.md", "");
+	put(ix, "img/Src2.md", "");
+	CU_ASSERT_TRUE(index_has_file(ix, "img/pic.png"));
+	CU_ASSERT_TRUE(index_has_file(ix, "IMG/PIC.png"));
+	CU_ASSERT_EQUAL(index_file_count(ix), 2);
+	ASSERT_STR_EQ(res(ix, "Src.md", "pic.png", LINK_EMBED), "(file)");
+	ASSERT_STR_EQ(res(ix, "Src.md", "paper.pdf", LINK_WIKI), "(file)");
+	ASSERT_STR_EQ(res(ix, "Src.md", "img/pic.png", LINK_EMBED), "(file)");
+	ASSERT_STR_EQ(res(ix, "Src.md", "img/pic.png", LINK_MD_EMBED),
+		      "(file)");
+	ASSERT_STR_EQ(res(ix, "img/Src2.md", "pic.png", LINK_MD_EMBED),
+		      "(file)");
+	ASSERT_STR_EQ(res(ix, "Src.md", "nope.png", LINK_EMBED), "(none)");
+	ASSERT_STR_EQ(res(ix, "Src.md", "pic.png", LINK_MD_EMBED), "(none)");
+
+	/* Links through note_new/index_put: bound to the file. */
+	struct note *s = put(ix, "S3.md", "![[pic.png]] ![[gone.png]]");
+	struct link *l = link_in(s, "pic.png");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+	CU_ASSERT_TRUE(l->resolved_file);
+	CU_ASSERT_FALSE(link_is_broken(l));
+	l = link_in(s, "gone.png");
+	CU_ASSERT_TRUE(link_is_broken(l));
+	/* Adding the attachment later resolves it; removing breaks it. */
+	index_put_file(ix, "gone.png");
+	CU_ASSERT_TRUE(l->resolved_file);
+	CU_ASSERT_FALSE(link_is_broken(l));
+	index_remove_file(ix, "gone.png");
+	CU_ASSERT_TRUE(link_is_broken(l));
+	index_free(ix);
+}
+
+static void test_resolve_unicode(void)
+{
+	struct index *ix = index_new();
+	put(ix, "x/" NFC_CAFE ".md", "");
+	struct note *s = put(ix, "Src.md", "[[" NFD_CAFE "]] [[CAFÉ]] [[проект]]");
+	put(ix, "ПРОЕКТ.md", "");
+	ASSERT_STR_EQ(to_path(link_in(s, NFD_CAFE)), "x/" NFC_CAFE ".md");
+	ASSERT_STR_EQ(to_path(link_in(s, "CAFÉ")), "x/" NFC_CAFE ".md");
+	ASSERT_STR_EQ(to_path(link_in(s, "проект")), "ПРОЕКТ.md");
+	index_free(ix);
+}
+
+/* ---- incremental -------------------------------------------------------- */
+
+static void test_incr_add_target(void)
+{
+	struct index *ix = index_new();
+	struct note *a = put(ix, "A.md", "see [[B]]\n");
+	struct link *l = link_in(a, "B");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+	CU_ASSERT_TRUE(link_is_broken(l));
+	struct note *b = put(ix, "sub/B.md", "text\n");
+	/* A was not re-put: the same note, its link now bound. */
+	CU_ASSERT_PTR_EQUAL(index_by_path(ix, "A.md"), a);
+	CU_ASSERT_PTR_EQUAL(l->to, b);
+	CU_ASSERT_FALSE(link_is_broken(l));
+	CU_ASSERT_EQUAL(b->incoming.n, 1);
+	CU_ASSERT_TRUE(incoming_has(b, a));
+	const struct ptrvec *byk = index_links_by_key(ix, "b");
+	CU_ASSERT_TRUE(byk && byk->n == 1);
+	index_free(ix);
+}
+
+static void test_incr_same_folder_dup_repoints(void)
+{
+	struct index *ix = index_new();
+	struct note *root = put(ix, "Dup.md", "");
+	struct note *a = put(ix, "f/A.md", "[[Dup]]\n");
+	struct link *l = link_in(a, "Dup");
+	CU_ASSERT_PTR_EQUAL(l->to, root);
+	CU_ASSERT_EQUAL(root->incoming.n, 1);
+	struct note *local = put(ix, "f/Dup.md", "");
+	CU_ASSERT_PTR_EQUAL(l->to, local);
+	CU_ASSERT_EQUAL(root->incoming.n, 0);
+	CU_ASSERT_EQUAL(local->incoming.n, 1);
+	CU_ASSERT_TRUE(incoming_has(local, a));
+	/* Removing the local one points it back to the root one. */
+	CU_ASSERT_EQUAL(index_remove(ix, "f/Dup.md"), 0);
+	CU_ASSERT_PTR_EQUAL(l->to, root);
+	CU_ASSERT_EQUAL(root->incoming.n, 1);
+	index_free(ix);
+}
+
+static void test_incr_remove_breaks(void)
+{
+	struct index *ix = index_new();
+	struct note *a = put(ix, "A.md", "[[B]] [x](B.md) ![[B#Sec]]\n");
+	put(ix, "B.md", "[[A]]\n");
+	for (size_t i = 0; i < a->nlinks; i++)
+		CU_ASSERT_FALSE(link_is_broken(&a->links[i]));
+	CU_ASSERT_EQUAL(a->incoming.n, 1);
+	CU_ASSERT_EQUAL(index_remove(ix, "B.md"), 0);
+	CU_ASSERT_PTR_NULL(index_by_path(ix, "B.md"));
+	for (size_t i = 0; i < a->nlinks; i++) {
+		CU_ASSERT_TRUE(link_is_broken(&a->links[i]));
+		CU_ASSERT_PTR_NULL(a->links[i].to);
+	}
+	/* B's link to A is gone with B. */
+	CU_ASSERT_EQUAL(a->incoming.n, 0);
+	CU_ASSERT_EQUAL(index_remove(ix, "B.md"), -ENOENT);
+	/* And adding it back restores them. */
+	struct note *b = put(ix, "B.md", "");
+	for (size_t i = 0; i < a->nlinks; i++)
+		CU_ASSERT_PTR_EQUAL(a->links[i].to, b);
+	CU_ASSERT_EQUAL(b->incoming.n, 3);
+	index_free(ix);
+}
+
+static void test_incr_put_changed_keeps_incoming(void)
+{
+	struct index *ix = index_new();
+	struct note *a = put(ix, "A.md", "[[B]]\n");
+	struct note *c = put(ix, "C.md", "[[B#x]] [[B]]\n");
+	put(ix, "B.md", "old [[A]]\n");
+	CU_ASSERT_EQUAL(a->incoming.n, 1);
+	struct note *b2 = put(ix, "B.md", "new text, no links, #tag\n");
+	CU_ASSERT_PTR_EQUAL(index_by_path(ix, "B.md"), b2);
+	CU_ASSERT_PTR_EQUAL(link_in(a, "B")->to, b2);
+	for (size_t i = 0; i < c->nlinks; i++)
+		CU_ASSERT_PTR_EQUAL(c->links[i].to, b2);
+	CU_ASSERT_EQUAL(b2->incoming.n, 3);
+	CU_ASSERT_TRUE(incoming_has(b2, a));
+	CU_ASSERT_TRUE(incoming_has(b2, c));
+	/* B's old link to A went away with the old text. */
+	CU_ASSERT_EQUAL(a->incoming.n, 0);
+	CU_ASSERT_EQUAL(index_count(ix), 3);
+	/* Re-putting A: its link to B is re-bound, no duplicate. */
+	struct note *a2 = put(ix, "A.md", "[[B]] again [[B]]\n");
+	CU_ASSERT_EQUAL(b2->incoming.n, 4);
+	CU_ASSERT_TRUE(incoming_has(b2, a2));
+	index_free(ix);
+}
+
+static void test_incr_self_links(void)
+{
+	struct index *ix = index_new();
+	struct note *a = put(ix, "A.md", "[[A]] [[#Top]]\n");
+	CU_ASSERT_PTR_EQUAL(link_in(a, "A")->to, a);
+	CU_ASSERT_EQUAL(a->incoming.n, 0);
+	struct note *a2 = put(ix, "A.md", "[[A]]\n");
+	CU_ASSERT_PTR_EQUAL(link_in(a2, "A")->to, a2);
+	CU_ASSERT_EQUAL(a2->incoming.n, 0);
+	CU_ASSERT_EQUAL(index_remove(ix, "A.md"), 0);
+	CU_ASSERT_EQUAL(index_count(ix), 0);
+	index_free(ix);
+}
+
+static void test_incr_case_rename_same_path(void)
+{
+	/* "b.md" and "B.md" are the same note under case folding. */
+	struct index *ix = index_new();
+	struct note *a = put(ix, "A.md", "[[B]]\n");
+	put(ix, "B.md", "");
+	struct note *b2 = put(ix, "b.md", "");
+	CU_ASSERT_EQUAL(index_count(ix), 2);
+	CU_ASSERT_PTR_EQUAL(link_in(a, "B")->to, b2);
+	CU_ASSERT_EQUAL(b2->incoming.n, 1);
+	index_free(ix);
+}
+
+/* ---- index_find ----------------------------------------------------------- */
+
+static void test_find(void)
+{
+	struct index *ix = index_new();
+	struct note *n = put(ix, "x/Note.md", "---\naliases: [Nick]\n---\n");
+	put(ix, "Bob.md", "");
+	put(ix, "y/Other.md", "---\naliases: [bob, Shared]\n---\n");
+	put(ix, "z/Third.md", "---\naliases: [shared]\n---\n");
+	struct note *f = NULL;
+	CU_ASSERT_EQUAL(index_find(ix, "Note", &f, NULL), 0);
+	CU_ASSERT_PTR_EQUAL(f, n);
+	f = NULL;
+	CU_ASSERT_EQUAL(index_find(ix, "x/Note.md", &f, NULL), 0);
+	CU_ASSERT_PTR_EQUAL(f, n);
+	f = NULL;
+	CU_ASSERT_EQUAL(index_find(ix, "x/Note", &f, NULL), 0);
+	CU_ASSERT_PTR_EQUAL(f, n);
+	f = NULL;
+	CU_ASSERT_EQUAL(index_find(ix, "X/NOTE", &f, NULL), 0);
+	CU_ASSERT_PTR_EQUAL(f, n);
+	f = NULL;
+	CU_ASSERT_EQUAL(index_find(ix, "note", &f, NULL), 0);
+	CU_ASSERT_PTR_EQUAL(f, n);
+	f = NULL;
+	CU_ASSERT_EQUAL(index_find(ix, "Note.md", &f, NULL), 0);
+	CU_ASSERT_PTR_EQUAL(f, n);
+	/* Alias fallback. */
+	f = NULL;
+	CU_ASSERT_EQUAL(index_find(ix, "nick", &f, NULL), 0);
+	CU_ASSERT_PTR_EQUAL(f, n);
+	/* A name beats an alias. */
+	f = NULL;
+	CU_ASSERT_EQUAL(index_find(ix, "bob", &f, NULL), 0);
+	CU_ASSERT_PTR_EQUAL(f, index_by_path(ix, "Bob.md"));
+	/* Missing. */
+	CU_ASSERT_EQUAL(index_find(ix, "Nobody", &f, NULL), -ENOENT);
+	CU_ASSERT_EQUAL(index_find(ix, "", &f, NULL), -ENOENT);
+	CU_ASSERT_EQUAL(index_find(ix, "q/Note", &f, NULL), -ENOENT);
+	/* Ambiguous alias. */
+	struct ptrvec c = {0};
+	CU_ASSERT_EQUAL(index_find(ix, "Shared", &f, &c), -EEXIST);
+	CU_ASSERT_EQUAL(c.n, 2);
+	pv_free(&c);
+	index_free(ix);
+}
+
+static void test_find_ambiguous(void)
+{
+	struct index *ix = index_new();
+	struct note *d1 = put(ix, "a/Dup.md", "");
+	struct note *d2 = put(ix, "b/Dup.md", "");
+	struct note *d3 = put(ix, "c/d/Dup.md", "");
+	struct ptrvec c = {0};
+	struct note *f = NULL;
+	CU_ASSERT_EQUAL(index_find(ix, "Dup", &f, &c), -EEXIST);
+	CU_ASSERT_EQUAL(c.n, 3);
+	bool s1 = false, s2 = false, s3 = false;
+	for (size_t i = 0; i < c.n; i++) {
+		s1 |= c.v[i] == d1;
+		s2 |= c.v[i] == d2;
+		s3 |= c.v[i] == d3;
+	}
+	CU_ASSERT_TRUE(s1 && s2 && s3);
+	pv_free(&c);
+	CU_ASSERT_EQUAL(index_find(ix, "dup", &f, NULL), -EEXIST);
+	/* A path or folder suffix picks one. */
+	CU_ASSERT_EQUAL(index_find(ix, "b/Dup", &f, NULL), 0);
+	CU_ASSERT_PTR_EQUAL(f, d2);
+	CU_ASSERT_EQUAL(index_find(ix, "d/Dup", &f, NULL), 0);
+	CU_ASSERT_PTR_EQUAL(f, d3);
+	index_free(ix);
+}
+
+static void test_display_name(void)
+{
+	struct index *ix = index_new();
+	struct note *u = put(ix, "deep/Unique.md", "");
+	struct note *d1 = put(ix, "Dup.md", "");
+	struct note *d2 = put(ix, "f/Dup.md", "");
+	char *s = index_display_name(ix, u);
+	ASSERT_STR_EQ(s, "Unique");
+	free(s);
+	s = index_display_name(ix, d2);
+	ASSERT_STR_EQ(s, "f/Dup");
+	free(s);
+	s = index_display_name(ix, d1);
+	ASSERT_STR_EQ(s, "Dup");
+	free(s);
+	/* Every handed-out name finds its note again. */
+	size_t it = 0;
+	struct note *n;
+	while (index_next(ix, &it, &n)) {
+		s = index_display_name(ix, n);
+		struct note *f = NULL;
+		CU_ASSERT_EQUAL(index_find(ix, s, &f, NULL), 0);
+		CU_ASSERT_PTR_EQUAL(f, n);
+		free(s);
+	}
+	/* Once the other one is gone, the short name comes back. */
+	index_remove(ix, "Dup.md");
+	s = index_display_name(ix, d2);
+	ASSERT_STR_EQ(s, "Dup");
+	free(s);
+	index_free(ix);
+}
+
+static void test_generation(void)
+{
+	struct index *ix = index_new();
+	uint64_t g = index_generation(ix), g2;
+#define BUMPED()                                                               \
+	do {                                                                   \
+		g2 = index_generation(ix);                                     \
+		CU_ASSERT_TRUE(g2 > g);                                        \
+		g = g2;                                                        \
+	} while (0)
+	put(ix, "A.md", "[[B]]");
+	BUMPED();
+	put(ix, "B.md", "");
+	BUMPED();
+	put(ix, "B.md", "changed");
+	BUMPED();
+	index_put_file(ix, "p.png");
+	BUMPED();
+	index_remove_file(ix, "p.png");
+	BUMPED();
+	index_remove(ix, "B.md");
+	BUMPED();
+	index_remove(ix, "A.md");
+	BUMPED();
+#undef BUMPED
+	index_free(ix);
+}
+
+static void test_tags_and_sorted(void)
+{
+	struct index *ix = index_new();
+	put(ix, "b.md", "#Project #zeta");
+	put(ix, "A.md", "#project #alpha/sub");
+	const struct tag_entry *t = index_tag(ix, "PROJECT");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+	CU_ASSERT_EQUAL(t->notes.n, 2);
+	size_t n;
+	struct tag_entry **all = index_tags(ix, &n);
+	CU_ASSERT_EQUAL_FATAL(n, 3);
+	ASSERT_STR_EQ(all[0]->display, "alpha/sub");
+	ASSERT_STR_EQ(all[1]->fold, "project");
+	ASSERT_STR_EQ(all[2]->display, "zeta");
+	free(all);
+	struct note *const *s = index_sorted(ix, &n);
+	CU_ASSERT_EQUAL_FATAL(n, 2);
+	ASSERT_STR_EQ(s[0]->path, "A.md");
+	ASSERT_STR_EQ(s[1]->path, "b.md");
+	/* Removing the last note with a tag removes the tag. */
+	index_remove(ix, "b.md");
+	CU_ASSERT_PTR_NULL(index_tag(ix, "zeta"));
+	CU_ASSERT_EQUAL(index_tag(ix, "project")->notes.n, 1);
+	index_free(ix);
+}
+
+int main(void)
+{
+	static const struct test_case tests[] = {
+		{"fold_keys", test_fold_keys},
+		{"note_new_names", test_note_new_names},
+		{"note_new_contents", test_note_new_contents},
+		{"tag_matches", test_tag_matches},
+		{"path_helpers", test_path_helpers},
+		{"by_path_folded", test_by_path_folded},
+		{"resolve_unique_bare", test_resolve_unique_bare},
+		{"resolve_same_folder_first", test_resolve_same_folder_first},
+		{"resolve_shortest_path", test_resolve_shortest_path},
+		{"resolve_tie_alphabetical", test_resolve_tie_alphabetical},
+		{"resolve_folder_suffix", test_resolve_folder_suffix},
+		{"resolve_relative", test_resolve_relative},
+		{"resolve_md_links", test_resolve_md_links},
+		{"resolve_md_suffix_optional", test_resolve_md_suffix_optional},
+		{"resolve_attachments", test_resolve_attachments},
+		{"resolve_unicode", test_resolve_unicode},
+		{"incr_add_target", test_incr_add_target},
+		{"incr_same_folder_dup_repoints",
+		 test_incr_same_folder_dup_repoints},
+		{"incr_remove_breaks", test_incr_remove_breaks},
+		{"incr_put_changed_keeps_incoming",
+		 test_incr_put_changed_keeps_incoming},
+		{"incr_self_links", test_incr_self_links},
+		{"incr_case_rename_same_path", test_incr_case_rename_same_path},
+		{"find", test_find},
+		{"find_ambiguous", test_find_ambiguous},
+		{"display_name", test_display_name},
+		{"generation", test_generation},
+		{"tags_and_sorted", test_tags_and_sorted},
+	};
+	return run_tests("index", tests, ARRAY_SIZE(tests));
+}
