@@ -112,13 +112,74 @@ static const char *find_str(const char *text, size_t len, size_t from,
 	return memmem(text + from, len - from, needle, nl);
 }
 
+/* The backtick runs of one paragraph, sorted by length then position,
+ * so the closer of a run is a binary search away: a paragraph costs
+ * O(n log n) however its runs are arranged. */
+struct run {
+	size_t pos, len;
+};
+
+struct runs {
+	struct run *v;
+	size_t n, cap;
+};
+
+static int cmp_run(const void *a, const void *b)
+{
+	const struct run *x = a, *y = b;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static void index_runs(struct runs *r, const char *text, size_t from,
+		       size_t to)
+{
+	r->n = 0;
+	for (size_t i = from; i < to;) {
+		if (text[i] != '`') {
+			i++;
+			continue;
+		}
+		size_t n = 0;
+		while (i + n < to && text[i + n] == '`')
+			n++;
+		if (r->n == r->cap) {
+			r->cap = r->cap ? r->cap * 2 : 16;
+			r->v = xrealloc(r->v, r->cap * sizeof(*r->v));
+		}
+		r->v[r->n++] = (struct run){i, n};
+		i += n;
+	}
+	if (r->n > 1)
+		qsort(r->v, r->n, sizeof(*r->v), cmp_run);
+}
+
+/* Start of the first run of exactly n backticks at or after `after`. */
+static bool find_closer(const struct runs *r, size_t after, size_t n,
+			size_t *ret)
+{
+	size_t lo = 0, hi = r->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct run *m = &r->v[mid];
+		if (m->len < n || (m->len == n && m->pos < after))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < r->n && r->v[lo].len == n) {
+		*ret = r->v[lo].pos;
+		return true;
+	}
+	return false;
+}
+
 unsigned char *md_code_mask(const char *text, size_t len, size_t from)
 {
 	unsigned char *mask = xcalloc(len + 1, 1);
-	/* For backtick runs of length n that found no closer, the paragraph
-	 * end up to which a closer is known to be missing. */
-	size_t nofind[64] = {0};
 	size_t cur_pe = 0; /* end of the paragraph being scanned */
+	struct runs runs = {0};
 	bool bol = from == 0 || text[from - 1] == '\n';
 	size_t i = from;
 	while (i < len) {
@@ -151,37 +212,17 @@ unsigned char *md_code_mask(const char *text, size_t len, size_t from)
 			size_t n = 0;
 			while (i + n < len && text[i + n] == '`')
 				n++;
-			if (n < 64 && nofind[n] > i) {
-				i += n;
-				continue;
-			}
-			/* Every run in one paragraph shares its end. */
-			if (i >= cur_pe)
+			/* Every run in one paragraph shares its end; code spans
+			 * do not cross a blank line. */
+			if (i >= cur_pe) {
 				cur_pe = para_end(text, len, i);
-			size_t pe = cur_pe;
-			size_t j = i + n, close = 0;
-			bool found = false;
-			while (j < pe) {
-				if (text[j] != '`') {
-					j++;
-					continue;
-				}
-				size_t k = 0;
-				while (j + k < pe && text[j + k] == '`')
-					k++;
-				if (k == n) {
-					close = j;
-					found = true;
-					break;
-				}
-				j += k;
+				index_runs(&runs, text, i, cur_pe);
 			}
-			if (found) {
+			size_t close;
+			if (find_closer(&runs, i + n, n, &close)) {
 				memset(mask + i, 1, close + n - i);
 				i = close + n;
 			} else {
-				if (n < 64)
-					nofind[n] = pe;
 				i += n;
 			}
 			continue;
@@ -202,6 +243,7 @@ unsigned char *md_code_mask(const char *text, size_t len, size_t from)
 		}
 		i++;
 	}
+	free(runs.v);
 	return mask;
 }
 
