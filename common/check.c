@@ -94,19 +94,19 @@ char *vault_check_text(const cJSON *r)
 	sb_printf(&b, "frontmatter errors: %d\n", cJSON_GetArraySize(fe));
 	sb_printf(&b, "policy violations:  %d\n", cJSON_GetArraySize(pv));
 	const cJSON *it;
-	cJSON_ArrayForEach(it, pv)
-		sb_printf(&b, "  violation  %s: %s\n",
-			  cJSON_GetStringValue(cJSON_GetObjectItem(it, "path")),
-			  cJSON_GetStringValue(cJSON_GetObjectItem(it, "message")));
+	cJSON_ArrayForEach(it, pv) sb_printf(
+		&b, "  violation  %s: %s\n",
+		cJSON_GetStringValue(cJSON_GetObjectItem(it, "path")),
+		cJSON_GetStringValue(cJSON_GetObjectItem(it, "message")));
 	cJSON_ArrayForEach(it, fe)
 		sb_printf(&b, "  bad YAML   %s: line %d\n",
 			  cJSON_GetStringValue(cJSON_GetObjectItem(it, "path")),
 			  num(it, "line"));
-	cJSON_ArrayForEach(it, bl)
-		sb_printf(&b, "  broken     %s:%d -> %s\n",
-			  cJSON_GetStringValue(cJSON_GetObjectItem(it, "source")),
-			  num(it, "line"),
-			  cJSON_GetStringValue(cJSON_GetObjectItem(it, "target")));
+	cJSON_ArrayForEach(it, bl) sb_printf(
+		&b, "  broken     %s:%d -> %s\n",
+		cJSON_GetStringValue(cJSON_GetObjectItem(it, "source")),
+		num(it, "line"),
+		cJSON_GetStringValue(cJSON_GetObjectItem(it, "target")));
 	return sb_steal(&b);
 }
 

@@ -91,7 +91,8 @@ int ctl_pump(struct ctl_client *c, bool block, ctl_msg_fn fn, void *ud)
 		}
 		if (got && !block)
 			return 0;
-		ssize_t r = recv(c->fd, buf, sizeof(buf), block ? 0 : MSG_DONTWAIT);
+		ssize_t r =
+			recv(c->fd, buf, sizeof(buf), block ? 0 : MSG_DONTWAIT);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -127,8 +128,10 @@ static void on_msg(struct rpc_msg *m, void *ud)
 	    (long)m->id->valuedouble == w->id) {
 		w->done = true;
 		if (m->error) {
-			const cJSON *code = cJSON_GetObjectItem(m->error, "code");
-			const cJSON *msg = cJSON_GetObjectItem(m->error, "message");
+			const cJSON *code =
+				cJSON_GetObjectItem(m->error, "code");
+			const cJSON *msg =
+				cJSON_GetObjectItem(m->error, "message");
 			w->code = cJSON_IsNumber(code) ? (int)code->valuedouble
 						       : RPC_INTERNAL;
 			w->msg = xstrdup(cJSON_IsString(msg) ? msg->valuestring

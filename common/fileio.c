@@ -27,7 +27,8 @@ int path_check(const char *path, char **ret_norm, const char **ret_msg)
 		return -EINVAL;
 	}
 	if (path[0] == '/' || path[0] == '~') {
-		*ret_msg = "absolute paths are not allowed; use a path inside the vault";
+		*ret_msg =
+			"absolute paths are not allowed; use a path inside the vault";
 		return -EPERM;
 	}
 	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
@@ -36,7 +37,8 @@ int path_check(const char *path, char **ret_norm, const char **ret_msg)
 			return -EINVAL;
 		}
 		if (*p == '\\') {
-			*ret_msg = "path contains '\\'; use '/' between folders";
+			*ret_msg =
+				"path contains '\\'; use '/' between folders";
 			return -EINVAL;
 		}
 	}
@@ -127,7 +129,8 @@ int beneath_open(int rootfd, const char *rel, int flags, mode_t mode)
 int file_read(int rootfd, const char *rel, size_t max, char **ret,
 	      size_t *ret_len, struct stat *ret_st)
 {
-	_cleanup_close_ int fd = beneath_open(rootfd, rel, O_RDONLY | O_NOFOLLOW, 0);
+	_cleanup_close_ int fd =
+		beneath_open(rootfd, rel, O_RDONLY | O_NOFOLLOW, 0);
 	if (fd < 0)
 		return fd;
 	struct stat st;
@@ -183,14 +186,18 @@ int file_mkdirs(int rootfd, const char *dir)
 				_cleanup_close_ int fd = beneath_open(
 					rootfd, p, O_PATH | O_DIRECTORY, 0);
 				if (fd == -ENOENT) {
-					/* mkdirat on the parent, beneath root. */
+					/* mkdirat on the parent, beneath root.
+					 */
 					char *slash = strrchr(p, '/');
 					_cleanup_close_ int pfd = -1;
 					int dfd = rootfd;
 					const char *base = p;
 					if (slash) {
 						*slash = 0;
-						pfd = beneath_open(rootfd, p, O_PATH | O_DIRECTORY, 0);
+						pfd = beneath_open(
+							rootfd, p,
+							O_PATH | O_DIRECTORY,
+							0);
 						*slash = '/';
 						if (pfd < 0)
 							return pfd;
@@ -226,8 +233,8 @@ static int open_parent(int rootfd, const char *rel, const char **ret_base)
 	return beneath_open(rootfd, dir, O_PATH | O_DIRECTORY, 0);
 }
 
-int file_write_atomic(int rootfd, const char *rel, const char *data,
-		      size_t len, unsigned flags, struct stat *ret_st)
+int file_write_atomic(int rootfd, const char *rel, const char *data, size_t len,
+		      unsigned flags, struct stat *ret_st)
 {
 	if (flags & WRITE_MKDIRS) {
 		const char *slash = strrchr(rel, '/');
@@ -256,11 +263,13 @@ int file_write_atomic(int rootfd, const char *rel, const char *data,
 		snprintf(tmp, sizeof(tmp), ".%.200s.vaultd-%d-%u.tmp", base,
 			 (int)getpid(),
 			 (unsigned)(hash_bytes(&attempt, sizeof(attempt)) ^
-				    now_ns()) & 0xffffff);
+				    now_ns()) &
+				 0xffffff);
 		/* Never more open than the note it replaces, even briefly:
 		 * the umask can only narrow this; fchmod() below restores. */
 		fd = openat(dfd, tmp,
-			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				    O_CLOEXEC,
 			    exists ? (old.st_mode & 0777) : 0644);
 		if (fd < 0 && errno != EEXIST)
 			return -errno;
@@ -292,7 +301,8 @@ int file_write_atomic(int rootfd, const char *rel, const char *data,
 		r = -errno;
 	if (!r) {
 		if (flags & WRITE_NOREPLACE) {
-			if (renameat2(dfd, tmp, dfd, base, RENAME_NOREPLACE) < 0)
+			if (renameat2(dfd, tmp, dfd, base, RENAME_NOREPLACE) <
+			    0)
 				r = -errno;
 		} else if (renameat(dfd, tmp, dfd, base) < 0) {
 			r = -errno;
@@ -304,7 +314,8 @@ int file_write_atomic(int rootfd, const char *rel, const char *data,
 	}
 	/* Make the rename itself durable. dfd may be an O_PATH fd, which
 	 * fsync() refuses: open the folder for it. */
-	_cleanup_close_ int sfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int sfd =
+		openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (sfd >= 0)
 		fsync(sfd);
 	if (ret_st && fstatat(dfd, base, ret_st, AT_SYMLINK_NOFOLLOW) < 0)

@@ -29,15 +29,15 @@ int file_read(int rootfd, const char *rel, size_t max, char **ret,
 
 enum {
 	WRITE_NOREPLACE = 1 << 0, /* fail with -EEXIST if it exists */
-	WRITE_MKDIRS = 1 << 1,    /* create missing folders */
+	WRITE_MKDIRS = 1 << 1,	  /* create missing folders */
 };
 
 /*
  * Atomically replace (or create) rel with data. The mode of an existing
  * file is kept (new files get 0644 & ~umask). Returns 0 or -errno.
  */
-int file_write_atomic(int rootfd, const char *rel, const char *data,
-		      size_t len, unsigned flags, struct stat *ret_st);
+int file_write_atomic(int rootfd, const char *rel, const char *data, size_t len,
+		      unsigned flags, struct stat *ret_st);
 
 /* mkdir -p beneath rootfd for the folder part of rel (or rel itself). */
 int file_mkdirs(int rootfd, const char *dir);

@@ -21,7 +21,7 @@ static bool match_any(const char *s, const char *const *list)
 
 static bool parse_number(const char *s, double *ret)
 {
-	static const char *const inf[] = {".inf", ".Inf", ".INF", "+.inf",
+	static const char *const inf[] = {".inf",  ".Inf",  ".INF", "+.inf",
 					  "+.Inf", "+.INF", NULL};
 	const char *p = s;
 	if (*p == '+' || *p == '-')
@@ -64,8 +64,8 @@ static bool parse_number(const char *s, double *ret)
 
 static cJSON *plain_scalar(const char *s)
 {
-	static const char *const nulls[] = {"", "~", "null", "Null", "NULL",
-					    NULL};
+	static const char *const nulls[] = {"",	    "~",    "null",
+					    "Null", "NULL", NULL};
 	static const char *const trues[] = {"true", "True", "TRUE", NULL};
 	static const char *const falses[] = {"false", "False", "FALSE", NULL};
 	double d;
@@ -92,7 +92,7 @@ struct yparse {
 	struct anchor *anchors;
 	size_t nanchors;
 	const char *err;
-	size_t len; /* of the YAML text */
+	size_t len;	 /* of the YAML text */
 	size_t err_line; /* 0-based line within the YAML text */
 	char errbuf[160];
 };
@@ -125,8 +125,8 @@ static void add_anchor(struct yparse *y, const yaml_char_t *name, cJSON *node)
 {
 	if (!name)
 		return;
-	y->anchors = xrealloc(y->anchors,
-			      (y->nanchors + 1) * sizeof(*y->anchors));
+	y->anchors =
+		xrealloc(y->anchors, (y->nanchors + 1) * sizeof(*y->anchors));
 	y->anchors[y->nanchors].name = xstrdup((const char *)name);
 	y->anchors[y->nanchors].node = node;
 	y->nanchors++;
@@ -177,9 +177,12 @@ static int parse_node(struct yparse *y, int depth, cJSON **ret,
 	}
 	case YAML_SEQUENCE_START_EVENT: {
 		cJSON *arr = cJSON_CreateArray();
-		yaml_char_t *anchor = e->data.sequence_start.anchor
-			? (yaml_char_t *)xstrdup((const char *)e->data.sequence_start.anchor)
-			: NULL;
+		yaml_char_t *anchor =
+			e->data.sequence_start.anchor
+				? (yaml_char_t *)xstrdup(
+					  (const char *)
+						  e->data.sequence_start.anchor)
+				: NULL;
 		for (;;) {
 			int r = next_event(y);
 			if (r < 0) {
@@ -207,9 +210,12 @@ static int parse_node(struct yparse *y, int depth, cJSON **ret,
 	}
 	case YAML_MAPPING_START_EVENT: {
 		cJSON *obj = cJSON_CreateObject();
-		yaml_char_t *anchor = e->data.mapping_start.anchor
-			? (yaml_char_t *)xstrdup((const char *)e->data.mapping_start.anchor)
-			: NULL;
+		yaml_char_t *anchor =
+			e->data.mapping_start.anchor
+				? (yaml_char_t *)xstrdup(
+					  (const char *)
+						  e->data.mapping_start.anchor)
+				: NULL;
 		int r;
 		for (;;) {
 			r = next_event(y);
@@ -482,8 +488,9 @@ static void add_quoted(struct sbuf *b, const char *s)
 		default: {
 			size_t brk = yaml_break_at(p);
 			if (brk) {
-				sb_puts(b, brk == 2 ? "\\N"
-					   : p[2] == 0xa8 ? "\\L" : "\\P");
+				sb_puts(b, brk == 2	  ? "\\N"
+					   : p[2] == 0xa8 ? "\\L"
+							  : "\\P");
 				p += brk - 1;
 			} else if (*p < 0x20 || *p == 0x7f) {
 				sb_printf(b, "\\x%02x", *p);
@@ -621,8 +628,7 @@ char *fm_render_object(const cJSON *obj)
 {
 	struct sbuf b = {0};
 	const cJSON *kv;
-	cJSON_ArrayForEach(kv, obj)
-		add_entry(&b, kv->string, kv, 0);
+	cJSON_ArrayForEach(kv, obj) add_entry(&b, kv->string, kv, 0);
 	return sb_steal(&b);
 }
 
@@ -660,7 +666,8 @@ int fm_set(const char *text, size_t len, const char *key, const cJSON *value,
 			sb_add(&out, text + k->end, len - k->end);
 		} else if (value) {
 			sb_add(&out, text, fm.fm_end);
-			if (fm.fm_end > fm.fm_start && text[fm.fm_end - 1] != '\n')
+			if (fm.fm_end > fm.fm_start &&
+			    text[fm.fm_end - 1] != '\n')
 				sb_putc(&out, '\n');
 			sb_add(&out, entry.s, entry.len);
 			sb_add(&out, text + fm.fm_end, len - fm.fm_end);

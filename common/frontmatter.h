@@ -17,15 +17,15 @@ struct fm_key {
 };
 
 struct frontmatter {
-	bool present;         /* the note starts with a --- block */
-	bool valid;           /* that block is a YAML mapping (or empty) */
-	cJSON *data;          /* object; empty object when absent */
-	size_t fm_start;      /* YAML text range inside the note */
+	bool present;	 /* the note starts with a --- block */
+	bool valid;	 /* that block is a YAML mapping (or empty) */
+	cJSON *data;	 /* object; empty object when absent */
+	size_t fm_start; /* YAML text range inside the note */
 	size_t fm_end;
-	size_t body_off;      /* where the body starts */
-	int err_line;         /* 1-based line in the note, when !valid */
-	char *err_msg;        /* the YAML problem, when !valid */
-	struct fm_key *keys;  /* top-level keys in order */
+	size_t body_off;     /* where the body starts */
+	int err_line;	     /* 1-based line in the note, when !valid */
+	char *err_msg;	     /* the YAML problem, when !valid */
+	struct fm_key *keys; /* top-level keys in order */
 	size_t nkeys;
 };
 

@@ -2,7 +2,6 @@
 #include "glob.h"
 #include "util.h"
 
-
 /* Match one '[...]' class at p against c; *ret_len gets the class length. */
 static bool match_class(const char *p, char c, size_t *ret_len)
 {
@@ -69,7 +68,8 @@ static bool match_at(struct gm *g, const char *p, const char *s)
 				if (remembered(g, rest, s))
 					return true;
 				for (const char *t = s; *t; t++)
-					if (*t == '/' && remembered(g, rest, t + 1))
+					if (*t == '/' &&
+					    remembered(g, rest, t + 1))
 						return true;
 				return false;
 			}

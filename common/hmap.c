@@ -97,7 +97,8 @@ void *hmap_del(struct hmap *m, const char *key)
 	free(m->slots[i].key);
 	m->slots[i].key = NULL;
 	m->n--;
-	/* Backward-shift the following cluster so lookups need no tombstones. */
+	/* Backward-shift the following cluster so lookups need no tombstones.
+	 */
 	size_t j = i;
 	for (;;) {
 		j = (j + 1) & mask;

@@ -6,12 +6,12 @@
 #include <pthread.h>
 
 struct index {
-	struct hmap *by_path;    /* fold_path -> struct note * */
-	struct hmap *by_name;    /* fold_name -> struct ptrvec * of notes */
-	struct hmap *by_alias;   /* folded alias -> struct ptrvec * */
-	struct hmap *by_tag;     /* folded tag -> struct tag_entry * */
+	struct hmap *by_path;	   /* fold_path -> struct note * */
+	struct hmap *by_name;	   /* fold_name -> struct ptrvec * of notes */
+	struct hmap *by_alias;	   /* folded alias -> struct ptrvec * */
+	struct hmap *by_tag;	   /* folded tag -> struct tag_entry * */
 	struct hmap *links_by_key; /* link key -> struct ptrvec * of links */
-	struct hmap *files;      /* fold_path -> struct note * (attachment) */
+	struct hmap *files;	   /* fold_path -> struct note * (attachment) */
 	struct hmap *files_by_name;
 	uint64_t gen;
 	struct note **sorted;
@@ -173,8 +173,8 @@ static struct note *pick(const struct ptrvec *cands, const char *src_fold,
 			continue;
 		}
 		size_t lc = strlen(c->path), lb = strlen(best->path);
-		if (lc < lb || (lc == lb && strcmp(c->fold_path,
-						   best->fold_path) < 0))
+		if (lc < lb ||
+		    (lc == lb && strcmp(c->fold_path, best->fold_path) < 0))
 			best = c;
 	}
 	return best;
@@ -182,9 +182,9 @@ static struct note *pick(const struct ptrvec *cands, const char *src_fold,
 
 static char *join_dir(const char *src_path, size_t dirlen, const char *rel)
 {
-	_cleanup_free_ char *j = dirlen ? xasprintf("%.*s/%s", (int)dirlen,
-						     src_path, rel)
-					: xstrdup(rel);
+	_cleanup_free_ char *j =
+		dirlen ? xasprintf("%.*s/%s", (int)dirlen, src_path, rel)
+		       : xstrdup(rel);
 	return path_normalize(j);
 }
 
@@ -266,8 +266,8 @@ struct note *index_resolve(const struct index *ix, const struct note *src,
 					  ? xstrdup(ft)
 					  : xasprintf("%s.md", ft);
 	const char *b = strrchr(tn, '/');
-	_cleanup_free_ char *key = xstrndup(b ? b + 1 : tn,
-					    strlen(b ? b + 1 : tn) - 3);
+	_cleanup_free_ char *key =
+		xstrndup(b ? b + 1 : tn, strlen(b ? b + 1 : tn) - 3);
 	bool has_dir = strchr(t, '/') != NULL;
 	r = pick(hmap_get(ix->by_name, key), sfold, has_dir ? tn : NULL);
 	if (r)
@@ -315,7 +315,8 @@ static void reresolve_key(struct index *ix, const char *key)
 	}
 }
 
-/* ---- notes ---------------------------------------------------------------- */
+/* ---- notes ----------------------------------------------------------------
+ */
 
 static void register_note(struct index *ix, struct note *n)
 {
@@ -539,9 +540,8 @@ int index_find(const struct index *ix, const char *ref, struct note **ret,
 		f[--len] = 0;
 	if (!len)
 		return -ENOENT;
-	_cleanup_free_ char *withmd = str_has_suffix(f, ".md")
-					      ? xstrdup(f)
-					      : xasprintf("%s.md", f);
+	_cleanup_free_ char *withmd =
+		str_has_suffix(f, ".md") ? xstrdup(f) : xasprintf("%s.md", f);
 	struct note *n = hmap_get(ix->by_path, withmd);
 	if (!n && strcmp(withmd, f) != 0)
 		n = hmap_get(ix->by_path, f);

@@ -171,7 +171,8 @@ int cursor_parse(const char *cursor, const char *scope, uint64_t gen,
 	for (size_t i = 0; i < n; i++) {
 		const char *c = strchr(B64, cursor[i]);
 		if (!c || !cursor[i]) {
-			*ret_msg = "Invalid cursor: not a cursor this server issued";
+			*ret_msg =
+				"Invalid cursor: not a cursor this server issued";
 			return -EINVAL;
 		}
 		acc = (acc << 6) | (uint32_t)(c - B64);

@@ -94,8 +94,8 @@ static size_t para_end(const char *text, size_t len, size_t i)
 			return len;
 		size_t j = e + 1;
 		size_t k = j;
-		while (k < len && (text[k] == ' ' || text[k] == '\t' ||
-				   text[k] == '\r'))
+		while (k < len &&
+		       (text[k] == ' ' || text[k] == '\t' || text[k] == '\r'))
 			k++;
 		if (k >= len || text[k] == '\n')
 			return e;
@@ -132,8 +132,7 @@ static int cmp_run(const void *a, const void *b)
 	return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-static void index_runs(struct runs *r, const char *text, size_t from,
-		       size_t to)
+static void index_runs(struct runs *r, const char *text, size_t from, size_t to)
 {
 	r->n = 0;
 	for (size_t i = from; i < to;) {
@@ -227,7 +226,8 @@ unsigned char *md_code_mask(const char *text, size_t len, size_t from)
 			}
 			continue;
 		}
-		if (c == '<' && i + 4 <= len && memcmp(text + i, "<!--", 4) == 0) {
+		if (c == '<' && i + 4 <= len &&
+		    memcmp(text + i, "<!--", 4) == 0) {
 			const char *e = find_str(text, len, i + 4, "-->");
 			size_t end = e ? (size_t)(e - text) + 3 : len;
 			memset(mask + i, 1, end - i);
@@ -389,7 +389,7 @@ static bool has_scheme(const char *s, size_t n)
  */
 struct brackets {
 	size_t start, end; /* the line */
-	int32_t *match;    /* offset of the matching ']' or -1, per byte */
+	int32_t *match;	   /* offset of the matching ']' or -1, per byte */
 	int32_t *stack;
 	size_t cap;
 };
@@ -473,8 +473,8 @@ static size_t parse_mdlink(const char *text, size_t ls, size_t le, size_t i,
 	/* An optional "title" or 'title' or (title), then ')'. */
 	while (end < e && (text[end] == ' ' || text[end] == '\t'))
 		end++;
-	if (end < e && (text[end] == '"' || text[end] == '\'' ||
-			text[end] == '(')) {
+	if (end < e &&
+	    (text[end] == '"' || text[end] == '\'' || text[end] == '(')) {
 		char q = text[end] == '(' ? ')' : text[end];
 		size_t tl = e - end > max_part ? end + max_part : e;
 		end++;
@@ -490,7 +490,8 @@ static size_t parse_mdlink(const char *text, size_t ls, size_t le, size_t i,
 		return 0;
 	end++; /* past ')' */
 	if (db == da || has_scheme(text + da, db - da) || text[da] == '#')
-		return end; /* external URL or in-page anchor: not a note link */
+		return end; /* external URL or in-page anchor: not a note link
+			     */
 	size_t hash = db;
 	for (size_t k = da; k < db; k++) {
 		if (text[k] == '#') {
@@ -572,10 +573,9 @@ void md_scan(const char *text, size_t len, struct md_doc *d)
 			char *ht = NULL;
 			int lv = md_heading_at(text, len, i, &ht);
 			if (lv) {
-				struct md_heading *h =
-					vec_push((void **)&d->headings,
-						 &d->nheadings, &hcap,
-						 sizeof(*h));
+				struct md_heading *h = vec_push(
+					(void **)&d->headings, &d->nheadings,
+					&hcap, sizeof(*h));
 				h->level = lv;
 				h->text = ht;
 				h->line = line;
@@ -596,7 +596,8 @@ void md_scan(const char *text, size_t len, struct md_doc *d)
 			i++;
 			continue;
 		}
-		if (c == '[' || (c == '!' && i + 1 < len && text[i + 1] == '[')) {
+		if (c == '[' ||
+		    (c == '!' && i + 1 < len && text[i + 1] == '[')) {
 			bool embed = c == '!';
 			size_t s = embed ? i + 1 : i;
 			struct md_link l = {0};
@@ -606,7 +607,8 @@ void md_scan(const char *text, size_t len, struct md_doc *d)
 				l.kind = embed ? LINK_EMBED : LINK_WIKI;
 			}
 			if (!end && !(s + 1 < len && text[s + 1] == '[')) {
-				end = parse_mdlink(text, ls, le, s, mask, &br, &l);
+				end = parse_mdlink(text, ls, le, s, mask, &br,
+						   &l);
 				l.kind = embed ? LINK_MD_EMBED : LINK_MD;
 			}
 			if (end) {
@@ -614,10 +616,9 @@ void md_scan(const char *text, size_t len, struct md_doc *d)
 					l.line = line;
 					l.start = i;
 					l.end = end;
-					struct md_link *p =
-						vec_push((void **)&d->links,
-							 &d->nlinks, &lcap,
-							 sizeof(*p));
+					struct md_link *p = vec_push(
+						(void **)&d->links, &d->nlinks,
+						&lcap, sizeof(*p));
 					*p = l;
 				}
 				i = end;
@@ -630,9 +631,9 @@ void md_scan(const char *text, size_t len, struct md_doc *d)
 			char *tag = NULL;
 			size_t end = parse_tag(text, len, i, mask, &tag);
 			if (end) {
-				struct md_tag *t = vec_push((void **)&d->tags,
-							    &d->ntags, &tcap,
-							    sizeof(*t));
+				struct md_tag *t =
+					vec_push((void **)&d->tags, &d->ntags,
+						 &tcap, sizeof(*t));
 				t->tag = tag;
 				t->line = line;
 				i = end;

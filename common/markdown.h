@@ -18,11 +18,11 @@ enum link_kind {
 
 struct md_link {
 	enum link_kind kind;
-	char *target;  /* link path as meant (url-decoded), no #subpath */
-	char *subpath; /* text after '#', or NULL */
-	char *alias;   /* display text after '|' or inside [..], or NULL */
-	int line;      /* 1-based line in the whole file */
-	size_t start, end;   /* the whole link, byte offsets into the text */
+	char *target;	   /* link path as meant (url-decoded), no #subpath */
+	char *subpath;	   /* text after '#', or NULL */
+	char *alias;	   /* display text after '|' or inside [..], or NULL */
+	int line;	   /* 1-based line in the whole file */
+	size_t start, end; /* the whole link, byte offsets into the text */
 	size_t tstart, tend; /* the target path as written (raw) */
 };
 
@@ -30,7 +30,7 @@ struct md_heading {
 	int level;
 	char *text;
 	int line;
-	size_t start;     /* offset of the heading line */
+	size_t start;	  /* offset of the heading line */
 	size_t next_line; /* offset just after the heading line */
 };
 
@@ -42,8 +42,8 @@ struct md_tag {
 struct md_doc {
 	bool has_fm;
 	size_t fm_start, fm_end; /* YAML text between the --- lines */
-	int fm_line;             /* line of the first YAML line */
-	size_t body_off;         /* where the body starts */
+	int fm_line;		 /* line of the first YAML line */
+	size_t body_off;	 /* where the body starts */
 	int body_line;
 	struct md_link *links;
 	size_t nlinks;

@@ -18,34 +18,34 @@ struct link {
 	char *target;  /* link path as meant, no #subpath ("" = this note) */
 	char *subpath; /* heading or ^block, or NULL */
 	char *alias;
-	char *key;     /* folded basename without .md: resolution bucket */
+	char *key; /* folded basename without .md: resolution bucket */
 	int line;
-	uint8_t kind;  /* enum link_kind */
+	uint8_t kind;	    /* enum link_kind */
 	bool resolved_file; /* resolves to an attachment (non-note file) */
 	struct note *to;    /* the note it resolves to, or NULL */
 };
 
 struct note {
-	char *path;      /* vault-relative, as on disk: "a/b/Note.md" */
-	char *name;      /* "Note" */
+	char *path;	 /* vault-relative, as on disk: "a/b/Note.md" */
+	char *name;	 /* "Note" */
 	char *fold_path; /* NFC + case fold of path */
 	char *fold_name;
-	size_t dirlen;   /* bytes of "a/b" (0 at the root) */
-	char **tags;     /* display forms, deduplicated case-insensitively */
+	size_t dirlen; /* bytes of "a/b" (0 at the root) */
+	char **tags;   /* display forms, deduplicated case-insensitively */
 	size_t ntags;
 	char **aliases;
 	size_t naliases;
-	char **fm_keys;  /* top-level frontmatter keys with a value */
+	char **fm_keys; /* top-level frontmatter keys with a value */
 	struct link *links;
 	size_t nlinks;
 	struct ptrvec incoming; /* struct link * from other notes */
 	int64_t mtime_ns;
-	int64_t btime;   /* creation time (statx), or mtime */
+	int64_t btime; /* creation time (statx), or mtime */
 	int64_t size;
 	uint64_t ino;
 	bool fm_invalid;
 	int fm_err_line;
-	bool too_big;    /* indexed by name only */
+	bool too_big; /* indexed by name only */
 };
 
 /* Largest note whose contents are indexed (bigger ones by name only). */

@@ -19,8 +19,8 @@ static void rlock_release(struct rlock *l)
 	if (l->v)
 		vault_read_unlock(l->v);
 }
-#define READ_LOCKED(c)                                                         \
-	_cleanup_(rlock_release) struct rlock _rl_ = {(c)->v};                 \
+#define READ_LOCKED(c)                                         \
+	_cleanup_(rlock_release) struct rlock _rl_ = {(c)->v}; \
 	vault_read_lock((c)->v)
 
 static char *iso_ns(int64_t ns)
@@ -179,8 +179,8 @@ int op_get_note_metadata(struct tool_ctx *c)
 	_cleanup_free_ char *vn = url_encode_path(vault_name(c->v), false);
 	_cleanup_free_ char *stem = xstrndup(n->path, strlen(n->path) - 3);
 	_cleanup_free_ char *fp = url_encode_path(stem, false);
-	_cleanup_free_ char *uri = xasprintf("obsidian://open?vault=%s&file=%s",
-					     vn, fp);
+	_cleanup_free_ char *uri =
+		xasprintf("obsidian://open?vault=%s&file=%s", vn, fp);
 	cJSON_AddStringToObject(o, "uri", uri);
 	if (!fm.valid) {
 		_cleanup_free_ char *e = xasprintf(
@@ -241,7 +241,8 @@ int op_list_notes(struct tool_ctx *c)
 		if (!in_folder(all[i], ff, fl))
 			continue;
 		if (total >= offset && total < offset + limit) {
-			_cleanup_free_ char *dn = index_display_name(ix, all[i]);
+			_cleanup_free_ char *dn =
+				index_display_name(ix, all[i]);
 			cJSON_AddItemToArray(names, cJSON_CreateString(dn));
 		}
 		total++;
@@ -320,13 +321,14 @@ int op_browse(struct tool_ctx *c)
 			cJSON_AddItemToArray(notes, note_brief(ix, nt));
 			continue;
 		}
-		_cleanup_free_ char *sub = xstrndup(nt->path,
-						    (size_t)(slash - nt->path));
+		_cleanup_free_ char *sub =
+			xstrndup(nt->path, (size_t)(slash - nt->path));
 		cJSON *entry = NULL;
 		for (size_t k = 0; k < folders.n && !entry; k++) {
 			cJSON *e = folders.v[k];
-			if (strcasecmp(cJSON_GetObjectItem(e, "path")->valuestring,
-				       sub) == 0)
+			if (strcasecmp(
+				    cJSON_GetObjectItem(e, "path")->valuestring,
+				    sub) == 0)
 				entry = e;
 		}
 		if (!entry) {
@@ -339,10 +341,11 @@ int op_browse(struct tool_ctx *c)
 		cJSON_SetNumberValue(cnt, cnt->valuedouble + 1);
 	}
 	/* Folders without notes exist only on disk. */
-	_cleanup_close_ int dfd = fl ? beneath_open(vault_rootfd(c->v), folder,
-						    O_RDONLY | O_DIRECTORY, 0)
-				     : openat(vault_rootfd(c->v), ".",
-					      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int dfd =
+		fl ? beneath_open(vault_rootfd(c->v), folder,
+				  O_RDONLY | O_DIRECTORY, 0)
+		   : openat(vault_rootfd(c->v), ".",
+			    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	bool exists = dfd >= 0;
 	if (dfd >= 0) {
 		DIR *d = fdopendir(dfd);
@@ -350,17 +353,24 @@ int op_browse(struct tool_ctx *c)
 			dfd = -1;
 			struct dirent *de;
 			while ((de = readdir(d))) {
-				if (de->d_type != DT_DIR || de->d_name[0] == '.')
+				if (de->d_type != DT_DIR ||
+				    de->d_name[0] == '.')
 					continue;
 				_cleanup_free_ char *sub =
-					fl ? xasprintf("%s/%s", folder, de->d_name)
+					fl ? xasprintf("%s/%s", folder,
+						       de->d_name)
 					   : xstrdup(de->d_name);
-				if (policy_ignored(vault_policy(c->v), sub, true))
+				if (policy_ignored(vault_policy(c->v), sub,
+						   true))
 					continue;
 				bool known = false;
 				for (size_t k = 0; k < folders.n && !known; k++)
-					known = strcasecmp(cJSON_GetObjectItem(folders.v[k], "path")->valuestring,
-							   sub) == 0;
+					known = strcasecmp(
+							cJSON_GetObjectItem(
+								folders.v[k],
+								"path")
+								->valuestring,
+							sub) == 0;
 				if (known)
 					continue;
 				cJSON *e = cJSON_CreateObject();
@@ -407,7 +417,8 @@ static int name_rank(const struct note *n, const char *fq, bool exact_only)
 	const char *cands[64];
 	size_t nc = 0;
 	cands[nc++] = n->fold_name;
-	_cleanup_strv_free_ char **folds = xcalloc(n->naliases + 1, sizeof(char *));
+	_cleanup_strv_free_ char **folds =
+		xcalloc(n->naliases + 1, sizeof(char *));
 	for (size_t i = 0; i < n->naliases && nc < 64; i++) {
 		folds[i] = fold_key(n->aliases[i]);
 		cands[nc++] = folds[i];
@@ -443,8 +454,8 @@ static int cmp_hit(const void *a, const void *b)
 }
 
 /* First line of the body containing the folded query, or 0. */
-static int content_match(struct vault *v, const struct note *n,
-			 const char *fq, char **ret_line)
+static int content_match(struct vault *v, const struct note *n, const char *fq,
+			 char **ret_line)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len;
@@ -507,8 +518,8 @@ int op_search_notes(struct tool_ctx *c)
 		return op_fail(c, -EINVAL, "query must not be empty");
 
 	struct index *ix = vault_index(c->v);
-	_cleanup_free_ char *scope = xasprintf("%s\x1f%s\x1f%s", mode, query,
-					       tagmode ? logic : "");
+	_cleanup_free_ char *scope =
+		xasprintf("%s\x1f%s\x1f%s", mode, query, tagmode ? logic : "");
 	size_t offset = 0;
 	if (cursor && *cursor) {
 		const char *why;
@@ -518,7 +529,8 @@ int op_search_notes(struct tool_ctx *c)
 	}
 	_cleanup_strv_free_ char **tags = NULL;
 	if (tagmode) {
-		cJSON tmp = {.type = cJSON_String, .valuestring = (char *)query};
+		cJSON tmp = {.type = cJSON_String,
+			     .valuestring = (char *)query};
 		tags = fm_string_list(&tmp, false, true);
 		if (!tags[0])
 			return op_fail(c, -EINVAL, "query names no tag");
@@ -548,7 +560,8 @@ int op_search_notes(struct tool_ctx *c)
 			h.rank = name_rank(nt, fq, exact);
 			if (h.rank < 0) {
 				/* A path query: "folder/name". */
-				if (!strchr(fq, '/') || !strstr(nt->fold_path, fq))
+				if (!strchr(fq, '/') ||
+				    !strstr(nt->fold_path, fq))
 					continue;
 				h.rank = 3;
 			}
@@ -568,9 +581,9 @@ int op_search_notes(struct tool_ctx *c)
 			cJSON_AddStringToObject(o, "text", hits[i].text);
 		}
 		if (tagmode)
-			cJSON_AddItemToObject(o, "tags",
-					      str_array(hits[i].n->tags,
-							hits[i].n->ntags));
+			cJSON_AddItemToObject(
+				o, "tags",
+				str_array(hits[i].n->tags, hits[i].n->ntags));
 		cJSON_AddItemToArray(res, o);
 	}
 	for (size_t i = 0; i < nh; i++)
@@ -590,7 +603,8 @@ int op_search_notes(struct tool_ctx *c)
 	return 0;
 }
 
-/* ---- links ---------------------------------------------------------------- */
+/* ---- links ----------------------------------------------------------------
+ */
 
 int op_get_links(struct tool_ctx *c)
 {
@@ -702,7 +716,8 @@ int op_get_backlinks(struct tool_ctx *c)
 				_cleanup_free_ char *fq = xstrdup(fr);
 				if (str_has_suffix(fq, ".md"))
 					fq[strlen(fq) - 3] = 0;
-				if (!str_has_suffix(fq, ft) && !str_has_suffix(ft, fq))
+				if (!str_has_suffix(fq, ft) &&
+				    !str_has_suffix(ft, fq))
 					continue;
 			}
 			pv_push(&links, (void *)l);
@@ -841,8 +856,8 @@ int op_read_section(struct tool_ctx *c)
 	if ((r = read_text(c, n, &text, &len)) < 0)
 		return r;
 	if (md_find_section(text, len, sec, &s, &b, &e) < 0)
-		return op_fail(c, -ENOENT, "Section '%s' not found in note '%s'",
-			       sec, ref);
+		return op_fail(c, -ENOENT,
+			       "Section '%s' not found in note '%s'", sec, ref);
 	/* Without the heading line and without trailing blank lines. */
 	while (e > b && isspace((unsigned char)text[e - 1]))
 		e--;
@@ -886,7 +901,8 @@ int op_recent_notes(struct tool_ctx *c)
 	cJSON *a = cJSON_CreateArray();
 	for (size_t i = 0; i < m && i < (size_t)limit; i++) {
 		cJSON *o = note_brief(ix, v[i]);
-		cJSON_AddItemToObject(o, "tags", str_array(v[i]->tags, v[i]->ntags));
+		cJSON_AddItemToObject(o, "tags",
+				      str_array(v[i]->tags, v[i]->ntags));
 		cJSON_AddItemToArray(a, o);
 	}
 	free(v);
@@ -928,11 +944,12 @@ int op_get_help(struct tool_ctx *c)
 	return 0;
 }
 
-/* ---- auto-context ---------------------------------------------------------- */
+/* ---- auto-context ----------------------------------------------------------
+ */
 
-#define MISSING_DESCRIPTION                                                    \
-	"\xe2\x9a\xa0\xef\xb8\x8f No description. Claude, please add a "       \
-	"'description' field to this note's frontmatter explaining when to "   \
+#define MISSING_DESCRIPTION                                                  \
+	"\xe2\x9a\xa0\xef\xb8\x8f No description. Claude, please add a "     \
+	"'description' field to this note's frontmatter explaining when to " \
 	"read it."
 
 static char *one_line(const char *s)

@@ -20,8 +20,8 @@ static void wlock_release(struct wlock *l)
 	if (l->v)
 		vault_write_unlock(l->v);
 }
-#define WRITE_LOCKED(c)                                                        \
-	_cleanup_(wlock_release) struct wlock _wl_ = {(c)->v};                 \
+#define WRITE_LOCKED(c)                                        \
+	_cleanup_(wlock_release) struct wlock _wl_ = {(c)->v}; \
 	vault_write_lock((c)->v)
 
 /* Characters Obsidian refuses in file names (they break links). */
@@ -44,18 +44,21 @@ static int new_note_path(struct tool_ctx *c, const char *given,
 	const char *base = strrchr(norm, '/');
 	base = base ? base + 1 : norm;
 	if (!*base)
-		return op_fail(c, -EINVAL, "Invalid note name '%s': it names "
-					   "no note", given);
+		return op_fail(c, -EINVAL,
+			       "Invalid note name '%s': it names "
+			       "no note",
+			       given);
 	if (base[0] == '.')
 		return op_fail(c, -EINVAL,
 			       "Invalid note name '%s': names starting with "
 			       "'.' are hidden from Obsidian",
 			       given);
 	if (strpbrk(base, FORBIDDEN))
-		return op_fail(c, -EINVAL,
-			       "Invalid note name '%s': Obsidian does not allow "
-			       "any of %s in note names",
-			       given, FORBIDDEN);
+		return op_fail(
+			c, -EINVAL,
+			"Invalid note name '%s': Obsidian does not allow "
+			"any of %s in note names",
+			given, FORBIDDEN);
 	char *path = (!strchr(norm, '/') && default_dir && *default_dir)
 			     ? xasprintf("%s/%s.md", default_dir, norm)
 			     : xasprintf("%s.md", norm);
@@ -146,12 +149,13 @@ static cJSON *status_json(const char *name, const char *status)
 	return o;
 }
 
-/* ---- create ---------------------------------------------------------------- */
+/* ---- create ----------------------------------------------------------------
+ */
 
 static int parse_fm_arg(struct tool_ctx *c, cJSON **ret)
 {
-	const cJSON *fm = cJSON_GetObjectItemCaseSensitive(c->args,
-							   "frontmatter");
+	const cJSON *fm =
+		cJSON_GetObjectItemCaseSensitive(c->args, "frontmatter");
 	*ret = NULL;
 	if (!fm || cJSON_IsNull(fm))
 		return 0;
@@ -175,8 +179,9 @@ static int parse_fm_arg(struct tool_ctx *c, cJSON **ret)
 	}
 	if (!cJSON_IsObject(o)) {
 		cJSON_Delete(o);
-		return op_fail(c, -EINVAL, "Invalid frontmatter JSON: expected "
-					   "an object like {\"key\": \"value\"}");
+		return op_fail(c, -EINVAL,
+			       "Invalid frontmatter JSON: expected "
+			       "an object like {\"key\": \"value\"}");
 	}
 	*ret = o;
 	return 0;
@@ -194,7 +199,8 @@ int op_create_note(struct tool_ctx *c)
 	struct sbuf text = {0};
 	if (fm && cJSON_GetArraySize(fm) > 0) {
 		size_t a, b, d;
-		if (md_split_frontmatter(content, strlen(content), &a, &b, &d)) {
+		if (md_split_frontmatter(content, strlen(content), &a, &b,
+					 &d)) {
 			cJSON_Delete(fm);
 			return op_fail(c, -EINVAL,
 				       "content already starts with a "
@@ -237,7 +243,8 @@ int op_create_note(struct tool_ctx *c)
 	return 0;
 }
 
-/* ---- whole-note edits -------------------------------------------------------- */
+/* ---- whole-note edits
+ * -------------------------------------------------------- */
 
 /* The frontmatter block of a note, ending in a newline even when the
  * file's closing "---" has none. */
@@ -420,7 +427,8 @@ int op_insert_text(struct tool_ctx *c)
 	return 0;
 }
 
-/* ---- sections ------------------------------------------------------------------ */
+/* ---- sections
+ * ------------------------------------------------------------------ */
 
 enum section_op { SEC_APPEND, SEC_UPDATE, SEC_DELETE };
 
@@ -430,8 +438,8 @@ static int section_edit(struct tool_ctx *c, const char *ref, const char *text,
 	const char *sec = arg_str(c, "section", "");
 	size_t s, b, e;
 	if (md_find_section(text, len, sec, &s, &b, &e) < 0)
-		return op_fail(c, -ENOENT, "Section '%s' not found in note '%s'",
-			       sec, ref);
+		return op_fail(c, -ENOENT,
+			       "Section '%s' not found in note '%s'", sec, ref);
 	if (op == SEC_DELETE) {
 		*ret = xasprintf("%.*s%s", (int)s, text, text + e);
 		return 0;
@@ -503,7 +511,8 @@ int op_delete_section(struct tool_ctx *c)
 	return section_tool(c, do_sec_delete, "deleted");
 }
 
-/* ---- frontmatter --------------------------------------------------------------- */
+/* ---- frontmatter
+ * --------------------------------------------------------------- */
 
 static int fm_error(struct tool_ctx *c, const char *ref, const char *text,
 		    size_t len)
@@ -562,7 +571,8 @@ static cJSON *value_from_text(const char *key, const char *value)
 		if (cJSON_IsArray(v))
 			return v;
 		cJSON_Delete(v);
-		cJSON tmp = {.type = cJSON_String, .valuestring = (char *)value};
+		cJSON tmp = {.type = cJSON_String,
+			     .valuestring = (char *)value};
 		char **l = fm_string_list(&tmp, false, !strncmp(key, "tag", 3));
 		cJSON *a = cJSON_CreateArray();
 		for (char **p = l; *p; p++)
@@ -584,8 +594,9 @@ static int do_set_fm(struct tool_ctx *c, const char *ref, const char *text,
 			      value_from_text(key, arg_str(c, "value", "")));
 	int r = apply_updates(c, ref, text, len, upd, ret);
 	if (r == 0)
-		cJSON_AddItemToObject(c->json, "value",
-				      cJSON_Duplicate(cJSON_GetObjectItem(upd, key), 1));
+		cJSON_AddItemToObject(
+			c->json, "value",
+			cJSON_Duplicate(cJSON_GetObjectItem(upd, key), 1));
 	cJSON_Delete(upd);
 	return r;
 }
@@ -659,7 +670,8 @@ int op_update_frontmatter(struct tool_ctx *c)
 	return 0;
 }
 
-/* ---- tags ---------------------------------------------------------------------- */
+/* ---- tags
+ * ---------------------------------------------------------------------- */
 
 /* The frontmatter key holding tags: "tags", or "tag" if only that. */
 static const char *tags_key(const cJSON *data)
@@ -724,8 +736,8 @@ static int tag_tool(struct tool_ctx *c, bool add)
 		return fm_error(c, ref, text, len);
 	}
 	const char *key = tags_key(fm.data);
-	char **cur = fm_string_list(cJSON_GetObjectItemCaseSensitive(fm.data, key),
-				    true, true);
+	char **cur = fm_string_list(
+		cJSON_GetObjectItemCaseSensitive(fm.data, key), true, true);
 	fm_clear(&fm);
 	_cleanup_free_ char *ft = fold_key(tag);
 	cJSON *list = cJSON_CreateArray();
@@ -779,7 +791,8 @@ int op_remove_tag(struct tool_ctx *c)
 	return tag_tool(c, false);
 }
 
-/* ---- rename and delete ----------------------------------------------------------- */
+/* ---- rename and delete
+ * ----------------------------------------------------------- */
 
 int op_rename_note(struct tool_ctx *c)
 {

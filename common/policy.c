@@ -23,7 +23,7 @@ static void add_rule(struct policy *p, const char *tag, const char *prefix,
 	r->name_prefix = prefix ? xstrdup(prefix) : NULL;
 	r->requires = xcalloc(2, sizeof(char *));
 	if (require)
-		r->requires[0] = xstrdup(require);
+	r->requires[0] = xstrdup(require);
 	r->message = xstrdup(msg);
 }
 
@@ -77,7 +77,8 @@ static int parse_rule(struct policy *p, const char *tag, const cJSON *v,
 			   POLICY_PATH ": tag_rules.%s must be a mapping "
 				       "(name_prefix, requires, message)",
 			   tag);
-	const cJSON *prefix = cJSON_GetObjectItemCaseSensitive(v, "name_prefix");
+	const cJSON *prefix =
+		cJSON_GetObjectItemCaseSensitive(v, "name_prefix");
 	const cJSON *req = cJSON_GetObjectItemCaseSensitive(v, "requires");
 	const cJSON *msg = cJSON_GetObjectItemCaseSensitive(v, "message");
 	const cJSON *kv;
@@ -87,14 +88,20 @@ static int parse_rule(struct policy *p, const char *tag, const cJSON *v,
 		    strcmp(kv->string, "requires") &&
 		    strcmp(kv->string, "message"))
 			return bad(ret_msg,
-				   POLICY_PATH ": unknown rule key '%s' "
-					       "(use name_prefix, requires, message)",
+				   POLICY_PATH
+				   ": unknown rule key '%s' "
+				   "(use name_prefix, requires, message)",
 				   kv->string);
 	}
 	if (prefix && !cJSON_IsString(prefix))
-		return bad(ret_msg, POLICY_PATH ": tag_rules.%s.name_prefix must be text", tag);
+		return bad(ret_msg,
+			   POLICY_PATH
+			   ": tag_rules.%s.name_prefix must be text",
+			   tag);
 	if (msg && !cJSON_IsString(msg))
-		return bad(ret_msg, POLICY_PATH ": tag_rules.%s.message must be text", tag);
+		return bad(ret_msg,
+			   POLICY_PATH ": tag_rules.%s.message must be text",
+			   tag);
 	p->rules = xrealloc(p->rules, (p->nrules + 1) * sizeof(*p->rules));
 	struct tag_rule *r = &p->rules[p->nrules++];
 	memset(r, 0, sizeof(*r));
@@ -111,8 +118,9 @@ static int parse_rule(struct policy *p, const char *tag, const cJSON *v,
 				  r->name_prefix);
 		for (char **k = r->requires; *k; k++)
 			sb_printf(&m, "%s '%s' field in frontmatter",
-				  (k == r->requires && !r->name_prefix) ? ""
-									: " and",
+				  (k == r->requires && !r->name_prefix)
+					  ? ""
+					  : " and",
 				  *k);
 		sb_putc(&m, '.');
 	}
@@ -154,7 +162,10 @@ int policy_parse(const char *text, size_t len, struct policy **ret,
 			if (!cJSON_IsString(kv) ||
 			    (strcmp(kv->valuestring, "reject") &&
 			     strcmp(kv->valuestring, "warn"))) {
-				r = bad(ret_msg, POLICY_PATH ": on_violation must be 'reject' or 'warn'%s", "");
+				r = bad(ret_msg,
+					POLICY_PATH
+					": on_violation must be 'reject' or 'warn'%s",
+					"");
 				break;
 			}
 			p->warn = strcmp(kv->valuestring, "warn") == 0;
@@ -162,13 +173,19 @@ int policy_parse(const char *text, size_t len, struct policy **ret,
 			if (!cJSON_IsString(kv) ||
 			    (strcmp(kv->valuestring, "mark") &&
 			     strcmp(kv->valuestring, "keep"))) {
-				r = bad(ret_msg, POLICY_PATH ": delete_links must be 'mark' or 'keep'%s", "");
+				r = bad(ret_msg,
+					POLICY_PATH
+					": delete_links must be 'mark' or 'keep'%s",
+					"");
 				break;
 			}
 			p->keep_links = strcmp(kv->valuestring, "keep") == 0;
 		} else if (strcmp(k, "tag_rules") == 0) {
 			if (!cJSON_IsObject(kv) && !cJSON_IsNull(kv)) {
-				r = bad(ret_msg, POLICY_PATH ": tag_rules must be a mapping of tag: rule%s", "");
+				r = bad(ret_msg,
+					POLICY_PATH
+					": tag_rules must be a mapping of tag: rule%s",
+					"");
 				break;
 			}
 			p->rules = xcalloc(1, sizeof(*p->rules));
@@ -183,8 +200,9 @@ int policy_parse(const char *text, size_t len, struct policy **ret,
 				break;
 		} else {
 			r = bad(ret_msg,
-				POLICY_PATH ": unknown key '%s' (known: allowed_tags, "
-					    "tag_rules, on_violation, delete_links, ignore)",
+				POLICY_PATH
+				": unknown key '%s' (known: allowed_tags, "
+				"tag_rules, on_violation, delete_links, ignore)",
 				k);
 			break;
 		}

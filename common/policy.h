@@ -23,15 +23,15 @@ struct tag_rule {
 	char *tag;
 	char *name_prefix; /* note name must start with this, or NULL */
 	char **requires;   /* frontmatter keys that must have a value */
-	char *message;     /* the refusal text */
+	char *message;	   /* the refusal text */
 };
 
 struct policy {
 	char **allowed_tags;
 	struct tag_rule *rules;
 	size_t nrules;
-	bool warn;        /* on_violation: warn */
-	bool keep_links;  /* delete_links: keep */
+	bool warn;	 /* on_violation: warn */
+	bool keep_links; /* delete_links: keep */
 	char **ignore;
 	bool from_file;
 };

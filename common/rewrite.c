@@ -76,12 +76,13 @@ static char *md_target(const char *raw, bool angle, const char *src_dir,
 		/* Keep the folder part as written, rename the file part. */
 		const char *slash = strrchr(raw, '/');
 		size_t dl = slash ? (size_t)(slash - raw) + 1 : 0;
-		_cleanup_free_ char *base = url_decode(raw + dl, strlen(raw + dl));
+		_cleanup_free_ char *base =
+			url_decode(raw + dl, strlen(raw + dl));
 		_cleanup_free_ char *stem = strip_md(base);
-		_cleanup_free_ char *nb = xasprintf("%s (deleted)%s", stem,
-						    had_md ? ".md" : "");
-		_cleanup_free_ char *enc = angle ? xstrdup(nb)
-						 : url_encode_path(nb, true);
+		_cleanup_free_ char *nb =
+			xasprintf("%s (deleted)%s", stem, had_md ? ".md" : "");
+		_cleanup_free_ char *enc =
+			angle ? xstrdup(nb) : url_encode_path(nb, true);
 		return xasprintf("%.*s%s", (int)dl, raw, enc);
 	}
 	_cleanup_free_ char *rel = path_relative(src_dir, req->new_path);
@@ -100,15 +101,15 @@ char *rewrite_links(const struct index *ix, const struct note *src,
 	int count = 0;
 	_cleanup_free_ char *src_dir =
 		dir_of(req->src_new_path ? req->src_new_path : src->path);
-	bool moving = req->src_new_path &&
-		      strcmp(req->src_new_path, src->path) != 0;
+	bool moving =
+		req->src_new_path && strcmp(req->src_new_path, src->path) != 0;
 	for (size_t i = 0; i < d.nlinks; i++) {
 		const struct md_link *l = &d.links[i];
 		if (l->tstart == l->tend)
 			continue; /* [[#heading]] stays inside its note */
 		bool file;
-		struct note *to = index_resolve(ix, src, l->target, l->kind,
-						&file);
+		struct note *to =
+			index_resolve(ix, src, l->target, l->kind, &file);
 		bool md = l->kind == LINK_MD || l->kind == LINK_MD_EMBED;
 		_cleanup_free_ char *raw =
 			xstrndup(text + l->tstart, l->tend - l->tstart);
@@ -120,8 +121,7 @@ char *rewrite_links(const struct index *ix, const struct note *src,
 		} else if (md && moving && (to || file) && raw[0] != '/') {
 			/* The linking note moves: its relative links to
 			 * other files must still reach them. */
-			_cleanup_free_ char *tp =
-				to ? xstrdup(to->path) : NULL;
+			_cleanup_free_ char *tp = to ? xstrdup(to->path) : NULL;
 			if (!tp) {
 				/* An attachment: where the old link led. */
 				_cleanup_free_ char *od = dir_of(src->path);
@@ -131,12 +131,13 @@ char *rewrite_links(const struct index *ix, const struct note *src,
 				tp = path_normalize(j);
 			}
 			if (tp) {
-				bool had_md = str_has_suffix_ci(raw, ".md") ||
-					      !to;
+				bool had_md =
+					str_has_suffix_ci(raw, ".md") || !to;
 				_cleanup_free_ char *rel =
 					path_relative(src_dir, tp);
 				_cleanup_free_ char *p =
-					had_md ? xstrdup(rel) : xstrndup(rel, strlen(rel) - 3);
+					had_md ? xstrdup(rel)
+					       : xstrndup(rel, strlen(rel) - 3);
 				repl = angle ? xstrdup(p)
 					     : url_encode_path(p, true);
 			}

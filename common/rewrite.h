@@ -18,7 +18,7 @@ enum rewrite_mode {
 struct rewrite_req {
 	enum rewrite_mode mode;
 	const struct note *target; /* the note links must resolve to */
-	const char *new_path;      /* REWRITE_RENAME: "dir/New.md" */
+	const char *new_path;	   /* REWRITE_RENAME: "dir/New.md" */
 	/* The new name is shared with another note: write paths. */
 	bool new_name_ambiguous;
 	/* The note being rewritten moves too (its own relative links). */

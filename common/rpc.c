@@ -63,7 +63,8 @@ int rpc_parse(const char *line, size_t len, struct rpc_msg *m,
 			    ret_msg);
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(m->root, "id");
 	if (id && (cJSON_IsString(id) ||
-		   (cJSON_IsNumber(id) && id->valuedouble == (double)(long long)id->valuedouble)))
+		   (cJSON_IsNumber(id) &&
+		    id->valuedouble == (double)(long long)id->valuedouble)))
 		m->id = id;
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(m->root, "jsonrpc");
 	if (!cJSON_IsString(v) || strcmp(v->valuestring, "2.0") != 0)
@@ -75,7 +76,8 @@ int rpc_parse(const char *line, size_t len, struct rpc_msg *m,
 			    "Invalid Request: \"id\" must be a string or an "
 			    "integer",
 			    ret_msg);
-	const cJSON *method = cJSON_GetObjectItemCaseSensitive(m->root, "method");
+	const cJSON *method =
+		cJSON_GetObjectItemCaseSensitive(m->root, "method");
 	m->result = cJSON_GetObjectItemCaseSensitive(m->root, "result");
 	m->error = cJSON_GetObjectItemCaseSensitive(m->root, "error");
 	if (!method) {
@@ -130,7 +132,8 @@ static cJSON *base(const cJSON *id)
 char *rpc_result_line(const cJSON *id, cJSON *result)
 {
 	cJSON *o = base(id);
-	cJSON_AddItemToObject(o, "result", result ? result : cJSON_CreateObject());
+	cJSON_AddItemToObject(o, "result",
+			      result ? result : cJSON_CreateObject());
 	return finish(o);
 }
 
@@ -205,10 +208,9 @@ char *lb_next(struct linebuf *lb, size_t *ret_len)
 	}
 	/* Search only bytes not searched before: a long line arriving in
 	 * many pieces costs O(n), not O(n^2). */
-	char *nl = lb->len > lb->searched
-			   ? memchr(lb->buf + lb->searched, '\n',
-				    lb->len - lb->searched)
-			   : NULL;
+	char *nl = lb->len > lb->searched ? memchr(lb->buf + lb->searched, '\n',
+						   lb->len - lb->searched)
+					  : NULL;
 	if (!nl) {
 		lb->searched = lb->len;
 		if (lb->len > lb->max)

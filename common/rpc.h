@@ -19,11 +19,11 @@ enum {
 
 struct rpc_msg {
 	cJSON *root;
-	const cJSON *id;      /* NULL for notifications */
-	const char *method;   /* NULL for responses */
-	const cJSON *params;  /* NULL when absent */
-	const cJSON *result;  /* responses */
-	const cJSON *error;   /* error responses */
+	const cJSON *id;     /* NULL for notifications */
+	const char *method;  /* NULL for responses */
+	const cJSON *params; /* NULL when absent */
+	const cJSON *result; /* responses */
+	const cJSON *error;  /* error responses */
 };
 
 /*
@@ -49,10 +49,10 @@ bool json_text_has_nul(const char *s, size_t len);
 struct linebuf {
 	char *buf;
 	size_t len, cap;
-	size_t scanned;  /* bytes of the line handed out last */
+	size_t scanned;	 /* bytes of the line handed out last */
 	size_t searched; /* bytes known to hold no newline */
-	size_t max;    /* longest accepted line */
-	bool too_long; /* set once a line exceeded max */
+	size_t max;	 /* longest accepted line */
+	bool too_long;	 /* set once a line exceeded max */
 };
 void lb_init(struct linebuf *lb, size_t max);
 void lb_free(struct linebuf *lb);

@@ -52,7 +52,8 @@ static int private_dir(const char *path, const char **ret_msg)
 		return -errno;
 	}
 	if (!S_ISDIR(st.st_mode) || st.st_uid != getuid()) {
-		*ret_msg = "the runtime folder is not a folder owned by this user";
+		*ret_msg =
+			"the runtime folder is not a folder owned by this user";
 		return -EPERM;
 	}
 	if ((st.st_mode & 077) && chmod(p, 0700) < 0) {

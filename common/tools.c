@@ -6,7 +6,10 @@
 #include <math.h>
 #include <pthread.h>
 
-/* ---- schema fragments ------------------------------------------------------ */
+/* ---- schema fragments ------------------------------------------------------
+ */
+
+/* clang-format off */
 
 #define OBJ(props, req)                                                        \
 	"{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req  \
@@ -46,6 +49,11 @@
 	OUT(O_STR("name") "," O_STR("section") "," O_STR("status"),            \
 	    "\"name\",\"section\",\"status\"")
 
+/* clang-format on */
+
+/* The schemas are JSON text assembled from the fragments above; the
+ * table keeps its hand layout. */
+/* clang-format off */
 static const struct tool TOOLS[] = {
 	{
 		.name = "read_note",
@@ -452,8 +460,10 @@ static const struct tool TOOLS[] = {
 		.run = op_get_help,
 	},
 };
+/* clang-format on */
 
-/* ---- table access ------------------------------------------------------------- */
+/* ---- table access
+ * ------------------------------------------------------------- */
 
 static cJSON *schemas_in[ARRAY_SIZE(TOOLS)];
 static cJSON *schemas_out[ARRAY_SIZE(TOOLS)];
@@ -504,7 +514,8 @@ void tool_result_clear(struct tool_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* ---- argument validation ---------------------------------------------------- */
+/* ---- argument validation ----------------------------------------------------
+ */
 
 static bool type_ok(const char *type, const cJSON *v)
 {
@@ -528,7 +539,7 @@ static bool type_ok(const char *type, const cJSON *v)
 static const char *article(const char *type)
 {
 	return (type[0] == 'a' || type[0] == 'i' || type[0] == 'o') ? "an"
-								       : "a";
+								    : "a";
 }
 
 static int validate(const struct tool *t, const cJSON *args, char **ret_msg)
@@ -538,12 +549,13 @@ static int validate(const struct tool *t, const cJSON *args, char **ret_msg)
 	const cJSON *a;
 	cJSON_ArrayForEach(a, args)
 	{
-		const cJSON *p = cJSON_GetObjectItemCaseSensitive(props, a->string);
+		const cJSON *p =
+			cJSON_GetObjectItemCaseSensitive(props, a->string);
 		if (!p) {
 			struct sbuf b = {0};
 			const cJSON *q;
-			cJSON_ArrayForEach(q, props)
-				sb_printf(&b, "%s%s", b.len ? ", " : "", q->string);
+			cJSON_ArrayForEach(q, props) sb_printf(
+				&b, "%s%s", b.len ? ", " : "", q->string);
 			*ret_msg = xasprintf("Unknown argument '%s' for %s. "
 					     "Valid: %s",
 					     a->string, t->name,
@@ -638,8 +650,8 @@ void tools_call(struct vault *v, const char *name, const cJSON *args,
 	if (!cJSON_IsObject(args)) {
 		ret->is_error = true;
 		ret->code = RPC_INVALID_PARAMS;
-		ret->text = xasprintf("Arguments for %s must be an object",
-				      name);
+		ret->text =
+			xasprintf("Arguments for %s must be an object", name);
 		cJSON_Delete(empty);
 		return;
 	}
@@ -650,9 +662,10 @@ void tools_call(struct vault *v, const char *name, const cJSON *args,
 		cJSON_Delete(empty);
 		return;
 	}
-	_cleanup_free_ char *src = (source && !strcmp(source, "mcp"))
-					   ? xasprintf("mcp:%s", name)
-					   : xstrdup(source ? source : "unknown");
+	_cleanup_free_ char *src =
+		(source && !strcmp(source, "mcp"))
+			? xasprintf("mcp:%s", name)
+			: xstrdup(source ? source : "unknown");
 	struct tool_ctx c = {.v = v, .args = args, .source = src};
 	int r = t->run(&c);
 	cJSON_Delete(empty);
@@ -679,13 +692,15 @@ void tools_call(struct vault *v, const char *name, const cJSON *args,
 			ret->structured = c.json;
 		} else {
 			ret->structured = cJSON_CreateObject();
-			cJSON_AddItemToObject(ret->structured, "result", c.json);
+			cJSON_AddItemToObject(ret->structured, "result",
+					      c.json);
 		}
 	}
 	free(c.warning);
 }
 
-/* ---- descriptions --------------------------------------------------------------- */
+/* ---- descriptions
+ * --------------------------------------------------------------- */
 
 char *tools_params_text(const struct tool *t)
 {
@@ -697,17 +712,16 @@ char *tools_params_text(const struct tool *t)
 	{
 		bool required = false;
 		const cJSON *r;
-		cJSON_ArrayForEach(r, req)
-			required |= !strcmp(r->valuestring, p->string);
+		cJSON_ArrayForEach(r, req) required |=
+			!strcmp(r->valuestring, p->string);
 		const cJSON *ty = cJSON_GetObjectItem(p, "type");
 		const cJSON *def = cJSON_GetObjectItem(p, "default");
 		_cleanup_free_ char *tys = NULL;
 		if (cJSON_IsArray(ty)) {
 			struct sbuf tb = {0};
 			const cJSON *x;
-			cJSON_ArrayForEach(x, ty)
-				sb_printf(&tb, "%s%s", tb.len ? "|" : "",
-					  x->valuestring);
+			cJSON_ArrayForEach(x, ty) sb_printf(
+				&tb, "%s%s", tb.len ? "|" : "", x->valuestring);
 			tys = sb_steal(&tb);
 		} else {
 			tys = xstrdup(ty->valuestring);
@@ -750,8 +764,9 @@ cJSON *tools_list_json(bool read_only)
 		cJSON_AddItemToObject(o, "inputSchema",
 				      cJSON_Duplicate(input_schema(t), 1));
 		if (output_schema(t))
-			cJSON_AddItemToObject(o, "outputSchema",
-					      cJSON_Duplicate(output_schema(t), 1));
+			cJSON_AddItemToObject(
+				o, "outputSchema",
+				cJSON_Duplicate(output_schema(t), 1));
 		cJSON *an = cJSON_AddObjectToObject(o, "annotations");
 		cJSON_AddStringToObject(an, "title", t->title);
 		cJSON_AddBoolToObject(an, "readOnlyHint",

@@ -29,8 +29,8 @@ enum {
 
 struct tool_ctx {
 	struct vault *v;
-	const cJSON *args;   /* validated against the input schema */
-	const char *source;  /* "mcp:<tool>", "vaultctl", ... */
+	const cJSON *args;  /* validated against the input schema */
+	const char *source; /* "mcp:<tool>", "vaultctl", ... */
 	/* Results: exactly one of text/json on success, msg on failure. */
 	char *text;
 	cJSON *json;
@@ -50,8 +50,8 @@ struct tool {
 
 struct tool_result {
 	bool is_error;
-	int code;          /* RPC code when is_error */
-	char *text;        /* the text the seeds show (JSON or plain) */
+	int code;	   /* RPC code when is_error */
+	char *text;	   /* the text the seeds show (JSON or plain) */
 	cJSON *structured; /* JSON result as an object, or NULL */
 };
 void tool_result_clear(struct tool_result *r);
@@ -117,8 +117,7 @@ int op_rename_note(struct tool_ctx *c);
 int op_delete_note(struct tool_ctx *c);
 
 /* Shared by handlers (ops_common.c). */
-const char *arg_str(const struct tool_ctx *c, const char *key,
-		    const char *def);
+const char *arg_str(const struct tool_ctx *c, const char *key, const char *def);
 long arg_int(const struct tool_ctx *c, const char *key, long def);
 bool arg_bool(const struct tool_ctx *c, const char *key, bool def);
 int op_fail(struct tool_ctx *c, int err, const char *fmt, ...)

@@ -17,7 +17,8 @@ bool u8_valid(const char *s, size_t n)
 			continue;
 		}
 		utf8proc_int32_t cp;
-		utf8proc_ssize_t l = utf8proc_iterate(p + i, (utf8proc_ssize_t)(n - i), &cp);
+		utf8proc_ssize_t l =
+			utf8proc_iterate(p + i, (utf8proc_ssize_t)(n - i), &cp);
 		if (l <= 0)
 			return false;
 		i += (size_t)l;
@@ -36,9 +37,9 @@ static bool is_ascii(const char *s, size_t n)
 static char *map(const char *s, size_t n, int opts)
 {
 	utf8proc_uint8_t *out = NULL;
-	utf8proc_ssize_t r = utf8proc_map((const utf8proc_uint8_t *)s,
-					  (utf8proc_ssize_t)n, &out,
-					  (utf8proc_option_t)opts);
+	utf8proc_ssize_t r =
+		utf8proc_map((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)n,
+			     &out, (utf8proc_option_t)opts);
 	if (r < 0)
 		return NULL;
 	/* utf8proc allocates with malloc(); hand it on as is. */
@@ -64,7 +65,8 @@ char *u8_fold_n(const char *s, size_t n)
 		r[n] = 0;
 		return r;
 	}
-	return map(s, n, UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_CASEFOLD);
+	return map(s, n,
+		   UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_CASEFOLD);
 }
 
 char *u8_fold(const char *s)

@@ -21,25 +21,25 @@
 #define _unused_ __attribute__((unused))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
 
-#define TAKE_PTR(p)                                                            \
-	({                                                                     \
-		__typeof__(p) _p_ = (p);                                       \
-		(p) = NULL;                                                    \
-		_p_;                                                           \
+#define TAKE_PTR(p)                      \
+	({                               \
+		__typeof__(p) _p_ = (p); \
+		(p) = NULL;              \
+		_p_;                     \
 	})
 
-#define TAKE_FD(fd)                                                            \
-	({                                                                     \
-		int _fd_ = (fd);                                               \
-		(fd) = -1;                                                     \
-		_fd_;                                                          \
+#define TAKE_FD(fd)              \
+	({                       \
+		int _fd_ = (fd); \
+		(fd) = -1;       \
+		_fd_;            \
 	})
 
-#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func)                                \
-	static inline void func##p(type *p)                                    \
-	{                                                                      \
-		if (*p)                                                        \
-			func(*p);                                              \
+#define DEFINE_TRIVIAL_CLEANUP_FUNC(type, func) \
+	static inline void func##p(type *p)     \
+	{                                       \
+		if (*p)                         \
+			func(*p);               \
 	}
 
 void *xmalloc(size_t n);

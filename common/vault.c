@@ -208,11 +208,11 @@ struct scan {
 
 static void walk(struct scan *s, const char *dir)
 {
-	_cleanup_close_ int fd = dir[0] ? beneath_open(s->v->rootfd, dir,
-						       O_RDONLY | O_DIRECTORY, 0)
-					: openat(s->v->rootfd, ".",
-						 O_RDONLY | O_DIRECTORY |
-							 O_CLOEXEC);
+	_cleanup_close_ int fd =
+		dir[0] ? beneath_open(s->v->rootfd, dir, O_RDONLY | O_DIRECTORY,
+				      0)
+		       : openat(s->v->rootfd, ".",
+				O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	DIR *d = fdopendir(fd);
@@ -224,9 +224,9 @@ static void walk(struct scan *s, const char *dir)
 	while ((de = readdir(d))) {
 		if (de->d_name[0] == '.')
 			continue;
-		_cleanup_free_ char *p = dir[0] ? xasprintf("%s/%s", dir,
-							    de->d_name)
-						: xstrdup(de->d_name);
+		_cleanup_free_ char *p =
+			dir[0] ? xasprintf("%s/%s", dir, de->d_name)
+			       : xstrdup(de->d_name);
 		unsigned char t = de->d_type;
 		if (t == DT_UNKNOWN) {
 			struct stat st;
@@ -265,8 +265,8 @@ static struct note *load_note(int rootfd, const char *path)
 	if (fd < 0)
 		return NULL;
 	struct statx sx;
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME,
-		  &sx) < 0 ||
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME, &sx) <
+		    0 ||
 	    !S_ISREG(sx.stx_mode))
 		return NULL;
 	struct stat st = {0};
@@ -402,9 +402,9 @@ void vault_record_violation(struct vault *v, const char *source,
 		cJSON_DeleteItemFromArray(v->violations, 0);
 	/* Appended as one write: lines never interleave. */
 	if (file_mkdirs(v->rootfd, ".vaultd") == 0) {
-		_cleanup_close_ int fd = beneath_open(
-			v->rootfd, VIOLATIONS_PATH,
-			O_WRONLY | O_CREAT | O_APPEND, 0600);
+		_cleanup_close_ int fd =
+			beneath_open(v->rootfd, VIOLATIONS_PATH,
+				     O_WRONLY | O_CREAT | O_APPEND, 0600);
 		if (fd >= 0) {
 			_cleanup_free_ char *l = xasprintf("%s\n", line);
 			if (write(fd, l, strlen(l)) < 0) {
@@ -422,15 +422,15 @@ cJSON *vault_violations(struct vault *v, int limit)
 	int n = cJSON_GetArraySize(v->violations);
 	for (int i = n - 1; i >= 0 && (limit <= 0 || n - 1 - i < limit); i--)
 		cJSON_AddItemToArray(
-			out, cJSON_Duplicate(cJSON_GetArrayItem(v->violations, i),
-					     1));
+			out, cJSON_Duplicate(
+				     cJSON_GetArrayItem(v->violations, i), 1));
 	pthread_mutex_unlock(&v->vmu);
 	return out;
 }
 
 /* Keep refused text: .vaultd/rejected/<time>-<path with / as __>. */
-static char *save_rejected(struct vault *v, const char *path,
-			   const char *text, size_t len)
+static char *save_rejected(struct vault *v, const char *path, const char *text,
+			   size_t len)
 {
 	char ts[32];
 	format_iso8601(now_s(), ts);
@@ -511,9 +511,11 @@ int vault_commit(struct vault *v, const char *path, const char *text,
 					       v->pol->warn);
 			if (!v->pol->warn) {
 				note_free(after);
-				*ret_msg = saved ? xasprintf("%s (The refused text was saved as %s.)",
-							     msg, saved)
-						 : TAKE_PTR(msg);
+				*ret_msg =
+					saved ? xasprintf(
+							"%s (The refused text was saved as %s.)",
+							msg, saved)
+					      : TAKE_PTR(msg);
 				if (out)
 					out->rejected_path = TAKE_PTR(saved);
 				return -EPERM;
@@ -523,14 +525,13 @@ int vault_commit(struct vault *v, const char *path, const char *text,
 		}
 	}
 	struct stat st;
-	int r = file_write_atomic(v->rootfd, path, text, len,
-				  WRITE_MKDIRS |
-					  (o->create ? WRITE_NOREPLACE : 0),
-				  &st);
+	int r = file_write_atomic(
+		v->rootfd, path, text, len,
+		WRITE_MKDIRS | (o->create ? WRITE_NOREPLACE : 0), &st);
 	if (r < 0) {
 		note_free(after);
-		*ret_msg = xasprintf("Cannot write '%s': %s", path,
-				     strerror(-r));
+		*ret_msg =
+			xasprintf("Cannot write '%s': %s", path, strerror(-r));
 		return r;
 	}
 	note_set_stat(after, &st, keep_btime(v, old, path));
@@ -617,9 +618,8 @@ static int cmp_src(const void *a, const void *b)
 }
 
 static int rewrite_sources(struct vault *v, const struct note *n,
-			   const struct rewrite_req *req,
-			   struct pending **ret, size_t *ret_n, int *ret_links,
-			   char **ret_msg)
+			   const struct rewrite_req *req, struct pending **ret,
+			   size_t *ret_n, int *ret_links, char **ret_msg)
 {
 	struct ptrvec srcs = linking_notes(n);
 	struct pending *p = xcalloc(srcs.n + 1, sizeof(*p));
@@ -688,15 +688,14 @@ static int apply_sources(struct vault *v, struct pending *p, size_t n,
 }
 
 int vault_rename(struct vault *v, struct note *n, const char *new_path,
-		 const char *source, bool dry_run, cJSON **ret,
-		 char **ret_msg)
+		 const char *source, bool dry_run, cJSON **ret, char **ret_msg)
 {
 	_cleanup_free_ char *old_path = xstrdup(n->path);
 	_cleanup_free_ char *old_name = xstrdup(n->name);
 	_cleanup_free_ char *new_name = path_note_name(new_path);
 	if (strcmp(old_path, new_path) == 0) {
-		*ret_msg = xasprintf("Note '%s' already has that name",
-				     old_name);
+		*ret_msg =
+			xasprintf("Note '%s' already has that name", old_name);
 		return -EINVAL;
 	}
 	struct note *other = index_by_path(v->ix, new_path);
@@ -708,7 +707,8 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 	}
 	if (policy_ignored(v->pol, new_path, false)) {
 		*ret_msg = xasprintf("'%s' is hidden or ignored by the policy; "
-				     "choose another name", new_path);
+				     "choose another name",
+				     new_path);
 		return -EINVAL;
 	}
 	_cleanup_free_ char *text = NULL;
@@ -756,8 +756,8 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 	struct rewrite_req self = req;
 	self.src_new_path = new_path;
 	int own = 0;
-	_cleanup_free_ char *own_text = rewrite_links(v->ix, n, text, len,
-						      &self, &own);
+	_cleanup_free_ char *own_text =
+		rewrite_links(v->ix, n, text, len, &self, &own);
 
 	cJSON *res = cJSON_CreateObject();
 	cJSON_AddStringToObject(res, "old_name", old_name);
@@ -779,8 +779,8 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 	if (r < 0) {
 		pending_free(p, np);
 		cJSON_Delete(res);
-		*ret_msg = xasprintf("Cannot rename '%s' to '%s': %s",
-				     old_path, new_path, strerror(-r));
+		*ret_msg = xasprintf("Cannot rename '%s' to '%s': %s", old_path,
+				     new_path, strerror(-r));
 		return r;
 	}
 	if (own) {
@@ -853,17 +853,19 @@ int vault_delete(struct vault *v, struct note *n, const char *source,
 	cJSON_AddStringToObject(res, "trash_path", trash);
 	cJSON_AddStringToObject(res, "delete_links", keep ? "keep" : "mark");
 	if (keep) {
-		cJSON_AddItemToObject(res, "files_updated", cJSON_CreateArray());
+		cJSON_AddItemToObject(res, "files_updated",
+				      cJSON_CreateArray());
 		cJSON_AddNumberToObject(res, "links_updated", 0);
 		if (np) {
 			struct sbuf w = {0};
-			sb_printf(&w, "%zu note%s ha%s links that are now broken:",
+			sb_printf(&w,
+				  "%zu note%s ha%s links that are now broken:",
 				  np, np == 1 ? "" : "s", np == 1 ? "s" : "ve");
 			for (size_t i = 0; i < np; i++) {
 				_cleanup_free_ char *dn =
 					index_display_name(v->ix, p[i].src);
-				sb_printf(&w, "%s %s (%d link%s)",
-					  i ? "," : "", dn, p[i].links,
+				sb_printf(&w, "%s %s (%d link%s)", i ? "," : "",
+					  dn, p[i].links,
 					  p[i].links == 1 ? "" : "s");
 			}
 			sb_puts(&w, ". These links were not modified.");

@@ -65,14 +65,14 @@ int vault_read_text(struct vault *v, const struct note *n, char **ret,
 		    size_t *ret_len);
 
 struct write_opts {
-	const char *source;   /* who writes, for events and violations */
-	bool create;          /* the note must not exist yet */
-	bool skip_guard;      /* vaultd's own link rewrites */
-	bool save_rejected;   /* keep refused text under .vaultd/rejected */
+	const char *source; /* who writes, for events and violations */
+	bool create;	    /* the note must not exist yet */
+	bool skip_guard;    /* vaultd's own link rewrites */
+	bool save_rejected; /* keep refused text under .vaultd/rejected */
 };
 
 struct write_outcome {
-	char *warning;       /* policy warn mode: what was wrong */
+	char *warning;	     /* policy warn mode: what was wrong */
 	char *rejected_path; /* where refused text was saved */
 };
 void write_outcome_clear(struct write_outcome *o);
@@ -93,8 +93,7 @@ int vault_commit(struct vault *v, const char *path, const char *text,
  * the result object (or the plan when dry_run).
  */
 int vault_rename(struct vault *v, struct note *n, const char *new_path,
-		 const char *source, bool dry_run, cJSON **ret,
-		 char **ret_msg);
+		 const char *source, bool dry_run, cJSON **ret, char **ret_msg);
 
 /* Move a note to .trash/ and mark or keep links per policy. */
 int vault_delete(struct vault *v, struct note *n, const char *source,

@@ -109,8 +109,8 @@ static void client_send(struct ctl_server *s, struct client *c, char *line)
 	wake(s);
 }
 
-static void send_error(struct ctl_server *s, struct client *c,
-		       const cJSON *id, int code, const char *msg)
+static void send_error(struct ctl_server *s, struct client *c, const cJSON *id,
+		       int code, const char *msg)
 {
 	client_send(s, c, rpc_error_line(id, code, msg, NULL));
 }
@@ -154,7 +154,8 @@ static void client_flush(struct ctl_server *s, struct client *c)
 	if (!pending) {
 		c->out.len = c->out_off = 0;
 	} else if (c->out_off > (1u << 20)) {
-		memmove(c->out.s, c->out.s + c->out_off, c->out.len - c->out_off);
+		memmove(c->out.s, c->out.s + c->out_off,
+			c->out.len - c->out_off);
 		c->out.len -= c->out_off;
 		c->out_off = 0;
 	}
@@ -170,8 +171,9 @@ static void client_flush(struct ctl_server *s, struct client *c)
 	if (closed)
 		return;
 	if (overflow) {
-		log_warn("client %u is not reading its replies; disconnecting it",
-			 c->id);
+		log_warn(
+			"client %u is not reading its replies; disconnecting it",
+			c->id);
 		client_close(s, c);
 		return;
 	}
@@ -189,7 +191,8 @@ static void client_flush(struct ctl_server *s, struct client *c)
 	epoll_ctl(s->epfd, EPOLL_CTL_MOD, fd, &ev);
 }
 
-/* ---- index readiness ---------------------------------------------------------- */
+/* ---- index readiness
+ * ---------------------------------------------------------- */
 
 void ctl_server_index_ready(struct ctl_server *s)
 {
@@ -224,7 +227,8 @@ static bool wait_index(struct ctl_server *s)
 	return ok;
 }
 
-/* ---- methods ------------------------------------------------------------------ */
+/* ---- methods
+ * ------------------------------------------------------------------ */
 
 static cJSON *status_json(struct ctl_server *s)
 {
@@ -241,7 +245,8 @@ static cJSON *status_json(struct ctl_server *s)
 	cJSON_AddNumberToObject(o, "calls", (double)s->calls);
 	pthread_mutex_unlock(&s->mu);
 	vault_read_lock(s->v);
-	cJSON_AddNumberToObject(o, "notes", (double)index_count(vault_index(s->v)));
+	cJSON_AddNumberToObject(o, "notes",
+				(double)index_count(vault_index(s->v)));
 	vault_read_unlock(s->v);
 	cJSON *ix = cJSON_AddObjectToObject(o, "index");
 	cJSON_AddStringToObject(ix, "state", ready ? "ready" : "indexing");
@@ -346,8 +351,8 @@ static cJSON *notes_complete(struct ctl_server *s, const cJSON *params)
 	cJSON *vals = cJSON_CreateArray();
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < n; i++) {
-			const char *key = paths ? all[i]->fold_path
-						: all[i]->fold_name;
+			const char *key =
+				paths ? all[i]->fold_path : all[i]->fold_name;
 			bool pre = str_has_prefix(key, fp);
 			if (pass == 0 ? !pre : (pre || !strstr(key, fp)))
 				continue;
@@ -376,7 +381,8 @@ static cJSON *tool_call(struct ctl_server *s, const cJSON *params,
 		*ret_msg = xstrdup("params.name must be the tool's name");
 		return NULL;
 	}
-	const cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
+	const cJSON *args =
+		cJSON_GetObjectItemCaseSensitive(params, "arguments");
 	const char *source = pstr(params, "source");
 	struct tool_result r;
 	tools_call(s->v, name, args, source ? source : "socket", &r);
@@ -511,7 +517,8 @@ static void handle_line(struct ctl_server *s, struct client *c,
 		client_send(s, c, rpc_result_line(m.id, status_json(s)));
 	} else if (!strcmp(m.method, "tools/list")) {
 		cJSON *o = cJSON_CreateObject();
-		bool ro = cJSON_IsTrue(cJSON_GetObjectItem(m.params, "read_only"));
+		bool ro = cJSON_IsTrue(
+			cJSON_GetObjectItem(m.params, "read_only"));
 		cJSON_AddItemToObject(o, "tools", tools_list_json(ro));
 		client_send(s, c, rpc_result_line(m.id, o));
 	} else if (!strcmp(m.method, "subscribe")) {
@@ -524,7 +531,8 @@ static void handle_line(struct ctl_server *s, struct client *c,
 	} else if (needs_index(m.method)) {
 		enqueue(s, c, m.id, m.method, m.params);
 	} else {
-		_cleanup_free_ char *e = xasprintf("Method not found: %s", m.method);
+		_cleanup_free_ char *e =
+			xasprintf("Method not found: %s", m.method);
 		send_error(s, c, m.id, RPC_METHOD_NOT_FOUND, e);
 	}
 	rpc_msg_clear(&m);
@@ -574,7 +582,8 @@ static void client_read(struct ctl_server *s, struct client *c)
 static void accept_clients(struct ctl_server *s)
 {
 	for (;;) {
-		int fd = accept4(s->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept4(s->lfd, NULL, NULL,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
 		struct ucred cred;
@@ -602,7 +611,8 @@ static void accept_clients(struct ctl_server *s)
 	}
 }
 
-/* ---- events ------------------------------------------------------------------- */
+/* ---- events
+ * ------------------------------------------------------------------- */
 
 static void on_event(const struct vault_event *ev, void *ud)
 {
@@ -626,18 +636,21 @@ static void on_event(const struct vault_event *ev, void *ud)
 	free(line);
 }
 
-/* ---- life cycle ------------------------------------------------------------------ */
+/* ---- life cycle
+ * ------------------------------------------------------------------ */
 
 int ctl_server_new(struct vault *v, const struct ctl_config *cfg,
 		   struct ctl_server **ret, char **ret_msg)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	if (strlen(cfg->socket_path) >= sizeof(sa.sun_path)) {
-		*ret_msg = xasprintf("socket path too long: %s", cfg->socket_path);
+		*ret_msg =
+			xasprintf("socket path too long: %s", cfg->socket_path);
 		return -ENAMETOOLONG;
 	}
 	strcpy(sa.sun_path, cfg->socket_path);
-	int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int lfd =
+		socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (lfd < 0) {
 		*ret_msg = xasprintf("socket: %s", strerror(errno));
 		return -errno;
@@ -647,10 +660,11 @@ int ctl_server_new(struct vault *v, const struct ctl_config *cfg,
 	mode_t old = umask(0177);
 	int r = bind(lfd, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old);
-	if (r < 0 || chmod(cfg->socket_path, 0600) < 0 || listen(lfd, 128) < 0) {
+	if (r < 0 || chmod(cfg->socket_path, 0600) < 0 ||
+	    listen(lfd, 128) < 0) {
 		int e = errno;
-		*ret_msg = xasprintf("cannot listen on %s: %s", cfg->socket_path,
-				     strerror(e));
+		*ret_msg = xasprintf("cannot listen on %s: %s",
+				     cfg->socket_path, strerror(e));
 		close(lfd);
 		return -e;
 	}
@@ -746,12 +760,14 @@ int ctl_server_run(struct ctl_server *s)
 				pthread_mutex_lock(&s->mu);
 				c->refs++;
 				pthread_mutex_unlock(&s->mu);
-				if (evs[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP))
+				if (evs[i].events &
+				    (EPOLLIN | EPOLLRDHUP | EPOLLHUP))
 					if (!c->closed && !c->close_after_flush)
 						client_read(s, c);
 				if (!c->closed)
 					client_flush(s, c);
-				if (!c->closed && (evs[i].events & (EPOLLERR | EPOLLHUP)) &&
+				if (!c->closed &&
+				    (evs[i].events & (EPOLLERR | EPOLLHUP)) &&
 				    !(evs[i].events & EPOLLIN))
 					client_close(s, c);
 				client_unref(s, c);

@@ -29,7 +29,8 @@ int sd_notifyf(const char *fmt, ...)
 	if (fd < 0)
 		r = -errno;
 	else if (sendto(fd, b.s, b.len, MSG_NOSIGNAL, (struct sockaddr *)&sa,
-			(socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) < 0)
+			(socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+				    n)) < 0)
 		r = -errno;
 	if (fd >= 0)
 		close(fd);

@@ -98,8 +98,8 @@ static struct ctl_client *connect_daemon(const struct opts *o, bool quiet)
 	return r < 0 ? NULL : c;
 }
 
-static int daemon_call(const struct opts *o, const char *method,
-		       cJSON *params, cJSON **ret)
+static int daemon_call(const struct opts *o, const char *method, cJSON *params,
+		       cJSON **ret)
 {
 	struct ctl_client *c = connect_daemon(o, false);
 	if (!c) {
@@ -138,18 +138,26 @@ static int cmd_status(const struct opts *o)
 	} else {
 		const cJSON *ix = cJSON_GetObjectItem(st, "index");
 		const cJSON *mnt = cJSON_GetObjectItem(st, "mount");
-		printf("vault:    %s\n", cJSON_GetStringValue(cJSON_GetObjectItem(st, "vault")));
+		printf("vault:    %s\n",
+		       cJSON_GetStringValue(cJSON_GetObjectItem(st, "vault")));
 		printf("vaultd:   %s, pid %.0f, up %.0f s\n",
 		       cJSON_GetStringValue(cJSON_GetObjectItem(st, "version")),
 		       cJSON_GetNumberValue(cJSON_GetObjectItem(st, "pid")),
-		       cJSON_GetNumberValue(cJSON_GetObjectItem(st, "uptime_s")));
-		printf("notes:    %.0f\n", cJSON_GetNumberValue(cJSON_GetObjectItem(st, "notes")));
+		       cJSON_GetNumberValue(
+			       cJSON_GetObjectItem(st, "uptime_s")));
+		printf("notes:    %.0f\n",
+		       cJSON_GetNumberValue(cJSON_GetObjectItem(st, "notes")));
 		printf("index:    %s (%.0f%%)\n",
 		       cJSON_GetStringValue(cJSON_GetObjectItem(ix, "state")),
-		       cJSON_GetNumberValue(cJSON_GetObjectItem(ix, "percent")));
-		printf("clients:  %.0f\n", cJSON_GetNumberValue(cJSON_GetObjectItem(st, "clients")));
-		printf("mount:    %s\n", cJSON_IsString(mnt) ? mnt->valuestring : "none");
-		printf("socket:   %s\n", cJSON_GetStringValue(cJSON_GetObjectItem(st, "socket")));
+		       cJSON_GetNumberValue(
+			       cJSON_GetObjectItem(ix, "percent")));
+		printf("clients:  %.0f\n",
+		       cJSON_GetNumberValue(
+			       cJSON_GetObjectItem(st, "clients")));
+		printf("mount:    %s\n",
+		       cJSON_IsString(mnt) ? mnt->valuestring : "none");
+		printf("socket:   %s\n",
+		       cJSON_GetStringValue(cJSON_GetObjectItem(st, "socket")));
 	}
 	cJSON_Delete(st);
 	return EXIT_OK;
@@ -157,13 +165,15 @@ static int cmd_status(const struct opts *o)
 
 static int report_check(const struct opts *o, cJSON *r)
 {
-	_cleanup_free_ char *out = o->json ? json_dumps(r) : vault_check_text(r);
+	_cleanup_free_ char *out =
+		o->json ? json_dumps(r) : vault_check_text(r);
 	fputs(out, stdout);
 	if (o->json)
 		fputc('\n', stdout);
-	bool problems =
-		cJSON_GetArraySize(cJSON_GetObjectItem(r, "policy_violations")) ||
-		cJSON_GetArraySize(cJSON_GetObjectItem(r, "frontmatter_errors"));
+	bool problems = cJSON_GetArraySize(
+				cJSON_GetObjectItem(r, "policy_violations")) ||
+			cJSON_GetArraySize(
+				cJSON_GetObjectItem(r, "frontmatter_errors"));
 	cJSON_Delete(r);
 	return problems ? EXIT_TOOL : EXIT_OK;
 }
@@ -175,7 +185,8 @@ static int cmd_check(const struct opts *o)
 		if (c) {
 			cJSON *r = NULL;
 			char *msg = NULL;
-			int rc = ctl_call(c, "check", NULL, NULL, NULL, &r, &msg);
+			int rc = ctl_call(c, "check", NULL, NULL, NULL, &r,
+					  &msg);
 			ctl_close(c);
 			if (rc == 0)
 				return report_check(o, r);
@@ -203,7 +214,8 @@ static int cmd_check(const struct opts *o)
 static int print_tool_result(const struct opts *o, cJSON *res)
 {
 	bool err = cJSON_IsTrue(cJSON_GetObjectItem(res, "isError"));
-	const char *text = cJSON_GetStringValue(cJSON_GetObjectItem(res, "text"));
+	const char *text =
+		cJSON_GetStringValue(cJSON_GetObjectItem(res, "text"));
 	if (o->json) {
 		print_json(res);
 	} else if (err) {
@@ -293,7 +305,8 @@ static int parse_arg(const struct tool *t, const char *arg, cJSON *args)
 {
 	const char *eq = strchr(arg, '=');
 	if (!eq || eq == arg) {
-		fprintf(stderr, "vaultctl: argument '%s' is not key=value\n", arg);
+		fprintf(stderr, "vaultctl: argument '%s' is not key=value\n",
+			arg);
 		return EXIT_USAGE;
 	}
 	size_t kl = (size_t)(eq - arg);
@@ -309,7 +322,8 @@ static int parse_arg(const struct tool *t, const char *arg, cJSON *args)
 		size_t len;
 		FILE *f = fopen(val, "r");
 		if (!f) {
-			fprintf(stderr, "vaultctl: %s: %s\n", val, strerror(errno));
+			fprintf(stderr, "vaultctl: %s: %s\n", val,
+				strerror(errno));
 			return EXIT_USAGE;
 		}
 		struct sbuf b = {0};
@@ -324,12 +338,15 @@ static int parse_arg(const struct tool *t, const char *arg, cJSON *args)
 	const cJSON *schema = NULL;
 	cJSON *list = tools_list_json(false);
 	const cJSON *it;
-	cJSON_ArrayForEach(it, list)
-		if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(it, "name")), t->name))
-			schema = cJSON_GetObjectItem(
-				cJSON_GetObjectItem(cJSON_GetObjectItem(it, "inputSchema"),
-						    "properties"),
-				key);
+	cJSON_ArrayForEach(it, list) if (!strcmp(cJSON_GetStringValue(
+							 cJSON_GetObjectItem(
+								 it, "name")),
+						 t->name)) schema =
+		cJSON_GetObjectItem(
+			cJSON_GetObjectItem(
+				cJSON_GetObjectItem(it, "inputSchema"),
+				"properties"),
+			key);
 	const cJSON *ty = cJSON_GetObjectItem(schema, "type");
 	const char *type = cJSON_IsString(ty) ? ty->valuestring : "string";
 	if (mode == ':') {
@@ -344,7 +361,8 @@ static int parse_arg(const struct tool *t, const char *arg, cJSON *args)
 		char *end;
 		double d = strtod(val, &end);
 		if (!*val || *end || !isfinite(d)) {
-			fprintf(stderr, "vaultctl: %s must be a number, got '%s'\n",
+			fprintf(stderr,
+				"vaultctl: %s must be a number, got '%s'\n",
 				key, val);
 			cJSON_Delete(list);
 			return EXIT_USAGE;
@@ -355,7 +373,8 @@ static int parse_arg(const struct tool *t, const char *arg, cJSON *args)
 			 !strcmp(val, "1");
 		if (!b && strcmp(val, "false") && strcmp(val, "no") &&
 		    strcmp(val, "0")) {
-			fprintf(stderr, "vaultctl: %s must be true or false\n", key);
+			fprintf(stderr, "vaultctl: %s must be true or false\n",
+				key);
 			cJSON_Delete(list);
 			return EXIT_USAGE;
 		}
@@ -385,7 +404,8 @@ static int cmd_call(const struct opts *o)
 	}
 	const struct tool *t = tools_find(o->argv[0]);
 	if (!t) {
-		fprintf(stderr, "vaultctl: unknown tool '%s' (see vaultctl tools)\n",
+		fprintf(stderr,
+			"vaultctl: unknown tool '%s' (see vaultctl tools)\n",
 			o->argv[0]);
 		return EXIT_USAGE;
 	}
@@ -473,7 +493,8 @@ int main(int argc, char **argv)
 	optind = 0;
 	struct ptrvec rest = {0};
 	/* "-" first: keep non-options (key=value) in order. */
-	while ((c = getopt_long(sargc, sargv, "-v:s:jh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(sargc, sargv, "-v:s:jh", longopts, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 1:
 			pv_push(&rest, optarg);
@@ -525,7 +546,8 @@ int main(int argc, char **argv)
 		r = EXIT_USAGE;
 	}
 	if (!r && o.argc && strcmp(cmd, "call") != 0) {
-		fprintf(stderr, "vaultctl: unexpected argument '%s'\n", o.argv[0]);
+		fprintf(stderr, "vaultctl: unexpected argument '%s'\n",
+			o.argv[0]);
 		r = EXIT_USAGE;
 	}
 	pv_free(&rest);

@@ -121,7 +121,8 @@ static int daemonize(const char *logpath, int *ret_notify_fd)
 	close(p[0]);
 	setsid();
 	int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-	int log = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	int log =
+		open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	if (null >= 0) {
 		dup2(null, STDIN_FILENO);
 		dup2(null, STDOUT_FILENO);
@@ -152,7 +153,8 @@ int main(int argc, char **argv)
 	};
 	struct opts o = {.max_line = 32u << 20, .workers = 4};
 	int c;
-	while ((c = getopt_long(argc, argv, "v:s:m:nfh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "v:s:m:nfh", longopts, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 'v':
 			o.vault = optarg;
@@ -194,7 +196,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "vaultd: unexpected argument '%s'\n", argv[optind]);
+		fprintf(stderr, "vaultd: unexpected argument '%s'\n",
+			argv[optind]);
 		return 2;
 	}
 	log_init("vaultd");
@@ -239,8 +242,8 @@ int main(int argc, char **argv)
 
 	int notify_fd = -1;
 	if (!o.foreground) {
-		_cleanup_free_ char *logpath = xasprintf("%.*s.log",
-			(int)(strlen(sock) - 5), sock);
+		_cleanup_free_ char *logpath =
+			xasprintf("%.*s.log", (int)(strlen(sock) - 5), sock);
 		if (daemonize(logpath, &notify_fd) < 0) {
 			log_error("cannot go to the background: %s",
 				  strerror(errno));

@@ -36,9 +36,9 @@ static const char BASE_INSTRUCTIONS[] =
 	"inventing a tag. rename_note and delete_note keep every link intact. "
 	"get_help lists every tool.";
 
-static const char *const LOG_LEVELS[] = {"debug",    "info",  "notice",
-					 "warning",  "error", "critical",
-					 "alert",    "emergency", NULL};
+static const char *const LOG_LEVELS[] = {"debug",   "info",	 "notice",
+					 "warning", "error",	 "critical",
+					 "alert",   "emergency", NULL};
 
 enum pkind {
 	P_TOOL,
@@ -51,18 +51,18 @@ enum pkind {
 
 struct pending {
 	struct pending *next;
-	long did;           /* vaultd request id */
+	long did; /* vaultd request id */
 	enum pkind kind;
-	cJSON *id;          /* the client's request id */
+	cJSON *id; /* the client's request id */
 	bool modern;
-	int version;        /* legacy version rank (index into LEGACY) */
+	int version; /* legacy version rank (index into LEGACY) */
 	bool cancelled;
 	cJSON *progress_token;
 	uint64_t started, last_progress;
 	int progress;
-	char *name;         /* tool name or resource uri */
-	long offset;        /* resources/list page */
-	cJSON *held;        /* a tool result waiting for the context block */
+	char *name;  /* tool name or resource uri */
+	long offset; /* resources/list page */
+	cJSON *held; /* a tool result waiting for the context block */
 };
 
 struct listen {
@@ -75,20 +75,21 @@ struct listen {
 struct mcp_session {
 	struct mcp_config cfg;
 	struct mcp_io io;
-	bool initialized;   /* legacy: initialize answered */
-	int version;        /* legacy: negotiated, index into LEGACY */
-	int log_level;      /* -1: no log notifications */
+	bool initialized; /* legacy: initialize answered */
+	int version;	  /* legacy: negotiated, index into LEGACY */
+	int log_level;	  /* -1: no log notifications */
 	bool shutting_down;
 	/* auto-context */
 	char *context;
 	bool context_ready;
 	bool context_injected;
 	struct pending *pending;
-	cJSON *subscribed;  /* legacy resources/subscribe: uri strings */
+	cJSON *subscribed; /* legacy resources/subscribe: uri strings */
 	struct listen *listens;
 };
 
-/* ---- output helpers ---------------------------------------------------------- */
+/* ---- output helpers
+ * ---------------------------------------------------------- */
 
 static void out(struct mcp_session *s, char *line)
 {
@@ -123,8 +124,8 @@ static cJSON *finish_result(struct mcp_session *s, cJSON *r, bool modern,
 	return r;
 }
 
-static void reply(struct mcp_session *s, const cJSON *id, cJSON *r,
-		  bool modern, bool cacheable)
+static void reply(struct mcp_session *s, const cJSON *id, cJSON *r, bool modern,
+		  bool cacheable)
 {
 	out(s, rpc_result_line(id, finish_result(s, r, modern, cacheable)));
 }
@@ -140,7 +141,8 @@ static void notify(struct mcp_session *s, const char *method, cJSON *params)
 	out(s, rpc_notify_line(method, params));
 }
 
-/* ---- pending requests ---------------------------------------------------------- */
+/* ---- pending requests
+ * ---------------------------------------------------------- */
 
 static struct pending *pending_add(struct mcp_session *s, long did,
 				   enum pkind kind, const cJSON *id,
@@ -189,13 +191,13 @@ size_t mcp_session_pending(const struct mcp_session *s)
 	return n;
 }
 
-static long to_daemon(struct mcp_session *s, const char *method,
-		      cJSON *params)
+static long to_daemon(struct mcp_session *s, const char *method, cJSON *params)
 {
 	return s->io.daemon_send(s->io.ud, method, params);
 }
 
-/* ---- tools ---------------------------------------------------------------------- */
+/* ---- tools
+ * ---------------------------------------------------------------------- */
 
 static bool tool_allowed(const struct mcp_session *s, const cJSON *t)
 {
@@ -261,7 +263,8 @@ static cJSON *largest_array(cJSON *v)
 	cJSON_ArrayForEach(it, v)
 	{
 		if (cJSON_IsArray(it) &&
-		    (!best || cJSON_GetArraySize(it) > cJSON_GetArraySize(best)))
+		    (!best ||
+		     cJSON_GetArraySize(it) > cJSON_GetArraySize(best)))
 			best = it;
 	}
 	return best;
@@ -280,8 +283,8 @@ static size_t utf8_cut(const char *s, size_t n)
  * lose items from their longest list (and say so), so what is left still
  * matches the tool's output schema.
  */
-static void shape_result(struct mcp_session *s, const char *tool,
-			 char **text, cJSON *structured)
+static void shape_result(struct mcp_session *s, const char *tool, char **text,
+			 cJSON *structured)
 {
 	size_t max = s->cfg.max_result, len = strlen(*text);
 	if (len <= max)
@@ -298,15 +301,20 @@ static void shape_result(struct mcp_session *s, const char *tool,
 			int mid = (lo + hi + 1) / 2;
 			cJSON_Delete(probe);
 			probe = cJSON_Duplicate(structured, 1);
-			cJSON *pa = cJSON_IsArray(cJSON_GetObjectItem(probe, "result"))
-					    ? cJSON_GetObjectItem(probe, "result")
-					    : largest_array(probe);
+			cJSON *pa =
+				cJSON_IsArray(
+					cJSON_GetObjectItem(probe, "result"))
+					? cJSON_GetObjectItem(probe, "result")
+					: largest_array(probe);
 			while (cJSON_GetArraySize(pa) > mid)
-				cJSON_DeleteItemFromArray(pa, cJSON_GetArraySize(pa) - 1);
-			char *t = json_dumps(cJSON_IsArray(cJSON_GetObjectItem(probe, "result")) &&
-						     cJSON_GetArraySize(probe) == 1
-					     ? cJSON_GetObjectItem(probe, "result")
-					     : probe);
+				cJSON_DeleteItemFromArray(
+					pa, cJSON_GetArraySize(pa) - 1);
+			char *t = json_dumps(
+				cJSON_IsArray(
+					cJSON_GetObjectItem(probe, "result")) &&
+						cJSON_GetArraySize(probe) == 1
+					? cJSON_GetObjectItem(probe, "result")
+					: probe);
 			size_t tl = strlen(t);
 			free(t);
 			if (tl + 300 <= max)
@@ -316,11 +324,14 @@ static void shape_result(struct mcp_session *s, const char *tool,
 		}
 		cJSON_Delete(probe);
 		while (cJSON_GetArraySize(arr) > lo)
-			cJSON_DeleteItemFromArray(arr, cJSON_GetArraySize(arr) - 1);
+			cJSON_DeleteItemFromArray(arr,
+						  cJSON_GetArraySize(arr) - 1);
 		bool wrapped = cJSON_GetArraySize(structured) == 1 &&
-			       cJSON_IsArray(cJSON_GetObjectItem(structured, "result"));
-		char *t = json_dumps(wrapped ? cJSON_GetObjectItem(structured, "result")
-					     : structured);
+			       cJSON_IsArray(cJSON_GetObjectItem(structured,
+								 "result"));
+		char *t = json_dumps(
+			wrapped ? cJSON_GetObjectItem(structured, "result")
+				: structured);
 		free(*text);
 		*text = xasprintf("%s\n\n[Result cut: %d of %d items shown "
 				  "(limit %zu bytes). Ask for less: use the "
@@ -346,12 +357,14 @@ static void finish_tool(struct mcp_session *s, struct pending *p,
 	const cJSON *txt = cJSON_GetObjectItem(dres, "text");
 	bool is_error = cJSON_IsTrue(cJSON_GetObjectItem(dres, "isError"));
 	char *text = xstrdup(cJSON_IsString(txt) ? txt->valuestring : "");
-	cJSON *structured = cJSON_Duplicate(cJSON_GetObjectItem(dres, "structured"), 1);
+	cJSON *structured =
+		cJSON_Duplicate(cJSON_GetObjectItem(dres, "structured"), 1);
 	if (!is_error) {
 		shape_result(s, p->name, &text, structured);
 		/* Seed 000: the first tool result of the session carries the
 		 * personal notes and the allowed tags. */
-		char *t = context_inject(&s->context_injected, s->context, text);
+		char *t =
+			context_inject(&s->context_injected, s->context, text);
 		free(text);
 		text = t;
 	}
@@ -362,7 +375,8 @@ static void finish_tool(struct mcp_session *s, struct pending *p,
 	cJSON_AddStringToObject(block, "text", text);
 	cJSON_AddItemToArray(content, block);
 	if (structured && !is_error && has_structured(p->modern, p->version))
-		cJSON_AddItemToObject(r, "structuredContent", TAKE_PTR(structured));
+		cJSON_AddItemToObject(r, "structuredContent",
+				      TAKE_PTR(structured));
 	if (is_error)
 		cJSON_AddBoolToObject(r, "isError", true);
 	cJSON_Delete(structured);
@@ -413,7 +427,8 @@ static void handle_tools_call(struct mcp_session *s, const cJSON *id,
 	cJSON *dp = cJSON_CreateObject();
 	cJSON_AddStringToObject(dp, "name", name->valuestring);
 	cJSON_AddItemToObject(dp, "arguments",
-			      args ? cJSON_Duplicate(args, 1) : cJSON_CreateObject());
+			      args ? cJSON_Duplicate(args, 1)
+				   : cJSON_CreateObject());
 	cJSON_AddStringToObject(dp, "source", "mcp");
 	long did = to_daemon(s, "tools/call", dp);
 	if (did < 0) {
@@ -429,7 +444,8 @@ static void handle_tools_call(struct mcp_session *s, const cJSON *id,
 		p->progress_token = cJSON_Duplicate(tok, 1);
 }
 
-/* ---- resources ------------------------------------------------------------------ */
+/* ---- resources
+ * ------------------------------------------------------------------ */
 
 static char *uri_of(const char *path)
 {
@@ -460,7 +476,8 @@ static void handle_resources_list(struct mcp_session *s, const cJSON *id,
 		const char *why;
 		if (cursor_parse(cursor->valuestring, "resources", 0, &offset,
 				 &why) < 0) {
-			_cleanup_free_ char *m = xasprintf("Invalid params: %s", why);
+			_cleanup_free_ char *m =
+				xasprintf("Invalid params: %s", why);
 			reply_error(s, id, RPC_BAD_PARAMS, m, NULL);
 			return;
 		}
@@ -484,16 +501,19 @@ static void finish_list(struct mcp_session *s, struct pending *p,
 	const cJSON *n;
 	cJSON_ArrayForEach(n, cJSON_GetObjectItem(dres, "notes"))
 	{
-		const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(n, "path"));
+		const char *path =
+			cJSON_GetStringValue(cJSON_GetObjectItem(n, "path"));
 		cJSON *r = cJSON_CreateObject();
 		_cleanup_free_ char *uri = uri_of(path);
 		cJSON_AddStringToObject(r, "uri", uri);
-		cJSON_AddStringToObject(r, "name",
+		cJSON_AddStringToObject(
+			r, "name",
 			cJSON_GetStringValue(cJSON_GetObjectItem(n, "name")));
 		if (has_structured(p->modern, p->version))
 			cJSON_AddStringToObject(r, "title", path);
 		cJSON_AddStringToObject(r, "mimeType", "text/markdown");
-		cJSON_AddItemToObject(r, "size",
+		cJSON_AddItemToObject(
+			r, "size",
 			cJSON_Duplicate(cJSON_GetObjectItem(n, "size"), 1));
 		cJSON_AddItemToArray(arr, r);
 	}
@@ -547,7 +567,8 @@ static void finish_read(struct mcp_session *s, struct pending *p,
 	cJSON *c = cJSON_CreateObject();
 	cJSON_AddStringToObject(c, "uri", p->name);
 	cJSON_AddStringToObject(c, "mimeType", "text/markdown");
-	cJSON_AddStringToObject(c, "text",
+	cJSON_AddStringToObject(
+		c, "text",
 		cJSON_GetStringValue(cJSON_GetObjectItem(dres, "text")));
 	cJSON *r = cJSON_CreateObject();
 	cJSON *arr = cJSON_AddArrayToObject(r, "contents");
@@ -562,9 +583,10 @@ static void handle_templates(struct mcp_session *s, const cJSON *id,
 	cJSON_AddStringToObject(t, "uriTemplate", URI_PREFIX "{+path}");
 	cJSON_AddStringToObject(t, "name", "note");
 	cJSON_AddStringToObject(t, "title", "Note by vault path");
-	cJSON_AddStringToObject(t, "description",
-				"A note of the vault by its path, e.g. "
-				URI_PREFIX "projects/Ideas.md");
+	cJSON_AddStringToObject(
+		t, "description",
+		"A note of the vault by its path, e.g. " URI_PREFIX
+		"projects/Ideas.md");
 	cJSON_AddStringToObject(t, "mimeType", "text/markdown");
 	cJSON *r = cJSON_CreateObject();
 	cJSON *arr = cJSON_AddArrayToObject(r, "resourceTemplates");
@@ -575,9 +597,9 @@ static void handle_templates(struct mcp_session *s, const cJSON *id,
 static bool uri_in(const cJSON *list, const char *uri)
 {
 	const cJSON *it;
-	cJSON_ArrayForEach(it, list)
-		if (cJSON_IsString(it) && !strcmp(it->valuestring, uri))
-			return true;
+	cJSON_ArrayForEach(it,
+			   list) if (cJSON_IsString(it) &&
+				     !strcmp(it->valuestring, uri)) return true;
 	return false;
 }
 
@@ -608,7 +630,8 @@ static void handle_subscribe(struct mcp_session *s, const cJSON *id,
 	reply(s, id, cJSON_CreateObject(), false, false);
 }
 
-/* ---- prompts and completion -------------------------------------------------------- */
+/* ---- prompts and completion
+ * -------------------------------------------------------- */
 
 struct prompt {
 	const char *name, *title, *description;
@@ -646,7 +669,8 @@ static void handle_prompts_list(struct mcp_session *s, const cJSON *id,
 		cJSON_AddStringToObject(p, "name", PROMPTS[i].name);
 		if (has_structured(modern, s->version))
 			cJSON_AddStringToObject(p, "title", PROMPTS[i].title);
-		cJSON_AddStringToObject(p, "description", PROMPTS[i].description);
+		cJSON_AddStringToObject(p, "description",
+					PROMPTS[i].description);
 		if (PROMPTS[i].needs_note) {
 			cJSON *args = cJSON_AddArrayToObject(p, "arguments");
 			cJSON *a = cJSON_CreateObject();
@@ -666,25 +690,30 @@ static void handle_prompts_list(struct mcp_session *s, const cJSON *id,
 static void handle_prompts_get(struct mcp_session *s, const cJSON *id,
 			       const cJSON *params, bool modern)
 {
-	const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(params, "name"));
+	const char *name =
+		cJSON_GetStringValue(cJSON_GetObjectItem(params, "name"));
 	const struct prompt *pr = NULL;
 	for (size_t i = 0; name && i < ARRAY_SIZE(PROMPTS); i++)
 		if (!strcmp(PROMPTS[i].name, name))
 			pr = &PROMPTS[i];
 	if (!pr) {
-		_cleanup_free_ char *m = xasprintf("Invalid params: unknown prompt '%s'",
-						   name ? name : "");
+		_cleanup_free_ char *m =
+			xasprintf("Invalid params: unknown prompt '%s'",
+				  name ? name : "");
 		reply_error(s, id, RPC_BAD_PARAMS, m, NULL);
 		return;
 	}
 	const cJSON *args = cJSON_GetObjectItem(params, "arguments");
-	const char *note = cJSON_GetStringValue(cJSON_GetObjectItem(args, "name"));
+	const char *note =
+		cJSON_GetStringValue(cJSON_GetObjectItem(args, "name"));
 	if (pr->needs_note && (!note || !*note)) {
 		reply_error(s, id, RPC_BAD_PARAMS,
-			    "Invalid params: argument 'name' is required", NULL);
+			    "Invalid params: argument 'name' is required",
+			    NULL);
 		return;
 	}
-	_cleanup_free_ char *text = xasprintf(pr->text, pr->needs_note ? note : "");
+	_cleanup_free_ char *text =
+		xasprintf(pr->text, pr->needs_note ? note : "");
 	cJSON *r = cJSON_CreateObject();
 	cJSON_AddStringToObject(r, "description", pr->description);
 	cJSON *msgs = cJSON_AddArrayToObject(r, "messages");
@@ -702,9 +731,12 @@ static void handle_complete(struct mcp_session *s, const cJSON *id,
 {
 	const cJSON *ref = cJSON_GetObjectItem(params, "ref");
 	const cJSON *arg = cJSON_GetObjectItem(params, "argument");
-	const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(ref, "type"));
-	const char *aname = cJSON_GetStringValue(cJSON_GetObjectItem(arg, "name"));
-	const char *value = cJSON_GetStringValue(cJSON_GetObjectItem(arg, "value"));
+	const char *type =
+		cJSON_GetStringValue(cJSON_GetObjectItem(ref, "type"));
+	const char *aname =
+		cJSON_GetStringValue(cJSON_GetObjectItem(arg, "name"));
+	const char *value =
+		cJSON_GetStringValue(cJSON_GetObjectItem(arg, "value"));
 	if (!type || !aname || !value) {
 		reply_error(s, id, RPC_BAD_PARAMS,
 			    "Invalid params: ref.type, argument.name and "
@@ -713,8 +745,9 @@ static void handle_complete(struct mcp_session *s, const cJSON *id,
 		return;
 	}
 	bool paths = !strcmp(type, "ref/resource");
-	bool note_arg = (!strcmp(type, "ref/prompt") && !strcmp(aname, "name")) ||
-			(paths && !strcmp(aname, "path"));
+	bool note_arg =
+		(!strcmp(type, "ref/prompt") && !strcmp(aname, "name")) ||
+		(paths && !strcmp(aname, "path"));
 	if (!note_arg) {
 		cJSON *r = cJSON_CreateObject();
 		cJSON *c = cJSON_AddObjectToObject(r, "completion");
@@ -745,7 +778,8 @@ static void finish_complete(struct mcp_session *s, struct pending *p,
 	reply(s, p->id, r, p->modern, false);
 }
 
-/* ---- lifecycle ------------------------------------------------------------------------ */
+/* ---- lifecycle
+ * ------------------------------------------------------------------------ */
 
 static int version_rank(const char *v)
 {
@@ -780,7 +814,8 @@ static void handle_initialize(struct mcp_session *s, const cJSON *id,
 		cJSON_GetObjectItem(params, "protocolVersion"));
 	if (!want) {
 		reply_error(s, id, RPC_BAD_PARAMS,
-			    "Invalid params: protocolVersion is required", NULL);
+			    "Invalid params: protocolVersion is required",
+			    NULL);
 		return;
 	}
 	int rank = version_rank(want);
@@ -808,7 +843,8 @@ static void handle_discover(struct mcp_session *s, const cJSON *id)
 static void handle_set_level(struct mcp_session *s, const cJSON *id,
 			     const cJSON *params)
 {
-	const char *lvl = cJSON_GetStringValue(cJSON_GetObjectItem(params, "level"));
+	const char *lvl =
+		cJSON_GetStringValue(cJSON_GetObjectItem(params, "level"));
 	for (int i = 0; lvl && LOG_LEVELS[i]; i++) {
 		if (!strcmp(LOG_LEVELS[i], lvl)) {
 			s->log_level = i;
@@ -840,7 +876,8 @@ static void handle_listen(struct mcp_session *s, const cJSON *id,
 	struct listen *l = xcalloc(1, sizeof(*l));
 	l->id = cJSON_Duplicate(id, 1);
 	l->tools = false; /* the tool list never changes */
-	l->resources = cJSON_IsTrue(cJSON_GetObjectItem(n, "resourcesListChanged"));
+	l->resources =
+		cJSON_IsTrue(cJSON_GetObjectItem(n, "resourcesListChanged"));
 	const cJSON *subs = cJSON_GetObjectItem(n, "resourceSubscriptions");
 	l->uris = cJSON_IsArray(subs) ? cJSON_Duplicate(subs, 1)
 				      : cJSON_CreateArray();
@@ -867,7 +904,8 @@ static bool end_listen(struct mcp_session *s, const cJSON *rid)
 		*pp = l->next;
 		cJSON *r = cJSON_CreateObject();
 		cJSON *meta = cJSON_AddObjectToObject(r, "_meta");
-		cJSON_AddItemToObject(meta, META_SUBID, cJSON_Duplicate(l->id, 1));
+		cJSON_AddItemToObject(meta, META_SUBID,
+				      cJSON_Duplicate(l->id, 1));
 		reply(s, l->id, r, true, false);
 		cJSON_Delete(l->id);
 		cJSON_Delete(l->uris);
@@ -877,7 +915,9 @@ static bool end_listen(struct mcp_session *s, const cJSON *rid)
 	return false;
 }
 
-/* ---- dispatch --------------------------------------------------------------------------- */
+/* ---- dispatch
+ * ---------------------------------------------------------------------------
+ */
 
 /* Modern requests: check the per-request _meta. Returns false when an
  * error was sent. */
@@ -897,15 +937,16 @@ static bool check_modern(struct mcp_session *s, const cJSON *id,
 		cJSON *sup = cJSON_AddArrayToObject(data, "supported");
 		cJSON_AddItemToArray(sup, cJSON_CreateString(MODERN_VERSION));
 		for (int i = 0; LEGACY[i]; i++)
-			cJSON_AddItemToArray(sup, cJSON_CreateString(LEGACY[i]));
+			cJSON_AddItemToArray(sup,
+					     cJSON_CreateString(LEGACY[i]));
 		cJSON_AddStringToObject(data, "requested", v->valuestring);
-		reply_error(s, id, -32022, "Unsupported protocol version", data);
+		reply_error(s, id, -32022, "Unsupported protocol version",
+			    data);
 		return false;
 	}
 	if (!cJSON_IsObject(cJSON_GetObjectItem(meta, META_CAPS))) {
 		reply_error(s, id, RPC_BAD_PARAMS,
-			    "Invalid params: _meta." META_CAPS
-			    " is required",
+			    "Invalid params: _meta." META_CAPS " is required",
 			    NULL);
 		return false;
 	}
@@ -923,8 +964,8 @@ static bool check_modern(struct mcp_session *s, const cJSON *id,
 	return true;
 }
 
-static void dispatch(struct mcp_session *s, const char *method,
-		     const cJSON *id, const cJSON *params)
+static void dispatch(struct mcp_session *s, const char *method, const cJSON *id,
+		     const cJSON *params)
 {
 	const cJSON *meta = cJSON_GetObjectItem(params, "_meta");
 	bool modern = cJSON_GetObjectItem(meta, META_VERSION) != NULL;
@@ -934,7 +975,8 @@ static void dispatch(struct mcp_session *s, const char *method,
 		if (!strcmp(method, "notifications/initialized"))
 			return;
 		if (!strcmp(method, "notifications/cancelled")) {
-			const cJSON *rid = cJSON_GetObjectItem(params, "requestId");
+			const cJSON *rid =
+				cJSON_GetObjectItem(params, "requestId");
 			if (!(rid && end_listen(s, rid)))
 				handle_cancelled(s, params);
 			return;
@@ -1014,7 +1056,8 @@ static void dispatch(struct mcp_session *s, const char *method,
 	else if (!strcmp(method, "logging/setLevel"))
 		handle_set_level(s, id, params);
 	else {
-		_cleanup_free_ char *m = xasprintf("Method not found: %s", method);
+		_cleanup_free_ char *m =
+			xasprintf("Method not found: %s", method);
 		reply_error(s, id, RPC_METHOD_NOT_FOUND, m, NULL);
 	}
 }
@@ -1042,7 +1085,8 @@ void mcp_session_input(struct mcp_session *s, const char *line, size_t len)
 	rpc_msg_clear(&m);
 }
 
-/* ---- from the daemon ------------------------------------------------------------------ */
+/* ---- from the daemon
+ * ------------------------------------------------------------------ */
 
 static void flush_held(struct mcp_session *s)
 {
@@ -1091,7 +1135,8 @@ static void resource_updated(struct mcp_session *s, const char *path)
 			continue;
 		cJSON *p = cJSON_CreateObject();
 		cJSON *meta = cJSON_AddObjectToObject(p, "_meta");
-		cJSON_AddItemToObject(meta, META_SUBID, cJSON_Duplicate(l->id, 1));
+		cJSON_AddItemToObject(meta, META_SUBID,
+				      cJSON_Duplicate(l->id, 1));
 		cJSON_AddStringToObject(p, "uri", uri);
 		notify(s, "notifications/resources/updated", p);
 	}
@@ -1106,16 +1151,20 @@ static void list_changed(struct mcp_session *s)
 			continue;
 		cJSON *p = cJSON_CreateObject();
 		cJSON *meta = cJSON_AddObjectToObject(p, "_meta");
-		cJSON_AddItemToObject(meta, META_SUBID, cJSON_Duplicate(l->id, 1));
+		cJSON_AddItemToObject(meta, META_SUBID,
+				      cJSON_Duplicate(l->id, 1));
 		notify(s, "notifications/resources/list_changed", p);
 	}
 }
 
 static void on_event(struct mcp_session *s, const cJSON *ev)
 {
-	const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "type"));
-	const char *path = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "path"));
-	const char *old = cJSON_GetStringValue(cJSON_GetObjectItem(ev, "old_path"));
+	const char *type =
+		cJSON_GetStringValue(cJSON_GetObjectItem(ev, "type"));
+	const char *path =
+		cJSON_GetStringValue(cJSON_GetObjectItem(ev, "path"));
+	const char *old =
+		cJSON_GetStringValue(cJSON_GetObjectItem(ev, "old_path"));
 	if (!type || !path)
 		return;
 	log_event(s, ev);
@@ -1139,7 +1188,8 @@ void mcp_session_daemon_msg(struct mcp_session *s, const struct rpc_msg *m)
 	if (!p)
 		return;
 	if (p->kind == P_CONTEXT) {
-		const char *b = cJSON_GetStringValue(cJSON_GetObjectItem(m->result, "block"));
+		const char *b = cJSON_GetStringValue(
+			cJSON_GetObjectItem(m->result, "block"));
 		free(s->context);
 		s->context = b ? xstrdup(b) : NULL;
 		s->context_ready = true;
@@ -1152,8 +1202,10 @@ void mcp_session_daemon_msg(struct mcp_session *s, const struct rpc_msg *m)
 		return;
 	}
 	if (m->error && p->kind != P_READ) {
-		const char *msg = cJSON_GetStringValue(cJSON_GetObjectItem(m->error, "message"));
-		reply_error(s, p->id, RPC_INTERNAL, msg ? msg : "vaultd error", NULL);
+		const char *msg = cJSON_GetStringValue(
+			cJSON_GetObjectItem(m->error, "message"));
+		reply_error(s, p->id, RPC_INTERNAL, msg ? msg : "vaultd error",
+			    NULL);
 		pending_free(p);
 		return;
 	}
@@ -1215,9 +1267,10 @@ void mcp_session_tick(struct mcp_session *s)
 		cJSON_AddItemToObject(n, "progressToken",
 				      cJSON_Duplicate(p->progress_token, 1));
 		cJSON_AddNumberToObject(n, "progress", ++p->progress);
-		_cleanup_free_ char *msg = xasprintf(
-			"%s: still working (%.0f s)", p->name ? p->name : "call",
-			(double)(now - p->started) / 1e9);
+		_cleanup_free_ char *msg =
+			xasprintf("%s: still working (%.0f s)",
+				  p->name ? p->name : "call",
+				  (double)(now - p->started) / 1e9);
 		if (!p->modern && p->version <= 2)
 			cJSON_AddStringToObject(n, "message", msg);
 		notify(s, "notifications/progress", n);

@@ -16,10 +16,10 @@
 struct mcp_session;
 
 struct mcp_config {
-	bool read_only;       /* list and allow only read-only tools */
-	size_t max_result;    /* longest tool result text, bytes */
-	cJSON *tools;         /* the daemon's tools/list (taken) */
-	const char *vault;    /* shown in instructions */
+	bool read_only;	   /* list and allow only read-only tools */
+	size_t max_result; /* longest tool result text, bytes */
+	cJSON *tools;	   /* the daemon's tools/list (taken) */
+	const char *vault; /* shown in instructions */
 };
 
 struct mcp_io {

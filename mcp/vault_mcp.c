@@ -246,7 +246,8 @@ int main(int argc, char **argv)
 	if (fetch_tools(&a, &cfg.tools) < 0)
 		return 1;
 	cfg.vault = a.vault;
-	struct mcp_io io = {.out = out_line, .daemon_send = daemon_send, .ud = &a};
+	struct mcp_io io = {
+		.out = out_line, .daemon_send = daemon_send, .ud = &a};
 	a.session = mcp_session_new(&cfg, &io);
 	mcp_session_start(a.session);
 
@@ -255,8 +256,10 @@ int main(int argc, char **argv)
 	char buf[65536];
 	while (!mcp_session_done(a.session)) {
 		struct pollfd pfd[2] = {
-			{.fd = a.stdin_open ? STDIN_FILENO : -1, .events = POLLIN},
-			{.fd = a.daemon ? ctl_fd(a.daemon) : -1, .events = POLLIN},
+			{.fd = a.stdin_open ? STDIN_FILENO : -1,
+			 .events = POLLIN},
+			{.fd = a.daemon ? ctl_fd(a.daemon) : -1,
+			 .events = POLLIN},
 		};
 		int n = poll(pfd, 2, 250);
 		if (n < 0 && errno != EINTR)
@@ -286,14 +289,19 @@ int main(int argc, char **argv)
 				char *line;
 				while ((line = lb_next(&in, &len)))
 					if (len)
-						mcp_session_input(a.session, line, len);
+						mcp_session_input(a.session,
+								  line, len);
 				if (in.too_long) {
 					/* The rest of that line is unreadable
 					 * as a message: say so and stop. */
-					out_line(NULL, rpc_error_line(
-						NULL, RPC_INVALID_REQUEST,
-						"Invalid Request: message too "
-						"long (limit 32 MiB)", NULL));
+					out_line(
+						NULL,
+						rpc_error_line(
+							NULL,
+							RPC_INVALID_REQUEST,
+							"Invalid Request: message too "
+							"long (limit 32 MiB)",
+							NULL));
 					a.stdin_open = false;
 					mcp_session_shutdown(a.session);
 				}

@@ -93,7 +93,8 @@ static int wr(int root, const char *rel, const char *text, unsigned flags)
 	return file_write_atomic(root, rel, text, strlen(text), flags, NULL);
 }
 
-/* ---- path_check ------------------------------------------------------------ */
+/* ---- path_check ------------------------------------------------------------
+ */
 
 static void test_path_check_refuses(void)
 {
@@ -107,13 +108,14 @@ static void test_path_check_refuses(void)
 	expect_refused("../a.md");
 	expect_refused("a/..");
 	expect_refused("a\\b");
-	expect_refused("a\x01" "b");
+	expect_refused("a\x01"
+		       "b");
 	expect_refused("a\nb");
 	expect_refused("a\tb");
 	expect_refused("a\x7f");
 	expect_refused("\xff.md");
-	expect_refused("a/\xc3");          /* truncated */
-	expect_refused("\xc0\xaf.md");     /* overlong '/' */
+	expect_refused("a/\xc3");	   /* truncated */
+	expect_refused("\xc0\xaf.md");	   /* overlong '/' */
 	expect_refused("\xed\xa0\x80.md"); /* surrogate */
 	expect_refused(".");
 	expect_refused("./");
@@ -150,7 +152,8 @@ static void test_path_check_normalises(void)
 	expect_norm("日本/ノート.md", "日本/ノート.md");
 }
 
-/* ---- beneath_open ---------------------------------------------------------- */
+/* ---- beneath_open ----------------------------------------------------------
+ */
 
 static void test_beneath_open_escapes(void)
 {
@@ -164,13 +167,14 @@ static void test_beneath_open_escapes(void)
 	CU_ASSERT_EQUAL(symlinkat("real/../../x", root, "up2"), 0);
 
 	static const char *const bad[] = {
-		"esc/passwd", "pw", "up/x", "up2", "../x", "real/../../x",
-		"/etc/passwd", "..", "", "esc/",
+		"esc/passwd",	"pw",	       "up/x", "up2", "../x",
+		"real/../../x", "/etc/passwd", "..",   "",    "esc/",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		int fd = beneath_open(root, bad[i], O_RDONLY, 0);
 		if (fd >= 0) {
-			fprintf(stderr, "\n    beneath_open opened [%s] ", bad[i]);
+			fprintf(stderr, "\n    beneath_open opened [%s] ",
+				bad[i]);
 			close(fd);
 		}
 		CU_ASSERT_TRUE(fd < 0);
@@ -189,8 +193,8 @@ static void test_beneath_open_escapes(void)
 	char *buf = NULL;
 	size_t len;
 	CU_ASSERT_TRUE(file_read(root, "pw", 1 << 20, &buf, &len, NULL) < 0);
-	CU_ASSERT_TRUE(file_read(root, "esc/passwd", 1 << 20, &buf, &len, NULL) <
-		       0);
+	CU_ASSERT_TRUE(
+		file_read(root, "esc/passwd", 1 << 20, &buf, &len, NULL) < 0);
 	CU_ASSERT_PTR_NULL(buf);
 	close(root);
 	tv_close(&t);
@@ -225,7 +229,8 @@ static void test_write_through_symlink_refused(void)
 	tv_close(&out);
 }
 
-/* ---- file_write_atomic / file_read / file_rename ---------------------------- */
+/* ---- file_write_atomic / file_read / file_rename ----------------------------
+ */
 
 static void test_write_mkdirs(void)
 {
@@ -336,7 +341,8 @@ static void test_file_read(void)
 	char *buf = NULL;
 	size_t len = 0;
 	struct stat st;
-	CU_ASSERT_EQUAL(file_read(root, "big.md", 99, &buf, &len, NULL), -EFBIG);
+	CU_ASSERT_EQUAL(file_read(root, "big.md", 99, &buf, &len, NULL),
+			-EFBIG);
 	CU_ASSERT_PTR_NULL(buf);
 	CU_ASSERT_EQUAL(file_read(root, "big.md", 100, &buf, &len, &st), 0);
 	CU_ASSERT_EQUAL(len, 100);
@@ -365,7 +371,8 @@ static void test_file_rename(void)
 	int root = open_root(&t);
 	CU_ASSERT_EQUAL(wr(root, "a.md", "A", 0), 0);
 	CU_ASSERT_EQUAL(wr(root, "b.md", "B", 0), 0);
-	CU_ASSERT_EQUAL(file_rename(root, "a.md", "b.md", true, false), -EEXIST);
+	CU_ASSERT_EQUAL(file_rename(root, "a.md", "b.md", true, false),
+			-EEXIST);
 	char *c = tv_read(&t, "a.md");
 	ASSERT_STR_EQ(c, "A");
 	free(c);
@@ -374,7 +381,8 @@ static void test_file_rename(void)
 	free(c);
 	CU_ASSERT_EQUAL(file_rename(root, "a.md", "new/sub/a.md", true, false),
 			-ENOENT);
-	CU_ASSERT_EQUAL(file_rename(root, "a.md", "new/sub/a.md", true, true), 0);
+	CU_ASSERT_EQUAL(file_rename(root, "a.md", "new/sub/a.md", true, true),
+			0);
 	CU_ASSERT_FALSE(tv_exists(&t, "a.md"));
 	c = tv_read(&t, "new/sub/a.md");
 	ASSERT_STR_EQ(c, "A");
@@ -539,7 +547,8 @@ static void test_pyrepr_and_misc(void)
 	CU_ASSERT_FALSE(str_has_suffix("d", ".md"));
 }
 
-/* ---- json ----------------------------------------------------------------- */
+/* ---- json -----------------------------------------------------------------
+ */
 
 static void dumps(const char *json_in, const char *want)
 {
@@ -586,9 +595,11 @@ static void test_json_dumps_strings(void)
 	free(s);
 	cJSON_Delete(v);
 	/* U+2028 stays raw with ensure_ascii=False. */
-	v = cJSON_CreateString("a\xe2\x80\xa8" "b");
+	v = cJSON_CreateString("a\xe2\x80\xa8"
+			       "b");
 	s = json_dumps(v);
-	ASSERT_STR_EQ(s, "\"a\xe2\x80\xa8" "b\"");
+	ASSERT_STR_EQ(s, "\"a\xe2\x80\xa8"
+			 "b\"");
 	free(s);
 	cJSON_Delete(v);
 }
@@ -596,9 +607,11 @@ static void test_json_dumps_strings(void)
 /* Like Python's json.dumps(ensure_ascii=False), DEL (0x7f) stays raw. */
 static void test_json_dumps_del(void)
 {
-	cJSON *v = cJSON_CreateString("a\x7f" "b");
+	cJSON *v = cJSON_CreateString("a\x7f"
+				      "b");
 	char *s = json_dumps(v);
-	ASSERT_STR_EQ(s, "\"a\x7f" "b\"");
+	ASSERT_STR_EQ(s, "\"a\x7f"
+			 "b\"");
 	free(s);
 	cJSON_Delete(v);
 }
@@ -609,7 +622,8 @@ static void test_json_dumps_float_repr(void)
 	dumps("[0.1, 1.1, 4.7, 0.3]", "[0.1, 1.1, 4.7, 0.3]");
 }
 
-/* ---- cursors -------------------------------------------------------------- */
+/* ---- cursors --------------------------------------------------------------
+ */
 
 static void test_cursor_roundtrip(void)
 {
@@ -654,7 +668,10 @@ static void test_cursor_forged(void)
 	size_t off = 0;
 	const char *msg;
 	static const char *const junk[] = {
-		"", "abc", "====", "not a cursor at all, definitely not",
+		"",
+		"abc",
+		"====",
+		"not a cursor at all, definitely not",
 		"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
 		"___________________________________________",
 		"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
@@ -663,7 +680,8 @@ static void test_cursor_forged(void)
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(junk); i++) {
 		msg = NULL;
-		CU_ASSERT_TRUE(cursor_parse(junk[i], "scope", 3, &off, &msg) < 0);
+		CU_ASSERT_TRUE(cursor_parse(junk[i], "scope", 3, &off, &msg) <
+			       0);
 		CU_ASSERT_PTR_NOT_NULL(msg);
 	}
 	/* Changing any of the first 42 characters breaks the MAC. */
@@ -682,7 +700,8 @@ static void test_cursor_forged(void)
 	free(c);
 }
 
-/* ---- u8 --------------------------------------------------------------------- */
+/* ---- u8 ---------------------------------------------------------------------
+ */
 
 static bool valid(const char *s)
 {
@@ -695,19 +714,19 @@ static void test_u8_valid(void)
 	CU_ASSERT_TRUE(valid("ascii"));
 	CU_ASSERT_TRUE(valid("é€😀日本"));
 	CU_ASSERT_TRUE(valid("\xf4\x8f\xbf\xbf")); /* U+10FFFF */
-	CU_ASSERT_FALSE(valid("\xc0\xaf"));          /* overlong '/' */
+	CU_ASSERT_FALSE(valid("\xc0\xaf"));	   /* overlong '/' */
 	CU_ASSERT_FALSE(valid("\xc1\xbf"));
-	CU_ASSERT_FALSE(valid("\xe0\x80\xaf"));      /* overlong 3-byte */
-	CU_ASSERT_FALSE(valid("\xf0\x80\x80\xaf"));  /* overlong 4-byte */
-	CU_ASSERT_FALSE(valid("\xe2\x82"));          /* truncated */
+	CU_ASSERT_FALSE(valid("\xe0\x80\xaf"));	    /* overlong 3-byte */
+	CU_ASSERT_FALSE(valid("\xf0\x80\x80\xaf")); /* overlong 4-byte */
+	CU_ASSERT_FALSE(valid("\xe2\x82"));	    /* truncated */
 	CU_ASSERT_FALSE(valid("a\xc3"));
 	CU_ASSERT_FALSE(valid("\xf0\x9f\x98"));
-	CU_ASSERT_FALSE(valid("\x80"));              /* lone continuation */
-	CU_ASSERT_FALSE(valid("\xed\xa0\x80"));      /* surrogate */
-	CU_ASSERT_FALSE(valid("\xf4\x90\x80\x80"));  /* > U+10FFFF */
+	CU_ASSERT_FALSE(valid("\x80"));		    /* lone continuation */
+	CU_ASSERT_FALSE(valid("\xed\xa0\x80"));	    /* surrogate */
+	CU_ASSERT_FALSE(valid("\xf4\x90\x80\x80")); /* > U+10FFFF */
 	CU_ASSERT_FALSE(valid("\xf8\x88\x80\x80\x80"));
 	CU_ASSERT_FALSE(valid("\xff"));
-	CU_ASSERT_FALSE(u8_valid("a\0b", 3));         /* NUL */
+	CU_ASSERT_FALSE(u8_valid("a\0b", 3)); /* NUL */
 	/* Truncated by n, not by the string. */
 	CU_ASSERT_FALSE(u8_valid("\xc3\xa9", 1));
 	CU_ASSERT_TRUE(u8_valid("\xc3\xa9", 2));

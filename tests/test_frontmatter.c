@@ -168,7 +168,8 @@ static void test_lists(void)
 	      &fm);
 	CU_ASSERT_TRUE_FATAL(fm.valid);
 	CU_ASSERT_TRUE(json_equal_text(get(&fm, "block"), "[\"a\", 2, \"c\"]"));
-	CU_ASSERT_TRUE(json_equal_text(get(&fm, "flow"), "[\"x\", \"y z\", 3]"));
+	CU_ASSERT_TRUE(
+		json_equal_text(get(&fm, "flow"), "[\"x\", \"y z\", 3]"));
 	CU_ASSERT_TRUE(json_equal_text(get(&fm, "empty"), "[]"));
 	CU_ASSERT_TRUE(
 		json_equal_text(get(&fm, "nested"), "[[1, 2], [\"a\"]]"));
@@ -185,8 +186,8 @@ static void test_nested_maps(void)
 	CU_ASSERT_TRUE(json_equal_text(get(&fm, "m"),
 				       "{\"x\": 1, \"y\": {\"z\": \"deep\", "
 				       "\"l\": [1]}}"));
-	CU_ASSERT_TRUE(
-		json_equal_text(get(&fm, "f"), "{\"a\": \"b\", \"c\": [\"d\"]}"));
+	CU_ASSERT_TRUE(json_equal_text(get(&fm, "f"),
+				       "{\"a\": \"b\", \"c\": [\"d\"]}"));
 	CU_ASSERT_TRUE(json_equal_text(
 		get(&fm, "lo"),
 		"[{\"name\": \"n1\", \"v\": 1}, {\"name\": \"n2\"}]"));
@@ -314,7 +315,8 @@ static void test_empty_block(void)
 	fm_clear(&fm);
 }
 
-/* ---- fm_set --------------------------------------------------------------- */
+/* ---- fm_set ---------------------------------------------------------------
+ */
 
 static const char DOC[] = "---\n"
 			  "# leading comment\n"
@@ -335,7 +337,8 @@ static const char DOC[] = "---\n"
 static void test_set_replace_keeps_bytes(void)
 {
 	char *out = set_str(DOC, "status", "done");
-	char *want = replace1(DOC, "status: draft   # inline\n", "status: done\n");
+	char *want =
+		replace1(DOC, "status: draft   # inline\n", "status: done\n");
 	ASSERT_STR_EQ(out, want);
 	free(out);
 	free(want);
@@ -369,8 +372,9 @@ static void test_set_replace_keeps_bytes(void)
 static void test_set_multiline_and_nested(void)
 {
 	/* A plain scalar continued on the next line is one value. */
-	char *out = set_str("---\ndesc: first line\n  continued\nnext: 1\n---\nB\n",
-			    "desc", "new");
+	char *out =
+		set_str("---\ndesc: first line\n  continued\nnext: 1\n---\nB\n",
+			"desc", "new");
 	ASSERT_STR_EQ(out, "---\ndesc: new\nnext: 1\n---\nB\n");
 	free(out);
 	/* Only the top-level key is touched, not a nested one. */
@@ -496,13 +500,46 @@ static void roundtrip_string(const char *s)
 static void test_set_quoting_roundtrip(void)
 {
 	static const char *const vals[] = {
-		"@John", "yes: no", "[[Link]]", "#tag", "", " lead", "trail ",
-		"123", "-4.5", "1e3", "0x1F", "true", "False", "null", "~",
-		"multi\nline\ntext", "Привет, 日本語 🎉", "a #not comment",
-		"ends with colon:", "- item", "? q", "!tag", "&anchor", "*alias",
-		"{curly}", "'single'", "\"double\"", "back\\slash", "tab\there",
-		"%percent", "`tick`", "|pipe", ">fold", "2024-01-15", "a, b",
-		"key: value # c", "---", "...", "plain text", "x\r\ny",
+		"@John",
+		"yes: no",
+		"[[Link]]",
+		"#tag",
+		"",
+		" lead",
+		"trail ",
+		"123",
+		"-4.5",
+		"1e3",
+		"0x1F",
+		"true",
+		"False",
+		"null",
+		"~",
+		"multi\nline\ntext",
+		"Привет, 日本語 🎉",
+		"a #not comment",
+		"ends with colon:",
+		"- item",
+		"? q",
+		"!tag",
+		"&anchor",
+		"*alias",
+		"{curly}",
+		"'single'",
+		"\"double\"",
+		"back\\slash",
+		"tab\there",
+		"%percent",
+		"`tick`",
+		"|pipe",
+		">fold",
+		"2024-01-15",
+		"a, b",
+		"key: value # c",
+		"---",
+		"...",
+		"plain text",
+		"x\r\ny",
 		"ctrl\x01char",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(vals); i++)
@@ -550,9 +587,12 @@ static void test_set_other_types(void)
  */
 static void test_set_unicode_line_breaks(void)
 {
-	roundtrip_string("a\xe2\x80\xa8" "b");
-	roundtrip_string("a\xe2\x80\xa9" "b");
-	roundtrip_string("a\xc2\x85" "b");
+	roundtrip_string("a\xe2\x80\xa8"
+			 "b");
+	roundtrip_string("a\xe2\x80\xa9"
+			 "b");
+	roundtrip_string("a\xc2\x85"
+			 "b");
 }
 
 /*
@@ -574,7 +614,8 @@ static void test_set_list_block(void)
 {
 	char *out = set_json("---\ntitle: x\n---\n", "tags",
 			     "[\"a\", \"b c\", \"#d\"]");
-	ASSERT_STR_EQ(out, "---\ntitle: x\ntags:\n  - a\n  - b c\n  - \"#d\"\n---\n");
+	ASSERT_STR_EQ(
+		out, "---\ntitle: x\ntags:\n  - a\n  - b c\n  - \"#d\"\n---\n");
 	free(out);
 }
 
@@ -615,7 +656,8 @@ static void test_render_object(void)
 	cJSON_Delete(e);
 }
 
-/* ---- fm_string_list ------------------------------------------------------- */
+/* ---- fm_string_list -------------------------------------------------------
+ */
 
 static void test_string_list(void)
 {
@@ -637,8 +679,8 @@ static void test_string_list(void)
 
 	cJSON *a = cJSON_Parse("[\"#x\", \" y \", 2024, null, \"\", \"z w\"]");
 	l = fm_string_list(a, true, true);
-	CU_ASSERT_TRUE(
-		strv_eq(l, (const char *const[]){"x", "y", "2024", "z w", NULL}));
+	CU_ASSERT_TRUE(strv_eq(
+		l, (const char *const[]){"x", "y", "2024", "z w", NULL}));
 	strv_free(l);
 	l = fm_string_list(a, false, false);
 	CU_ASSERT_TRUE(strv_eq(

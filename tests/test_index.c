@@ -196,8 +196,10 @@ static void test_resolve_unique_bare(void)
 	struct index *ix = index_new();
 	put(ix, "deep/down/Note.md", "");
 	put(ix, "Src.md", "[[Note]] [[note]] [[NOTE#h]]");
-	ASSERT_STR_EQ(res(ix, "Src.md", "Note", LINK_WIKI), "deep/down/Note.md");
-	ASSERT_STR_EQ(res(ix, "Src.md", "nOtE", LINK_WIKI), "deep/down/Note.md");
+	ASSERT_STR_EQ(res(ix, "Src.md", "Note", LINK_WIKI),
+		      "deep/down/Note.md");
+	ASSERT_STR_EQ(res(ix, "Src.md", "nOtE", LINK_WIKI),
+		      "deep/down/Note.md");
 	ASSERT_STR_EQ(res(ix, NULL, "Note", LINK_WIKI), "deep/down/Note.md");
 	ASSERT_STR_EQ(res(ix, "Src.md", "Missing", LINK_WIKI), "(none)");
 	struct note *s = index_by_path(ix, "Src.md");
@@ -300,7 +302,8 @@ static void test_resolve_md_links(void)
 	ASSERT_STR_EQ(res(ix, "d/Src.md", "../../../x.md", LINK_MD), "(none)");
 	/* Through note_new: url-decoded target. */
 	put(ix, "My Note.md", "");
-	struct note *s = put(ix, "S2.md", "[a](My%20Note.md) [b](<My Note.md>)");
+	struct note *s =
+		put(ix, "S2.md", "[a](My%20Note.md) [b](<My Note.md>)");
 	CU_ASSERT_EQUAL(s->nlinks, 2);
 	for (size_t i = 0; i < s->nlinks; i++)
 		ASSERT_STR_EQ(to_path(&s->links[i]), "My Note.md");
@@ -363,7 +366,8 @@ static void test_resolve_unicode(void)
 {
 	struct index *ix = index_new();
 	put(ix, "x/" NFC_CAFE ".md", "");
-	struct note *s = put(ix, "Src.md", "[[" NFD_CAFE "]] [[CAFÉ]] [[проект]]");
+	struct note *s =
+		put(ix, "Src.md", "[[" NFD_CAFE "]] [[CAFÉ]] [[проект]]");
 	put(ix, "ПРОЕКТ.md", "");
 	ASSERT_STR_EQ(to_path(link_in(s, NFD_CAFE)), "x/" NFC_CAFE ".md");
 	ASSERT_STR_EQ(to_path(link_in(s, "CAFÉ")), "x/" NFC_CAFE ".md");
@@ -489,7 +493,8 @@ static void test_incr_case_rename_same_path(void)
 	index_free(ix);
 }
 
-/* ---- index_find ----------------------------------------------------------- */
+/* ---- index_find -----------------------------------------------------------
+ */
 
 static void test_find(void)
 {
@@ -600,11 +605,11 @@ static void test_generation(void)
 {
 	struct index *ix = index_new();
 	uint64_t g = index_generation(ix), g2;
-#define BUMPED()                                                               \
-	do {                                                                   \
-		g2 = index_generation(ix);                                     \
-		CU_ASSERT_TRUE(g2 > g);                                        \
-		g = g2;                                                        \
+#define BUMPED()                           \
+	do {                               \
+		g2 = index_generation(ix); \
+		CU_ASSERT_TRUE(g2 > g);    \
+		g = g2;                    \
 	} while (0)
 	put(ix, "A.md", "[[B]]");
 	BUMPED();

@@ -266,9 +266,8 @@ static const char SECT[] = "# Top\n"
 static void test_section_basic(void)
 {
 	size_t s, b, e;
-	CU_ASSERT_EQUAL(md_find_section(SECT, strlen(SECT), "Details", &s, &b,
-					&e),
-			0);
+	CU_ASSERT_EQUAL(
+		md_find_section(SECT, strlen(SECT), "Details", &s, &b, &e), 0);
 	CU_ASSERT_EQUAL(s, (size_t)(strstr(SECT, "## Details") - SECT));
 	CU_ASSERT_EQUAL(b, (size_t)(strstr(SECT, "d1") - SECT));
 	CU_ASSERT_EQUAL(e, (size_t)(strstr(SECT, "## Other") - SECT));
@@ -306,12 +305,11 @@ static void test_section_same_level_ends(void)
 static void test_section_case_and_hashes(void)
 {
 	size_t s, b, e, s2, b2, e2;
-	CU_ASSERT_EQUAL(md_find_section(SECT, strlen(SECT), "Details", &s, &b,
-					&e),
-			0);
-	CU_ASSERT_EQUAL(md_find_section(SECT, strlen(SECT), "dEtAiLs", &s2,
-					&b2, &e2),
-			0);
+	CU_ASSERT_EQUAL(
+		md_find_section(SECT, strlen(SECT), "Details", &s, &b, &e), 0);
+	CU_ASSERT_EQUAL(
+		md_find_section(SECT, strlen(SECT), "dEtAiLs", &s2, &b2, &e2),
+		0);
 	CU_ASSERT_EQUAL(s, s2);
 	CU_ASSERT_EQUAL(e, e2);
 	CU_ASSERT_EQUAL(md_find_section(SECT, strlen(SECT), "## Details", &s2,
@@ -326,7 +324,8 @@ static void test_section_case_and_hashes(void)
 	CU_ASSERT_EQUAL(s, s2);
 	/* Unicode case folding. */
 	const char *u = "# Заметки\nx\n# Другое\n";
-	CU_ASSERT_EQUAL(md_find_section(u, strlen(u), "ЗАМЕТКИ", &s, &b, &e), 0);
+	CU_ASSERT_EQUAL(md_find_section(u, strlen(u), "ЗАМЕТКИ", &s, &b, &e),
+			0);
 	CU_ASSERT_EQUAL(e, (size_t)(strstr(u, "# Другое") - u));
 }
 
@@ -428,7 +427,8 @@ static void test_tags_links_not_in_fenced_code(void)
 static void test_inline_code_single_double(void)
 {
 	struct md_doc d;
-	scan("a `#nope [[NoLink]]` b ``x ` #nope2 [[No2]]`` #yes [[Yes]]\n", &d);
+	scan("a `#nope [[NoLink]]` b ``x ` #nope2 [[No2]]`` #yes [[Yes]]\n",
+	     &d);
 	CU_ASSERT_EQUAL(d.ntags, 1);
 	CU_ASSERT_TRUE(has_tag(&d, "yes"));
 	CU_ASSERT_EQUAL(d.nlinks, 1);
@@ -501,7 +501,7 @@ static void test_code_mask(void)
 	/* Byte by byte: only code and comments are masked. */
 	for (size_t i = 0; i < strlen(t); i++) {
 		int exp = 0;
-		size_t b1 = 2, e1 = 5;                            /* `b` */
+		size_t b1 = 2, e1 = 5; /* `b` */
 		size_t b2 = (size_t)(strstr(t, "<!--") - t), e2 = b2 + 8;
 		size_t b3 = (size_t)(strstr(t, "%%") - t), e3 = b3 + 5;
 		if ((i >= b1 && i < e1) || (i >= b2 && i < e2) ||
@@ -523,7 +523,8 @@ static void test_code_mask(void)
 
 static void test_wikilink_parts(void)
 {
-	const char *t = "x [[Note#Head|Alias]] [[Plain]] [[N2#^block]] [[N3|Only alias]]\n";
+	const char *t =
+		"x [[Note#Head|Alias]] [[Plain]] [[N2#^block]] [[N3|Only alias]]\n";
 	struct md_doc d;
 	scan(t, &d);
 	CU_ASSERT_EQUAL(d.nlinks, 4);
@@ -606,7 +607,8 @@ static void test_wikilink_self_heading(void)
 
 static void test_wikilink_line_numbers(void)
 {
-	const char *t = "---\ntitle: x\ntags: [a]\n---\n\n[[One]]\ntext\n\ntext [[Two]]\n";
+	const char *t =
+		"---\ntitle: x\ntags: [a]\n---\n\n[[One]]\ntext\n\ntext [[Two]]\n";
 	struct md_doc d;
 	scan(t, &d);
 	const struct md_link *l = link_to(&d, "One");
@@ -628,7 +630,8 @@ static void test_wikilink_line_numbers(void)
 
 static void test_wikilink_target_range(void)
 {
-	const char *t = "a [[folder/Note#Sec|Alias]] b [[ Spaced ]] ![[pic.png]]\n";
+	const char *t =
+		"a [[folder/Note#Sec|Alias]] b [[ Spaced ]] ![[pic.png]]\n";
 	struct md_doc d;
 	scan(t, &d);
 	CU_ASSERT_EQUAL(d.nlinks, 3);
@@ -657,7 +660,8 @@ static void test_wikilink_inner_open(void)
 
 static void test_mdlink_decode(void)
 {
-	const char *t = "[My note](My%20Note.md) [sec](folder/x.md#Some%20Sec)\n";
+	const char *t =
+		"[My note](My%20Note.md) [sec](folder/x.md#Some%20Sec)\n";
 	struct md_doc d;
 	scan(t, &d);
 	CU_ASSERT_EQUAL(d.nlinks, 2);
@@ -768,9 +772,8 @@ static void run_big(const char *what, char *buf, size_t n)
 	bool ok = WIFEXITED(st) && WEXITSTATUS(st) == 0;
 	if (!ok)
 		fprintf(stderr, "\n    %s: %s after %.1f s ", what,
-			WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM
-				? "not done"
-				: "crashed",
+			WIFSIGNALED(st) && WTERMSIG(st) == SIGALRM ? "not done"
+								   : "crashed",
 			s);
 	CU_ASSERT_TRUE(ok);
 }
@@ -885,11 +888,23 @@ static void test_pathological_misc(void)
 static void test_scan_never_crashes(void)
 {
 	static const char *const inputs[] = {
-		"", "[", "[[", "]]", "![", "![[", "[[|]]", "[[#]]", "[[\\|]]",
-		"[](", "[a](", "[a](<", "[a](<x>", "`", "``", "```", "~~~",
-		"<!--", "%%", "#", "# ", "---", "---\n", "---\n---", "\xff\xfe",
-		"#\xff", "[[\xff]]", "[a](%", "[a](%2", "[a](x.md \"unterminated",
-		"\r\n\r\n", "> ```\n> #x\n", "[[a]]]", "[[[a]]",
+		"",	    "[",
+		"[[",	    "]]",
+		"![",	    "![[",
+		"[[|]]",    "[[#]]",
+		"[[\\|]]",  "[](",
+		"[a](",	    "[a](<",
+		"[a](<x>",  "`",
+		"``",	    "```",
+		"~~~",	    "<!--",
+		"%%",	    "#",
+		"# ",	    "---",
+		"---\n",    "---\n---",
+		"\xff\xfe", "#\xff",
+		"[[\xff]]", "[a](%",
+		"[a](%2",   "[a](x.md \"unterminated",
+		"\r\n\r\n", "> ```\n> #x\n",
+		"[[a]]]",   "[[[a]]",
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(inputs); i++) {
 		struct md_doc d;

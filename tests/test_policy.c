@@ -73,7 +73,8 @@ static char *check(const struct policy *p, const struct index *ix,
 	return msg;
 }
 
-/* ---- parsing -------------------------------------------------------------- */
+/* ---- parsing --------------------------------------------------------------
+ */
 
 static void test_defaults(void)
 {
@@ -98,10 +99,11 @@ static void test_defaults(void)
 
 static void test_parse_fields(void)
 {
-	struct policy *p = parse_ok("allowed_tags: [inbox, '#todo']\n"
-				    "on_violation: warn\n"
-				    "delete_links: keep\n"
-				    "ignore: [\"templates/\", \"*.excalidraw.md\"]\n");
+	struct policy *p =
+		parse_ok("allowed_tags: [inbox, '#todo']\n"
+			 "on_violation: warn\n"
+			 "delete_links: keep\n"
+			 "ignore: [\"templates/\", \"*.excalidraw.md\"]\n");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
 	CU_ASSERT_TRUE(p->from_file);
 	ASSERT_STR_EQ(p->allowed_tags[0], "inbox");
@@ -212,7 +214,8 @@ static void test_parse_errors(void)
 	free(m);
 }
 
-/* ---- policy_check --------------------------------------------------------- */
+/* ---- policy_check ---------------------------------------------------------
+ */
 
 static struct index *vault_with_tags(void)
 {
@@ -229,8 +232,9 @@ static void test_check_unknown_tag_message(void)
 	struct index *ix = vault_with_tags();
 	char *m = check(p, ix, NULL, NULL, "New.md",
 			"---\ntags: [career]\n---\nbody\n");
-	ASSERT_STR_EQ(m, "Tags not in allowed list: ['career']. Allowed: "
-			 "['Person', 'vc']. Ask user before creating new tags.");
+	ASSERT_STR_EQ(m,
+		      "Tags not in allowed list: ['career']. Allowed: "
+		      "['Person', 'vc']. Ask user before creating new tags.");
 	free(m);
 	/* Inline tags count too; several bad tags are listed in order. */
 	m = check(p, ix, NULL, NULL, "New.md", "#zeta and #alpha #vc\n");
@@ -356,8 +360,9 @@ static void test_check_preexisting_violations(void)
 	/* A new violation is still refused. */
 	m = check(p, ix, "Bob.md", old, "Bob.md",
 		  "---\ntags: [Person, legacy, career]\n---\n");
-	ASSERT_STR_EQ(m, "Tags not in allowed list: ['career']. Allowed: "
-			 "['Person', 'vc']. Ask user before creating new tags.");
+	ASSERT_STR_EQ(m,
+		      "Tags not in allowed list: ['career']. Allowed: "
+		      "['Person', 'vc']. Ask user before creating new tags.");
 	free(m);
 	/* Adding a rule violation that before did not have. */
 	m = check(p, ix, "Bob.md", "plain\n", "Bob.md", "#Person\n");
@@ -381,7 +386,8 @@ static void test_policy_to_json(void)
 	index_free(ix);
 }
 
-/* ---- ignore --------------------------------------------------------------- */
+/* ---- ignore ---------------------------------------------------------------
+ */
 
 static void test_ignored_hidden(void)
 {

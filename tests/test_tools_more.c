@@ -43,7 +43,8 @@ static char *vargs(va_list ap)
 		if (k[0] == '=') {
 			cJSON *raw = cJSON_Parse(v);
 			if (!raw) {
-				fprintf(stderr, "bad raw JSON in test: %s\n", v);
+				fprintf(stderr, "bad raw JSON in test: %s\n",
+					v);
 				abort();
 			}
 			cJSON_AddItemToObject(o, k + 1, raw);
@@ -130,8 +131,7 @@ static const cJSON *jitem(const cJSON *o, const char *key)
 }
 
 /* The first object of arr whose key has string value val. */
-static const cJSON *arr_find(const cJSON *arr, const char *key,
-			     const char *val)
+static const cJSON *arr_find(const cJSON *arr, const char *key, const char *val)
 {
 	const cJSON *it;
 	cJSON_ArrayForEach(it, arr)
@@ -146,16 +146,15 @@ static const cJSON *arr_find(const cJSON *arr, const char *key,
 static bool arr_has_str(const cJSON *arr, const char *s)
 {
 	const cJSON *it;
-	cJSON_ArrayForEach(it, arr)
-		if (cJSON_IsString(it) && strcmp(it->valuestring, s) == 0)
-			return true;
+	cJSON_ArrayForEach(it, arr) if (cJSON_IsString(it) &&
+					strcmp(it->valuestring, s) ==
+						0) return true;
 	return false;
 }
 
 /* arr (of strings, or of objects with `key`) lists exactly the names
  * in want[] (NULL-terminated), in any order. */
-static bool same_set(const cJSON *arr, const char *key,
-		     const char *const *want)
+static bool same_set(const cJSON *arr, const char *key, const char *const *want)
 {
 	size_t nw = 0;
 	while (want[nw])
@@ -166,7 +165,8 @@ static bool same_set(const cJSON *arr, const char *key,
 			 : arr_has_str(arr, want[i]);
 	if (!ok) {
 		char *g = arr ? cJSON_PrintUnformatted(arr) : NULL;
-		fprintf(stderr, "  set differs: got %s, want", g ? g : "(null)");
+		fprintf(stderr, "  set differs: got %s, want",
+			g ? g : "(null)");
 		for (size_t i = 0; i < nw; i++)
 			fprintf(stderr, " '%s'", want[i]);
 		fprintf(stderr, "\n");
@@ -181,7 +181,8 @@ static bool file_is(struct tvault *t, const char *rel, const char *want)
 	_cleanup_free_ char *got = tv_read(t, rel);
 	bool eq = got && strcmp(got, want) == 0;
 	if (!eq)
-		fprintf(stderr, "  %s differs:\n--- got ---\n%s\n--- want ---\n%s\n---\n",
+		fprintf(stderr,
+			"  %s differs:\n--- got ---\n%s\n--- want ---\n%s\n---\n",
 			rel, got ? got : "(missing)", want);
 	return eq;
 }
@@ -198,8 +199,12 @@ static void set_mtime(struct tvault *t, const char *rel, time_t secs)
 
 static time_t utc(int y, int mo, int d, int h, int mi, int s)
 {
-	struct tm tm = {.tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d,
-			.tm_hour = h, .tm_min = mi, .tm_sec = s};
+	struct tm tm = {.tm_year = y - 1900,
+			.tm_mon = mo - 1,
+			.tm_mday = d,
+			.tm_hour = h,
+			.tm_min = mi,
+			.tm_sec = s};
 	return timegm(&tm);
 }
 
@@ -231,7 +236,8 @@ static bool names_a_line(const char *msg)
 	return p && p[5] >= '0' && p[5] <= '9';
 }
 
-/* ---- 1. browse --------------------------------------------------------------- */
+/* ---- 1. browse
+ * --------------------------------------------------------------- */
 
 static void test_browse(void)
 {
@@ -264,22 +270,24 @@ static void test_browse(void)
 
 	/* A subfolder: the note projects/wiki-ai.md is a note at this level
 	 * while projects/wiki-ai/ is a folder. */
-	_cleanup_json_ cJSON *pr = callj(&t, "browse", "path", "projects", NULL);
+	_cleanup_json_ cJSON *pr =
+		callj(&t, "browse", "path", "projects", NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(pr);
-	CU_ASSERT(json_equal_text(jitem(pr, "folders"),
-				  "[{\"path\":\"projects/other\",\"notes\":1},"
-				  "{\"path\":\"projects/wiki-ai\",\"notes\":4}]"));
+	CU_ASSERT(json_equal_text(
+		jitem(pr, "folders"),
+		"[{\"path\":\"projects/other\",\"notes\":1},"
+		"{\"path\":\"projects/wiki-ai\",\"notes\":4}]"));
 	CU_ASSERT(same_set(jitem(pr, "notes"), "path",
 			   (const char *[]){"projects/index.md",
 					    "projects/wiki-ai.md", NULL}));
-	const cJSON *idx = arr_find(jitem(pr, "notes"), "path",
-				    "projects/index.md");
+	const cJSON *idx =
+		arr_find(jitem(pr, "notes"), "path", "projects/index.md");
 	ASSERT_STR_EQ(jstr(idx, "name"), "index");
 	CU_ASSERT(is_iso_utc(jstr(idx, "modified")));
 
 	/* The folder that has a note of the same name next to it. */
-	_cleanup_json_ cJSON *wa = callj(&t, "browse", "path",
-					 "projects/wiki-ai/", NULL);
+	_cleanup_json_ cJSON *wa =
+		callj(&t, "browse", "path", "projects/wiki-ai/", NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(wa);
 	const cJSON *here = jitem(wa, "note");
 	CU_ASSERT_PTR_NOT_NULL(here);
@@ -303,24 +311,27 @@ static void test_browse(void)
 	ASSERT_CONTAINS(e1, "not found");
 	_cleanup_free_ char *e2 = calle(&t, "browse", "path", "..", NULL);
 	CU_ASSERT_PTR_NOT_NULL(e2);
-	_cleanup_free_ char *e3 = calle(&t, "browse", "path", "projects/../..",
-					NULL);
+	_cleanup_free_ char *e3 =
+		calle(&t, "browse", "path", "projects/../..", NULL);
 	CU_ASSERT_PTR_NOT_NULL(e3);
 	_cleanup_free_ char *e4 = calle(&t, "browse", "path", "/etc", NULL);
 	CU_ASSERT_PTR_NOT_NULL(e4);
 	tv_close(&t);
 }
 
-/* ---- 2. list_tags -------------------------------------------------------------- */
+/* ---- 2. list_tags
+ * -------------------------------------------------------------- */
 
 static void test_list_tags(void)
 {
 	struct tvault t;
 	tv_init(&t);
-	tv_write(&t, "A.md", "---\ntags: [alpha, beta]\n---\n"
-			     "Text #gamma and #a/b here.\n");
-	tv_write(&t, "B.md", "---\ntags: \"alpha, delta\"\n---\n"
-			     "#alpha again in the body\n");
+	tv_write(&t, "A.md",
+		 "---\ntags: [alpha, beta]\n---\n"
+		 "Text #gamma and #a/b here.\n");
+	tv_write(&t, "B.md",
+		 "---\ntags: \"alpha, delta\"\n---\n"
+		 "#alpha again in the body\n");
 	tv_write(&t, "C.md",
 		 "---\ntag: epsilon\n---\n"
 		 "# Title\n"
@@ -350,9 +361,9 @@ static void test_list_tags(void)
 	CU_ASSERT_PTR_NOT_NULL(ru);
 	CU_ASSERT_EQUAL(jnum(ru, "count"), 2);
 	CU_ASSERT_EQUAL(jnum(cJSON_GetArrayItem(tags, 1), "count"), 2);
-	static const char *const want[] = {
-		"beta", "gamma", "a/b", "delta", "epsilon", "日本語", "y2024",
-		"Alpha/Sub", NULL};
+	static const char *const want[] = {"beta",  "gamma",	 "a/b",
+					   "delta", "epsilon",	 "日本語",
+					   "y2024", "Alpha/Sub", NULL};
 	for (size_t i = 0; want[i]; i++) {
 		const cJSON *e = arr_find(tags, "tag", want[i]);
 		if (!e)
@@ -362,8 +373,9 @@ static void test_list_tags(void)
 	CU_ASSERT_EQUAL(cJSON_GetArraySize(tags), 10);
 	CU_ASSERT_EQUAL(jnum(r, "total"), 10);
 	static const char *const not_tags[] = {
-		"fenced", "inline", "comment", "html", "blockcomment",
-		"htmlblock", "123", "Title", "Heading", "frag", "notag", NULL};
+		"fenced",	"inline",    "comment", "html",
+		"blockcomment", "htmlblock", "123",	"Title",
+		"Heading",	"frag",	     "notag",	NULL};
 	for (const char *const *p = not_tags; *p; p++) {
 		if (arr_find(tags, "tag", *p))
 			fprintf(stderr, "  '%s' must not be a tag\n", *p);
@@ -380,26 +392,28 @@ static void test_list_tags(void)
 	tv_close(&t);
 }
 
-/* ---- 3. get_backlinks ---------------------------------------------------------- */
+/* ---- 3. get_backlinks
+ * ---------------------------------------------------------- */
 
 static void test_backlinks_lines(void)
 {
 	struct tvault t;
 	tv_init(&t);
 	tv_write(&t, "Target.md", "# Target\n## Heading\n");
-	tv_write(&t, "Src.md", "# Src\n"
-			       "\n"
-			       "See [[Target]].\n"
-			       "line 4\n"
-			       "Ghost: [[Ghost]]\n"
-			       "line 6\n"
-			       "Again [[Target|the target]].\n");
+	tv_write(&t, "Src.md",
+		 "# Src\n"
+		 "\n"
+		 "See [[Target]].\n"
+		 "line 4\n"
+		 "Ghost: [[Ghost]]\n"
+		 "line 6\n"
+		 "Again [[Target|the target]].\n");
 	tv_write(&t, "Other.md", "[[Target#Heading]]\n");
 	tv_write(&t, "Third.md", "x\n\n[[ghost]] and ![[Ghost]]\n");
 	tv_open(&t);
 
-	_cleanup_json_ cJSON *r = callj(&t, "get_backlinks", "name", "Target",
-					NULL);
+	_cleanup_json_ cJSON *r =
+		callj(&t, "get_backlinks", "name", "Target", NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
 	CU_ASSERT(cJSON_IsTrue(jitem(r, "exists")));
 	const cJSON *bl = jitem(r, "backlinks");
@@ -415,8 +429,8 @@ static void test_backlinks_lines(void)
 	CU_ASSERT_EQUAL(jnum(r, "links"), 3);
 
 	/* A note that does not exist: the notes naming it. */
-	_cleanup_json_ cJSON *g = callj(&t, "get_backlinks", "name", "Ghost",
-					NULL);
+	_cleanup_json_ cJSON *g =
+		callj(&t, "get_backlinks", "name", "Ghost", NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(g);
 	CU_ASSERT(cJSON_IsFalse(jitem(g, "exists")));
 	const cJSON *gb = jitem(g, "backlinks");
@@ -427,23 +441,25 @@ static void test_backlinks_lines(void)
 	CU_ASSERT_EQUAL(jnum(th, "count"), 2);
 
 	/* Nobody links to Src. */
-	_cleanup_json_ cJSON *n = callj(&t, "get_backlinks", "name", "Src",
-					NULL);
+	_cleanup_json_ cJSON *n =
+		callj(&t, "get_backlinks", "name", "Src", NULL);
 	CU_ASSERT(json_equal_text(jitem(n, "backlinks"), "[]"));
 	tv_close(&t);
 }
 
-/* ---- 4. orphans and broken links ------------------------------------------------ */
+/* ---- 4. orphans and broken links
+ * ------------------------------------------------ */
 
 static void test_orphans_broken(void)
 {
 	struct tvault t;
 	tv_init(&t);
-	tv_write(&t, "Hub.md", "[[Leaf]]\n"
-			       "![[missing.png]]\n"
-			       "![[pic.png]]\n"
-			       "[[Nowhere]]\n"
-			       "[[table.csv]] and ![img](assets/pic2.png)\n");
+	tv_write(&t, "Hub.md",
+		 "[[Leaf]]\n"
+		 "![[missing.png]]\n"
+		 "![[pic.png]]\n"
+		 "[[Nowhere]]\n"
+		 "[[table.csv]] and ![img](assets/pic2.png)\n");
 	tv_write(&t, "Leaf.md", "leaf\n");
 	tv_write(&t, "Alone.md", "alone\n");
 	tv_write(&t, "Self.md", "[[Self]] and [[#Heading]]\n# Heading\n");
@@ -478,7 +494,8 @@ static void test_orphans_broken(void)
 	tv_close(&t);
 }
 
-/* ---- 5. recent_notes ------------------------------------------------------------ */
+/* ---- 5. recent_notes
+ * ------------------------------------------------------------ */
 
 static void test_recent_notes(void)
 {
@@ -506,8 +523,8 @@ static void test_recent_notes(void)
 	CU_ASSERT(json_equal_text(jitem(cJSON_GetArrayItem(notes, 1), "tags"),
 				  "[\"meeting\"]"));
 
-	_cleanup_json_ cJSON *two = callj(&t, "recent_notes", "=limit", "2",
-					  NULL);
+	_cleanup_json_ cJSON *two =
+		callj(&t, "recent_notes", "=limit", "2", NULL);
 	CU_ASSERT_EQUAL(cJSON_GetArraySize(jitem(two, "notes")), 2);
 	ASSERT_STR_EQ(jstr(cJSON_GetArrayItem(jitem(two, "notes"), 0), "name"),
 		      "New");
@@ -517,9 +534,9 @@ static void test_recent_notes(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(since);
 	CU_ASSERT(same_set(jitem(since, "notes"), "name",
 			   (const char *[]){"New", "Mid", NULL}));
-	ASSERT_STR_EQ(jstr(cJSON_GetArrayItem(jitem(since, "notes"), 0),
-			   "name"),
-		      "New");
+	ASSERT_STR_EQ(
+		jstr(cJSON_GetArrayItem(jitem(since, "notes"), 0), "name"),
+		"New");
 
 	/* A time with an offset: 13:00+01:00 is 12:00Z. */
 	_cleanup_json_ cJSON *off = callj(&t, "recent_notes", "since",
@@ -533,22 +550,23 @@ static void test_recent_notes(void)
 
 	/* A write makes a note the most recent one. */
 	CU_ASSERT(callok(&t, "append_note", "name", "Old", "text", "x", NULL));
-	_cleanup_json_ cJSON *after = callj(&t, "recent_notes", "=limit", "1",
-					    NULL);
-	ASSERT_STR_EQ(jstr(cJSON_GetArrayItem(jitem(after, "notes"), 0),
-			   "name"),
-		      "Old");
+	_cleanup_json_ cJSON *after =
+		callj(&t, "recent_notes", "=limit", "1", NULL);
+	ASSERT_STR_EQ(
+		jstr(cJSON_GetArrayItem(jitem(after, "notes"), 0), "name"),
+		"Old");
 
-	_cleanup_free_ char *e1 = calle(&t, "recent_notes", "since",
-					"yesterday", NULL);
+	_cleanup_free_ char *e1 =
+		calle(&t, "recent_notes", "since", "yesterday", NULL);
 	ASSERT_CONTAINS(e1, "since");
-	_cleanup_free_ char *e2 = calle(&t, "recent_notes", "since",
-					"2024-13-45", NULL);
+	_cleanup_free_ char *e2 =
+		calle(&t, "recent_notes", "since", "2024-13-45", NULL);
 	CU_ASSERT_PTR_NOT_NULL(e2);
 	tv_close(&t);
 }
 
-/* ---- 6. prepend / append / create ---------------------------------------------- */
+/* ---- 6. prepend / append / create
+ * ---------------------------------------------- */
 
 static void test_write_tools_basic(void)
 {
@@ -562,17 +580,20 @@ static void test_write_tools_basic(void)
 
 	/* Prepend goes after the frontmatter. */
 	CU_ASSERT(callok(&t, "prepend_note", "name", "P", "text", "Top", NULL));
-	CU_ASSERT(file_is(&t, "P.md", "---\ntitle: P\n---\nTop\n\nBody line\n"));
+	CU_ASSERT(
+		file_is(&t, "P.md", "---\ntitle: P\n---\nTop\n\nBody line\n"));
 
 	/* Append to a note that is only frontmatter. */
-	CU_ASSERT(callok(&t, "append_note", "name", "F", "text", "Hello", NULL));
+	CU_ASSERT(
+		callok(&t, "append_note", "name", "F", "text", "Hello", NULL));
 	_cleanup_free_ char *f = tv_read(&t, "F.md");
 	CU_ASSERT(f && (strcmp(f, "---\ntitle: F\n---\nHello") == 0 ||
 			strcmp(f, "---\ntitle: F\n---\nHello\n") == 0));
 
 	/* The same when the closing --- has no newline: the frontmatter
 	 * must stay a frontmatter block. */
-	CU_ASSERT(callok(&t, "append_note", "name", "G", "text", "Hello", NULL));
+	CU_ASSERT(
+		callok(&t, "append_note", "name", "G", "text", "Hello", NULL));
 	_cleanup_free_ char *g = tv_read(&t, "G.md");
 	CU_ASSERT(g && (strcmp(g, "---\ntitle: G\n---\nHello") == 0 ||
 			strcmp(g, "---\ntitle: G\n---\nHello\n") == 0));
@@ -580,8 +601,8 @@ static void test_write_tools_basic(void)
 	_cleanup_free_ char *h = tv_read(&t, "H.md");
 	CU_ASSERT(h && (strcmp(h, "---\ntitle: H\n---\nTop") == 0 ||
 			strcmp(h, "---\ntitle: H\n---\nTop\n") == 0));
-	_cleanup_json_ cJSON *hm = callj(&t, "get_note_metadata", "name", "H",
-					 NULL);
+	_cleanup_json_ cJSON *hm =
+		callj(&t, "get_note_metadata", "name", "H", NULL);
 	/* The frontmatter survives. */
 	ASSERT_STR_EQ(jstr(jitem(hm, "frontmatter"), "title"), "H");
 
@@ -589,18 +610,18 @@ static void test_write_tools_basic(void)
 	CU_ASSERT(callok(&t, "create_note", "name", "Dup1", "content", "v1",
 			 NULL));
 	CU_ASSERT(file_is(&t, "Dup1.md", "v1"));
-	_cleanup_free_ char *e = calle(&t, "create_note", "name", "Dup1",
-				       "content", "v2", NULL);
+	_cleanup_free_ char *e =
+		calle(&t, "create_note", "name", "Dup1", "content", "v2", NULL);
 	ASSERT_CONTAINS(e, "already exists");
 	CU_ASSERT(file_is(&t, "Dup1.md", "v1"));
 	/* Names are case-insensitive: "DUP1" is the same note. */
-	_cleanup_free_ char *ec = calle(&t, "create_note", "name", "DUP1",
-					"content", "v3", NULL);
+	_cleanup_free_ char *ec =
+		calle(&t, "create_note", "name", "DUP1", "content", "v3", NULL);
 	ASSERT_CONTAINS(ec, "already exists");
 	CU_ASSERT(!tv_exists(&t, "DUP1.md"));
-	_cleanup_json_ cJSON *ow = callj(&t, "create_note", "name", "Dup1",
-					 "content", "v2", "=overwrite", "true",
-					 NULL);
+	_cleanup_json_ cJSON *ow =
+		callj(&t, "create_note", "name", "Dup1", "content", "v2",
+		      "=overwrite", "true", NULL);
 	CU_ASSERT_PTR_NOT_NULL(ow);
 	CU_ASSERT(cJSON_IsTrue(jitem(ow, "overwritten")));
 	CU_ASSERT(file_is(&t, "Dup1.md", "v2"));
@@ -618,23 +639,25 @@ static void test_write_tools_basic(void)
 	tv_close(&t);
 }
 
-/* ---- 7. frontmatter merging ------------------------------------------------------ */
+/* ---- 7. frontmatter merging
+ * ------------------------------------------------------ */
 
 static void test_update_frontmatter(void)
 {
 	struct tvault t;
 	tv_init(&t);
-	tv_write(&t, "U.md", "---\n"
-			     "# leading comment\n"
-			     "title: 'Quoted Title'   # trailing comment\n"
-			     "status: draft\n"
-			     "tags:\n"
-			     "  - alpha   # first\n"
-			     "  - beta\n"
-			     "rating: 3\n"
-			     "date: 2024-01-15\n"
-			     "---\n"
-			     "Body\n");
+	tv_write(&t, "U.md",
+		 "---\n"
+		 "# leading comment\n"
+		 "title: 'Quoted Title'   # trailing comment\n"
+		 "status: draft\n"
+		 "tags:\n"
+		 "  - alpha   # first\n"
+		 "  - beta\n"
+		 "rating: 3\n"
+		 "date: 2024-01-15\n"
+		 "---\n"
+		 "Body\n");
 	tv_write(&t, "S.md", "---\nkeep: \"double\"\n---\nS body\n");
 	tv_write(&t, "Plain.md", "plain body\n");
 	tv_open(&t);
@@ -644,9 +667,10 @@ static void test_update_frontmatter(void)
 			 "{\"a\":1}", NULL));
 	CU_ASSERT(file_is(&t, "Plain.md", "---\na: 1\n---\nplain body\n"));
 
-	_cleanup_json_ cJSON *r = callj(
-		&t, "update_frontmatter", "name", "U", "=updates",
-		"{\"status\":\"done\",\"new_key\":\"v\",\"rating\":null}", NULL);
+	_cleanup_json_ cJSON *r =
+		callj(&t, "update_frontmatter", "name", "U", "=updates",
+		      "{\"status\":\"done\",\"new_key\":\"v\",\"rating\":null}",
+		      NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
 	CU_ASSERT(file_is(&t, "U.md",
 			  "---\n"
@@ -660,10 +684,11 @@ static void test_update_frontmatter(void)
 			  "new_key: v\n"
 			  "---\n"
 			  "Body\n"));
-	CU_ASSERT(json_equal_text(jitem(r, "frontmatter"),
-				  "{\"title\":\"Quoted Title\",\"status\":"
-				  "\"done\",\"tags\":[\"alpha\",\"beta\"],"
-				  "\"date\":\"2024-01-15\",\"new_key\":\"v\"}"));
+	CU_ASSERT(
+		json_equal_text(jitem(r, "frontmatter"),
+				"{\"title\":\"Quoted Title\",\"status\":"
+				"\"done\",\"tags\":[\"alpha\",\"beta\"],"
+				"\"date\":\"2024-01-15\",\"new_key\":\"v\"}"));
 
 	/* set_frontmatter: text that is JSON is stored as such. */
 	_cleanup_json_ cJSON *s1 = callj(&t, "set_frontmatter", "name", "S",
@@ -672,33 +697,36 @@ static void test_update_frontmatter(void)
 	_cleanup_json_ cJSON *s2 = callj(&t, "set_frontmatter", "name", "S",
 					 "key", "state", "value", "done", NULL);
 	CU_ASSERT(json_equal_text(jitem(s2, "value"), "\"done\""));
-	_cleanup_json_ cJSON *s3 = callj(&t, "set_frontmatter", "name", "S",
-					 "key", "items", "value", "[\"x\",\"y\"]",
-					 NULL);
+	_cleanup_json_ cJSON *s3 =
+		callj(&t, "set_frontmatter", "name", "S", "key", "items",
+		      "value", "[\"x\",\"y\"]", NULL);
 	CU_ASSERT(json_equal_text(jitem(s3, "value"), "[\"x\",\"y\"]"));
-	_cleanup_json_ cJSON *m = callj(&t, "get_note_metadata", "name", "S",
-					NULL);
-	CU_ASSERT(json_equal_text(jitem(m, "frontmatter"),
-				  "{\"keep\":\"double\",\"count\":3,"
-				  "\"state\":\"done\",\"items\":[\"x\",\"y\"]}"));
+	_cleanup_json_ cJSON *m =
+		callj(&t, "get_note_metadata", "name", "S", NULL);
+	CU_ASSERT(
+		json_equal_text(jitem(m, "frontmatter"),
+				"{\"keep\":\"double\",\"count\":3,"
+				"\"state\":\"done\",\"items\":[\"x\",\"y\"]}"));
 	_cleanup_free_ char *s = tv_read(&t, "S.md");
 	CU_ASSERT(s && str_has_prefix(s, "---\nkeep: \"double\"\ncount: 3\n"
 					 "state: done\n"));
 	CU_ASSERT(s && str_has_suffix(s, "---\nS body\n"));
 
 	/* Text that merely starts like JSON stays text. */
-	_cleanup_json_ cJSON *s5 = callj(&t, "set_frontmatter", "name", "S",
-					 "key", "due", "value", "2024-01-15", NULL);
+	_cleanup_json_ cJSON *s5 =
+		callj(&t, "set_frontmatter", "name", "S", "key", "due", "value",
+		      "2024-01-15", NULL);
 	/* "2024-01-15" is not the number 2024. */
 	CU_ASSERT(json_equal_text(jitem(s5, "value"), "\"2024-01-15\""));
-	_cleanup_json_ cJSON *s6 = callj(&t, "set_frontmatter", "name", "S",
-					 "key", "qty", "value", "3 apples", NULL);
+	_cleanup_json_ cJSON *s6 =
+		callj(&t, "set_frontmatter", "name", "S", "key", "qty", "value",
+		      "3 apples", NULL);
 	CU_ASSERT(json_equal_text(jitem(s6, "value"), "\"3 apples\""));
 	/* Text needing quotes in YAML reads back the same. */
 	CU_ASSERT(callok(&t, "set_frontmatter", "name", "S", "key", "desc",
 			 "value", "a: b # c", NULL));
-	_cleanup_json_ cJSON *m2 = callj(&t, "get_note_metadata", "name", "S",
-					 NULL);
+	_cleanup_json_ cJSON *m2 =
+		callj(&t, "get_note_metadata", "name", "S", NULL);
 	const cJSON *fm2 = jitem(m2, "frontmatter");
 	ASSERT_STR_EQ(jstr(fm2, "due"), "2024-01-15");
 	ASSERT_STR_EQ(jstr(fm2, "qty"), "3 apples");
@@ -713,7 +741,8 @@ static void test_update_frontmatter(void)
 	tv_close(&t);
 }
 
-/* ---- 8. invalid YAML is kept and never rewritten ---------------------------------- */
+/* ---- 8. invalid YAML is kept and never rewritten
+ * ---------------------------------- */
 
 static void test_invalid_yaml(void)
 {
@@ -725,22 +754,23 @@ static void test_invalid_yaml(void)
 
 	CU_ASSERT(callok(&t, "update_note", "name", "Broken", "content",
 			 "new body\n", NULL));
-	CU_ASSERT(file_is(&t, "Broken.md", "---\ntitle: [unclosed\n---\nnew body\n"));
+	CU_ASSERT(file_is(&t, "Broken.md",
+			  "---\ntitle: [unclosed\n---\nnew body\n"));
 	CU_ASSERT(callok(&t, "append_note", "name", "Broken", "text", "more",
 			 NULL));
 	_cleanup_free_ char *a = tv_read(&t, "Broken.md");
 	CU_ASSERT(a && str_has_prefix(a, BLOCK));
 	ASSERT_CONTAINS(a, "new body\n\nmore");
-	_cleanup_json_ cJSON *rt = callj(&t, "replace_text", "name", "Broken",
-					 "old_text", "new body", "new_text",
-					 "NEW BODY", NULL);
+	_cleanup_json_ cJSON *rt =
+		callj(&t, "replace_text", "name", "Broken", "old_text",
+		      "new body", "new_text", "NEW BODY", NULL);
 	CU_ASSERT_EQUAL(jnum(rt, "replaced"), 1);
 	CU_ASSERT(file_is(&t, "Broken.md",
 			  "---\ntitle: [unclosed\n---\nNEW BODY\n\nmore"));
 	/* Text inside the broken block is not body text. */
-	_cleanup_free_ char *rtx = calle(&t, "replace_text", "name", "Broken",
-					 "old_text", "unclosed", "new_text",
-					 "closed]", NULL);
+	_cleanup_free_ char *rtx =
+		calle(&t, "replace_text", "name", "Broken", "old_text",
+		      "unclosed", "new_text", "closed]", NULL);
 	CU_ASSERT_PTR_NOT_NULL(rtx);
 
 	_cleanup_free_ char *before = tv_read(&t, "Broken.md");
@@ -749,26 +779,28 @@ static void test_invalid_yaml(void)
 	ASSERT_CONTAINS(e1, "Broken");
 	CU_ASSERT(names_a_line(e1));
 	CU_ASSERT(file_is(&t, "Broken.md", before));
-	_cleanup_free_ char *e2 = calle(&t, "add_tag", "name", "Broken", "tag",
-					"x", NULL);
+	_cleanup_free_ char *e2 =
+		calle(&t, "add_tag", "name", "Broken", "tag", "x", NULL);
 	ASSERT_CONTAINS(e2, "Broken");
 	CU_ASSERT(names_a_line(e2));
 	CU_ASSERT(file_is(&t, "Broken.md", before));
-	_cleanup_free_ char *e3 = calle(&t, "update_frontmatter", "name",
-					"Broken", "=updates", "{\"a\":1}", NULL);
+	_cleanup_free_ char *e3 =
+		calle(&t, "update_frontmatter", "name", "Broken", "=updates",
+		      "{\"a\":1}", NULL);
 	ASSERT_CONTAINS(e3, "Broken");
 	CU_ASSERT(names_a_line(e3));
 	CU_ASSERT(file_is(&t, "Broken.md", before));
 
 	/* Metadata says what is wrong and still answers. */
-	_cleanup_json_ cJSON *m = callj(&t, "get_note_metadata", "name",
-					"Broken", NULL);
+	_cleanup_json_ cJSON *m =
+		callj(&t, "get_note_metadata", "name", "Broken", NULL);
 	CU_ASSERT_PTR_NOT_NULL(m);
 	CU_ASSERT(names_a_line(jstr(m, "frontmatter_error")));
 	tv_close(&t);
 }
 
-/* ---- 9. get_note_metadata ------------------------------------------------------------ */
+/* ---- 9. get_note_metadata
+ * ------------------------------------------------------------ */
 
 static void test_note_metadata(void)
 {
@@ -786,8 +818,8 @@ static void test_note_metadata(void)
 	tv_write(&t, "Other.md", "[[Meta Note]]\n");
 	tv_open(&t);
 
-	_cleanup_json_ cJSON *m = callj(&t, "get_note_metadata", "name",
-					"Meta Note", NULL);
+	_cleanup_json_ cJSON *m =
+		callj(&t, "get_note_metadata", "name", "Meta Note", NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(m);
 	ASSERT_STR_EQ(jstr(m, "path"), "folder/Meta Note.md");
 	CU_ASSERT(json_equal_text(jitem(m, "tags"), "[\"meta\",\"inline\"]"));
@@ -811,8 +843,8 @@ static void test_note_metadata(void)
 	CU_ASSERT_PTR_NULL(jitem(m, "body"));
 
 	/* By alias and by path. */
-	_cleanup_json_ cJSON *ma = callj(&t, "get_note_metadata", "name", "MN",
-					 NULL);
+	_cleanup_json_ cJSON *ma =
+		callj(&t, "get_note_metadata", "name", "MN", NULL);
 	ASSERT_STR_EQ(jstr(ma, "path"), "folder/Meta Note.md");
 	_cleanup_json_ cJSON *mp = callj(&t, "get_note_metadata", "name",
 					 "folder/meta note.md", NULL);
@@ -820,7 +852,8 @@ static void test_note_metadata(void)
 	tv_close(&t);
 }
 
-/* ---- 10. link forms and resolution ------------------------------------------------------ */
+/* ---- 10. link forms and resolution
+ * ------------------------------------------------------ */
 
 static void test_link_forms(void)
 {
@@ -853,14 +886,14 @@ static void test_link_forms(void)
 		 "[[ folder/My Note | spaced ]]\n");
 	tv_open(&t);
 
-	_cleanup_json_ cJSON *l = callj(&t, "get_links", "name", "Src",
-					"direction", "out", NULL);
+	_cleanup_json_ cJSON *l =
+		callj(&t, "get_links", "name", "Src", "direction", "out", NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(l);
 	CU_ASSERT(same_set(jitem(l, "outgoing"), NULL,
 			   (const char *[]){"Target", "My Note", "Deep Note",
 					    "x", "Local Note", NULL}));
-	_cleanup_json_ cJSON *bl = callj(&t, "get_backlinks", "name", "Target",
-					 NULL);
+	_cleanup_json_ cJSON *bl =
+		callj(&t, "get_backlinks", "name", "Target", NULL);
 	const cJSON *src = arr_find(jitem(bl, "backlinks"), "name", "Src");
 	CU_ASSERT_EQUAL(jnum(src, "count"), 6);
 	CU_ASSERT(json_equal_text(jitem(src, "lines"), "[1,2,3,4,5,6]"));
@@ -899,8 +932,8 @@ static void test_duplicate_names(void)
 	/* Same length: alphabetical; different lengths: the shortest. */
 	CU_ASSERT(json_equal_text(jitem(rs, "outgoing"),
 				  "[\"a/Dup\",\"zz/Dup2\"]"));
-	_cleanup_json_ cJSON *bb = callj(&t, "get_backlinks", "name", "b/Dup",
-					 NULL);
+	_cleanup_json_ cJSON *bb =
+		callj(&t, "get_backlinks", "name", "b/Dup", NULL);
 	CU_ASSERT(same_set(jitem(bb, "backlinks"), "name",
 			   (const char *[]){"FromB", NULL}));
 
@@ -916,8 +949,8 @@ static void test_duplicate_names(void)
 	tool_result_clear(&r);
 	_cleanup_free_ char *b = callt(&t, "read_note", "name", "b/Dup", NULL);
 	ASSERT_STR_EQ(b, "in b\n");
-	_cleanup_free_ char *b2 = callt(&t, "read_note", "name", "B/dup.md",
-					NULL);
+	_cleanup_free_ char *b2 =
+		callt(&t, "read_note", "name", "B/dup.md", NULL);
 	ASSERT_STR_EQ(b2, "in b\n");
 
 	_cleanup_json_ cJSON *ln = callj(&t, "list_notes", NULL);
@@ -931,14 +964,15 @@ static void test_duplicate_names(void)
 	const cJSON *it;
 	cJSON_ArrayForEach(it, names)
 	{
-		_cleanup_free_ char *x = callt(&t, "read_note", "name",
-					       it->valuestring, NULL);
+		_cleanup_free_ char *x =
+			callt(&t, "read_note", "name", it->valuestring, NULL);
 		CU_ASSERT_PTR_NOT_NULL(x);
 	}
 	tv_close(&t);
 }
 
-/* ---- 11. rename_note ------------------------------------------------------------------------ */
+/* ---- 11. rename_note
+ * ------------------------------------------------------------------------ */
 
 static const char L1_TEXT[] =
 	"Intro text stays.\n"
@@ -956,10 +990,11 @@ static void test_rename(void)
 {
 	struct tvault t;
 	tv_init(&t);
-	tv_write(&t, "B Note.md", "# B Note\n## Sec\n"
-				  "See [rel](sub/C.md) and [x](<sub/C.md>).\n"
-				  "Self [[B Note#Sec]].\n"
-				  "![p](img/p.png) [[C]]\n");
+	tv_write(&t, "B Note.md",
+		 "# B Note\n## Sec\n"
+		 "See [rel](sub/C.md) and [x](<sub/C.md>).\n"
+		 "Self [[B Note#Sec]].\n"
+		 "![p](img/p.png) [[C]]\n");
 	tv_write(&t, "img/p.png", "PNG");
 	tv_write(&t, "sub/C.md", "c\n");
 	tv_write(&t, "L1.md", L1_TEXT);
@@ -969,9 +1004,9 @@ static void test_rename(void)
 	tv_open(&t);
 
 	/* dry_run: the plan, nothing changes. */
-	_cleanup_json_ cJSON *dry = callj(&t, "rename_note", "old_name", "B Note",
-					  "new_name", "My B", "=dry_run", "true",
-					  NULL);
+	_cleanup_json_ cJSON *dry =
+		callj(&t, "rename_note", "old_name", "B Note", "new_name",
+		      "My B", "=dry_run", "true", NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(dry);
 	CU_ASSERT(cJSON_IsTrue(jitem(dry, "dry_run")));
 	CU_ASSERT(same_set(jitem(dry, "files_updated"), NULL,
@@ -1017,15 +1052,16 @@ static void test_rename(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(mv);
 	ASSERT_STR_EQ(jstr(mv, "new_path"), "archive/My B.md");
 	CU_ASSERT(tv_exists(&t, "archive/My B.md"));
-	CU_ASSERT(file_is(&t, "L1.md",
-			  "Intro text stays.\n"
-			  "[[My B]] and [[My B|Bee]] and [[My B#Sec]] and "
-			  "[[My B#^blk]]\n"
-			  "![[My B]] embed\n"
-			  "[md](archive/My%20B.md) and [angle](<archive/My B.md>)\n"
-			  "Plan: [[projects/Plan]]\n"
-			  "Trailing text   \n"
-			  "no newline at end"));
+	CU_ASSERT(file_is(
+		&t, "L1.md",
+		"Intro text stays.\n"
+		"[[My B]] and [[My B|Bee]] and [[My B#Sec]] and "
+		"[[My B#^blk]]\n"
+		"![[My B]] embed\n"
+		"[md](archive/My%20B.md) and [angle](<archive/My B.md>)\n"
+		"Plan: [[projects/Plan]]\n"
+		"Trailing text   \n"
+		"no newline at end"));
 	CU_ASSERT(file_is(&t, "dir/L2.md",
 			  "[up](../archive/My%20B.md) [[My B.md]]\n"
 			  "`[[B Note]]` in code stays\n"
@@ -1044,12 +1080,12 @@ static void test_rename(void)
 	ASSERT_CONTAINS(l1, "Plan: [[projects/Roadmap]]\n");
 
 	/* Incoming links now point at the new name. */
-	_cleanup_json_ cJSON *in = callj(&t, "get_links", "name", "My B",
-					 "direction", "in", NULL);
+	_cleanup_json_ cJSON *in =
+		callj(&t, "get_links", "name", "My B", "direction", "in", NULL);
 	CU_ASSERT(same_set(jitem(in, "incoming"), NULL,
 			   (const char *[]){"L1", "L2", NULL}));
-	_cleanup_json_ cJSON *out = callj(&t, "get_links", "name", "L1",
-					  "direction", "out", NULL);
+	_cleanup_json_ cJSON *out =
+		callj(&t, "get_links", "name", "L1", "direction", "out", NULL);
 	CU_ASSERT(same_set(jitem(out, "outgoing"), NULL,
 			   (const char *[]){"My B", "Roadmap", NULL}));
 	_cleanup_json_ cJSON *broken = callj(&t, "find_broken_links", NULL);
@@ -1113,7 +1149,8 @@ static void test_rename_shared_names(void)
 	tv_close(&t);
 }
 
-/* ---- 12. delete_note --------------------------------------------------------------------- */
+/* ---- 12. delete_note
+ * --------------------------------------------------------------------- */
 
 static void test_delete(void)
 {
@@ -1124,8 +1161,8 @@ static void test_delete(void)
 	tv_write(&t, "Y.md", "first y\n");
 	tv_open(&t);
 
-	_cleanup_json_ cJSON *dd = callj(&t, "delete_note", "name", "X",
-					 "=dry_run", "true", NULL);
+	_cleanup_json_ cJSON *dd =
+		callj(&t, "delete_note", "name", "X", "=dry_run", "true", NULL);
 	CU_ASSERT(cJSON_IsTrue(jitem(dd, "dry_run")));
 	CU_ASSERT(tv_exists(&t, "folder/sub/X.md"));
 	CU_ASSERT(!tv_exists(&t, ".trash"));
@@ -1144,8 +1181,8 @@ static void test_delete(void)
 	/* A second note of the same path goes to "Y 2.md". */
 	CU_ASSERT(callok(&t, "delete_note", "name", "Y", NULL));
 	CU_ASSERT(file_is(&t, ".trash/Y.md", "first y\n"));
-	CU_ASSERT(callok(&t, "create_note", "name", "Y", "content", "second y\n",
-			 NULL));
+	CU_ASSERT(callok(&t, "create_note", "name", "Y", "content",
+			 "second y\n", NULL));
 	_cleanup_json_ cJSON *d2 = callj(&t, "delete_note", "name", "Y", NULL);
 	ASSERT_STR_EQ(jstr(d2, "trash_path"), ".trash/Y 2.md");
 	CU_ASSERT(file_is(&t, ".trash/Y 2.md", "second y\n"));
@@ -1174,7 +1211,8 @@ static void test_delete(void)
 	tv_close(&t);
 }
 
-/* ---- 13. Unicode names ---------------------------------------------------------------------- */
+/* ---- 13. Unicode names
+ * ---------------------------------------------------------------------- */
 
 static void test_unicode_names(void)
 {
@@ -1183,7 +1221,7 @@ static void test_unicode_names(void)
 	tv_write(&t, "Проект.md", "ru\n");
 	tv_write(&t, "日本語メモ.md", "ja\n");
 	tv_write(&t, "Cafe\xcc\x81.md", "nfd\n"); /* "Café" in NFD */
-	tv_write(&t, "Na\xc3\xafve.md", "nfc\n");  /* "Naïve" in NFC */
+	tv_write(&t, "Na\xc3\xafve.md", "nfc\n"); /* "Naïve" in NFC */
 	tv_write(&t, "Links.md", "[[проект]] [[Caf\xc3\xa9]] [[日本語メモ]]\n");
 	tv_open(&t);
 
@@ -1191,21 +1229,21 @@ static void test_unicode_names(void)
 	ASSERT_STR_EQ(a, "ru\n");
 	_cleanup_free_ char *b = callt(&t, "read_note", "name", "ПРОЕКТ", NULL);
 	ASSERT_STR_EQ(b, "ru\n");
-	_cleanup_free_ char *c = callt(&t, "read_note", "name", "日本語メモ",
-				       NULL);
+	_cleanup_free_ char *c =
+		callt(&t, "read_note", "name", "日本語メモ", NULL);
 	ASSERT_STR_EQ(c, "ja\n");
-	_cleanup_free_ char *d = callt(&t, "read_note", "name", "Caf\xc3\xa9",
-				       NULL);
+	_cleanup_free_ char *d =
+		callt(&t, "read_note", "name", "Caf\xc3\xa9", NULL);
 	ASSERT_STR_EQ(d, "nfd\n");
-	_cleanup_free_ char *d2 = callt(&t, "read_note", "name", "CAF\xc3\x89",
-					NULL);
+	_cleanup_free_ char *d2 =
+		callt(&t, "read_note", "name", "CAF\xc3\x89", NULL);
 	ASSERT_STR_EQ(d2, "nfd\n");
-	_cleanup_free_ char *d3 = callt(&t, "read_note", "name",
-					"Cafe\xcc\x81", NULL);
+	_cleanup_free_ char *d3 =
+		callt(&t, "read_note", "name", "Cafe\xcc\x81", NULL);
 	ASSERT_STR_EQ(d3, "nfd\n");
 
-	_cleanup_free_ char *nv = callt(&t, "read_note", "name",
-					"nai\xcc\x88ve", NULL);
+	_cleanup_free_ char *nv =
+		callt(&t, "read_note", "name", "nai\xcc\x88ve", NULL);
 	ASSERT_STR_EQ(nv, "nfc\n");
 
 	_cleanup_json_ cJSON *l = callj(&t, "get_links", "name", "Links",
@@ -1220,14 +1258,15 @@ static void test_unicode_names(void)
 	CU_ASSERT(json_equal_text(br, "[]"));
 
 	/* Writing through the NFC name updates the NFD file. */
-	CU_ASSERT(callok(&t, "append_note", "name", "caf\xc3\xa9", "text", "more",
-			 NULL));
+	CU_ASSERT(callok(&t, "append_note", "name", "caf\xc3\xa9", "text",
+			 "more", NULL));
 	CU_ASSERT(file_is(&t, "Cafe\xcc\x81.md", "nfd\n\nmore"));
 	CU_ASSERT(!tv_exists(&t, "Caf\xc3\xa9.md"));
 	tv_close(&t);
 }
 
-/* ---- 14. path safety ------------------------------------------------------------------------ */
+/* ---- 14. path safety
+ * ------------------------------------------------------------------------ */
 
 static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *f)
 {
@@ -1271,20 +1310,23 @@ static void test_path_safety(void)
 	CU_ASSERT(symlink(outside, out) == 0);
 	tv_open(&t);
 
-	_cleanup_free_ char *e1 = calle(&t, "read_note", "name", "../etc/passwd",
-					NULL);
+	_cleanup_free_ char *e1 =
+		calle(&t, "read_note", "name", "../etc/passwd", NULL);
 	CU_ASSERT_PTR_NOT_NULL(e1);
-	_cleanup_free_ char *e1b = calle(&t, "read_note", "name", "/etc/passwd",
-					 NULL);
+	_cleanup_free_ char *e1b =
+		calle(&t, "read_note", "name", "/etc/passwd", NULL);
 	CU_ASSERT_PTR_NOT_NULL(e1b);
-	_cleanup_free_ char *e2 = calle(&t, "create_note", "name", "/abs", NULL);
+	_cleanup_free_ char *e2 =
+		calle(&t, "create_note", "name", "/abs", NULL);
 	CU_ASSERT_PTR_NOT_NULL(e2);
-	_cleanup_free_ char *e3 = calle(&t, "create_note", "name", "a/../../x",
-					NULL);
+	_cleanup_free_ char *e3 =
+		calle(&t, "create_note", "name", "a/../../x", NULL);
 	CU_ASSERT_PTR_NOT_NULL(e3);
-	_cleanup_free_ char *e4 = calle(&t, "create_note", "name", "a\\b", NULL);
+	_cleanup_free_ char *e4 =
+		calle(&t, "create_note", "name", "a\\b", NULL);
 	CU_ASSERT_PTR_NOT_NULL(e4);
-	_cleanup_free_ char *e5 = calle(&t, "create_note", "name", "..\\x", NULL);
+	_cleanup_free_ char *e5 =
+		calle(&t, "create_note", "name", "..\\x", NULL);
 	CU_ASSERT_PTR_NOT_NULL(e5);
 
 	_cleanup_free_ char *e5b = calle(&t, "rename_note", "old_name", "Ok",
@@ -1293,8 +1335,8 @@ static void test_path_safety(void)
 	_cleanup_free_ char *e5c = calle(&t, "rename_note", "old_name", "Ok",
 					 "new_name", "/tmp/escaped", NULL);
 	CU_ASSERT_PTR_NOT_NULL(e5c);
-	_cleanup_free_ char *e5d = calle(&t, "delete_note", "name", "../Ok",
-					 NULL);
+	_cleanup_free_ char *e5d =
+		calle(&t, "delete_note", "name", "../Ok", NULL);
 	CU_ASSERT_PTR_NOT_NULL(e5d);
 	CU_ASSERT(tv_exists(&t, "Ok.md"));
 
@@ -1304,19 +1346,20 @@ static void test_path_safety(void)
 			   (const char *[]){"Ok", NULL}));
 	_cleanup_free_ char *e6 = calle(&t, "read_note", "name", "evil", NULL);
 	CU_ASSERT_PTR_NOT_NULL(e6);
-	_cleanup_free_ char *e7 = calle(&t, "read_note", "name", "evil.md", NULL);
+	_cleanup_free_ char *e7 =
+		calle(&t, "read_note", "name", "evil.md", NULL);
 	CU_ASSERT_PTR_NOT_NULL(e7);
 	_cleanup_free_ char *e8 = calle(&t, "read_note", "name", "evil2", NULL);
 	CU_ASSERT_PTR_NOT_NULL(e8);
-	_cleanup_free_ char *e9 = calle(&t, "read_note", "name", "out/secret",
-					NULL);
+	_cleanup_free_ char *e9 =
+		calle(&t, "read_note", "name", "out/secret", NULL);
 	CU_ASSERT_PTR_NOT_NULL(e9);
 	ASSERT_NOT_CONTAINS(e9, "top secret");
 	_cleanup_json_ cJSON *s = callj(&t, "search_notes", "query", "secret",
 					"mode", "content", NULL);
 	CU_ASSERT(json_equal_text(jitem(s, "results"), "[]"));
-	_cleanup_json_ cJSON *s2 = callj(&t, "search_notes", "query", "root:",
-					 "mode", "content", NULL);
+	_cleanup_json_ cJSON *s2 = callj(&t, "search_notes", "query",
+					 "root:", "mode", "content", NULL);
 	CU_ASSERT(json_equal_text(jitem(s2, "results"), "[]"));
 
 	/* Writes never go through a symlink to outside the vault. */
@@ -1325,24 +1368,25 @@ static void test_path_safety(void)
 	CU_ASSERT_PTR_NOT_NULL(e10);
 	_cleanup_free_ char *pwn = xasprintf("%s/pwn.md", outside);
 	CU_ASSERT(access(pwn, F_OK) != 0);
-	_cleanup_free_ char *e11 = calle(&t, "create_note", "name", "evil",
-					 "content", "x", "=overwrite", "true",
-					 NULL);
+	_cleanup_free_ char *e11 =
+		calle(&t, "create_note", "name", "evil", "content", "x",
+		      "=overwrite", "true", NULL);
 	CU_ASSERT_PTR_NOT_NULL(e11);
 	_cleanup_free_ char *sec = read_abs(secret);
 	ASSERT_STR_EQ(sec, "top secret\n");
-	_cleanup_free_ char *e12 = calle(&t, "create_note", "name", "evil2",
-					 "content", "x", "=overwrite", "true",
-					 NULL);
+	_cleanup_free_ char *e12 =
+		calle(&t, "create_note", "name", "evil2", "content", "x",
+		      "=overwrite", "true", NULL);
 	CU_ASSERT_PTR_NOT_NULL(e12);
 	_cleanup_free_ char *sec2 = read_abs(secret);
 	ASSERT_STR_EQ(sec2, "top secret\n");
 
 	/* Characters Obsidian does not allow in names. */
-	static const char *const bad[] = {"a:b", "x#y", "q?", "p|p", "s*", "h^t",
-					  "l[x]", "<x>", NULL};
+	static const char *const bad[] = {"a:b", "x#y",	 "q?",	"p|p", "s*",
+					  "h^t", "l[x]", "<x>", NULL};
 	for (const char *const *b = bad; *b; b++) {
-		_cleanup_free_ char *m = calle(&t, "create_note", "name", *b, NULL);
+		_cleanup_free_ char *m =
+			calle(&t, "create_note", "name", *b, NULL);
 		if (!m)
 			fprintf(stderr, "  create_note('%s') must fail\n", *b);
 		CU_ASSERT_PTR_NOT_NULL(m);
@@ -1354,15 +1398,18 @@ static void test_path_safety(void)
 	nftw(outside, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* ---- 15. policy --------------------------------------------------------------------------- */
+/* ---- 15. policy
+ * ---------------------------------------------------------------------------
+ */
 
 static void test_policy_reject(void)
 {
 	struct tvault t;
 	tv_init(&t);
-	tv_write(&t, ".vaultd/policy.yaml", "allowed_tags: [inbox]\n"
-					    "on_violation: reject\n"
-					    "ignore: [\"templates/\"]\n");
+	tv_write(&t, ".vaultd/policy.yaml",
+		 "allowed_tags: [inbox]\n"
+		 "on_violation: reject\n"
+		 "ignore: [\"templates/\"]\n");
 	tv_write(&t, "templates/Tpl.md", "#tpltag\n");
 	tv_write(&t, "Existing.md", "Work #work\n");
 	tv_write(&t, "John.md", "---\ntags: [Person]\n---\nJohn\n");
@@ -1390,9 +1437,9 @@ static void test_policy_reject(void)
 	_cleanup_free_ char *e2c = calle(&t, "add_tag", "name", "Existing",
 					 "tag", "brandnew", NULL);
 	ASSERT_CONTAINS(e2c, "Tags not in allowed list");
-	_cleanup_free_ char *e2d = calle(&t, "set_frontmatter", "name",
-					 "Existing", "key", "tags", "value",
-					 "work, fresh", NULL);
+	_cleanup_free_ char *e2d =
+		calle(&t, "set_frontmatter", "name", "Existing", "key", "tags",
+		      "value", "work, fresh", NULL);
 	ASSERT_CONTAINS(e2d, "Tags not in allowed list");
 	CU_ASSERT(file_is(&t, "Existing.md", "Work #work\n"));
 	CU_ASSERT(callok(&t, "add_tag", "name", "Existing", "tag", "#inbox",
@@ -1401,12 +1448,13 @@ static void test_policy_reject(void)
 	/* A note that already breaks a rule may still be edited. */
 	CU_ASSERT(callok(&t, "update_note", "name", "John", "content",
 			 "John, unrelated change\n", NULL));
-	CU_ASSERT(file_is(&t, "John.md",
-			  "---\ntags: [Person]\n---\nJohn, unrelated change\n"));
+	CU_ASSERT(
+		file_is(&t, "John.md",
+			"---\ntags: [Person]\n---\nJohn, unrelated change\n"));
 	/* But a new Person note must follow the rule. */
-	_cleanup_free_ char *e3 = calle(&t, "create_note", "name", "Jane",
-					"=frontmatter", "{\"tags\":[\"Person\"]}",
-					NULL);
+	_cleanup_free_ char *e3 =
+		calle(&t, "create_note", "name", "Jane", "=frontmatter",
+		      "{\"tags\":[\"Person\"]}", NULL);
 	ASSERT_CONTAINS(e3, "Person");
 	CU_ASSERT(callok(&t, "create_note", "name", "@Jane", "=frontmatter",
 			 "{\"tags\":[\"Person\"]}", NULL));
@@ -1441,8 +1489,8 @@ static void test_policy_reject(void)
 	CU_ASSERT_PTR_NOT_NULL(ig);
 	_cleanup_json_ cJSON *br = callj(&t, "browse", NULL);
 	CU_ASSERT_PTR_NULL(arr_find(jitem(br, "folders"), "path", "templates"));
-	_cleanup_free_ char *ig2 = calle(&t, "create_note", "name",
-					 "templates/New", NULL);
+	_cleanup_free_ char *ig2 =
+		calle(&t, "create_note", "name", "templates/New", NULL);
 	CU_ASSERT_PTR_NOT_NULL(ig2);
 	const cJSON *rule = arr_find(jitem(p, "tag_rules"), "tag", "Person");
 	CU_ASSERT_PTR_NOT_NULL(rule);
@@ -1460,9 +1508,9 @@ static void test_policy_warn(void)
 	tv_write(&t, "@Alice.md", "---\ntags: [Person]\n---\nAlice\n");
 	tv_open(&t);
 
-	_cleanup_json_ cJSON *r = callj(&t, "create_note", "name", "John",
-					"=frontmatter", "{\"tags\":[\"Person\"]}",
-					NULL);
+	_cleanup_json_ cJSON *r =
+		callj(&t, "create_note", "name", "John", "=frontmatter",
+		      "{\"tags\":[\"Person\"]}", NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
 	CU_ASSERT(tv_exists(&t, "John.md"));
 	const char *w = jstr(r, "warning");
@@ -1485,9 +1533,10 @@ static void test_policy_malformed(void)
 {
 	struct tvault t;
 	tv_init(&t);
-	tv_write(&t, ".vaultd/policy.yaml", "allowed_tags:\n"
-					    "  - inbox\n"
-					    "on_violation: [reject\n");
+	tv_write(&t, ".vaultd/policy.yaml",
+		 "allowed_tags:\n"
+		 "  - inbox\n"
+		 "on_violation: [reject\n");
 	struct vault *v = NULL;
 	char *msg = NULL;
 	CU_ASSERT(vault_open(t.dir, &v, &msg) < 0);
@@ -1508,7 +1557,8 @@ static void test_policy_malformed(void)
 	tv_close(&t);
 }
 
-/* ---- 16. search -------------------------------------------------------------------------- */
+/* ---- 16. search
+ * -------------------------------------------------------------------------- */
 
 static void test_search_modes(void)
 {
@@ -1533,8 +1583,8 @@ static void test_search_modes(void)
 	CU_ASSERT(same_set(jitem(n2, "results"), "name",
 			   (const char *[]){"Alias Holder", NULL}));
 
-	_cleanup_json_ cJSON *p = callj(&t, "search_notes", "query", "project",
-					NULL);
+	_cleanup_json_ cJSON *p =
+		callj(&t, "search_notes", "query", "project", NULL);
 	const cJSON *pr = jitem(p, "results");
 	CU_ASSERT_EQUAL(cJSON_GetArraySize(pr), 4);
 	ASSERT_STR_EQ(jstr(cJSON_GetArrayItem(pr, 0), "name"), "Project");
@@ -1552,16 +1602,18 @@ static void test_search_modes(void)
 	const cJSON *c0 = cJSON_GetArrayItem(jitem(c, "results"), 0);
 	CU_ASSERT_EQUAL(jnum(c0, "line"), 1);
 
-	_cleanup_json_ cJSON *t1 = callj(&t, "search_notes", "query", "vc",
-					 "mode", "tag", NULL);
+	_cleanup_json_ cJSON *t1 =
+		callj(&t, "search_notes", "query", "vc", "mode", "tag", NULL);
 	CU_ASSERT(same_set(jitem(t1, "results"), "name",
 			   (const char *[]){"T1", "T2", NULL}));
-	_cleanup_json_ cJSON *t2 = callj(&t, "search_notes", "query", "vc, ai",
-					 "mode", "tag", "tag_logic", "and", NULL);
+	_cleanup_json_ cJSON *t2 =
+		callj(&t, "search_notes", "query", "vc, ai", "mode", "tag",
+		      "tag_logic", "and", NULL);
 	CU_ASSERT(same_set(jitem(t2, "results"), "name",
 			   (const char *[]){"T1", NULL}));
-	_cleanup_json_ cJSON *t3 = callj(&t, "search_notes", "query", "#vc,ai",
-					 "mode", "tag", "tag_logic", "or", NULL);
+	_cleanup_json_ cJSON *t3 =
+		callj(&t, "search_notes", "query", "#vc,ai", "mode", "tag",
+		      "tag_logic", "or", NULL);
 	CU_ASSERT(same_set(jitem(t3, "results"), "name",
 			   (const char *[]){"T1", "T2", "T3", NULL}));
 	_cleanup_json_ cJSON *t4 = callj(&t, "search_notes", "query",
@@ -1569,8 +1621,8 @@ static void test_search_modes(void)
 	CU_ASSERT(same_set(jitem(t4, "results"), "name",
 			   (const char *[]){"T1", NULL}));
 	/* "v" is not a parent of "vc". */
-	_cleanup_json_ cJSON *t5 = callj(&t, "search_notes", "query", "v",
-					 "mode", "tag", NULL);
+	_cleanup_json_ cJSON *t5 =
+		callj(&t, "search_notes", "query", "v", "mode", "tag", NULL);
 	CU_ASSERT(json_equal_text(jitem(t5, "results"), "[]"));
 	tv_close(&t);
 }
@@ -1623,8 +1675,8 @@ static void test_search_paging(void)
 	_cleanup_free_ char *e1 = calle(&t, "search_notes", "query", "page",
 					"cursor", "garbage", NULL);
 	ASSERT_CONTAINS(e1, "Invalid cursor");
-	_cleanup_json_ cJSON *r1 = callj(&t, "search_notes", "query", "page",
-					 "=limit", "3", NULL);
+	_cleanup_json_ cJSON *r1 =
+		callj(&t, "search_notes", "query", "page", "=limit", "3", NULL);
 	const char *good = jstr(r1, "next_cursor");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(good);
 	_cleanup_free_ char *forged = xstrdup(good);
@@ -1632,18 +1684,18 @@ static void test_search_paging(void)
 	_cleanup_free_ char *e2 = calle(&t, "search_notes", "query", "page",
 					"cursor", forged, NULL);
 	ASSERT_CONTAINS(e2, "Invalid cursor");
-	_cleanup_free_ char *e2b = calle(&t, "search_notes", "query", "page",
-					 "cursor",
-					 "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
-					 NULL);
+	_cleanup_free_ char *e2b =
+		calle(&t, "search_notes", "query", "page", "cursor",
+		      "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", NULL);
 	ASSERT_CONTAINS(e2b, "Invalid cursor");
 
 	/* A cursor from another query. */
-	_cleanup_free_ char *e3 = calle(&t, "search_notes", "query", "pag",
-					"cursor", good, NULL);
+	_cleanup_free_ char *e3 =
+		calle(&t, "search_notes", "query", "pag", "cursor", good, NULL);
 	ASSERT_CONTAINS(e3, "different query");
-	_cleanup_free_ char *e3b = calle(&t, "search_notes", "query", "page",
-					 "mode", "content", "cursor", good, NULL);
+	_cleanup_free_ char *e3b =
+		calle(&t, "search_notes", "query", "page", "mode", "content",
+		      "cursor", good, NULL);
 	ASSERT_CONTAINS(e3b, "different query");
 
 	/* The vault changed: the cursor is stale. */
@@ -1655,7 +1707,8 @@ static void test_search_paging(void)
 	tv_close(&t);
 }
 
-/* ---- 17. concurrent writers -------------------------------------------------------------------- */
+/* ---- 17. concurrent writers
+ * -------------------------------------------------------------------- */
 
 static struct tvault conc_vault;
 
@@ -1731,10 +1784,10 @@ static void test_concurrent_appends(void)
 	int missing = 0, dups = 0;
 	for (int id = 0; id < 4; id++) {
 		for (int i = 0; i < 100; i++) {
-			_cleanup_free_ char *line = xasprintf("line t%d-%03d\n",
-							      id, i);
-			_cleanup_free_ char *last = xasprintf("line t%d-%03d",
-							      id, i);
+			_cleanup_free_ char *line =
+				xasprintf("line t%d-%03d\n", id, i);
+			_cleanup_free_ char *last =
+				xasprintf("line t%d-%03d", id, i);
 			const char *p = strstr(text, line);
 			if (!p && str_has_suffix(text, last))
 				p = text + strlen(text) - strlen(last);
@@ -1760,7 +1813,9 @@ static void test_concurrent_appends(void)
 	tv_close(&conc_vault);
 }
 
-/* ---- runner ------------------------------------------------------------------------------------ */
+/* ---- runner
+ * ------------------------------------------------------------------------------------
+ */
 
 int main(void)
 {

@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MISSING_DESCRIPTION                                                    \
-	"\xe2\x9a\xa0\xef\xb8\x8f No description. Claude, please add a "       \
-	"'description' field to this note's frontmatter explaining when to "   \
+#define MISSING_DESCRIPTION                                                  \
+	"\xe2\x9a\xa0\xef\xb8\x8f No description. Claude, please add a "     \
+	"'description' field to this note's frontmatter explaining when to " \
 	"read it."
 #define EM_DASH "\xe2\x80\x94"
 #define PROHIBITION "NEVER create new tags without explicit user permission."
@@ -40,8 +40,8 @@ static void expect_err(struct tvault *t, const char *tool, const char *args,
 }
 
 /* A call that must fail with a text containing `part` (NULL: any). */
-static void expect_err_has(struct tvault *t, const char *tool,
-			   const char *args, const char *part)
+static void expect_err_has(struct tvault *t, const char *tool, const char *args,
+			   const char *part)
 {
 	char *msg = tv_call_err(t, tool, args);
 	CU_ASSERT_PTR_NOT_NULL(msg);
@@ -60,8 +60,8 @@ static char *call_text(struct tvault *t, const char *tool, const char *args)
 	tv_call(t, tool, args, &r);
 	CU_ASSERT_FALSE(r.is_error);
 	if (r.is_error)
-		fprintf(stderr, "  %s(%s) failed: %s\n", tool,
-			args ? args : "", r.text);
+		fprintf(stderr, "  %s(%s) failed: %s\n", tool, args ? args : "",
+			r.text);
 	char *s = r.text ? strdup(r.text) : NULL;
 	tool_result_clear(&r);
 	return s;
@@ -75,8 +75,7 @@ static void expect_file(struct tvault *t, const char *rel, const char *want)
 	free(s);
 }
 
-static void expect_file_has(struct tvault *t, const char *rel,
-			    const char *part)
+static void expect_file_has(struct tvault *t, const char *rel, const char *part)
 {
 	char *s = tv_read(t, rel);
 	CU_ASSERT_PTR_NOT_NULL(s);
@@ -159,8 +158,8 @@ static void session_end(struct session *s)
 }
 
 /* Returns the injected result; *ret_raw (if given) the tool's own text. */
-static char *session_call(struct session *s, const char *tool,
-			  const char *args, char **ret_raw)
+static char *session_call(struct session *s, const char *tool, const char *args,
+			  char **ret_raw)
 {
 	struct tool_result r;
 	tv_call(s->t, tool, args, &r);
@@ -246,9 +245,10 @@ static void tc4_create_note_with_frontmatter(void)
 	struct tvault t;
 	tv_init(&t);
 	tv_open(&t);
-	cJSON *j = tv_call_json(&t, "create_note",
-				"{\"name\": \"test\", "
-				"\"frontmatter\": \"{\\\"tags\\\": [\\\"vc\\\"]}\"}");
+	cJSON *j = tv_call_json(
+		&t, "create_note",
+		"{\"name\": \"test\", "
+		"\"frontmatter\": \"{\\\"tags\\\": [\\\"vc\\\"]}\"}");
 	CU_ASSERT_PTR_NOT_NULL(j);
 	ASSERT_STR_EQ(cJSON_GetStringValue(cJSON_GetObjectItem(j, "name")),
 		      "test");
@@ -265,7 +265,8 @@ static void tc5_append_note(void)
 	tv_init(&t);
 	tv_write(&t, "test.md", "Line1");
 	tv_open(&t);
-	expect_json(&t, "append_note", "{\"name\": \"test\", \"text\": \"Line2\"}",
+	expect_json(&t, "append_note",
+		    "{\"name\": \"test\", \"text\": \"Line2\"}",
 		    "{\"name\": \"test\", \"status\": \"appended\"}");
 	expect_file(&t, "test.md", "Line1\n\nLine2");
 	tv_close(&t);
@@ -277,7 +278,8 @@ static void tc6_update_note(void)
 	tv_init(&t);
 	tv_write(&t, "test.md", "---\ntags: [a]\n---\nOld");
 	tv_open(&t);
-	expect_json(&t, "update_note", "{\"name\": \"test\", \"content\": \"New\"}",
+	expect_json(&t, "update_note",
+		    "{\"name\": \"test\", \"content\": \"New\"}",
 		    "{\"name\": \"test\", \"status\": \"updated\"}");
 	/* Frontmatter bytes preserved, body replaced. */
 	expect_file(&t, "test.md", "---\ntags: [a]\n---\nNew");
@@ -333,8 +335,9 @@ static void tc9_rename_note(void)
 	tv_write(&t, "A.md", "See [[B]] here");
 	tv_write(&t, "B.md", "I am B");
 	tv_open(&t);
-	cJSON *j = tv_call_json(&t, "rename_note",
-				"{\"old_name\": \"B\", \"new_name\": \"B_new\"}");
+	cJSON *j =
+		tv_call_json(&t, "rename_note",
+			     "{\"old_name\": \"B\", \"new_name\": \"B_new\"}");
 	CU_ASSERT_PTR_NOT_NULL(j);
 	CU_ASSERT(cJSON_IsObject(j));
 	cJSON_Delete(j);
@@ -377,8 +380,10 @@ static void tc12_get_links(void)
 	cJSON *j = tv_call_json(&t, "get_links",
 				"{\"name\": \"A\", \"direction\": \"both\"}");
 	CU_ASSERT_PTR_NOT_NULL(j);
-	CU_ASSERT(json_equal_text(cJSON_GetObjectItem(j, "outgoing"), "[\"B\"]"));
-	CU_ASSERT(json_equal_text(cJSON_GetObjectItem(j, "incoming"), "[\"C\"]"));
+	CU_ASSERT(
+		json_equal_text(cJSON_GetObjectItem(j, "outgoing"), "[\"B\"]"));
+	CU_ASSERT(
+		json_equal_text(cJSON_GetObjectItem(j, "incoming"), "[\"C\"]"));
 	cJSON_Delete(j);
 	tv_close(&t);
 }
@@ -391,9 +396,10 @@ static void tc14_set_frontmatter(void)
 	tv_init(&t);
 	tv_write(&t, "test.md", "Hello");
 	tv_open(&t);
-	expect_json(&t, "set_frontmatter",
-		    "{\"name\": \"test\", \"key\": \"status\", \"value\": \"done\"}",
-		    "{\"name\": \"test\", \"key\": \"status\", \"value\": \"done\"}");
+	expect_json(
+		&t, "set_frontmatter",
+		"{\"name\": \"test\", \"key\": \"status\", \"value\": \"done\"}",
+		"{\"name\": \"test\", \"key\": \"status\", \"value\": \"done\"}");
 	expect_frontmatter(&t, "test", "{\"status\": \"done\"}");
 	expect_file_has(&t, "test.md", "Hello");
 	tv_close(&t);
@@ -461,7 +467,8 @@ static void tc17_autocontext_first_result(void)
 	}
 	ASSERT_STR_EQ(out, want ? want : "(want)");
 	ASSERT_CONTAINS(out, "\n\n---\n## Your personal notes");
-	ASSERT_CONTAINS(out, "\"My Rules\" " EM_DASH " Read before writing text");
+	ASSERT_CONTAINS(out,
+			"\"My Rules\" " EM_DASH " Read before writing text");
 	CU_ASSERT(out && strlen(out) >= 4 &&
 		  strcmp(out + strlen(out) - 4, "\n---") == 0);
 	free(want);
@@ -485,7 +492,8 @@ static void tc18_autocontext_not_in_second_result(void)
 	char *first = session_call(&s, "list_notes", "{}", NULL);
 	ASSERT_CONTAINS(first, "## Your personal notes");
 	char *raw = NULL;
-	char *second = session_call(&s, "read_note", "{\"name\": \"test\"}", &raw);
+	char *second =
+		session_call(&s, "read_note", "{\"name\": \"test\"}", &raw);
 	ASSERT_STR_EQ(second, "Hello");
 	ASSERT_STR_EQ(second, raw ? raw : "(raw)");
 	ASSERT_NOT_CONTAINS(second, "## Your personal notes");
@@ -656,7 +664,8 @@ static void tc26_instructions_base_only(void)
 	tv_write(&t, "CLAUDE.md", "SECRET-CLAUDE-MD-RULE: always say hi");
 	tv_open(&t);
 	char *block = context_block(t.v);
-	ASSERT_CONTAINS(block, "\"My Rules\" " EM_DASH " Read before writing text");
+	ASSERT_CONTAINS(block,
+			"\"My Rules\" " EM_DASH " Read before writing text");
 	ASSERT_NOT_CONTAINS(block, "SECRET-CLAUDE-MD-RULE");
 	ASSERT_NOT_CONTAINS(block, "RULES-BODY-TEXT");
 	free(block);
@@ -920,9 +929,10 @@ static void tc42_set_frontmatter_non_tags_key(void)
 	vc_person_vault(&t);
 	tv_write(&t, "test.md", "Hello");
 	tv_open(&t);
-	expect_json(&t, "set_frontmatter",
-		    "{\"name\": \"test\", \"key\": \"status\", \"value\": \"done\"}",
-		    "{\"name\": \"test\", \"key\": \"status\", \"value\": \"done\"}");
+	expect_json(
+		&t, "set_frontmatter",
+		"{\"name\": \"test\", \"key\": \"status\", \"value\": \"done\"}",
+		"{\"name\": \"test\", \"key\": \"status\", \"value\": \"done\"}");
 	expect_frontmatter(&t, "test", "{\"status\": \"done\"}");
 	tv_close(&t);
 }
@@ -932,9 +942,10 @@ static void tc43_create_note_invalid_json(void)
 	struct tvault t;
 	tv_init(&t);
 	tv_open(&t);
-	expect_err_has(&t, "create_note",
-		       "{\"name\": \"test\", \"frontmatter\": \"{invalid json}\"}",
-		       "Invalid frontmatter JSON");
+	expect_err_has(
+		&t, "create_note",
+		"{\"name\": \"test\", \"frontmatter\": \"{invalid json}\"}",
+		"Invalid frontmatter JSON");
 	CU_ASSERT_FALSE(tv_exists(&t, "test.md"));
 	tv_close(&t);
 }
@@ -943,7 +954,8 @@ static void tc44_search_notes_invalid_mode(void)
 {
 	struct tvault t;
 	three_notes(&t);
-	expect_err(&t, "search_notes", "{\"query\": \"test\", \"mode\": \"invalid\"}",
+	expect_err(&t, "search_notes",
+		   "{\"query\": \"test\", \"mode\": \"invalid\"}",
 		   "Invalid search mode: invalid. Valid: name, name_partial, "
 		   "content, tag");
 	tv_close(&t);
@@ -970,7 +982,8 @@ static void tc46_add_tag_basic(void)
 	tv_write(&t, "test.md", "---\ntags: [vc]\n---\nbody");
 	tv_write(&t, "other.md", "---\ntags: [Person]\n---\nbody");
 	tv_open(&t);
-	expect_err_has(&t, "add_tag", "{\"name\": \"test\", \"tag\": \"Person\"}",
+	expect_err_has(&t, "add_tag",
+		       "{\"name\": \"test\", \"tag\": \"Person\"}",
 		       "note name must start with '@'");
 	expect_file(&t, "test.md", "---\ntags: [vc]\n---\nbody");
 	tv_close(&t);
@@ -997,7 +1010,8 @@ static void tc48_add_tag_claude_without_description(void)
 	tv_write(&t, "other.md",
 		 "---\ntags: [claude]\ndescription: d\n---\nbody");
 	tv_open(&t);
-	expect_err_has(&t, "add_tag", "{\"name\": \"test\", \"tag\": \"claude\"}",
+	expect_err_has(&t, "add_tag",
+		       "{\"name\": \"test\", \"tag\": \"claude\"}",
 		       "Requires 'description' field");
 	expect_file(&t, "test.md", "body");
 	tv_close(&t);
@@ -1013,8 +1027,9 @@ static void tc49_add_tag_claude_with_description(void)
 	tv_open(&t);
 	expect_json(&t, "add_tag", "{\"name\": \"test\", \"tag\": \"claude\"}",
 		    "{\"name\": \"test\", \"tags\": [\"claude\"]}");
-	expect_frontmatter(&t, "test",
-			   "{\"description\": \"My rules\", \"tags\": [\"claude\"]}");
+	expect_frontmatter(
+		&t, "test",
+		"{\"description\": \"My rules\", \"tags\": [\"claude\"]}");
 	tv_close(&t);
 }
 
@@ -1037,8 +1052,9 @@ static void tc51_remove_tag_not_present(void)
 	tv_init(&t);
 	tv_write(&t, "test.md", "---\ntags: [vc]\n---\nbody");
 	tv_open(&t);
-	expect_json(&t, "remove_tag", "{\"name\": \"test\", \"tag\": \"project\"}",
-		    "{\"name\": \"test\", \"tags\": [\"vc\"], \"removed\": false}");
+	expect_json(
+		&t, "remove_tag", "{\"name\": \"test\", \"tag\": \"project\"}",
+		"{\"name\": \"test\", \"tags\": [\"vc\"], \"removed\": false}");
 	expect_file(&t, "test.md", "---\ntags: [vc]\n---\nbody");
 	tv_close(&t);
 }
@@ -1144,8 +1160,10 @@ static void tc58_get_note_metadata(void)
 	CU_ASSERT(json_equal_text(cJSON_GetObjectItem(j, "name"), "\"A\""));
 	CU_ASSERT(json_equal_text(cJSON_GetObjectItem(j, "frontmatter"),
 				  "{\"tags\": [\"vc\"]}"));
-	CU_ASSERT(json_equal_text(cJSON_GetObjectItem(j, "outgoing"), "[\"B\"]"));
-	CU_ASSERT(json_equal_text(cJSON_GetObjectItem(j, "incoming"), "[\"C\"]"));
+	CU_ASSERT(
+		json_equal_text(cJSON_GetObjectItem(j, "outgoing"), "[\"B\"]"));
+	CU_ASSERT(
+		json_equal_text(cJSON_GetObjectItem(j, "incoming"), "[\"C\"]"));
 	/* No body. */
 	char *txt = j ? cJSON_PrintUnformatted(j) : NULL;
 	ASSERT_NOT_CONTAINS(txt, "See [[B]]");
@@ -1268,13 +1286,13 @@ static void tc67_find_broken_links_none(void)
 static void tc68_get_help(void)
 {
 	static const char *const seed_tools[] = {
-		"read_note",       "create_note",      "append_note",
-		"update_note",     "delete_note",      "rename_note",
-		"search_notes",    "get_links",        "get_note_metadata",
-		"set_frontmatter", "add_tag",          "remove_tag",
-		"list_notes",      "replace_text",     "insert_text",
-		"read_section",    "append_section",   "get_headings",
-		"update_section",  "delete_section",   "find_broken_links",
+		"read_note",	   "create_note",    "append_note",
+		"update_note",	   "delete_note",    "rename_note",
+		"search_notes",	   "get_links",	     "get_note_metadata",
+		"set_frontmatter", "add_tag",	     "remove_tag",
+		"list_notes",	   "replace_text",   "insert_text",
+		"read_section",	   "append_section", "get_headings",
+		"update_section",  "delete_section", "find_broken_links",
 		"get_help",
 	};
 	struct tvault t;
@@ -1287,9 +1305,11 @@ static void tc68_get_help(void)
 	{
 		CU_ASSERT(cJSON_IsString(cJSON_GetObjectItem(it, "name")));
 		CU_ASSERT(cJSON_IsString(cJSON_GetObjectItem(it, "params")));
-		CU_ASSERT(cJSON_IsString(cJSON_GetObjectItem(it, "description")));
+		CU_ASSERT(
+			cJSON_IsString(cJSON_GetObjectItem(it, "description")));
 		/* get_frontmatter was removed (use get_note_metadata). */
-		const char *nm = cJSON_GetStringValue(cJSON_GetObjectItem(it, "name"));
+		const char *nm =
+			cJSON_GetStringValue(cJSON_GetObjectItem(it, "name"));
 		CU_ASSERT(!nm || strcmp(nm, "get_frontmatter") != 0);
 	}
 	for (size_t i = 0; i < sizeof(seed_tools) / sizeof(*seed_tools); i++) {
@@ -1319,7 +1339,8 @@ int main(void)
 		{"TC1_read_note", tc1_read_note},
 		{"TC2_read_note_not_found", tc2_read_note_not_found},
 		{"TC3_create_note_basic", tc3_create_note_basic},
-		{"TC4_create_note_with_frontmatter", tc4_create_note_with_frontmatter},
+		{"TC4_create_note_with_frontmatter",
+		 tc4_create_note_with_frontmatter},
 		{"TC5_append_note", tc5_append_note},
 		{"TC6_update_note", tc6_update_note},
 		{"TC7_delete_note", tc7_delete_note},
@@ -1332,10 +1353,12 @@ int main(void)
 		{"TC15_list_notes_paginated", tc15_list_notes_paginated},
 		{"TC16_list_notes_empty_vault", tc16_list_notes_empty_vault},
 		{"TC16a_list_notes_offset", tc16a_list_notes_offset},
-		{"TC17_autocontext_first_result", tc17_autocontext_first_result},
+		{"TC17_autocontext_first_result",
+		 tc17_autocontext_first_result},
 		{"TC18_autocontext_not_in_second_result",
 		 tc18_autocontext_not_in_second_result},
-		{"TC19_autocontext_no_notes_hint", tc19_autocontext_no_notes_hint},
+		{"TC19_autocontext_no_notes_hint",
+		 tc19_autocontext_no_notes_hint},
 		{"TC20_autocontext_missing_description",
 		 tc20_autocontext_missing_description},
 		{"TC21_no_global_singleton", tc21_no_global_singleton},
@@ -1345,40 +1368,49 @@ int main(void)
 		{"TC25_tag_policy_dedup", tc25_tag_policy_dedup},
 		{"TC26_instructions_base_only", tc26_instructions_base_only},
 		{"TC27_no_claude_md_mechanism", tc27_no_claude_md_mechanism},
-		{"TC28_context_block_empty_vault", tc28_context_block_empty_vault},
+		{"TC28_context_block_empty_vault",
+		 tc28_context_block_empty_vault},
 		{"TC29_replace_text", tc29_replace_text},
-		{"TC30_replace_text_replace_all", tc30_replace_text_replace_all},
+		{"TC30_replace_text_replace_all",
+		 tc30_replace_text_replace_all},
 		{"TC31_replace_text_not_found", tc31_replace_text_not_found},
 		{"TC32_insert_text_after", tc32_insert_text_after},
 		{"TC33_insert_text_before", tc33_insert_text_before},
 		{"TC34_insert_text_both_params", tc34_insert_text_both_params},
-		{"TC35_insert_text_neither_param", tc35_insert_text_neither_param},
+		{"TC35_insert_text_neither_param",
+		 tc35_insert_text_neither_param},
 		{"TC36_read_section", tc36_read_section},
 		{"TC37_read_section_not_found", tc37_read_section_not_found},
 		{"TC38_append_section", tc38_append_section},
-		{"TC39_create_note_invalid_tags", tc39_create_note_invalid_tags},
+		{"TC39_create_note_invalid_tags",
+		 tc39_create_note_invalid_tags},
 		{"TC40_create_note_valid_tags", tc40_create_note_valid_tags},
 		{"TC41_set_frontmatter_tags_validated",
 		 tc41_set_frontmatter_tags_validated},
 		{"TC42_set_frontmatter_non_tags_key",
 		 tc42_set_frontmatter_non_tags_key},
-		{"TC43_create_note_invalid_json", tc43_create_note_invalid_json},
-		{"TC44_search_notes_invalid_mode", tc44_search_notes_invalid_mode},
+		{"TC43_create_note_invalid_json",
+		 tc43_create_note_invalid_json},
+		{"TC44_search_notes_invalid_mode",
+		 tc44_search_notes_invalid_mode},
 		{"TC45_get_links_invalid_direction",
 		 tc45_get_links_invalid_direction},
 		{"TC46_add_tag_basic", tc46_add_tag_basic},
-		{"TC47_add_tag_person_to_at_note", tc47_add_tag_person_to_at_note},
+		{"TC47_add_tag_person_to_at_note",
+		 tc47_add_tag_person_to_at_note},
 		{"TC48_add_tag_claude_without_description",
 		 tc48_add_tag_claude_without_description},
 		{"TC49_add_tag_claude_with_description",
 		 tc49_add_tag_claude_with_description},
 		{"TC50_remove_tag_basic", tc50_remove_tag_basic},
 		{"TC51_remove_tag_not_present", tc51_remove_tag_not_present},
-		{"TC52_create_note_person_non_at", tc52_create_note_person_non_at},
+		{"TC52_create_note_person_non_at",
+		 tc52_create_note_person_non_at},
 		{"TC53_create_note_person_at", tc53_create_note_person_at},
 		{"TC54_search_multi_tag_or", tc54_search_multi_tag_or},
 		{"TC55_search_multi_tag_and", tc55_search_multi_tag_and},
-		{"TC56_search_invalid_tag_logic", tc56_search_invalid_tag_logic},
+		{"TC56_search_invalid_tag_logic",
+		 tc56_search_invalid_tag_logic},
 		{"TC57_search_multi_tag_hierarchical",
 		 tc57_search_multi_tag_hierarchical},
 		{"TC58_get_note_metadata", tc58_get_note_metadata},
@@ -1387,9 +1419,11 @@ int main(void)
 		{"TC60_get_headings_basic", tc60_get_headings_basic},
 		{"TC61_get_headings_none", tc61_get_headings_none},
 		{"TC62_update_section_basic", tc62_update_section_basic},
-		{"TC63_update_section_not_found", tc63_update_section_not_found},
+		{"TC63_update_section_not_found",
+		 tc63_update_section_not_found},
 		{"TC64_delete_section_basic", tc64_delete_section_basic},
-		{"TC65_delete_section_not_found", tc65_delete_section_not_found},
+		{"TC65_delete_section_not_found",
+		 tc65_delete_section_not_found},
 		{"TC66_find_broken_links", tc66_find_broken_links},
 		{"TC67_find_broken_links_none", tc67_find_broken_links_none},
 		{"TC68_get_help", tc68_get_help},

@@ -12,7 +12,8 @@
 void tv_init(struct tvault *t)
 {
 	const char *tmp = getenv("TMPDIR");
-	char *tmpl = xasprintf("%s/vaultd-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	char *tmpl =
+		xasprintf("%s/vaultd-test-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(tmpl)) {
 		perror("mkdtemp");
 		abort();
@@ -170,8 +171,8 @@ int run_tests(const char *suite, const struct test_case *tests, size_t n)
 			CU_add_test(s, tests[i].name, tests[i].fn);
 	CU_basic_set_mode(CU_BRM_VERBOSE);
 	CU_basic_run_tests();
-	unsigned failed = CU_get_number_of_failures() +
-			  CU_get_number_of_tests_failed();
+	unsigned failed =
+		CU_get_number_of_failures() + CU_get_number_of_tests_failed();
 	unsigned run = CU_get_number_of_tests_run();
 	CU_cleanup_registry();
 	if (!run)

@@ -48,7 +48,7 @@ struct test_case {
 int run_tests(const char *suite, const struct test_case *tests, size_t n);
 
 #define ASSERT_STR_EQ(a, b) CU_ASSERT_STRING_EQUAL((a) ? (a) : "(null)", (b))
-#define ASSERT_CONTAINS(hay, needle)                                           \
+#define ASSERT_CONTAINS(hay, needle) \
 	CU_ASSERT_PTR_NOT_NULL((hay) ? strstr((hay), (needle)) : NULL)
-#define ASSERT_NOT_CONTAINS(hay, needle)                                       \
+#define ASSERT_NOT_CONTAINS(hay, needle) \
 	CU_ASSERT_PTR_NULL((hay) ? strstr((hay), (needle)) : NULL)

@@ -30,25 +30,27 @@ static uint32_t pick(uint32_t n)
 }
 
 static const char *const WORDS[] = {
-	"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "garden",
-	"harbor", "island", "jungle", "kernel", "lantern", "meadow", "nebula",
-	"orbit", "prairie", "quartz", "river", "summit", "timber", "umbra",
-	"valley", "willow", "xenon", "yonder", "zephyr", "project", "meeting",
-	"review", "design", "index", "search", "graph", "note", "idea",
-	"draft", "plan", "budget", "research", "paper", "method", "result",
-	"signal", "memory", "vector", "syntax", "protocol", "server",
-	"client", "cache", "thread", "socket", "buffer", "stream", "token",
-	"проект", "заметка", "встреча", "идея", "東京", "会議", "研究", "計画",
+	"alpha",  "bravo",  "charlie",	"delta",   "echo",     "foxtrot",
+	"garden", "harbor", "island",	"jungle",  "kernel",   "lantern",
+	"meadow", "nebula", "orbit",	"prairie", "quartz",   "river",
+	"summit", "timber", "umbra",	"valley",  "willow",   "xenon",
+	"yonder", "zephyr", "project",	"meeting", "review",   "design",
+	"index",  "search", "graph",	"note",	   "idea",     "draft",
+	"plan",	  "budget", "research", "paper",   "method",   "result",
+	"signal", "memory", "vector",	"syntax",  "protocol", "server",
+	"client", "cache",  "thread",	"socket",  "buffer",   "stream",
+	"token",  "проект", "заметка",	"встреча", "идея",     "東京",
+	"会議",	  "研究",   "計画",
 };
 #define NWORDS (sizeof(WORDS) / sizeof(WORDS[0]))
 
 static const char *const TAGROOTS[] = {
-	"project", "area", "status", "topic", "person", "meeting", "idea",
-	"reading", "work", "home", "research", "draft", "проект", "研究",
+	"project", "area", "status", "topic",	 "person", "meeting", "idea",
+	"reading", "work", "home",   "research", "draft",  "проект",  "研究",
 };
 
-static char **names;  /* note names */
-static char **paths;  /* note paths without .md */
+static char **names; /* note names */
+static char **paths; /* note paths without .md */
 static char **tags;
 static size_t ntags;
 
@@ -115,7 +117,8 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < nfolders; i++) {
 		char buf[512];
 		if (i < 8 || pick(3) == 0) {
-			snprintf(buf, sizeof(buf), "%s %zu", WORDS[pick(NWORDS)], i);
+			snprintf(buf, sizeof(buf), "%s %zu",
+				 WORDS[pick(NWORDS)], i);
 		} else {
 			const char *parent = folders[pick((uint32_t)i)];
 			snprintf(buf, sizeof(buf), "%s/%s %zu", parent,
@@ -123,14 +126,16 @@ int main(int argc, char **argv)
 		}
 		if (strchr(buf, '/') && strchr(strchr(buf, '/') + 1, '/') &&
 		    strchr(strchr(strchr(buf, '/') + 1, '/') + 1, '/'))
-			snprintf(buf, sizeof(buf), "%s %zu", WORDS[pick(NWORDS)], i);
+			snprintf(buf, sizeof(buf), "%s %zu",
+				 WORDS[pick(NWORDS)], i);
 		folders[i] = strdup(buf);
 	}
 	ntags = 150;
 	tags = calloc(ntags, sizeof(char *));
 	for (size_t i = 0; i < ntags; i++) {
 		char buf[128];
-		const char *root = TAGROOTS[i % (sizeof(TAGROOTS) / sizeof(*TAGROOTS))];
+		const char *root =
+			TAGROOTS[i % (sizeof(TAGROOTS) / sizeof(*TAGROOTS))];
 		if (i < 14)
 			snprintf(buf, sizeof(buf), "%s", root);
 		else
@@ -144,10 +149,11 @@ int main(int argc, char **argv)
 		char nb[256], pb[1024];
 		/* About 1% of names are shared by two notes. */
 		if (i > 10 && pick(100) == 0)
-			snprintf(nb, sizeof(nb), "%s", names[pick((uint32_t)i)]);
+			snprintf(nb, sizeof(nb), "%s",
+				 names[pick((uint32_t)i)]);
 		else
-			snprintf(nb, sizeof(nb), "%s %s %zu", WORDS[pick(NWORDS)],
-				 WORDS[pick(NWORDS)], i);
+			snprintf(nb, sizeof(nb), "%s %s %zu",
+				 WORDS[pick(NWORDS)], WORDS[pick(NWORDS)], i);
 		const char *folder = folders[pick((uint32_t)nfolders)];
 		snprintf(pb, sizeof(pb), "%s/%s", folder, nb);
 		names[i] = strdup(nb);
@@ -169,11 +175,13 @@ int main(int argc, char **argv)
 		if (pick(100) < 85) {
 			fputs("---\ntags:\n", f);
 			for (uint32_t k = 0, m = 1 + pick(4); k < m; k++)
-				fprintf(f, "  - %s\n", tags[pick((uint32_t)ntags)]);
+				fprintf(f, "  - %s\n",
+					tags[pick((uint32_t)ntags)]);
 			fprintf(f, "created: 2026-%02u-%02u\n", 1 + pick(12),
 				1 + pick(28));
 			if (pick(10) == 0)
-				fprintf(f, "aliases: [%s %zu]\n", WORDS[pick(NWORDS)], i);
+				fprintf(f, "aliases: [%s %zu]\n",
+					WORDS[pick(NWORDS)], i);
 			if (pick(4) == 0)
 				fputs("status: draft\n", f);
 			fputs("---\n", f);
@@ -190,13 +198,15 @@ int main(int argc, char **argv)
 				if (r < 5)
 					link_to(f, n, i);
 				else if (r < 6)
-					fprintf(f, "#%s", tags[pick((uint32_t)ntags)]);
+					fprintf(f, "#%s",
+						tags[pick((uint32_t)ntags)]);
 				else
 					word(f);
 			}
 			fputs(".\n\n", f);
 			if (p == 1 && pick(5) == 0)
-				fputs("```\n[[Not A Link]] #not-a-tag\nint x = 1;\n```\n\n", f);
+				fputs("```\n[[Not A Link]] #not-a-tag\nint x = 1;\n```\n\n",
+				      f);
 			if (p == 0 && pick(2) == 0)
 				fputs("## Details\n\n", f);
 		}
