@@ -858,9 +858,12 @@ int op_read_section(struct tool_ctx *c)
 	if (md_find_section(text, len, sec, &s, &b, &e) < 0)
 		return op_fail(c, -ENOENT,
 			       "Section '%s' not found in note '%s'", sec, ref);
-	/* Without the heading line and without trailing blank lines. */
+	/* Without the heading line and without blank lines around it. */
 	while (e > b && isspace((unsigned char)text[e - 1]))
 		e--;
+	for (size_t k = b; k < e && isspace((unsigned char)text[k]); k++)
+		if (text[k] == '\n')
+			b = k + 1;
 	c->text = xstrndup(text + b, e - b);
 	return 0;
 }

@@ -182,8 +182,23 @@ void lb_free(struct linebuf *lb)
 	memset(lb, 0, sizeof(*lb));
 }
 
+void lb_skip_line(struct linebuf *lb)
+{
+	lb->len = lb->scanned = lb->searched = 0;
+	lb->too_long = false;
+	lb->skipping = true;
+}
+
 void lb_append(struct linebuf *lb, const char *data, size_t n)
 {
+	if (lb->skipping) {
+		const char *nl = memchr(data, '\n', n);
+		if (!nl)
+			return;
+		lb->skipping = false;
+		n -= (size_t)(nl + 1 - data);
+		data = nl + 1;
+	}
 	if (lb->len + n + 1 > lb->cap) {
 		size_t cap = lb->cap ? lb->cap : 4096;
 		while (cap < lb->len + n + 1)

@@ -53,11 +53,15 @@ struct linebuf {
 	size_t searched; /* bytes known to hold no newline */
 	size_t max;	 /* longest accepted line */
 	bool too_long;	 /* set once a line exceeded max */
+	bool skipping;	 /* dropping bytes up to the next newline */
 };
 void lb_init(struct linebuf *lb, size_t max);
 void lb_free(struct linebuf *lb);
 /* Append bytes read from a stream. */
 void lb_append(struct linebuf *lb, const char *data, size_t n);
+/* Forget the over-long line: its bytes are dropped up to its newline and
+ * reading goes on after it. Clears too_long. */
+void lb_skip_line(struct linebuf *lb);
 /* Next complete line (NUL-terminated, newline and '\r' removed), or NULL.
  * The pointer stays valid until the next lb_ call. */
 char *lb_next(struct linebuf *lb, size_t *ret_len);

@@ -1259,8 +1259,9 @@ void mcp_session_tick(struct mcp_session *s)
 	for (struct pending *p = s->pending; p; p = p->next) {
 		if (!p->progress_token || p->cancelled || p->held)
 			continue;
-		if (now - p->last_progress < 1000000000ull ||
-		    now - p->started < 500000000ull)
+		/* The first after half a second, then one a second. */
+		if (p->progress ? now - p->last_progress < 1000000000ull
+				: now - p->started < 500000000ull)
 			continue;
 		p->last_progress = now;
 		cJSON *n = cJSON_CreateObject();

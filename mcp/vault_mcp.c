@@ -292,18 +292,16 @@ int main(int argc, char **argv)
 						mcp_session_input(a.session,
 								  line, len);
 				if (in.too_long) {
-					/* The rest of that line is unreadable
-					 * as a message: say so and stop. */
+					/* Say so once, drop the rest of that
+					 * line and go on with the next one. */
 					out_line(
 						NULL,
 						rpc_error_line(
 							NULL,
 							RPC_INVALID_REQUEST,
-							"Invalid Request: message too "
-							"long (limit 32 MiB)",
+							"Invalid Request: message too long (limit 32 MiB)",
 							NULL));
-					a.stdin_open = false;
-					mcp_session_shutdown(a.session);
+					lb_skip_line(&in);
 				}
 			}
 		}

@@ -12,6 +12,11 @@ for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
 		missing="$missing $p"
 done
+# Node.js runs the end-to-end tests under the official MCP SDK client;
+# Debian 12's nodejs (18) is enough when no newer one is installed.
+if [ "${1:-}" = test ] && ! command -v node >/dev/null 2>&1; then
+	missing="$missing nodejs npm"
+fi
 [ -z "$missing" ] && exit 0
 echo "installing:$missing" >&2
 SUDO=""

@@ -31,6 +31,8 @@ demo)
 	;;
 test)
 	build build
+	# The official MCP SDK client for the end-to-end tests (pinned).
+	npm ci --prefix tests/mcp --no-audit --no-fund --loglevel=error >/dev/null
 	meson test -C build --print-errorlogs --num-processes 2
 	# The same unit tests under AddressSanitizer + UndefinedBehaviorSanitizer.
 	build build-asan -Db_sanitize=address,undefined -Db_lundef=false \

@@ -1,0 +1,258 @@
+// Helpers for the end-to-end tests: temporary vaults, private runtime
+// folders (so tests never meet each other's daemons), the official SDK
+// client, a raw line-based MCP client, and a raw control-socket client.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+export const BIN = {
+  vaultd: process.env.VAULTD_BIN,
+  mcp: process.env.VAULT_MCP_BIN,
+  vaultctl: process.env.VAULTCTL_BIN,
+};
+for (const [k, v] of Object.entries(BIN)) {
+  if (!v || !fs.existsSync(v)) throw new Error(`set ${k} binary path (env), got ${v}`);
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// A vault folder with the given files and its own runtime/cache folders.
+export function makeVault(files = {}) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'vaultd-e2e-'));
+  const vault = path.join(root, 'vault');
+  const runtime = path.join(root, 'run');
+  fs.mkdirSync(vault);
+  fs.mkdirSync(runtime, { mode: 0o700 });
+  for (const [rel, text] of Object.entries(files)) writeNote(vault, rel, text);
+  const env = {
+    PATH: process.env.PATH,
+    HOME: root,
+    XDG_RUNTIME_DIR: runtime,
+    XDG_CACHE_HOME: path.join(root, 'cache'),
+    OBSIDIAN_VAULT_PATH: vault,
+    VAULTD_BIN: BIN.vaultd,
+  };
+  return { root, vault, runtime, env, cleanup: () => cleanup(root, runtime) };
+}
+
+export function writeNote(vault, rel, text) {
+  const p = path.join(vault, rel);
+  fs.mkdirSync(path.dirname(p), { recursive: true });
+  fs.writeFileSync(p, text);
+}
+
+export function readNote(vault, rel) {
+  return fs.readFileSync(path.join(vault, rel), 'utf8');
+}
+
+// The daemon's socket for this runtime folder (there is one per vault).
+export function socketPath(v) {
+  const dir = path.join(v.runtime, 'vaultd');
+  const s = fs.existsSync(dir) ? fs.readdirSync(dir).find((f) => f.endsWith('.sock')) : null;
+  return s ? path.join(dir, s) : null;
+}
+
+export function daemonPid(v) {
+  const dir = path.join(v.runtime, 'vaultd');
+  if (!fs.existsSync(dir)) return null;
+  const lock = fs.readdirSync(dir).find((f) => f.endsWith('.sock.lock'));
+  if (!lock) return null;
+  const pid = parseInt(fs.readFileSync(path.join(dir, lock), 'utf8'), 10);
+  return Number.isFinite(pid) ? pid : null;
+}
+
+// Running, and not a zombie waiting for its reaper (PID 1 may be slow).
+function alive(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+export async function stopDaemon(v) {
+  const pid = daemonPid(v);
+  if (!pid) return;
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    return;
+  }
+  for (let i = 0; i < 100 && alive(pid); i++) await sleep(50);
+  if (alive(pid)) process.kill(pid, 'SIGKILL');
+}
+
+async function cleanup(root, runtime) {
+  await stopDaemon({ runtime });
+  if (!process.env.KEEP_TEST_VAULTS) fs.rmSync(root, { recursive: true, force: true });
+}
+
+// Start vaultd (no mount) in the foreground of a child process.
+export async function startDaemon(v, extraArgs = []) {
+  const child = spawn(BIN.vaultd, ['--no-mount', '--vault', v.vault, ...extraArgs], {
+    env: v.env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  for (let i = 0; i < 200; i++) {
+    const s = socketPath(v);
+    if (s) {
+      try {
+        const c = await ctlConnect(s);
+        c.close();
+        return child;
+      } catch {}
+    }
+    await sleep(25);
+  }
+  throw new Error('vaultd did not start');
+}
+
+// The official SDK client on vault-mcp.
+export async function mcpClient(v, { args = [], env = {}, name = 'vaultd-e2e' } = {}) {
+  const transport = new StdioClientTransport({
+    command: BIN.mcp,
+    args,
+    env: { ...v.env, ...env },
+    stderr: 'pipe',
+  });
+  const client = new Client({ name, version: '1.0.0' });
+  await client.connect(transport);
+  return client;
+}
+
+// Text of a tool result (the first content block).
+export const textOf = (r) => r.content?.[0]?.text ?? '';
+// The seed JSON part of a result text (without an auto-context block).
+export const jsonOf = (r) => JSON.parse(textOf(r).split('\n\n---\n')[0]);
+
+// A raw MCP session on vault-mcp: write lines, read lines.
+export class RawMcp {
+  constructor(v, { args = [], env = {} } = {}) {
+    this.proc = spawn(BIN.mcp, args, { env: { ...v.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.lines = [];
+    this.waiters = [];
+    this.stderr = '';
+    this.exited = new Promise((r) => this.proc.on('exit', (code, sig) => r({ code, sig })));
+    let buf = '';
+    this.proc.stdout.on('data', (d) => {
+      buf += d.toString('utf8');
+      let i;
+      while ((i = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        this.lines.push(line);
+        this.waiters.splice(0).forEach((w) => w());
+      }
+    });
+    this.proc.stderr.on('data', (d) => (this.stderr += d.toString()));
+  }
+  send(obj) {
+    this.proc.stdin.write((typeof obj === 'string' ? obj : JSON.stringify(obj)) + '\n');
+  }
+  sendRaw(buf) {
+    this.proc.stdin.write(buf);
+  }
+  // Next message matching pred (parsed), waiting up to ms.
+  async next(pred = () => true, ms = 10000) {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const i = this.lines.findIndex((l) => {
+        try {
+          return pred(JSON.parse(l));
+        } catch {
+          return false;
+        }
+      });
+      if (i >= 0) return JSON.parse(this.lines.splice(i, 1)[0]);
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error('timeout waiting for a message; got: ' + this.lines.join('\n'));
+      await new Promise((r) => {
+        this.waiters.push(r);
+        setTimeout(r, Math.min(left, 200));
+      });
+    }
+  }
+  byId(id, ms) {
+    return this.next((m) => m.id === id, ms);
+  }
+  async request(id, method, params) {
+    this.send({ jsonrpc: '2.0', id, method, ...(params !== undefined ? { params } : {}) });
+    return this.byId(id);
+  }
+  async initialize(version = '2025-11-25') {
+    const r = await this.request(0, 'initialize', {
+      protocolVersion: version,
+      capabilities: {},
+      clientInfo: { name: 'raw', version: '1' },
+    });
+    this.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    return r;
+  }
+  close() {
+    this.proc.stdin.end();
+    return this.exited;
+  }
+}
+
+// 2026-07-28 requests carry their version and capabilities in _meta.
+export const modernMeta = (version = '2026-07-28') => ({
+  'io.modelcontextprotocol/protocolVersion': version,
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'raw-modern', version: '1' },
+});
+
+// A raw client of vaultd's control socket.
+export function ctlConnect(sockPath) {
+  return new Promise((resolve, reject) => {
+    const sock = net.createConnection(sockPath);
+    const c = {
+      sock,
+      nextId: 0,
+      pending: new Map(),
+      events: [],
+      buf: '',
+      closed: false,
+      call(method, params = {}) {
+        const id = ++c.nextId;
+        sock.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+        return new Promise((res, rej) => c.pending.set(id, { res, rej }));
+      },
+      close() {
+        sock.end();
+      },
+    };
+    sock.on('data', (d) => {
+      c.buf += d.toString('utf8');
+      let i;
+      while ((i = c.buf.indexOf('\n')) >= 0) {
+        const line = c.buf.slice(0, i);
+        c.buf = c.buf.slice(i + 1);
+        const m = JSON.parse(line);
+        if (m.method) c.events.push(m);
+        else if (c.pending.has(m.id)) {
+          const p = c.pending.get(m.id);
+          c.pending.delete(m.id);
+          m.error ? p.rej(Object.assign(new Error(m.error.message), { code: m.error.code })) : p.res(m.result);
+        } else c.events.push(m);
+      }
+    });
+    sock.on('close', () => {
+      c.closed = true;
+      for (const p of c.pending.values()) p.rej(new Error('closed'));
+      c.pending.clear();
+    });
+    sock.once('connect', () => resolve(c));
+    sock.once('error', reject);
+  });
+}
+
+// Run vaultctl synchronously.
+export function vaultctl(v, args, input) {
+  const r = spawnSync(BIN.vaultctl, args, { env: v.env, input, encoding: 'utf8' });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
