@@ -322,10 +322,8 @@ static void register_note(struct index *ix, struct note *n)
 {
 	hmap_put(ix->by_path, n->fold_path, n);
 	mm_add(ix->by_name, n->fold_name, n);
-	for (size_t i = 0; i < n->naliases; i++) {
-		_cleanup_free_ char *a = fold_key(n->aliases[i]);
-		mm_add(ix->by_alias, a, n);
-	}
+	for (size_t i = 0; i < n->naliases; i++)
+		mm_add(ix->by_alias, n->fold_aliases[i], n);
 	for (size_t i = 0; i < n->ntags; i++) {
 		_cleanup_free_ char *f = fold_key(n->tags[i]);
 		struct tag_entry *t = hmap_get(ix->by_tag, f);
@@ -346,10 +344,8 @@ static void unregister_note(struct index *ix, struct note *n)
 {
 	hmap_del(ix->by_path, n->fold_path);
 	mm_del(ix->by_name, n->fold_name, n);
-	for (size_t i = 0; i < n->naliases; i++) {
-		_cleanup_free_ char *a = fold_key(n->aliases[i]);
-		mm_del(ix->by_alias, a, n);
-	}
+	for (size_t i = 0; i < n->naliases; i++)
+		mm_del(ix->by_alias, n->fold_aliases[i], n);
 	for (size_t i = 0; i < n->ntags; i++) {
 		_cleanup_free_ char *f = fold_key(n->tags[i]);
 		struct tag_entry *t = hmap_get(ix->by_tag, f);

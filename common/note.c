@@ -208,7 +208,8 @@ struct note *note_new(const char *path, const char *text, size_t len)
 		md_doc_clear(&d);
 	}
 	clear_folds(&tfold);
-	clear_folds(&afold);
+	size_t nfa;
+	n->fold_aliases = finish_list(&afold, &nfa);
 	n->tags = finish_list(&tags, &n->ntags);
 	n->aliases = finish_list(&aliases, &n->naliases);
 	size_t nk;
@@ -235,6 +236,7 @@ struct note *note_free(struct note *n)
 	free(n->fold_name);
 	strv_free(n->tags);
 	strv_free(n->aliases);
+	strv_free(n->fold_aliases);
 	strv_free(n->fm_keys);
 	for (size_t i = 0; i < n->nlinks; i++) {
 		free(n->links[i].target);

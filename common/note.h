@@ -34,6 +34,7 @@ struct note {
 	char **tags;   /* display forms, deduplicated case-insensitively */
 	size_t ntags;
 	char **aliases;
+	char **fold_aliases; /* the same, folded */
 	size_t naliases;
 	char **fm_keys; /* top-level frontmatter keys with a value */
 	struct link *links;

@@ -402,35 +402,90 @@ int op_browse(struct tool_ctx *c)
 
 /* ---- search ------------------------------------------------------------ */
 
-static bool any_tag_matches(const struct note *n, const char *q)
+static int cmp_ptr(const void *a, const void *b)
 {
-	for (size_t i = 0; i < n->ntags; i++)
-		if (tag_matches(n->tags[i], q))
-			return true;
-	return false;
+	uintptr_t x = (uintptr_t) * (void *const *)a;
+	uintptr_t y = (uintptr_t) * (void *const *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The notes carrying tag q or a tag below it (q/...), sorted by address
+ * and unique: answered from the tag index, not by scanning notes. */
+static struct ptrvec notes_with_tag(struct tag_entry **tags, size_t ntags,
+				    const char *q)
+{
+	_cleanup_free_ char *fq = fold_key(q);
+	size_t l = strlen(fq);
+	struct ptrvec pv = {0};
+	for (size_t i = 0; i < ntags; i++) {
+		const char *f = tags[i]->fold;
+		if (strncmp(f, fq, l) != 0 || (f[l] && f[l] != '/'))
+			continue;
+		for (size_t k = 0; k < tags[i]->notes.n; k++)
+			pv_push(&pv, tags[i]->notes.v[k]);
+	}
+	pv_sort(&pv, cmp_ptr);
+	size_t u = 0;
+	for (size_t i = 0; i < pv.n; i++)
+		if (!u || pv.v[u - 1] != pv.v[i])
+			pv.v[u++] = pv.v[i];
+	pv.n = u;
+	return pv;
+}
+
+/* tag_logic and|or over the query's tags. */
+static struct ptrvec tag_search(const struct index *ix, char **queries,
+				bool and_)
+{
+	size_t ntags;
+	_cleanup_free_ struct tag_entry **tags = index_tags(ix, &ntags);
+	struct ptrvec acc = notes_with_tag(tags, ntags, queries[0]);
+	for (char **q = queries + 1; *q; q++) {
+		struct ptrvec next = notes_with_tag(tags, ntags, *q);
+		struct ptrvec out = {0};
+		size_t i = 0, j = 0;
+		while (i < acc.n || j < next.n) {
+			int c = i >= acc.n    ? 1
+				: j >= next.n ? -1
+					      : cmp_ptr(&acc.v[i], &next.v[j]);
+			if (c == 0) {
+				pv_push(&out, acc.v[i]);
+				i++;
+				j++;
+			} else if (c < 0) {
+				if (!and_)
+					pv_push(&out, acc.v[i]);
+				i++;
+			} else {
+				if (!and_)
+					pv_push(&out, next.v[j]);
+				j++;
+			}
+		}
+		pv_free(&acc);
+		pv_free(&next);
+		acc = out;
+	}
+	return acc;
 }
 
 /* Rank for name_partial: exact, then prefix, then substring. */
+static int rank_one(const char *cand, const char *fq, bool exact_only)
+{
+	if (strcmp(cand, fq) == 0)
+		return 0;
+	if (exact_only)
+		return -1;
+	if (str_has_prefix(cand, fq))
+		return 1;
+	return strstr(cand, fq) ? 2 : -1;
+}
+
 static int name_rank(const struct note *n, const char *fq, bool exact_only)
 {
-	int best = -1;
-	const char *cands[64];
-	size_t nc = 0;
-	cands[nc++] = n->fold_name;
-	_cleanup_strv_free_ char **folds =
-		xcalloc(n->naliases + 1, sizeof(char *));
-	for (size_t i = 0; i < n->naliases && nc < 64; i++) {
-		folds[i] = fold_key(n->aliases[i]);
-		cands[nc++] = folds[i];
-	}
-	for (size_t i = 0; i < nc; i++) {
-		int r = -1;
-		if (strcmp(cands[i], fq) == 0)
-			r = 0;
-		else if (!exact_only && str_has_prefix(cands[i], fq))
-			r = 1;
-		else if (!exact_only && strstr(cands[i], fq))
-			r = 2;
+	int best = rank_one(n->fold_name, fq, exact_only);
+	for (size_t i = 0; i < n->naliases && best != 0; i++) {
+		int r = rank_one(n->fold_aliases[i], fq, exact_only);
 		if (r >= 0 && (best < 0 || r < best))
 			best = r;
 	}
@@ -541,18 +596,18 @@ int op_search_notes(struct tool_ctx *c)
 	struct note *const *all = index_sorted(ix, &n);
 	struct hit *hits = xcalloc(n + 1, sizeof(*hits));
 	size_t nh = 0;
-	for (size_t i = 0; i < n; i++) {
+	if (tagmode) {
+		struct ptrvec found =
+			tag_search(ix, tags, !strcmp(logic, "and"));
+		pv_sort(&found, cmp_note_name);
+		for (size_t i = 0; i < found.n; i++)
+			hits[nh++] = (struct hit){.n = found.v[i]};
+		pv_free(&found);
+	}
+	for (size_t i = 0; !tagmode && i < n; i++) {
 		const struct note *nt = all[i];
 		struct hit h = {.n = nt};
-		if (tagmode) {
-			bool and_ = strcmp(logic, "and") == 0, m = and_;
-			for (char **t = tags; *t; t++) {
-				bool hit = any_tag_matches(nt, *t);
-				m = and_ ? (m && hit) : (m || hit);
-			}
-			if (!m)
-				continue;
-		} else if (content) {
+		if (content) {
 			h.line = content_match(c->v, nt, fq, &h.text);
 			if (!h.line)
 				continue;

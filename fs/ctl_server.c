@@ -55,6 +55,7 @@ struct ctl_server {
 	pthread_cond_t cv;
 	struct job *head, *tail;
 	struct ptrvec clients;
+	struct ptrvec closed; /* closed in this epoll batch, main thread */
 	pthread_t *workers;
 	int nworkers;
 	bool stopping;
@@ -129,7 +130,16 @@ static void client_close(struct ctl_server *s, struct client *c)
 	pv_remove(&s->clients, c);
 	pthread_mutex_unlock(&s->mu);
 	log_debug("client %u disconnected", c->id);
-	client_unref(s, c);
+	/* Events of the current epoll batch may still name this client:
+	 * its last reference goes after the batch (release_closed()). */
+	pv_push(&s->closed, c);
+}
+
+static void release_closed(struct ctl_server *s)
+{
+	for (size_t i = 0; i < s->closed.n; i++)
+		client_unref(s, s->closed.v[i]);
+	s->closed.n = 0;
 }
 
 /* Write what can be written now; EPOLLOUT for the rest. */
@@ -773,6 +783,7 @@ int ctl_server_run(struct ctl_server *s)
 				client_unref(s, c);
 			}
 		}
+		release_closed(s);
 	}
 	return 0;
 }
@@ -801,7 +812,9 @@ struct ctl_server *ctl_server_free(struct ctl_server *s)
 	}
 	while (s->clients.n)
 		client_close(s, s->clients.v[s->clients.n - 1]);
+	release_closed(s);
 	pv_free(&s->clients);
+	pv_free(&s->closed);
 	close(s->lfd);
 	unlink(s->path);
 	close(s->epfd);

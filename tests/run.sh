@@ -34,12 +34,15 @@ test)
 	# The official MCP SDK client for the end-to-end tests (pinned).
 	npm ci --prefix tests/mcp --no-audit --no-fund --loglevel=error >/dev/null
 	meson test -C build --print-errorlogs --num-processes 2
-	# The same unit tests under AddressSanitizer + UndefinedBehaviorSanitizer.
+	# The unit and end-to-end tests again under AddressSanitizer +
+	# UndefinedBehaviorSanitizer (leak detection on): every daemon and
+	# vault-mcp the tests start is instrumented and aborts on an error.
 	build build-asan -Db_sanitize=address,undefined -Db_lundef=false \
 		-Dbuildtype=debug
-	ASAN_OPTIONS=detect_leaks=1 \
-		meson test -C build-asan --suite unit --print-errorlogs \
-		--num-processes 2
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+		UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
+		meson test -C build-asan --suite unit --suite e2e \
+		--print-errorlogs --num-processes 2
 	echo "all tests passed"
 	;;
 esac

@@ -226,5 +226,17 @@ int main(int argc, char **argv)
 	}
 	printf("%zu notes, %zu bytes of markdown, %zu folders in %s\n", n,
 	       total, nfolders, dir);
+	for (size_t i = 0; i < n; i++) {
+		free(names[i]);
+		free(paths[i]);
+	}
+	for (size_t i = 0; i < nfolders; i++)
+		free(folders[i]);
+	for (size_t i = 0; i < ntags; i++)
+		free(tags[i]);
+	free(names);
+	free(paths);
+	free(folders);
+	free(tags);
 	return 0;
 }
