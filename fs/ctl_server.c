@@ -531,6 +531,10 @@ static void handle_line(struct ctl_server *s, struct client *c,
 			cJSON_GetObjectItem(m.params, "read_only"));
 		cJSON_AddItemToObject(o, "tools", tools_list_json(ro));
 		client_send(s, c, rpc_result_line(m.id, o));
+	} else if (!strcmp(m.method, "shutdown")) {
+		log_info("shutdown requested by client %u", c->id);
+		client_send(s, c, rpc_result_line(m.id, NULL));
+		ctl_server_stop(s);
 	} else if (!strcmp(m.method, "subscribe")) {
 		pthread_mutex_lock(&c->mu);
 		c->subscribed = true;

@@ -6,8 +6,8 @@
  * client never holds anyone else up.
  *
  * Methods: ping, status, tools/list, tools/call, context, check, graph,
- * notes/list, notes/read, notes/complete, subscribe (then "event"
- * notifications for every note created/changed/renamed/deleted).
+ * notes/list, notes/read, notes/complete, shutdown, subscribe (then
+ * "event" notifications for every note created/changed/renamed/deleted).
  */
 #pragma once
 

@@ -10,6 +10,7 @@
  *   violations [--limit N]      writes the policy refused or warned about
  *   call TOOL [key=value ...]   call any tool (key:=JSON, key@=FILE)
  *   tools                       every tool with its parameters
+ *   stop                        stop the daemon
  *
  * Exit codes: 0 ok, 1 tool error or problems found, 2 usage, 3 no daemon.
  */
@@ -56,6 +57,7 @@ static void usage(FILE *f)
 	      "  call TOOL [ARG ...]        call a tool; ARG is key=text,\n"
 	      "                             key:=JSON or key@=FILE\n"
 	      "  tools                      every tool with its parameters\n"
+	      "  stop                       stop the vault's daemon\n"
 	      "\n"
 	      "The vault is --vault DIR or $OBSIDIAN_VAULT_PATH.\n"
 	      "Exit codes: 0 ok, 1 tool error or problems found, 2 usage,\n"
@@ -238,6 +240,16 @@ static int call_tool(const struct opts *o, const char *tool, cJSON *args)
 	cJSON *res = NULL;
 	int r = daemon_call(o, "tools/call", p, &res);
 	return r ? r : print_tool_result(o, res);
+}
+
+static int cmd_stop(const struct opts *o)
+{
+	cJSON *res = NULL;
+	int r = daemon_call(o, "shutdown", NULL, &res);
+	cJSON_Delete(res);
+	if (!r && !o->json)
+		puts("vaultd stopped");
+	return r;
 }
 
 static int cmd_tags(const struct opts *o)
@@ -540,6 +552,8 @@ int main(int argc, char **argv)
 		r = cmd_violations(&o);
 	} else if (!strcmp(cmd, "call")) {
 		r = cmd_call(&o);
+	} else if (!strcmp(cmd, "stop")) {
+		r = cmd_stop(&o);
 	} else {
 		fprintf(stderr, "vaultctl: unknown command '%s'\n", cmd);
 		usage(stderr);

@@ -1,11 +1,63 @@
 #!/bin/sh
-# The main job on the example vault: copy it to a scratch folder (so the
-# checkout stays clean) and report on it.
+# The main job on the example vault: a copy of tests/example-vault (the
+# checkout stays clean) served by vaultd, used through vaultctl and
+# vault-mcp, and how to connect Claude Desktop to it.
 set -eu
-build=${1:-build}
+build=$(cd "${1:-build}" && pwd)
 work=${VAULTD_DEMO_DIR:-${TMPDIR:-/tmp}/vaultd-demo}
+vault="$work/vault"
+vaultctl="$build/fs/vaultctl"
+mcp="$build/mcp/vault-mcp"
+
+# A previous demo's daemon serves the old copy: stop it first.
+[ -d "$vault" ] && "$vaultctl" --vault "$vault" stop >/dev/null 2>&1 || true
 rm -rf "$work"
 mkdir -p "$work"
-cp -a tests/example-vault "$work/vault"
-echo "== vaultctl check on the example vault ($work/vault)"
-"$build/fs/vaultctl" check --vault "$work/vault"
+cp -a tests/example-vault "$vault"
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "vaultd: the daemon that owns $vault"
+"$build/fs/vaultd" --no-mount --vault "$vault"
+"$vaultctl" --vault "$vault" status
+
+step "vaultctl check: notes, tags, links, problems"
+"$vaultctl" --vault "$vault" check || true
+
+step "The guard: a tag that exists nowhere in the vault is refused"
+"$vaultctl" --vault "$vault" call add_tag name=Inbox tag=brand-new || true
+"$vaultctl" --vault "$vault" call add_tag name=Inbox tag=idea
+
+step "Renaming a note rewrites every link to it"
+"$vaultctl" --vault "$vault" call rename_note old_name=Roadmap new_name="Roadmap 2027" dry_run=true
+
+step "An MCP session with vault-mcp (what Claude Desktop does)"
+printf '%s\n' \
+	'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"demo","version":"1"}}}' \
+	'{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_notes","arguments":{"query":"project","mode":"tag"}}}' |
+	OBSIDIAN_VAULT_PATH="$vault" "$mcp" 2>/dev/null |
+	sed -n '2p' | sed 's/\\n/\n/g; s/\\"/"/g' | cut -c1-200
+
+cat <<EOF2
+
+== Connect Claude Desktop
+Add this to Claude Desktop's claude_desktop_config.json
+(Linux: ~/.config/Claude/, macOS: ~/Library/Application Support/Claude/):
+
+  {
+    "mcpServers": {
+      "obsidian-vault": {
+        "command": "$mcp",
+        "env": { "OBSIDIAN_VAULT_PATH": "$vault" }
+      }
+    }
+  }
+
+vault-mcp finds the running vaultd (or starts one). Point
+OBSIDIAN_VAULT_PATH at your own vault to use it for real; add
+"args": ["--read-only"] to let Claude only read.
+
+vaultd keeps running for $vault; stop it with:
+  $vaultctl --vault $vault stop
+EOF2
