@@ -117,15 +117,33 @@ struct vault *vault_free(struct vault *v)
 
 void vault_add_listener(struct vault *v, vault_listener_fn fn, void *ud)
 {
+	/* Events are sent under the writer lock. */
+	pthread_mutex_lock(&v->wmu);
 	v->listeners = xrealloc(v->listeners,
 				(v->nlisteners + 1) * sizeof(*v->listeners));
 	v->listeners[v->nlisteners++] = (struct listener){fn, ud};
+	pthread_mutex_unlock(&v->wmu);
+}
+
+void vault_remove_listener(struct vault *v, vault_listener_fn fn, void *ud)
+{
+	pthread_mutex_lock(&v->wmu);
+	for (size_t i = 0; i < v->nlisteners; i++) {
+		if (v->listeners[i].fn == fn && v->listeners[i].ud == ud) {
+			memmove(&v->listeners[i], &v->listeners[i + 1],
+				(v->nlisteners - i - 1) *
+					sizeof(*v->listeners));
+			v->nlisteners--;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&v->wmu);
 }
 
 static void emit(struct vault *v, enum vault_event_type t, const char *path,
-		 const char *old_path, const char *source)
+		 const char *old_path, const char *source, uint64_t old_ino)
 {
-	struct vault_event ev = {t, path, old_path, source};
+	struct vault_event ev = {t, path, old_path, source, old_ino};
 	for (size_t i = 0; i < v->nlisteners; i++)
 		v->listeners[i].fn(&ev, v->listeners[i].ud);
 }
@@ -486,6 +504,34 @@ static int64_t keep_btime(struct vault *v, const struct note *old,
 	return file_btime(v->rootfd, path);
 }
 
+int vault_guard(struct vault *v, const char *path, const char *text, size_t len,
+		const struct write_opts *o, struct write_outcome *out,
+		char **ret_msg)
+{
+	struct note *old = index_by_path(v->ix, path);
+	struct note *after = note_new(path, text, len);
+	_cleanup_free_ char *msg = NULL;
+	int r = policy_check(v->pol, v->ix, old, after, &msg);
+	note_free(after);
+	if (r == 0)
+		return 0;
+	_cleanup_free_ char *saved = o->save_rejected && !v->pol->warn
+					     ? save_rejected(v, path, text, len)
+					     : NULL;
+	vault_record_violation(v, o->source, path, msg, saved, v->pol->warn);
+	if (v->pol->warn) {
+		if (out)
+			out->warning = TAKE_PTR(msg);
+		return 0;
+	}
+	*ret_msg = saved ? xasprintf("%s (The refused text was saved as %s.)",
+				     msg, saved)
+			 : TAKE_PTR(msg);
+	if (out)
+		out->rejected_path = TAKE_PTR(saved);
+	return -EPERM;
+}
+
 int vault_commit(struct vault *v, const char *path, const char *text,
 		 size_t len, const struct write_opts *o,
 		 struct write_outcome *out, char **ret_msg)
@@ -499,49 +545,31 @@ int vault_commit(struct vault *v, const char *path, const char *text,
 			return -EEXIST;
 		}
 	}
-	struct note *after = note_new(path, text, len);
 	if (!o->skip_guard) {
-		_cleanup_free_ char *msg = NULL;
-		if (policy_check(v->pol, v->ix, old, after, &msg) < 0) {
-			_cleanup_free_ char *saved =
-				o->save_rejected && !v->pol->warn
-					? save_rejected(v, path, text, len)
-					: NULL;
-			vault_record_violation(v, o->source, path, msg, saved,
-					       v->pol->warn);
-			if (!v->pol->warn) {
-				note_free(after);
-				*ret_msg =
-					saved ? xasprintf(
-							"%s (The refused text was saved as %s.)",
-							msg, saved)
-					      : TAKE_PTR(msg);
-				if (out)
-					out->rejected_path = TAKE_PTR(saved);
-				return -EPERM;
-			}
-			if (out)
-				out->warning = TAKE_PTR(msg);
-		}
+		int r = vault_guard(v, path, text, len, o, out, ret_msg);
+		if (r < 0)
+			return r;
 	}
 	struct stat st;
 	int r = file_write_atomic(
 		v->rootfd, path, text, len,
 		WRITE_MKDIRS | (o->create ? WRITE_NOREPLACE : 0), &st);
 	if (r < 0) {
-		note_free(after);
 		*ret_msg =
 			xasprintf("Cannot write '%s': %s", path, strerror(-r));
 		return r;
 	}
+	struct note *after = note_new(path, text, len);
 	note_set_stat(after, &st, keep_btime(v, old, path));
-	bool created = !old;
+	uint64_t old_ino = old ? old->ino : 0;
 	index_swap_in(v, after);
-	emit(v, created ? VEV_CREATED : VEV_CHANGED, path, NULL, o->source);
+	emit(v, old ? VEV_CHANGED : VEV_CREATED, path, NULL, o->source,
+	     old_ino);
 	return 0;
 }
 
-int vault_sync_path(struct vault *v, const char *path, const char *source)
+int vault_sync_path(struct vault *v, const char *path, const char *source,
+		    unsigned flags)
 {
 	if (policy_ignored(v->pol, path, false))
 		return 0;
@@ -556,6 +584,7 @@ int vault_sync_path(struct vault *v, const char *path, const char *source)
 		return 0;
 	}
 	struct note *old = index_by_path(v->ix, path);
+	uint64_t old_ino = old ? old->ino : 0;
 	struct note *n = load_note(v->rootfd, path);
 	if (!n) {
 		if (!old)
@@ -563,7 +592,7 @@ int vault_sync_path(struct vault *v, const char *path, const char *source)
 		pthread_rwlock_wrlock(&v->rw);
 		index_remove(v->ix, path);
 		pthread_rwlock_unlock(&v->rw);
-		emit(v, VEV_DELETED, path, NULL, source);
+		emit(v, VEV_DELETED, path, NULL, source, old_ino);
 		return 0;
 	}
 	if (old && old->mtime_ns == n->mtime_ns && old->size == n->size &&
@@ -573,10 +602,13 @@ int vault_sync_path(struct vault *v, const char *path, const char *source)
 	}
 	/* Cannot be refused, but the guard's findings are recorded. */
 	_cleanup_free_ char *msg = NULL;
-	if (policy_check(v->pol, v->ix, old, n, &msg) < 0)
+	if (!(flags & SYNC_NO_GUARD) &&
+	    policy_check(v->pol, v->ix, old, n, &msg) < 0)
 		vault_record_violation(v, source, path, msg, NULL, true);
+	bool existed = old != NULL;
 	index_swap_in(v, n);
-	emit(v, old ? VEV_CHANGED : VEV_CREATED, path, NULL, source);
+	emit(v, existed ? VEV_CHANGED : VEV_CREATED, path, NULL, source,
+	     old_ino);
 	return 0;
 }
 
@@ -680,9 +712,10 @@ static int apply_sources(struct vault *v, struct pending *p, size_t n,
 		_cleanup_free_ char *path = xstrdup(p[i].src->path);
 		struct note *nn = note_new(path, p[i].text, p[i].len);
 		note_set_stat(nn, &st, p[i].src->btime);
+		uint64_t old_ino = p[i].src->ino;
 		index_swap_in(v, nn);
 		p[i].src = nn;
-		emit(v, VEV_CHANGED, path, NULL, source);
+		emit(v, VEV_CHANGED, path, NULL, source, old_ino);
 	}
 	return 0;
 }
@@ -803,7 +836,7 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 	index_remove(v->ix, old_path);
 	index_put(v->ix, moved);
 	pthread_rwlock_unlock(&v->rw);
-	emit(v, VEV_RENAMED, new_path, old_path, source);
+	emit(v, VEV_RENAMED, new_path, old_path, source, moved->ino);
 	r = apply_sources(v, p, np, source, ret_msg);
 	pending_free(p, np);
 	if (r < 0) {
@@ -900,10 +933,11 @@ int vault_delete(struct vault *v, struct note *n, const char *source,
 				     strerror(-r));
 		return r;
 	}
+	uint64_t ino = n->ino;
 	pthread_rwlock_wrlock(&v->rw);
 	index_remove(v->ix, path);
 	pthread_rwlock_unlock(&v->rw);
-	emit(v, VEV_DELETED, path, NULL, source);
+	emit(v, VEV_DELETED, path, NULL, source, ino);
 	if (!keep)
 		r = apply_sources(v, p, np, source, ret_msg);
 	pending_free(p, np);
@@ -913,4 +947,33 @@ int vault_delete(struct vault *v, struct note *n, const char *source,
 	}
 	*ret = res;
 	return 0;
+}
+
+int vault_forget_note(struct vault *v, const char *path, const char *source)
+{
+	struct note *n = index_by_path(v->ix, path);
+	if (!n)
+		return 0;
+	_cleanup_free_ char *p_ = xstrdup(n->path);
+	struct pending *p = NULL;
+	size_t np = 0;
+	int links = 0;
+	char *msg = NULL;
+	if (!v->pol->keep_links) {
+		struct rewrite_req req = {.mode = REWRITE_DELETED, .target = n};
+		if (rewrite_sources(v, n, &req, &p, &np, &links, &msg) < 0) {
+			free(msg);
+			p = NULL;
+			np = 0;
+		}
+	}
+	uint64_t ino = n->ino;
+	pthread_rwlock_wrlock(&v->rw);
+	index_remove(v->ix, p_);
+	pthread_rwlock_unlock(&v->rw);
+	emit(v, VEV_DELETED, p_, NULL, source, ino);
+	int r = apply_sources(v, p, np, source, &msg);
+	pending_free(p, np);
+	free(msg);
+	return r;
 }

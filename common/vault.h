@@ -29,6 +29,7 @@ struct vault_event {
 	const char *path;     /* the note (new path for a rename) */
 	const char *old_path; /* renames only */
 	const char *source;   /* "mcp:create_note", "mount:vim", "external" */
+	uint64_t old_ino;     /* the file the note was before (0: none) */
 };
 
 typedef void (*vault_listener_fn)(const struct vault_event *ev, void *ud);
@@ -45,6 +46,7 @@ void vault_index_state(struct vault *v, size_t *ret_done, size_t *ret_total,
 		       bool *ret_ready);
 
 void vault_add_listener(struct vault *v, vault_listener_fn fn, void *ud);
+void vault_remove_listener(struct vault *v, vault_listener_fn fn, void *ud);
 
 const char *vault_root(const struct vault *v); /* real path */
 const char *vault_name(const struct vault *v); /* its folder name */
@@ -88,6 +90,16 @@ int vault_commit(struct vault *v, const char *path, const char *text,
 		 struct write_outcome *out, char **ret_msg);
 
 /*
+ * The guard alone (writer lock held): judge text as the new content of
+ * the note at path, without writing it. Refused: the violation is
+ * recorded (the text saved when o->save_rejected) and -EPERM returned
+ * with the policy's message. Warn mode: recorded, 0, out->warning.
+ */
+int vault_guard(struct vault *v, const char *path, const char *text, size_t len,
+		const struct write_opts *o, struct write_outcome *out,
+		char **ret_msg);
+
+/*
  * Rename/move a note and rewrite every link to it (writer lock held).
  * new_path is a checked vault path ending in ".md". On success *ret is
  * the result object (or the plan when dry_run).
@@ -99,12 +111,24 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 int vault_delete(struct vault *v, struct note *n, const char *source,
 		 bool dry_run, cJSON **ret, char **ret_msg);
 
+enum {
+	SYNC_NO_GUARD = 1 << 0, /* the change was judged already */
+};
+
 /*
  * Reflect a change made outside vaultd (inotify, the mount's pass-through
  * paths): re-read the file and update the index; violations are recorded,
  * never refused. Writer lock held.
  */
-int vault_sync_path(struct vault *v, const char *path, const char *source);
+int vault_sync_path(struct vault *v, const char *path, const char *source,
+		    unsigned flags);
+
+/*
+ * A note whose file is gone (deleted through the mount, after the grace
+ * period): drop it from the index and mark or keep the links to it per
+ * policy. Writer lock held.
+ */
+int vault_forget_note(struct vault *v, const char *path, const char *source);
 
 /* Recorded policy violations, newest first. */
 cJSON *vault_violations(struct vault *v, int limit);

@@ -796,6 +796,7 @@ struct ctl_server *ctl_server_free(struct ctl_server *s)
 {
 	if (!s)
 		return NULL;
+	vault_remove_listener(s->v, on_event, s);
 	ctl_server_stop(s);
 	ctl_server_index_ready(s); /* release waiters */
 	pthread_mutex_lock(&s->mu);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * vaultd: the daemon that owns one vault. It indexes the vault, serves
- * the control socket and (with --mount) the guarded FUSE view.
+ * the control socket, the guarded FUSE view (--mount) and watches the
+ * folder for changes made outside it.
  *
  *   vaultd --vault DIR [--mount DIR | --no-mount] [--socket PATH] [-f]
  *
@@ -11,11 +12,13 @@
  */
 #include "config.h"
 #include "ctl_server.h"
+#include "fuse_ops.h"
 #include "log.h"
 #include "runtime.h"
 #include "sdnotify.h"
 #include "util.h"
 #include "vault.h"
+#include "watch.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +35,8 @@ struct opts {
 	const char *socket;
 	const char *mount;
 	bool foreground;
+	bool allow_other;
+	unsigned grace_ms;
 	size_t max_line;
 	int workers;
 };
@@ -48,13 +53,21 @@ static void usage(FILE *f)
 	      "$XDG_RUNTIME_DIR/vaultd/<vault-id>.sock)\n"
 	      "  -f, --foreground stay in the foreground, log to stderr\n"
 	      "  --max-message N  longest accepted control message in bytes "
-	      "(default 32 MiB)\n",
+	      "(default 32 MiB)\n"
+	      "  --grace-ms N     a note removed through the mount and not back\n"
+	      "                   within N ms is deleted (default 2000)\n"
+	      "  --allow-other    let other users use the mount (needs\n"
+	      "                   user_allow_other in /etc/fuse.conf)\n",
 	      f);
 }
 
 struct indexer {
 	struct vault *v;
 	struct ctl_server *srv;
+	struct watcher *watch;
+	const struct opts *o;
+	struct mount *mount;
+	bool mounted_once;
 	pthread_t th;
 };
 
@@ -74,8 +87,38 @@ static void *index_thread(void *arg)
 	log_info("indexed %zu notes in %.2f s", n,
 		 (double)(now_ns() - t0) / 1e9);
 	ctl_server_index_ready(ix->srv);
-	sd_notifyf("READY=1\nSTATUS=Serving %zu notes", n);
+	/* The mount comes after the index: the guard judges writes against
+	 * what the vault holds, so it must know all of it. */
+	if (ix->o->mount) {
+		struct mount_config mc = {
+			.mountpoint = ix->o->mount,
+			.grace_ms = ix->o->grace_ms,
+			.allow_other = ix->o->allow_other,
+		};
+		_cleanup_free_ char *msg = NULL;
+		if (mount_start(ix->v, &mc, &ix->mount, &msg) < 0) {
+			log_error("%s", msg);
+			sd_notifyf("STATUS=Mount failed: %s", msg);
+			ctl_server_stop(ix->srv);
+			return NULL;
+		}
+		ix->mounted_once = true;
+		ctl_server_set_mount(ix->srv, ix->o->mount);
+		log_info("vault mounted at %s", ix->o->mount);
+	}
+	if (ix->watch)
+		watch_ready(ix->watch, ix->mount);
+	if (ix->o->mount)
+		sd_notifyf("READY=1\nSTATUS=Serving %zu notes, mounted at %s",
+			   n, ix->o->mount);
+	else
+		sd_notifyf("READY=1\nSTATUS=Serving %zu notes", n);
 	return NULL;
+}
+
+static bool ctl_mount_ok(const struct indexer *ix)
+{
+	return ix->mounted_once;
 }
 
 /* One daemon per vault: an exclusive lock next to the socket. */
@@ -147,6 +190,8 @@ int main(int argc, char **argv)
 		{"foreground", no_argument, NULL, 'f'},
 		{"max-message", required_argument, NULL, 'M'},
 		{"workers", required_argument, NULL, 'w'},
+		{"grace-ms", required_argument, NULL, 'g'},
+		{"allow-other", no_argument, NULL, 'a'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{},
@@ -177,6 +222,12 @@ int main(int argc, char **argv)
 		case 'w':
 			o.workers = atoi(optarg);
 			break;
+		case 'g':
+			o.grace_ms = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'a':
+			o.allow_other = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -201,11 +252,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_init("vaultd");
-	if (o.mount) {
-		fputs("vaultd: this build serves the control socket only; run "
-		      "it with --no-mount\n",
-		      stderr);
-		return 2;
+	if (o.mount && access("/dev/fuse", R_OK | W_OK) < 0) {
+		fprintf(stderr,
+			"vaultd: /dev/fuse: %s (no FUSE here: use "
+			"--no-mount)\n",
+			strerror(errno));
+		return 1;
 	}
 
 	struct vault *v = NULL;
@@ -284,16 +336,26 @@ int main(int argc, char **argv)
 	}
 	sd_notifyf("STATUS=Indexing %s", vault_root(v));
 
-	struct indexer ixr = {.v = v, .srv = srv};
+	struct indexer ixr = {.v = v, .srv = srv, .o = &o};
+	_cleanup_free_ char *wmsg = NULL;
+	if (watch_start(v, &ixr.watch, &wmsg) < 0)
+		log_warn("changes made outside vaultd will not be seen: %s",
+			 wmsg);
 	pthread_create(&ixr.th, NULL, index_thread, &ixr);
 	r = ctl_server_run(srv);
 	sd_notifyf("STOPPING=1\nSTATUS=Stopping");
 	log_info("stopping");
 	pthread_join(ixr.th, NULL);
+	ixr.watch = watch_stop(ixr.watch);
+	if (ixr.mount) {
+		ixr.mount = mount_stop(ixr.mount);
+		log_info("unmounted %s", o.mount);
+	}
 	ctl_server_free(srv);
 	vault_free(v);
+	bool mount_failed = o.mount && !ctl_mount_ok(&ixr);
 	_cleanup_free_ char *lockpath = xasprintf("%s.lock", sock);
 	unlink(lockpath);
 	close(lockfd);
-	return r < 0 ? 1 : 0;
+	return r < 0 || mount_failed ? 1 : 0;
 }

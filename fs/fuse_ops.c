@@ -1,0 +1,1900 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#define FUSE_USE_VERSION FUSE_MAKE_VERSION(3, 14)
+
+#include "fuse_ops.h"
+#include "fileio.h"
+#include "hmap.h"
+#include "log.h"
+#include "note.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+
+/* Attributes and names are cached this long; every change vaultd makes or
+ * sees (inotify) is pushed to the kernel, so the cache never goes stale. */
+#define CACHE_TIMEOUT 86400.0
+
+/* ---- inode table ------------------------------------------------------------
+ */
+
+struct node {
+	struct node *next; /* hash chain */
+	int fd;		   /* O_PATH, pins the file (not its name) */
+	ino_t ino;
+	dev_t dev;
+	uint64_t nlookup; /* the kernel's references, under the table lock */
+	/* fd may be swapped for the note's new file after a commit; users
+	 * of fd hold this for reading. */
+	pthread_rwlock_t fdlock;
+};
+
+struct inval {
+	struct inval *next;
+	bool entry; /* an entry (parent + name), else an inode */
+	fuse_ino_t ino;
+	char *name;
+};
+
+struct pending_delete {
+	struct pending_delete *next;
+	char *path;
+	char *old_text; /* to put the note back if its new text is refused */
+	size_t len;
+	char *trash; /* where unlink put the file, or NULL */
+	char *source;
+	uint64_t deadline;
+};
+
+struct mount {
+	struct vault *v;
+	char *mountpoint;
+	const char *root; /* vault_root(v) */
+	size_t rootlen;
+	struct fuse_session *se;
+	struct node root_node;
+	pthread_mutex_t tmu;
+	struct node **buckets;
+	size_t nbuckets, count;
+	int shadow_dir; /* .vaultd/shadow, for O_TMPFILE copies */
+	/* kernel cache invalidations, sent from their own thread */
+	pthread_mutex_t qmu;
+	pthread_cond_t qcv;
+	struct inval *qhead, *qtail;
+	bool qstop;
+	pthread_t qthread;
+	/* deletes waiting out the grace period */
+	pthread_mutex_t pmu;
+	struct pending_delete *pending;
+	unsigned grace_ms;
+	pthread_t timer;
+	bool stop_timer;
+	/* paths the mount is working on: the watcher leaves them alone */
+	pthread_mutex_t omu;
+	struct hmap *owned;
+	pthread_t loop;
+	bool mounted;
+	bool listening;
+	int max_threads;
+};
+
+/* A thread handling a mount request marks the inode it replaces itself,
+ * so the vault listener does not swap another node onto the new file. */
+static _Thread_local bool tl_mount_write;
+
+static size_t node_hash(ino_t ino, dev_t dev, size_t n)
+{
+	uint64_t k[2] = {(uint64_t)ino, (uint64_t)dev};
+	return (size_t)(hash_bytes(k, sizeof(k)) & (n - 1));
+}
+
+static struct node *table_find(struct mount *m, ino_t ino, dev_t dev)
+{
+	for (struct node *n = m->buckets[node_hash(ino, dev, m->nbuckets)]; n;
+	     n = n->next)
+		if (n->ino == ino && n->dev == dev)
+			return n;
+	return NULL;
+}
+
+static void table_insert(struct mount *m, struct node *n)
+{
+	if (m->count + 1 > m->nbuckets) {
+		size_t nb = m->nbuckets * 2;
+		struct node **b = xcalloc(nb, sizeof(*b));
+		for (size_t i = 0; i < m->nbuckets; i++) {
+			while (m->buckets[i]) {
+				struct node *x = m->buckets[i];
+				m->buckets[i] = x->next;
+				size_t h = node_hash(x->ino, x->dev, nb);
+				x->next = b[h];
+				b[h] = x;
+			}
+		}
+		free(m->buckets);
+		m->buckets = b;
+		m->nbuckets = nb;
+	}
+	size_t h = node_hash(n->ino, n->dev, m->nbuckets);
+	n->next = m->buckets[h];
+	m->buckets[h] = n;
+	m->count++;
+}
+
+static void table_remove(struct mount *m, struct node *n)
+{
+	for (struct node **p =
+		     &m->buckets[node_hash(n->ino, n->dev, m->nbuckets)];
+	     *p; p = &(*p)->next) {
+		if (*p == n) {
+			*p = n->next;
+			m->count--;
+			return;
+		}
+	}
+}
+
+static struct mount *mnt(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static struct node *node_of(struct mount *m, fuse_ino_t ino)
+{
+	return ino == FUSE_ROOT_ID ? &m->root_node
+				   : (struct node *)(uintptr_t)ino;
+}
+
+static fuse_ino_t ino_of(struct mount *m, struct node *n)
+{
+	return n == &m->root_node ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)n;
+}
+
+/* The node's fd, held for reading until node_put(). */
+static int node_get(struct node *n)
+{
+	pthread_rwlock_rdlock(&n->fdlock);
+	return n->fd;
+}
+
+static void node_put(struct node *n)
+{
+	pthread_rwlock_unlock(&n->fdlock);
+}
+
+static void unref_node(struct mount *m, struct node *n, uint64_t count)
+{
+	if (n == &m->root_node)
+		return;
+	pthread_mutex_lock(&m->tmu);
+	n->nlookup -= count < n->nlookup ? count : n->nlookup;
+	bool gone = n->nlookup == 0;
+	if (gone)
+		table_remove(m, n);
+	pthread_mutex_unlock(&m->tmu);
+	if (gone) {
+		close(n->fd);
+		pthread_rwlock_destroy(&n->fdlock);
+		free(n);
+	}
+}
+
+/* Point a node at another file (a note's new version after a commit). */
+static void node_swap(struct mount *m, struct node *n, int newfd)
+{
+	struct stat st;
+	if (fstatat(newfd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0) {
+		close(newfd);
+		return;
+	}
+	pthread_rwlock_wrlock(&n->fdlock);
+	int old = n->fd;
+	n->fd = newfd;
+	pthread_mutex_lock(&m->tmu);
+	table_remove(m, n);
+	n->ino = st.st_ino;
+	n->dev = st.st_dev;
+	table_insert(m, n);
+	pthread_mutex_unlock(&m->tmu);
+	pthread_rwlock_unlock(&n->fdlock);
+	close(old);
+}
+
+/* ---- paths
+ * -------------------------------------------------------------------- */
+
+/* The vault-relative path of a node's file ("" for the root), or NULL when
+ * the file is gone or outside the vault. */
+static char *node_path(struct mount *m, struct node *n)
+{
+	if (n == &m->root_node)
+		return xstrdup("");
+	char link[64], buf[PATH_MAX + 1];
+	int fd = node_get(n);
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t l = readlink(link, buf, sizeof(buf) - 1);
+	node_put(n);
+	if (l <= 0 || (size_t)l >= sizeof(buf) - 1)
+		return NULL;
+	buf[l] = 0;
+	if (str_has_suffix(buf, " (deleted)"))
+		return NULL;
+	if (strncmp(buf, m->root, m->rootlen) != 0 || buf[m->rootlen] != '/')
+		return NULL;
+	return xstrdup(buf + m->rootlen + 1);
+}
+
+static char *child_path(struct mount *m, fuse_ino_t parent, const char *name)
+{
+	_cleanup_free_ char *dir = node_path(m, node_of(m, parent));
+	if (!dir)
+		return NULL;
+	return *dir ? xasprintf("%s/%s", dir, name) : xstrdup(name);
+}
+
+/* A note the guard judges: *.md, not hidden, not ignored. */
+static bool guarded(struct mount *m, const char *path)
+{
+	if (!path || !path_is_note(path))
+		return false;
+	struct vault *v = m->v;
+	vault_read_lock(v);
+	bool ign = policy_ignored(vault_policy(v), path, false);
+	vault_read_unlock(v);
+	return !ign;
+}
+
+/* "mount:<process name>" for the request's process. */
+static char *source_of(fuse_req_t req)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	char p[64], comm[64] = "unknown";
+	snprintf(p, sizeof(p), "/proc/%d/comm", ctx ? (int)ctx->pid : 0);
+	FILE *f = ctx && ctx->pid ? fopen(p, "re") : NULL;
+	if (f) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = 0;
+		fclose(f);
+	}
+	return xasprintf("mount:%s", comm);
+}
+
+static void own(struct mount *m, const char *path, int delta)
+{
+	pthread_mutex_lock(&m->omu);
+	intptr_t n = (intptr_t)hmap_get(m->owned, path) + delta;
+	if (n > 0)
+		hmap_put(m->owned, path, (void *)n);
+	else
+		hmap_del(m->owned, path);
+	pthread_mutex_unlock(&m->omu);
+}
+
+bool mount_owns(struct mount *m, const char *path)
+{
+	pthread_mutex_lock(&m->omu);
+	bool r = hmap_get(m->owned, path) != NULL;
+	pthread_mutex_unlock(&m->omu);
+	return r;
+}
+
+/* ---- kernel cache invalidation
+ * ---------------------------------------------------- */
+
+static void queue_inval(struct mount *m, bool entry, fuse_ino_t ino,
+			const char *name)
+{
+	struct inval *q = xcalloc(1, sizeof(*q));
+	q->entry = entry;
+	q->ino = ino;
+	q->name = name ? xstrdup(name) : NULL;
+	pthread_mutex_lock(&m->qmu);
+	if (m->qtail)
+		m->qtail->next = q;
+	else
+		m->qhead = q;
+	m->qtail = q;
+	pthread_cond_signal(&m->qcv);
+	pthread_mutex_unlock(&m->qmu);
+}
+
+/* Never from a request handler (libfuse's rule): from this thread. */
+static void *inval_thread(void *arg)
+{
+	struct mount *m = arg;
+	for (;;) {
+		pthread_mutex_lock(&m->qmu);
+		while (!m->qhead && !m->qstop)
+			pthread_cond_wait(&m->qcv, &m->qmu);
+		struct inval *q = m->qhead;
+		if (!q) {
+			pthread_mutex_unlock(&m->qmu);
+			return NULL;
+		}
+		m->qhead = q->next;
+		if (!m->qhead)
+			m->qtail = NULL;
+		pthread_mutex_unlock(&m->qmu);
+		if (m->mounted) {
+			if (q->entry)
+				fuse_lowlevel_notify_inval_entry(
+					m->se, q->ino, q->name,
+					strlen(q->name));
+			else
+				fuse_lowlevel_notify_inval_inode(m->se, q->ino,
+								 0, 0);
+		}
+		free(q->name);
+		free(q);
+	}
+}
+
+/* The node the kernel knows for a vault path, if any (no new lookup). */
+static struct node *known_node(struct mount *m, const char *path, bool ref)
+{
+	if (!*path)
+		return &m->root_node;
+	_cleanup_close_ int fd =
+		beneath_open(vault_rootfd(m->v), path, O_PATH | O_NOFOLLOW, 0);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return NULL;
+	pthread_mutex_lock(&m->tmu);
+	struct node *n = table_find(m, st.st_ino, st.st_dev);
+	if (n && ref)
+		n->nlookup++;
+	pthread_mutex_unlock(&m->tmu);
+	return n;
+}
+
+/* Drop the kernel's entry for path and its folder's listing. */
+static void inval_path(struct mount *m, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *dir =
+		slash ? xstrndup(path, (size_t)(slash - path)) : xstrdup("");
+	struct node *parent = known_node(m, dir, false);
+	if (!parent)
+		return;
+	queue_inval(m, true, ino_of(m, parent), slash ? slash + 1 : path);
+	queue_inval(m, false, ino_of(m, parent), NULL);
+}
+
+void mount_external_change(struct mount *m, const char *path)
+{
+	struct node *n = known_node(m, path, false);
+	if (n)
+		queue_inval(m, false, ino_of(m, n), NULL);
+	inval_path(m, path);
+}
+
+/* The vault changed a note (MCP tools, link rewrites, inotify). */
+static void on_vault_event(const struct vault_event *ev, void *ud)
+{
+	struct mount *m = ud;
+	if (tl_mount_write)
+		return; /* the mount handles its own nodes */
+	bool external = ev->source && !strcmp(ev->source, "external");
+	if (ev->type == VEV_CHANGED && ev->old_ino && !external) {
+		/* vaultd replaced the file (temp + rename): the node the
+		 * kernel has for the old file now shows the new one. */
+		struct stat st;
+		pthread_mutex_lock(&m->tmu);
+		struct node *n = NULL;
+		if (fstat(vault_rootfd(m->v), &st) == 0) {
+			n = table_find(m, (ino_t)ev->old_ino, st.st_dev);
+			if (n)
+				n->nlookup++;
+		}
+		pthread_mutex_unlock(&m->tmu);
+		if (n) {
+			int fd = beneath_open(vault_rootfd(m->v), ev->path,
+					      O_PATH | O_NOFOLLOW, 0);
+			if (fd >= 0)
+				node_swap(m, n, fd);
+			queue_inval(m, false, ino_of(m, n), NULL);
+			unref_node(m, n, 1);
+		}
+	}
+	if (ev->type != VEV_CHANGED || external)
+		inval_path(m, ev->path);
+	if (ev->old_path)
+		inval_path(m, ev->old_path);
+}
+
+/* ---- grace period
+ * ---------------------------------------------------------------- */
+
+static struct pending_delete *pending_take(struct mount *m, const char *path)
+{
+	pthread_mutex_lock(&m->pmu);
+	struct pending_delete *found = NULL;
+	for (struct pending_delete **p = &m->pending; *p; p = &(*p)->next) {
+		if (!strcmp((*p)->path, path)) {
+			found = *p;
+			*p = found->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&m->pmu);
+	return found;
+}
+
+static void pending_free(struct pending_delete *p)
+{
+	free(p->path);
+	free(p->old_text);
+	free(p->trash);
+	free(p->source);
+	free(p);
+}
+
+static void pending_add(struct mount *m, const char *path, char *text,
+			size_t len, const char *trash, const char *source)
+{
+	struct pending_delete *old = pending_take(m, path);
+	if (old) {
+		own(m, old->path, -1);
+		pending_free(old);
+	}
+	struct pending_delete *p = xcalloc(1, sizeof(*p));
+	p->path = xstrdup(path);
+	p->old_text = text;
+	p->len = len;
+	p->trash = trash ? xstrdup(trash) : NULL;
+	p->source = xstrdup(source);
+	p->deadline = now_ns() + (uint64_t)m->grace_ms * 1000000ull;
+	own(m, path, 1);
+	pthread_mutex_lock(&m->pmu);
+	p->next = m->pending;
+	m->pending = p;
+	pthread_mutex_unlock(&m->pmu);
+}
+
+/* The note came back within the grace period: it was saved, not deleted. */
+static void pending_done(struct mount *m, struct pending_delete *p)
+{
+	if (p->trash)
+		file_unlink(vault_rootfd(m->v), p->trash);
+	own(m, p->path, -1);
+	pending_free(p);
+}
+
+/* Grace over and the note is still gone: it is deleted. */
+static void *timer_thread(void *arg)
+{
+	struct mount *m = arg;
+	while (!__atomic_load_n(&m->stop_timer, __ATOMIC_ACQUIRE)) {
+		usleep(100000);
+		uint64_t now = now_ns();
+		pthread_mutex_lock(&m->pmu);
+		struct pending_delete *due = NULL;
+		for (struct pending_delete **p = &m->pending; *p;) {
+			struct pending_delete *x = *p;
+			/* Still open for writing: wait for it. */
+			pthread_mutex_lock(&m->omu);
+			intptr_t users = (intptr_t)hmap_get(m->owned, x->path);
+			pthread_mutex_unlock(&m->omu);
+			if (x->deadline <= now && users <= 1) {
+				*p = x->next;
+				x->next = due;
+				due = x;
+			} else {
+				p = &x->next;
+			}
+		}
+		pthread_mutex_unlock(&m->pmu);
+		while (due) {
+			struct pending_delete *x = due;
+			due = x->next;
+			struct stat st;
+			vault_write_lock(m->v);
+			if (file_stat(vault_rootfd(m->v), x->path, &st) < 0) {
+				vault_forget_note(m->v, x->path, x->source);
+				log_info(
+					"%s: deleted through the mount (%s)%s%s",
+					x->path, x->source,
+					x->trash ? ", kept in " : "",
+					x->trash ? x->trash : "");
+			} else {
+				/* Back without a guarded write (e.g. a hard
+				 * link): judge it like an outside change. */
+				vault_sync_path(m->v, x->path, x->source, 0);
+			}
+			vault_write_unlock(m->v);
+			own(m, x->path, -1);
+			pending_free(x);
+		}
+	}
+	return NULL;
+}
+
+/* ---- file handles
+ * --------------------------------------------------------------- */
+
+/* fi->fh holds either; the tag tells which (getattr and setattr get the
+ * handle of a directory too). */
+enum { FH_FILE = 0x46494c45, FH_DIR = 0x44495220 };
+
+struct fh {
+	uint32_t tag; /* FH_FILE */
+	int fd;	      /* the file, or the shadow copy of a note */
+	bool shadow;
+	bool dirty;   /* written since the last commit */
+	bool created; /* a new note: commit even if nothing was written */
+	struct node *node;
+	char *path; /* vault path of the note (shadow only) */
+	char *source;
+	pthread_mutex_t mu;
+};
+
+static struct fh *fh_of(struct fuse_file_info *fi)
+{
+	return (struct fh *)(uintptr_t)fi->fh;
+}
+
+/* The file handle behind fi, or NULL (none, or a directory's). */
+static struct fh *file_fh(struct fuse_file_info *fi)
+{
+	struct fh *h = fi ? fh_of(fi) : NULL;
+	return h && h->tag == FH_FILE ? h : NULL;
+}
+
+static int open_node(struct node *n, int flags)
+{
+	char p[64];
+	int fd = node_get(n);
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	int r = open(p, (flags & ~O_NOFOLLOW) | O_CLOEXEC);
+	int e = errno;
+	node_put(n);
+	errno = e;
+	return r;
+}
+
+/* A private copy of a note to write into: an unnamed file in .vaultd. */
+static int make_shadow(struct mount *m, int from_fd, bool copy)
+{
+	int fd = m->shadow_dir >= 0
+			 ? openat(m->shadow_dir, ".",
+				  O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)
+			 : -1;
+	if (fd < 0)
+		fd = memfd_create("vaultd-shadow", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (copy && from_fd >= 0) {
+		char buf[65536];
+		off_t off = 0;
+		for (;;) {
+			ssize_t r = pread(from_fd, buf, sizeof(buf), off);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0) {
+				int e = -errno;
+				close(fd);
+				return e;
+			}
+			if (r == 0)
+				break;
+			if (pwrite(fd, buf, (size_t)r, off) != r) {
+				int e = -errno;
+				close(fd);
+				return e;
+			}
+			off += r;
+		}
+	}
+	return fd;
+}
+
+static int read_fd(int fd, char **ret, size_t *ret_len)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	size_t len = (size_t)st.st_size, got = 0;
+	char *buf = xmalloc(len + 1);
+	while (got < len) {
+		ssize_t r = pread(fd, buf + got, len - got, (off_t)got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	buf[got] = 0;
+	*ret = buf;
+	*ret_len = got;
+	return 0;
+}
+
+/*
+ * The guard at commit: the shadow's text becomes the note, or is refused
+ * (-EPERM) and the note keeps its old text; refused text is kept under
+ * .vaultd/rejected/. A note renamed away or deleted moments before (an
+ * editor's save) comes back either way.
+ */
+static int commit(struct mount *m, struct fh *h)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	int r = read_fd(h->fd, &text, &len);
+	if (r < 0)
+		return r;
+	struct vault *v = m->v;
+	struct write_opts o = {.source = h->source, .save_rejected = true};
+	struct write_outcome out = {0};
+	_cleanup_free_ char *msg = NULL;
+	tl_mount_write = true;
+	vault_write_lock(v);
+	struct pending_delete *p = pending_take(m, h->path);
+	r = vault_commit(v, h->path, text, len, &o, &out, &msg);
+	if (r == 0) {
+		if (out.warning)
+			log_warn("%s: accepted with a warning (%s): %s",
+				 h->path, h->source, out.warning);
+	} else {
+		log_warn("%s: write refused (%s): %s", h->path, h->source,
+			 msg ? msg : strerror(-r));
+		if (p) {
+			/* Put the old note back where the editor took it. */
+			file_write_atomic(vault_rootfd(v), h->path, p->old_text,
+					  p->len, WRITE_MKDIRS, NULL);
+			vault_sync_path(v, h->path, h->source, SYNC_NO_GUARD);
+		} else if (h->created) {
+			/* A refused new note does not come into being. */
+			file_unlink(vault_rootfd(v), h->path);
+		}
+	}
+	vault_write_unlock(v);
+	tl_mount_write = false;
+	if (p)
+		pending_done(m, p);
+	/* The node now names the note's current file (or none). */
+	int fd = beneath_open(vault_rootfd(v), h->path, O_PATH | O_NOFOLLOW, 0);
+	if (fd >= 0)
+		node_swap(m, h->node, fd);
+	queue_inval(m, false, ino_of(m, h->node), NULL);
+	if (r < 0 && h->created && !p)
+		inval_path(m, h->path);
+	write_outcome_clear(&out);
+	h->dirty = h->created = false;
+	return r == -EPERM || r == 0 ? r : -EIO;
+}
+
+/* ---- operations
+ * --------------------------------------------------------------------- */
+
+static int do_lookup(struct mount *m, fuse_ino_t parent, const char *name,
+		     struct fuse_entry_param *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->attr_timeout = e->entry_timeout = CACHE_TIMEOUT;
+	struct node *p = node_of(m, parent);
+	int pfd = node_get(p);
+	int fd = openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	int err = errno;
+	node_put(p);
+	if (fd < 0)
+		return err;
+	if (fstatat(fd, "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) <
+	    0) {
+		err = errno;
+		close(fd);
+		return err;
+	}
+	pthread_mutex_lock(&m->tmu);
+	struct node *n = table_find(m, e->attr.st_ino, e->attr.st_dev);
+	if (n) {
+		n->nlookup++;
+		close(fd);
+	} else {
+		n = xcalloc(1, sizeof(*n));
+		n->fd = fd;
+		n->ino = e->attr.st_ino;
+		n->dev = e->attr.st_dev;
+		n->nlookup = 1;
+		pthread_rwlock_init(&n->fdlock, NULL);
+		table_insert(m, n);
+	}
+	pthread_mutex_unlock(&m->tmu);
+	e->ino = ino_of(m, n);
+	return 0;
+}
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	if (conn->capable & FUSE_CAP_EXPORT_SUPPORT)
+		conn->want |= FUSE_CAP_EXPORT_SUPPORT;
+	if (conn->capable & FUSE_CAP_FLOCK_LOCKS)
+		conn->want |= FUSE_CAP_FLOCK_LOCKS;
+	/* Zero copy for reads and writes where the kernel can. */
+	if (conn->capable & FUSE_CAP_SPLICE_WRITE)
+		conn->want |= FUSE_CAP_SPLICE_WRITE;
+	if (conn->capable & FUSE_CAP_SPLICE_READ)
+		conn->want |= FUSE_CAP_SPLICE_READ;
+	/* Writeback caching stays off: a note's bytes must reach its shadow
+	 * copy before close() returns, so the guard can answer close(). */
+	conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fuse_entry_param e;
+	int err = do_lookup(mnt(req), parent, name, &e);
+	if (err)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_entry(req, &e);
+}
+
+static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	unref_node(mnt(req), node_of(mnt(req), ino), nlookup);
+	fuse_reply_none(req);
+}
+
+static void op_forget_multi(fuse_req_t req, size_t count,
+			    struct fuse_forget_data *forgets)
+{
+	for (size_t i = 0; i < count; i++)
+		unref_node(mnt(req), node_of(mnt(req), forgets[i].ino),
+			   forgets[i].nlookup);
+	fuse_reply_none(req);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct node *n = node_of(mnt(req), ino);
+	struct stat st;
+	int fd = node_get(n);
+	int r = fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+	int err = errno;
+	node_put(n);
+	if (r < 0) {
+		fuse_reply_err(req, err);
+		return;
+	}
+	struct fh *h = file_fh(fi);
+	if (h && h->shadow) {
+		/* A note being written: its size is the shadow's. */
+		struct stat sh;
+		if (fstat(h->fd, &sh) == 0) {
+			st.st_size = sh.st_size;
+			st.st_blocks = sh.st_blocks;
+			st.st_mtim = sh.st_mtim;
+		}
+	}
+	fuse_reply_attr(req, &st, CACHE_TIMEOUT);
+}
+
+/* Truncate a note by path (no open handle): a guarded write. */
+static int truncate_note(struct mount *m, fuse_req_t req, struct node *n,
+			 const char *path, off_t size)
+{
+	int rfd = open_node(n, O_RDONLY);
+	if (rfd < 0)
+		return errno;
+	struct fh h = {.tag = FH_FILE,
+		       .node = n,
+		       .path = (char *)path,
+		       .source = source_of(req)};
+	int shadow = make_shadow(m, rfd, true);
+	close(rfd);
+	if (shadow < 0) {
+		free(h.source);
+		return -shadow;
+	}
+	h.fd = shadow;
+	int r = ftruncate(shadow, size) < 0 ? -errno : commit(m, &h);
+	close(shadow);
+	free(h.source);
+	return -r;
+}
+
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+		       int valid, struct fuse_file_info *fi)
+{
+	struct mount *m = mnt(req);
+	struct node *n = node_of(m, ino);
+	struct fh *h = file_fh(fi);
+	char p[64];
+	int err = 0;
+	int fd = node_get(n);
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	if (valid & FUSE_SET_ATTR_MODE) {
+		if (chmod(p, attr->st_mode & 07777) < 0)
+			err = errno;
+	}
+	if (!err && (valid & (FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID))) {
+		uid_t uid =
+			(valid & FUSE_SET_ATTR_UID) ? attr->st_uid : (uid_t)-1;
+		gid_t gid =
+			(valid & FUSE_SET_ATTR_GID) ? attr->st_gid : (gid_t)-1;
+		if (fchownat(fd, "", uid, gid,
+			     AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0)
+			err = errno;
+	}
+	node_put(n);
+	if (!err && (valid & FUSE_SET_ATTR_SIZE)) {
+		if (h && h->shadow) {
+			if (ftruncate(h->fd, attr->st_size) < 0)
+				err = errno;
+			else
+				h->dirty = true;
+		} else if (h) {
+			if (ftruncate(h->fd, attr->st_size) < 0)
+				err = errno;
+		} else {
+			_cleanup_free_ char *path = node_path(m, n);
+			if (guarded(m, path))
+				err = truncate_note(m, req, n, path,
+						    attr->st_size);
+			else if (truncate(p, attr->st_size) < 0)
+				err = errno;
+		}
+	}
+	if (!err && (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME))) {
+		struct timespec tv[2] = {{.tv_nsec = UTIME_OMIT},
+					 {.tv_nsec = UTIME_OMIT}};
+		if (valid & FUSE_SET_ATTR_ATIME_NOW)
+			tv[0].tv_nsec = UTIME_NOW;
+		else if (valid & FUSE_SET_ATTR_ATIME)
+			tv[0] = attr->st_atim;
+		if (valid & FUSE_SET_ATTR_MTIME_NOW)
+			tv[1].tv_nsec = UTIME_NOW;
+		else if (valid & FUSE_SET_ATTR_MTIME)
+			tv[1] = attr->st_mtim;
+		fd = node_get(n);
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+		if (h && !h->shadow) {
+			if (futimens(h->fd, tv) < 0)
+				err = errno;
+		} else if (utimensat(AT_FDCWD, p, tv, 0) < 0) {
+			err = errno;
+		}
+		node_put(n);
+	}
+	if (err) {
+		fuse_reply_err(req, err);
+		return;
+	}
+	op_getattr(req, ino, fi);
+}
+
+static void op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct node *n = node_of(mnt(req), ino);
+	char buf[PATH_MAX + 1];
+	int fd = node_get(n);
+	ssize_t r = readlinkat(fd, "", buf, sizeof(buf));
+	int err = errno;
+	node_put(n);
+	if (r < 0) {
+		fuse_reply_err(req, err);
+		return;
+	}
+	if ((size_t)r == sizeof(buf)) {
+		fuse_reply_err(req, ENAMETOOLONG);
+		return;
+	}
+	buf[r] = 0;
+	fuse_reply_readlink(req, buf);
+}
+
+/* After a pass-through change, keep the index in step. */
+static void sync_path(struct mount *m, fuse_req_t req, const char *path)
+{
+	if (!path)
+		return;
+	_cleanup_free_ char *src = source_of(req);
+	tl_mount_write = true;
+	vault_write_lock(m->v);
+	vault_sync_path(m->v, path, src, 0);
+	vault_write_unlock(m->v);
+	tl_mount_write = false;
+}
+
+static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      mode_t mode, dev_t rdev, const char *link)
+{
+	struct mount *m = mnt(req);
+	struct node *p = node_of(m, parent);
+	int pfd = node_get(p);
+	int r;
+	if (S_ISDIR(mode))
+		r = mkdirat(pfd, name, mode & 07777);
+	else if (S_ISLNK(mode))
+		r = symlinkat(link, pfd, name);
+	else if (S_ISREG(mode)) {
+		r = openat(pfd, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC,
+			   mode & 07777);
+		if (r >= 0)
+			close(r);
+	} else if (S_ISFIFO(mode))
+		r = mkfifoat(pfd, name, mode & 07777);
+	else
+		r = mknodat(pfd, name, mode, rdev);
+	int err = errno;
+	node_put(p);
+	if (r < 0) {
+		fuse_reply_err(req, err);
+		return;
+	}
+	struct fuse_entry_param e;
+	err = do_lookup(m, parent, name, &e);
+	if (err) {
+		fuse_reply_err(req, err);
+		return;
+	}
+	if (S_ISREG(mode)) {
+		_cleanup_free_ char *path = child_path(m, parent, name);
+		sync_path(m, req, path);
+	}
+	fuse_reply_entry(req, &e);
+}
+
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode, dev_t rdev)
+{
+	make_node(req, parent, name, mode, rdev, NULL);
+}
+
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode)
+{
+	make_node(req, parent, name, S_IFDIR | mode, 0, NULL);
+}
+
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+		       const char *name)
+{
+	make_node(req, parent, name, S_IFLNK, 0, link);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+		    const char *newname)
+{
+	struct mount *m = mnt(req);
+	struct node *n = node_of(m, ino), *p = node_of(m, newparent);
+	char src[64];
+	int fd = node_get(n);
+	snprintf(src, sizeof(src), "/proc/self/fd/%d", fd);
+	int pfd = node_get(p);
+	int r = linkat(AT_FDCWD, src, pfd, newname, AT_SYMLINK_FOLLOW);
+	int err = errno;
+	node_put(p);
+	node_put(n);
+	if (r < 0) {
+		fuse_reply_err(req, err);
+		return;
+	}
+	struct fuse_entry_param e;
+	err = do_lookup(m, newparent, newname, &e);
+	if (err) {
+		fuse_reply_err(req, err);
+		return;
+	}
+	_cleanup_free_ char *path = child_path(m, newparent, newname);
+	sync_path(m, req, path);
+	fuse_reply_entry(req, &e);
+}
+
+/* Unlink of a note: it goes to .trash/, and is deleted for good (links
+ * marked per policy) unless it comes back within the grace period. */
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct mount *m = mnt(req);
+	_cleanup_free_ char *path = child_path(m, parent, name);
+	if (guarded(m, path)) {
+		int rootfd = vault_rootfd(m->v);
+		char *text = NULL;
+		size_t len = 0;
+		struct stat st;
+		if (file_stat(rootfd, path, &st) == 0 && S_ISREG(st.st_mode))
+			file_read(rootfd, path, 1u << 30, &text, &len, NULL);
+		_cleanup_free_ char *trash = NULL;
+		for (int i = 1; i < 10000 && !trash; i++) {
+			_cleanup_free_ char *stem =
+				xstrndup(path, strlen(path) - 3);
+			char *t =
+				i == 1 ? xasprintf(".trash/%s", path)
+				       : xasprintf(".trash/%s %d.md", stem, i);
+			if (file_stat(rootfd, t, &st) == -ENOENT)
+				trash = t;
+			else
+				free(t);
+		}
+		int r = trash ? file_rename(rootfd, path, trash, true, true)
+			      : -EEXIST;
+		if (r < 0) {
+			free(text);
+			fuse_reply_err(req, -r);
+			return;
+		}
+		_cleanup_free_ char *src = source_of(req);
+		pending_add(m, path, text, len, trash, src);
+		fuse_reply_err(req, 0);
+		return;
+	}
+	struct node *p = node_of(m, parent);
+	int pfd = node_get(p);
+	int r = unlinkat(pfd, name, 0);
+	int err = errno;
+	node_put(p);
+	if (r == 0)
+		sync_path(m, req, path);
+	fuse_reply_err(req, r < 0 ? err : 0);
+}
+
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct node *p = node_of(mnt(req), parent);
+	int pfd = node_get(p);
+	int r = unlinkat(pfd, name, AT_REMOVEDIR);
+	int err = errno;
+	node_put(p);
+	fuse_reply_err(req, r < 0 ? err : 0);
+}
+
+static bool is_regular(struct mount *m, const char *path)
+{
+	struct stat st;
+	return path && file_stat(vault_rootfd(m->v), path, &st) == 0 &&
+	       S_ISREG(st.st_mode);
+}
+
+/* Re-index what a directory rename moved. */
+static void sync_tree(struct mount *m, fuse_req_t req, const char *from,
+		      const char *to)
+{
+	_cleanup_free_ char *src = source_of(req);
+	struct ptrvec gone = {0};
+	vault_write_lock(m->v);
+	vault_read_lock(m->v);
+	struct index *ix = vault_index(m->v);
+	size_t it = 0, fl = strlen(from);
+	struct note *n;
+	while (index_next(ix, &it, &n))
+		if (!strncmp(n->path, from, fl) && n->path[fl] == '/')
+			pv_push(&gone, xstrdup(n->path));
+	vault_read_unlock(m->v);
+	tl_mount_write = true;
+	for (size_t i = 0; i < gone.n; i++) {
+		const char *old = gone.v[i];
+		_cleanup_free_ char *neu = xasprintf("%s%s", to, old + fl);
+		vault_sync_path(m->v, old, src, SYNC_NO_GUARD);
+		vault_sync_path(m->v, neu, src, SYNC_NO_GUARD);
+		free(gone.v[i]);
+	}
+	tl_mount_write = false;
+	vault_write_unlock(m->v);
+	pv_free(&gone);
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      fuse_ino_t newparent, const char *newname,
+		      unsigned int flags)
+{
+	struct mount *m = mnt(req);
+	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	_cleanup_free_ char *from = child_path(m, parent, name);
+	_cleanup_free_ char *to = child_path(m, newparent, newname);
+	int rootfd = vault_rootfd(m->v);
+	bool gfrom = guarded(m, from) && is_regular(m, from);
+	bool gto = guarded(m, to);
+	/* Only a note the index knows can be renamed or go away. */
+	if (gfrom) {
+		vault_read_lock(m->v);
+		gfrom = index_by_path(vault_index(m->v), from) != NULL;
+		vault_read_unlock(m->v);
+	}
+	bool to_exists = is_regular(m, to);
+	_cleanup_free_ char *src = source_of(req);
+	int r = 0;
+
+	if (gfrom && gto && !to_exists && !(flags & RENAME_EXCHANGE)) {
+		/* A note renamed or moved: every link to it follows. */
+		vault_write_lock(m->v);
+		struct note *n = index_by_path(vault_index(m->v), from);
+		if (n) {
+			cJSON *res = NULL;
+			char *msg = NULL;
+			tl_mount_write = true;
+			r = vault_rename(m->v, n, to, src, false, &res, &msg);
+			tl_mount_write = false;
+			if (r < 0)
+				log_warn("rename %s -> %s refused (%s): %s",
+					 from, to, src,
+					 msg ? msg : strerror(-r));
+			free(msg);
+			cJSON_Delete(res);
+			vault_write_unlock(m->v);
+			fuse_reply_err(req, r < 0 ? -r : 0);
+			return;
+		}
+		vault_write_unlock(m->v);
+	}
+	if (gto && !gfrom && is_regular(m, from)) {
+		/* A file saved under another name, then renamed over the
+		 * note (VS Code, vim backupcopy=no): the guard judges its
+		 * text before it becomes the note. */
+		char *text = NULL;
+		size_t len = 0;
+		r = file_read(rootfd, from, 1u << 30, &text, &len, NULL);
+		if (r < 0) {
+			fuse_reply_err(req, -r);
+			return;
+		}
+		struct write_opts o = {.source = src, .save_rejected = true};
+		_cleanup_free_ char *msg = NULL;
+		vault_write_lock(m->v);
+		r = vault_guard(m->v, to, text, len, &o, NULL, &msg);
+		free(text);
+		if (r < 0) {
+			vault_write_unlock(m->v);
+			log_warn("%s: write refused (%s): %s", to, src, msg);
+			fuse_reply_err(req, EPERM);
+			return;
+		}
+		struct node *p = node_of(m, parent),
+			    *np = node_of(m, newparent);
+		int pfd = node_get(p), npfd = node_get(np);
+		r = renameat2(pfd, name, npfd, newname, flags) < 0 ? -errno : 0;
+		node_put(np);
+		node_put(p);
+		if (r == 0) {
+			struct pending_delete *pd = pending_take(m, to);
+			tl_mount_write = true;
+			vault_sync_path(m->v, to, src, SYNC_NO_GUARD);
+			vault_sync_path(m->v, from, src, SYNC_NO_GUARD);
+			tl_mount_write = false;
+			if (pd)
+				pending_done(m, pd);
+		}
+		vault_write_unlock(m->v);
+		fuse_reply_err(req, -r);
+		return;
+	}
+	if (gfrom && gto && (to_exists || (flags & RENAME_EXCHANGE))) {
+		/* Note over note, or two notes swapped: both texts are
+		 * judged under their new names. */
+		char *a = NULL, *b = NULL;
+		size_t al = 0, bl = 0;
+		file_read(rootfd, from, 1u << 30, &a, &al, NULL);
+		if (flags & RENAME_EXCHANGE)
+			file_read(rootfd, to, 1u << 30, &b, &bl, NULL);
+		struct write_opts o = {.source = src, .save_rejected = true};
+		_cleanup_free_ char *msg = NULL;
+		vault_write_lock(m->v);
+		r = a ? vault_guard(m->v, to, a, al, &o, NULL, &msg) : 0;
+		if (!r && b)
+			r = vault_guard(m->v, from, b, bl, &o, NULL, &msg);
+		free(a);
+		free(b);
+		if (!r) {
+			struct node *p = node_of(m, parent),
+				    *np = node_of(m, newparent);
+			int pfd = node_get(p), npfd = node_get(np);
+			r = renameat2(pfd, name, npfd, newname, flags) < 0
+				    ? -errno
+				    : 0;
+			node_put(np);
+			node_put(p);
+			if (!r) {
+				tl_mount_write = true;
+				vault_sync_path(m->v, from, src, SYNC_NO_GUARD);
+				vault_sync_path(m->v, to, src, SYNC_NO_GUARD);
+				tl_mount_write = false;
+			}
+		}
+		vault_write_unlock(m->v);
+		fuse_reply_err(req, -r);
+		return;
+	}
+	/* Anything else passes through. A note moved to a name that is
+	 * not a note (x.md -> x.md~, or into .Trash-<uid>/ by gio trash) is
+	 * gone: deleted after the grace period unless it comes back. */
+	char *text = NULL;
+	size_t len = 0;
+	if (gfrom && !(flags & RENAME_EXCHANGE))
+		file_read(rootfd, from, 1u << 30, &text, &len, NULL);
+	struct stat st;
+	bool dir = from && file_stat(rootfd, from, &st) == 0 &&
+		   S_ISDIR(st.st_mode);
+	struct node *p = node_of(m, parent), *np = node_of(m, newparent);
+	int pfd = node_get(p), npfd = node_get(np);
+	r = renameat2(pfd, name, npfd, newname, flags) < 0 ? -errno : 0;
+	node_put(np);
+	node_put(p);
+	if (r < 0) {
+		free(text);
+		fuse_reply_err(req, -r);
+		return;
+	}
+	if (gfrom && !(flags & RENAME_EXCHANGE))
+		pending_add(m, from, text, len, NULL, src);
+	else
+		free(text);
+	if (dir && from && to)
+		sync_tree(m, req, from, to);
+	if (!gfrom)
+		sync_path(m, req, from);
+	if (to && !guarded(m, to))
+		sync_path(m, req, to);
+	fuse_reply_err(req, 0);
+}
+
+static struct fh *new_fh(int fd, struct node *n)
+{
+	struct fh *h = xcalloc(1, sizeof(*h));
+	h->tag = FH_FILE;
+	h->fd = fd;
+	h->node = n;
+	pthread_mutex_init(&h->mu, NULL);
+	return h;
+}
+
+static void free_fh(struct mount *m, struct fh *h)
+{
+	if (h->shadow && h->path)
+		own(m, h->path, -1);
+	close(h->fd);
+	free(h->path);
+	free(h->source);
+	pthread_mutex_destroy(&h->mu);
+	free(h);
+}
+
+/* A guarded note opened for writing: its shadow copy. */
+static int open_shadow(struct mount *m, fuse_req_t req, struct node *n,
+		       char *path, struct fuse_file_info *fi, bool created)
+{
+	int rfd = (fi->flags & O_TRUNC) ? -1 : open_node(n, O_RDONLY);
+	int fd = make_shadow(m, rfd, rfd >= 0);
+	if (rfd >= 0)
+		close(rfd);
+	if (fd < 0) {
+		free(path);
+		return -fd;
+	}
+	struct fh *h = new_fh(fd, n);
+	h->shadow = true;
+	h->path = path;
+	h->source = source_of(req);
+	h->created = created;
+	/* An O_TRUNC open is a write, even if nothing follows. */
+	h->dirty = (fi->flags & O_TRUNC) != 0;
+	own(m, path, 1);
+	pthread_mutex_lock(&m->tmu);
+	n->nlookup++; /* the handle keeps its node */
+	pthread_mutex_unlock(&m->tmu);
+	fi->fh = (uint64_t)(uintptr_t)h;
+	/* Uncommitted bytes stay out of the shared page cache. */
+	fi->direct_io = 1;
+	return 0;
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct mount *m = mnt(req);
+	struct node *n = node_of(m, ino);
+	if (fi->flags & (O_WRONLY | O_RDWR)) {
+		char *path = node_path(m, n);
+		if (guarded(m, path)) {
+			int err = open_shadow(m, req, n, path, fi, false);
+			if (err)
+				fuse_reply_err(req, err);
+			else
+				fuse_reply_open(req, fi);
+			return;
+		}
+		free(path);
+	}
+	int fd = open_node(n, fi->flags);
+	if (fd < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	fi->fh = (uint64_t)(uintptr_t)new_fh(fd, NULL);
+	fi->keep_cache = 1;
+	fuse_reply_open(req, fi);
+}
+
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      mode_t mode, struct fuse_file_info *fi)
+{
+	struct mount *m = mnt(req);
+	char *path = child_path(m, parent, name);
+	bool note = guarded(m, path);
+	struct node *p = node_of(m, parent);
+	int pfd = node_get(p);
+	int flags = (fi->flags | O_CREAT) & ~O_NOFOLLOW;
+	int fd;
+	bool created = false;
+	if (note) {
+		/* The name exists at once (empty); the text becomes the note
+		 * at commit, if the guard agrees. */
+		fd = openat(pfd, name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC,
+			    mode);
+		if (fd >= 0)
+			created = true;
+		else if (errno == EEXIST && !(fi->flags & O_EXCL))
+			fd = openat(pfd, name, O_RDWR | O_CLOEXEC);
+	} else {
+		fd = openat(pfd, name, flags | O_CLOEXEC, mode);
+	}
+	int err = errno;
+	node_put(p);
+	if (fd < 0) {
+		free(path);
+		fuse_reply_err(req, err);
+		return;
+	}
+	struct fuse_entry_param e;
+	err = do_lookup(m, parent, name, &e);
+	if (err) {
+		close(fd);
+		free(path);
+		fuse_reply_err(req, err);
+		return;
+	}
+	struct node *n = node_of(m, e.ino);
+	if (note) {
+		close(fd);
+		err = open_shadow(m, req, n, path, fi, created);
+		if (err) {
+			unref_node(m, n, 1);
+			fuse_reply_err(req, err);
+			return;
+		}
+	} else {
+		fi->fh = (uint64_t)(uintptr_t)new_fh(fd, NULL);
+		sync_path(m, req, path);
+		free(path);
+	}
+	fuse_reply_create(req, &e, fi);
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
+	buf.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	buf.buf[0].fd = fh_of(fi)->fd;
+	buf.buf[0].pos = off;
+	fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
+}
+
+static void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in,
+			 off_t off, struct fuse_file_info *fi)
+{
+	struct fh *h = fh_of(fi);
+	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
+	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	out.buf[0].fd = h->fd;
+	out.buf[0].pos = off;
+	ssize_t r = fuse_buf_copy(&out, in, 0);
+	if (r < 0) {
+		fuse_reply_err(req, (int)-r);
+		return;
+	}
+	if (h->shadow)
+		h->dirty = true;
+	fuse_reply_write(req, (size_t)r);
+}
+
+/* The commit point of a note: close() gets EPERM when the guard refuses. */
+static int commit_if_needed(struct mount *m, struct fh *h)
+{
+	pthread_mutex_lock(&h->mu);
+	int r = (h->shadow && (h->dirty || h->created)) ? commit(m, h) : 0;
+	pthread_mutex_unlock(&h->mu);
+	return r;
+}
+
+static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct fh *h = fh_of(fi);
+	if (h->shadow) {
+		fuse_reply_err(req, -commit_if_needed(mnt(req), h));
+		return;
+	}
+	int r = close(dup(h->fd));
+	fuse_reply_err(req, r < 0 ? errno : 0);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct mount *m = mnt(req);
+	struct fh *h = fh_of(fi);
+	/* Writes after the last flush (or none came): the guard still
+	 * judges them; a refusal is logged and recorded. */
+	commit_if_needed(m, h);
+	struct node *n = h->shadow ? h->node : NULL;
+	free_fh(m, h);
+	if (n)
+		unref_node(m, n, 1);
+	fuse_reply_err(req, 0);
+}
+
+static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
+		     struct fuse_file_info *fi)
+{
+	struct fh *h = fh_of(fi);
+	if (h->shadow) {
+		fuse_reply_err(req, -commit_if_needed(mnt(req), h));
+		return;
+	}
+	int r = datasync ? fdatasync(h->fd) : fsync(h->fd);
+	fuse_reply_err(req, r < 0 ? errno : 0);
+}
+
+struct dirp {
+	uint32_t tag; /* FH_DIR */
+	DIR *dp;
+	struct dirent *entry;
+	off_t offset;
+};
+
+static void op_opendir(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct node *n = node_of(mnt(req), ino);
+	int nfd = node_get(n);
+	int fd = openat(nfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int err = errno;
+	node_put(n);
+	if (fd < 0) {
+		fuse_reply_err(req, err);
+		return;
+	}
+	struct dirp *d = xcalloc(1, sizeof(*d));
+	d->tag = FH_DIR;
+	d->dp = fdopendir(fd);
+	if (!d->dp) {
+		err = errno;
+		close(fd);
+		free(d);
+		fuse_reply_err(req, err);
+		return;
+	}
+	fi->fh = (uint64_t)(uintptr_t)d;
+	fi->keep_cache = 1;
+	fi->cache_readdir = 1;
+	fuse_reply_open(req, fi);
+}
+
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
+		       off_t offset, struct fuse_file_info *fi, bool plus)
+{
+	struct mount *m = mnt(req);
+	struct dirp *d = (struct dirp *)(uintptr_t)fi->fh;
+	char *buf = xcalloc(1, size);
+	char *p = buf;
+	size_t rem = size;
+	int err = 0;
+	if (offset != d->offset) {
+		seekdir(d->dp, offset);
+		d->entry = NULL;
+		d->offset = offset;
+	}
+	for (;;) {
+		if (!d->entry) {
+			errno = 0;
+			d->entry = readdir(d->dp);
+			if (!d->entry) {
+				err = errno;
+				break;
+			}
+		}
+		off_t next = d->entry->d_off;
+		const char *name = d->entry->d_name;
+		size_t used;
+		fuse_ino_t entry_ino = 0;
+		if (plus) {
+			struct fuse_entry_param e = {0};
+			if (!strcmp(name, ".") || !strcmp(name, "..")) {
+				e.attr.st_ino = d->entry->d_ino;
+				e.attr.st_mode = (mode_t)d->entry->d_type << 12;
+			} else {
+				err = do_lookup(m, ino, name, &e);
+				if (err)
+					break;
+				entry_ino = e.ino;
+			}
+			used = fuse_add_direntry_plus(req, p, rem, name, &e,
+						      next);
+		} else {
+			struct stat st = {.st_ino = d->entry->d_ino,
+					  .st_mode = (mode_t)d->entry->d_type
+						     << 12};
+			used = fuse_add_direntry(req, p, rem, name, &st, next);
+		}
+		if (used > rem) {
+			/* No room: undo the lookup, keep the entry. */
+			if (entry_ino)
+				unref_node(m, node_of(m, entry_ino), 1);
+			break;
+		}
+		p += used;
+		rem -= used;
+		d->entry = NULL;
+		d->offset = next;
+	}
+	/* Entries already counted must reach the kernel even after an
+	 * error, or their lookup counts would be wrong. */
+	if (err && rem == size)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_buf(req, buf, size - rem);
+	free(buf);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
+		       off_t offset, struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, offset, fi, false);
+}
+
+static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
+			   off_t offset, struct fuse_file_info *fi)
+{
+	do_readdir(req, ino, size, offset, fi, true);
+}
+
+static void op_releasedir(fuse_req_t req, fuse_ino_t ino,
+			  struct fuse_file_info *fi)
+{
+	struct dirp *d = (struct dirp *)(uintptr_t)fi->fh;
+	closedir(d->dp);
+	free(d);
+	fuse_reply_err(req, 0);
+}
+
+static void op_fsyncdir(fuse_req_t req, fuse_ino_t ino, int datasync,
+			struct fuse_file_info *fi)
+{
+	struct dirp *d = (struct dirp *)(uintptr_t)fi->fh;
+	int fd = dirfd(d->dp);
+	int r = datasync ? fdatasync(fd) : fsync(fd);
+	fuse_reply_err(req, r < 0 ? errno : 0);
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct node *n = node_of(mnt(req), ino);
+	struct statvfs sv;
+	int fd = node_get(n);
+	int r = fstatvfs(fd, &sv);
+	int err = errno;
+	node_put(n);
+	if (r < 0)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_statfs(req, &sv);
+}
+
+static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
+			 off_t len, struct fuse_file_info *fi)
+{
+	struct fh *h = fh_of(fi);
+	int r = fallocate(h->fd, mode, off, len);
+	if (r == 0 && h->shadow)
+		h->dirty = true;
+	fuse_reply_err(req, r < 0 ? errno : 0);
+}
+
+static void op_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+		     int op)
+{
+	int r = flock(fh_of(fi)->fd, op);
+	fuse_reply_err(req, r < 0 ? errno : 0);
+}
+
+static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+		     struct fuse_file_info *fi)
+{
+	off_t r = lseek(fh_of(fi)->fd, off, whence);
+	if (r < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_lseek(req, r);
+}
+
+static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
+			       struct fuse_file_info *fi_in, fuse_ino_t ino_out,
+			       off_t off_out, struct fuse_file_info *fi_out,
+			       size_t len, int flags)
+{
+	struct fh *out = fh_of(fi_out);
+	ssize_t r = copy_file_range(fh_of(fi_in)->fd, &off_in, out->fd,
+				    &off_out, len, (unsigned)flags);
+	if (r < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	if (out->shadow)
+		out->dirty = true;
+	fuse_reply_write(req, (size_t)r);
+}
+
+/* Extended attributes go to the file itself (xattr calls refuse O_PATH
+ * fds, hence the /proc path, as in passthrough_ll). */
+static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			size_t size)
+{
+	struct node *n = node_of(mnt(req), ino);
+	char p[64];
+	int fd = node_get(n);
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	char *buf = size ? xmalloc(size) : NULL;
+	ssize_t r = getxattr(p, name, buf, size);
+	int err = errno;
+	node_put(n);
+	if (r < 0)
+		fuse_reply_err(req, err);
+	else if (!size)
+		fuse_reply_xattr(req, (size_t)r);
+	else
+		fuse_reply_buf(req, buf, (size_t)r);
+	free(buf);
+}
+
+static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct node *n = node_of(mnt(req), ino);
+	char p[64];
+	int fd = node_get(n);
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	char *buf = size ? xmalloc(size) : NULL;
+	ssize_t r = listxattr(p, buf, size);
+	int err = errno;
+	node_put(n);
+	if (r < 0)
+		fuse_reply_err(req, err);
+	else if (!size)
+		fuse_reply_xattr(req, (size_t)r);
+	else
+		fuse_reply_buf(req, buf, (size_t)r);
+	free(buf);
+}
+
+static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			const char *value, size_t size, int flags)
+{
+	struct node *n = node_of(mnt(req), ino);
+	char p[64];
+	int fd = node_get(n);
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	int r = setxattr(p, name, value, size, flags);
+	int err = errno;
+	node_put(n);
+	fuse_reply_err(req, r < 0 ? err : 0);
+}
+
+static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	struct node *n = node_of(mnt(req), ino);
+	char p[64];
+	int fd = node_get(n);
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	int r = removexattr(p, name);
+	int err = errno;
+	node_put(n);
+	fuse_reply_err(req, r < 0 ? err : 0);
+}
+
+static const struct fuse_lowlevel_ops OPS = {
+	.init = op_init,
+	.lookup = op_lookup,
+	.forget = op_forget,
+	.forget_multi = op_forget_multi,
+	.getattr = op_getattr,
+	.setattr = op_setattr,
+	.readlink = op_readlink,
+	.mknod = op_mknod,
+	.mkdir = op_mkdir,
+	.symlink = op_symlink,
+	.link = op_link,
+	.unlink = op_unlink,
+	.rmdir = op_rmdir,
+	.rename = op_rename,
+	.open = op_open,
+	.create = op_create,
+	.read = op_read,
+	.write_buf = op_write_buf,
+	.flush = op_flush,
+	.release = op_release,
+	.fsync = op_fsync,
+	.opendir = op_opendir,
+	.readdir = op_readdir,
+	.readdirplus = op_readdirplus,
+	.releasedir = op_releasedir,
+	.fsyncdir = op_fsyncdir,
+	.statfs = op_statfs,
+	.fallocate = op_fallocate,
+	.flock = op_flock,
+	.lseek = op_lseek,
+	.copy_file_range = op_copy_file_range,
+	.getxattr = op_getxattr,
+	.listxattr = op_listxattr,
+	.setxattr = op_setxattr,
+	.removexattr = op_removexattr,
+};
+
+/* ---- life cycle
+ * ----------------------------------------------------------------- */
+
+/* A mount left by a crashed daemon answers ENOTCONN: detach it. */
+static void clean_stale(const char *mp)
+{
+	struct stat st;
+	if (stat(mp, &st) == 0 || errno != ENOTCONN)
+		return;
+	log_warn("%s: stale mount from an earlier run; unmounting it", mp);
+	if (umount2(mp, MNT_DETACH) == 0)
+		return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		execlp("fusermount3", "fusermount3", "-u", "-z", mp,
+		       (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+}
+
+static void *loop_thread(void *arg)
+{
+	struct mount *m = arg;
+	struct fuse_loop_config *cfg = fuse_loop_cfg_create();
+	fuse_loop_cfg_set_max_threads(cfg, (unsigned)m->max_threads);
+	fuse_loop_cfg_set_clone_fd(cfg, 0);
+	int r = fuse_session_loop_mt(m->se, cfg);
+	fuse_loop_cfg_destroy(cfg);
+	if (r)
+		log_warn("FUSE loop ended: %s", strerror(r < 0 ? -r : r));
+	return NULL;
+}
+
+int mount_start(struct vault *v, const struct mount_config *cfg,
+		struct mount **ret, char **ret_msg)
+{
+	char real[PATH_MAX];
+	clean_stale(cfg->mountpoint);
+	if (!realpath(cfg->mountpoint, real)) {
+		*ret_msg = xasprintf("mount point %s: %s", cfg->mountpoint,
+				     strerror(errno));
+		return -errno;
+	}
+	size_t rl = strlen(vault_root(v));
+	if (!strncmp(real, vault_root(v), rl) &&
+	    (real[rl] == '/' || !real[rl])) {
+		*ret_msg =
+			xasprintf("mount point %s is inside the vault", real);
+		return -EINVAL;
+	}
+	struct mount *m = xcalloc(1, sizeof(*m));
+	m->v = v;
+	m->mountpoint = xstrdup(real);
+	m->root = vault_root(v);
+	m->rootlen = strlen(m->root);
+	m->grace_ms = cfg->grace_ms ? cfg->grace_ms : 2000;
+	m->max_threads = cfg->max_threads > 0 ? cfg->max_threads : 16;
+	m->nbuckets = 1024;
+	m->buckets = xcalloc(m->nbuckets, sizeof(*m->buckets));
+	m->owned = hmap_new();
+	pthread_mutex_init(&m->tmu, NULL);
+	pthread_mutex_init(&m->qmu, NULL);
+	pthread_cond_init(&m->qcv, NULL);
+	pthread_mutex_init(&m->pmu, NULL);
+	pthread_mutex_init(&m->omu, NULL);
+	m->root_node.fd = open(m->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	m->root_node.nlookup = 2;
+	pthread_rwlock_init(&m->root_node.fdlock, NULL);
+	file_mkdirs(vault_rootfd(v), ".vaultd/shadow");
+	m->shadow_dir = beneath_open(vault_rootfd(v), ".vaultd/shadow",
+				     O_RDONLY | O_DIRECTORY, 0);
+
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	_cleanup_free_ char *opts = xasprintf(
+		"default_permissions,fsname=vaultd:%s,subtype=vaultd%s",
+		vault_name(v), cfg->allow_other ? ",allow_other" : "");
+	fuse_opt_add_arg(&args, "vaultd");
+	fuse_opt_add_arg(&args, "-o");
+	fuse_opt_add_arg(&args, opts);
+	m->se = fuse_session_new(&args, &OPS, sizeof(OPS), m);
+	fuse_opt_free_args(&args);
+	if (!m->se || fuse_session_mount(m->se, m->mountpoint) != 0) {
+		*ret_msg = xasprintf("cannot mount the vault at %s (is "
+				     "/dev/fuse usable, fuse3 installed?)",
+				     m->mountpoint);
+		if (m->se)
+			fuse_session_destroy(m->se);
+		m->se = NULL;
+		mount_stop(m);
+		return -EIO;
+	}
+	m->mounted = true;
+	vault_add_listener(v, on_vault_event, m);
+	m->listening = true;
+	pthread_create(&m->qthread, NULL, inval_thread, m);
+	pthread_create(&m->timer, NULL, timer_thread, m);
+	pthread_create(&m->loop, NULL, loop_thread, m);
+	*ret = m;
+	return 0;
+}
+
+struct mount *mount_stop(struct mount *m)
+{
+	if (!m)
+		return NULL;
+	if (m->listening)
+		vault_remove_listener(m->v, on_vault_event, m);
+	if (m->se) {
+		fuse_session_exit(m->se);
+		fuse_session_unmount(m->se);
+		m->mounted = false;
+		pthread_join(m->loop, NULL);
+		__atomic_store_n(&m->stop_timer, true, __ATOMIC_RELEASE);
+		pthread_join(m->timer, NULL);
+		pthread_mutex_lock(&m->qmu);
+		m->qstop = true;
+		pthread_cond_signal(&m->qcv);
+		pthread_mutex_unlock(&m->qmu);
+		pthread_join(m->qthread, NULL);
+		fuse_session_destroy(m->se);
+	}
+	/* Deletes still in their grace period stand. */
+	while (m->pending) {
+		struct pending_delete *p = m->pending;
+		m->pending = p->next;
+		vault_write_lock(m->v);
+		vault_forget_note(m->v, p->path, p->source);
+		vault_write_unlock(m->v);
+		pending_free(p);
+	}
+	for (size_t i = 0; i < m->nbuckets; i++) {
+		while (m->buckets[i]) {
+			struct node *n = m->buckets[i];
+			m->buckets[i] = n->next;
+			close(n->fd);
+			pthread_rwlock_destroy(&n->fdlock);
+			free(n);
+		}
+	}
+	free(m->buckets);
+	while (m->qhead) {
+		struct inval *q = m->qhead;
+		m->qhead = q->next;
+		free(q->name);
+		free(q);
+	}
+	if (m->root_node.fd >= 0)
+		close(m->root_node.fd);
+	if (m->shadow_dir >= 0)
+		close(m->shadow_dir);
+	hmap_free(m->owned);
+	free(m->mountpoint);
+	free(m);
+	return NULL;
+}

@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "watch.h"
+#include "fileio.h"
+#include "hmap.h"
+#include "log.h"
+#include "note.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+
+#define MASK                                                        \
+	(IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | \
+	 IN_DELETE | IN_ATTRIB | IN_DONT_FOLLOW | IN_EXCL_UNLINK | IN_ONLYDIR)
+
+struct watcher {
+	struct vault *v;
+	struct mount *m;
+	int ifd, stopfd;
+	struct hmap *dirs; /* "wd" -> char * folder path ("" = root) */
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool ready;
+	bool started;
+};
+
+/* vaultd's own scratch folders and git's are of no interest. */
+static bool skip_dir(const char *path)
+{
+	static const char *const skip[] = {".git",
+					   ".trash",
+					   ".vaultd/shadow",
+					   ".vaultd/rejected",
+					   ".vaultd/history.git",
+					   NULL};
+	for (const char *const *s = skip; *s; s++) {
+		size_t n = strlen(*s);
+		if (!strncmp(path, *s, n) && (!path[n] || path[n] == '/'))
+			return true;
+	}
+	const char *b = strrchr(path, '/');
+	return b && !strcmp(b + 1, ".git");
+}
+
+static void add_tree(struct watcher *w, const char *dir)
+{
+	if (skip_dir(dir))
+		return;
+	_cleanup_free_ char *abs =
+		*dir ? xasprintf("%s/%s", vault_root(w->v), dir)
+		     : xstrdup(vault_root(w->v));
+	int wd = inotify_add_watch(w->ifd, abs, MASK);
+	if (wd < 0) {
+		if (errno == ENOSPC)
+			log_warn("inotify watch limit reached at %s; raise "
+				 "fs.inotify.max_user_watches",
+				 dir);
+		return;
+	}
+	char key[16];
+	snprintf(key, sizeof(key), "%d", wd);
+	free(hmap_put(w->dirs, key, xstrdup(dir)));
+	_cleanup_close_ int fd =
+		*dir ? beneath_open(vault_rootfd(w->v), dir,
+				    O_RDONLY | O_DIRECTORY, 0)
+		     : openat(vault_rootfd(w->v), ".",
+			      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	DIR *d = fdopendir(fd);
+	if (!d)
+		return;
+	fd = -1;
+	struct ptrvec sub = {0};
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (de->d_type == DT_DIR)
+			pv_push(&sub, *dir ? xasprintf("%s/%s", dir, de->d_name)
+					   : xstrdup(de->d_name));
+	}
+	closedir(d);
+	for (size_t i = 0; i < sub.n; i++) {
+		add_tree(w, sub.v[i]);
+		free(sub.v[i]);
+	}
+	pv_free(&sub);
+}
+
+static void sync_one(struct watcher *w, const char *path)
+{
+	if (w->m && mount_owns(w->m, path))
+		return;
+	if (!strcmp(path, ".vaultd/policy.yaml")) {
+		_cleanup_free_ char *msg = NULL;
+		if (vault_reload_policy(w->v, &msg) < 0)
+			log_error("policy not reloaded, the old one stays: %s",
+				  msg);
+		else
+			log_info("policy reloaded");
+		return;
+	}
+	vault_write_lock(w->v);
+	vault_sync_path(w->v, path, "external", 0);
+	vault_write_unlock(w->v);
+	if (w->m)
+		mount_external_change(w->m, path);
+}
+
+/* A folder appeared or went away: everything under it changed. */
+static void sync_folder(struct watcher *w, const char *dir, bool appeared)
+{
+	struct ptrvec paths = {0};
+	vault_read_lock(w->v);
+	struct index *ix = vault_index(w->v);
+	size_t it = 0, dl = strlen(dir);
+	struct note *n;
+	while (index_next(ix, &it, &n))
+		if (!strncmp(n->path, dir, dl) && n->path[dl] == '/')
+			pv_push(&paths, xstrdup(n->path));
+	vault_read_unlock(w->v);
+	for (size_t i = 0; i < paths.n; i++) {
+		sync_one(w, paths.v[i]);
+		free(paths.v[i]);
+	}
+	pv_free(&paths);
+	if (!appeared)
+		return;
+	add_tree(w, dir);
+	/* Files that arrived with the folder. */
+	struct ptrvec stack = {0};
+	pv_push(&stack, xstrdup(dir));
+	while (stack.n) {
+		char *d = stack.v[--stack.n];
+		_cleanup_close_ int fd = beneath_open(
+			vault_rootfd(w->v), d, O_RDONLY | O_DIRECTORY, 0);
+		DIR *dp = fd >= 0 ? fdopendir(fd) : NULL;
+		if (dp) {
+			fd = -1;
+			struct dirent *de;
+			while ((de = readdir(dp))) {
+				if (de->d_name[0] == '.')
+					continue;
+				char *p = xasprintf("%s/%s", d, de->d_name);
+				if (de->d_type == DT_DIR)
+					pv_push(&stack, p);
+				else {
+					sync_one(w, p);
+					free(p);
+				}
+			}
+			closedir(dp);
+		}
+		free(d);
+	}
+	pv_free(&stack);
+}
+
+static void handle(struct watcher *w, const struct inotify_event *e)
+{
+	char key[16];
+	snprintf(key, sizeof(key), "%d", e->wd);
+	if (e->mask & IN_IGNORED) {
+		free(hmap_del(w->dirs, key));
+		return;
+	}
+	const char *dir = hmap_get(w->dirs, key);
+	if (!dir || !e->len)
+		return;
+	_cleanup_free_ char *path =
+		*dir ? xasprintf("%s/%s", dir, e->name) : xstrdup(e->name);
+	if (e->mask & IN_ISDIR) {
+		if (e->mask & (IN_CREATE | IN_MOVED_TO))
+			sync_folder(w, path, true);
+		else if (e->mask & (IN_DELETE | IN_MOVED_FROM))
+			sync_folder(w, path, false);
+		if (w->m)
+			mount_external_change(w->m, path);
+		return;
+	}
+	if (e->mask & IN_CREATE) {
+		/* Wait for IN_CLOSE_WRITE, except for links and the like. */
+		struct stat st;
+		if (file_stat(vault_rootfd(w->v), path, &st) == 0 &&
+		    S_ISREG(st.st_mode) && st.st_size == 0)
+			return;
+	}
+	sync_one(w, path);
+}
+
+static void *watch_thread(void *arg)
+{
+	struct watcher *w = arg;
+	pthread_mutex_lock(&w->mu);
+	while (!w->ready)
+		pthread_cond_wait(&w->cv, &w->mu);
+	pthread_mutex_unlock(&w->mu);
+	char buf[65536]
+		__attribute__((aligned(__alignof__(struct inotify_event))));
+	for (;;) {
+		struct pollfd p[2] = {{.fd = w->ifd, .events = POLLIN},
+				      {.fd = w->stopfd, .events = POLLIN}};
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (p[1].revents)
+			break;
+		ssize_t n = read(w->ifd, buf, sizeof(buf));
+		if (n <= 0)
+			continue;
+		for (char *q = buf; q < buf + n;) {
+			const struct inotify_event *e = (void *)q;
+			if (e->mask & IN_Q_OVERFLOW) {
+				log_warn(
+					"too many changes at once in the vault "
+					"folder: indexing it again");
+				vault_index_all(w->v, NULL, NULL);
+			} else {
+				handle(w, e);
+			}
+			q += sizeof(*e) + e->len;
+		}
+	}
+	return NULL;
+}
+
+int watch_start(struct vault *v, struct watcher **ret, char **ret_msg)
+{
+	struct watcher *w = xcalloc(1, sizeof(*w));
+	w->v = v;
+	w->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	w->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (w->ifd < 0 || w->stopfd < 0) {
+		*ret_msg = xasprintf("inotify: %s", strerror(errno));
+		if (w->ifd >= 0)
+			close(w->ifd);
+		if (w->stopfd >= 0)
+			close(w->stopfd);
+		free(w);
+		return -errno;
+	}
+	w->dirs = hmap_new();
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->cv, NULL);
+	add_tree(w, "");
+	pthread_create(&w->th, NULL, watch_thread, w);
+	w->started = true;
+	*ret = w;
+	return 0;
+}
+
+void watch_ready(struct watcher *w, struct mount *m)
+{
+	pthread_mutex_lock(&w->mu);
+	w->m = m;
+	w->ready = true;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+}
+
+struct watcher *watch_stop(struct watcher *w)
+{
+	if (!w)
+		return NULL;
+	uint64_t one = 1;
+	if (write(w->stopfd, &one, sizeof(one)) < 0) {
+	}
+	watch_ready(w, w->m); /* a thread still waiting for the index */
+	if (w->started)
+		pthread_join(w->th, NULL);
+	size_t it = 0;
+	void *val;
+	while (hmap_next(w->dirs, &it, NULL, &val))
+		free(val);
+	hmap_free(w->dirs);
+	close(w->ifd);
+	close(w->stopfd);
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->cv);
+	free(w);
+	return NULL;
+}
