@@ -11,6 +11,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+static mode_t create_mask = 022;
+
+void file_set_umask(mode_t mask)
+{
+	create_mask = mask & 0777;
+}
+
 int path_check(const char *path, char **ret_norm, const char **ret_msg)
 {
 	size_t n = strlen(path);
@@ -204,7 +211,8 @@ int file_mkdirs(int rootfd, const char *dir)
 						dfd = pfd;
 						base = slash + 1;
 					}
-					if (mkdirat(dfd, base, 0755) < 0 &&
+					if (mkdirat(dfd, base,
+						    0777 & ~create_mask) < 0 &&
 					    errno != EEXIST)
 						return -errno;
 				} else if (fd < 0) {
@@ -267,10 +275,10 @@ int file_write_atomic(int rootfd, const char *rel, const char *data, size_t len,
 				 0xffffff);
 		/* Never more open than the note it replaces, even briefly:
 		 * the umask can only narrow this; fchmod() below restores. */
-		fd = openat(dfd, tmp,
-			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-				    O_CLOEXEC,
-			    exists ? (old.st_mode & 0777) : 0644);
+		fd = openat(
+			dfd, tmp,
+			O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			exists ? (old.st_mode & 0777) : (0666 & ~create_mask));
 		if (fd < 0 && errno != EEXIST)
 			return -errno;
 	}

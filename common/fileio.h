@@ -39,6 +39,13 @@ enum {
 int file_write_atomic(int rootfd, const char *rel, const char *data, size_t len,
 		      unsigned flags, struct stat *ret_st);
 
+/*
+ * The umask vaultd applies to files and folders it creates. The daemon
+ * runs with umask 0 (the kernel already applied each FUSE caller's), so
+ * it remembers the user's umask here. Default 022.
+ */
+void file_set_umask(mode_t mask);
+
 /* mkdir -p beneath rootfd for the folder part of rel (or rel itself). */
 int file_mkdirs(int rootfd, const char *dir);
 

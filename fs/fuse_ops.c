@@ -36,6 +36,9 @@ struct node {
 	ino_t ino;
 	dev_t dev;
 	uint64_t nlookup; /* the kernel's references, under the table lock */
+	/* The shadow copy being written, if any: stat answers its size,
+	 * since the kernel asks without naming the handle. */
+	int writer_fd; /* under the table lock; -1: none */
 	/* fd may be swapped for the note's new file after a commit; users
 	 * of fd hold this for reading. */
 	pthread_rwlock_t fdlock;
@@ -552,12 +555,17 @@ static struct fh *file_fh(struct fuse_file_info *fi)
 	return h && h->tag == FH_FILE ? h : NULL;
 }
 
+/* The kernel places O_APPEND writes itself (the offset arrives with each
+ * write), and its request buffers are not aligned for O_DIRECT: neither
+ * flag belongs on vaultd's own descriptor. */
+#define PASS_FLAGS(f) ((f) & ~(O_NOFOLLOW | O_APPEND | O_DIRECT))
+
 static int open_node(struct node *n, int flags)
 {
 	char p[64];
 	int fd = node_get(n);
 	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
-	int r = open(p, (flags & ~O_NOFOLLOW) | O_CLOEXEC);
+	int r = open(p, PASS_FLAGS(flags) | O_CLOEXEC);
 	int e = errno;
 	node_put(n);
 	errno = e;
@@ -707,6 +715,7 @@ static int do_lookup(struct mount *m, fuse_ino_t parent, const char *name,
 		n->ino = e->attr.st_ino;
 		n->dev = e->attr.st_dev;
 		n->nlookup = 1;
+		n->writer_fd = -1;
 		pthread_rwlock_init(&n->fdlock, NULL);
 		table_insert(m, n);
 	}
@@ -769,15 +778,18 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 		fuse_reply_err(req, err);
 		return;
 	}
+	/* A note being written: its size is the shadow's. */
 	struct fh *h = file_fh(fi);
-	if (h && h->shadow) {
-		/* A note being written: its size is the shadow's. */
-		struct stat sh;
-		if (fstat(h->fd, &sh) == 0) {
-			st.st_size = sh.st_size;
-			st.st_blocks = sh.st_blocks;
-			st.st_mtim = sh.st_mtim;
-		}
+	struct mount *m = mnt(req);
+	pthread_mutex_lock(&m->tmu);
+	int wfd = h && h->shadow ? h->fd : n->writer_fd;
+	struct stat sh;
+	bool have = wfd >= 0 && fstat(wfd, &sh) == 0;
+	pthread_mutex_unlock(&m->tmu);
+	if (have) {
+		st.st_size = sh.st_size;
+		st.st_blocks = sh.st_blocks;
+		st.st_mtim = sh.st_mtim;
 	}
 	fuse_reply_attr(req, &st, CACHE_TIMEOUT);
 }
@@ -1256,6 +1268,12 @@ static void free_fh(struct mount *m, struct fh *h)
 {
 	if (h->shadow && h->path)
 		own(m, h->path, -1);
+	if (h->shadow) {
+		pthread_mutex_lock(&m->tmu);
+		if (h->node->writer_fd == h->fd)
+			h->node->writer_fd = -1;
+		pthread_mutex_unlock(&m->tmu);
+	}
 	close(h->fd);
 	free(h->path);
 	free(h->source);
@@ -1285,6 +1303,7 @@ static int open_shadow(struct mount *m, fuse_req_t req, struct node *n,
 	own(m, path, 1);
 	pthread_mutex_lock(&m->tmu);
 	n->nlookup++; /* the handle keeps its node */
+	n->writer_fd = fd;
 	pthread_mutex_unlock(&m->tmu);
 	fi->fh = (uint64_t)(uintptr_t)h;
 	/* Uncommitted bytes stay out of the shared page cache. */
@@ -1296,7 +1315,8 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct mount *m = mnt(req);
 	struct node *n = node_of(m, ino);
-	if (fi->flags & (O_WRONLY | O_RDWR)) {
+	/* O_TRUNC changes a note even when opened read-only. */
+	if (fi->flags & (O_WRONLY | O_RDWR | O_TRUNC)) {
 		char *path = node_path(m, n);
 		if (guarded(m, path)) {
 			int err = open_shadow(m, req, n, path, fi, false);
@@ -1326,7 +1346,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	bool note = guarded(m, path);
 	struct node *p = node_of(m, parent);
 	int pfd = node_get(p);
-	int flags = (fi->flags | O_CREAT) & ~O_NOFOLLOW;
+	int flags = PASS_FLAGS(fi->flags | O_CREAT);
 	int fd;
 	bool created = false;
 	if (note) {
@@ -1810,6 +1830,7 @@ int mount_start(struct vault *v, const struct mount_config *cfg,
 	pthread_mutex_init(&m->omu, NULL);
 	m->root_node.fd = open(m->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	m->root_node.nlookup = 2;
+	m->root_node.writer_fd = -1;
 	pthread_rwlock_init(&m->root_node.fdlock, NULL);
 	file_mkdirs(vault_rootfd(v), ".vaultd/shadow");
 	m->shadow_dir = beneath_open(vault_rootfd(v), ".vaultd/shadow",

@@ -12,6 +12,7 @@
  */
 #include "config.h"
 #include "ctl_server.h"
+#include "fileio.h"
 #include "fuse_ops.h"
 #include "log.h"
 #include "runtime.h"
@@ -252,6 +253,12 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_init("vaultd");
+	/* The kernel applies each FUSE caller's umask; vaultd applies the
+	 * user's to what it creates itself. */
+	mode_t user_umask = umask(0);
+	file_set_umask(user_umask);
+	if (!o.mount)
+		umask(user_umask);
 	if (o.mount && access("/dev/fuse", R_OK | W_OK) < 0) {
 		fprintf(stderr,
 			"vaultd: /dev/fuse: %s (no FUSE here: use "
