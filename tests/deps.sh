@@ -5,7 +5,8 @@ PKGS="build-essential pkg-config meson ninja-build
 libfuse3-dev fuse3 libcjson-dev libyaml-dev libcunit1-dev
 libsqlite3-dev libgit2-dev libutf8proc-dev libsystemd-dev"
 if [ "${1:-}" = test ]; then
-	PKGS="$PKGS git clang-format"
+	# Real editors for the mount tests; fuse3 for mounting.
+	PKGS="$PKGS git clang-format vim neovim emacs-nox"
 fi
 missing=""
 for p in $PKGS; do

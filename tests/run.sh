@@ -41,7 +41,7 @@ test)
 		-Dbuildtype=debug
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
-		meson test -C build-asan --suite unit --suite e2e \
+		meson test -C build-asan --suite unit --suite mount --suite e2e \
 		--print-errorlogs --num-processes 2
 	echo "all tests passed"
 	;;
