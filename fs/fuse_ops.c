@@ -444,6 +444,9 @@ static void pending_free(struct pending_delete *p)
 	free(p);
 }
 
+/* The caller has claimed path (own()) before touching the vault folder,
+ * so the watcher never takes the mount's own change for an outside one;
+ * that claim now belongs to the pending delete. */
 static void pending_add(struct mount *m, const char *path, char *text,
 			size_t len, const char *trash, const char *source)
 {
@@ -459,7 +462,6 @@ static void pending_add(struct mount *m, const char *path, char *text,
 	p->trash = trash ? xstrdup(trash) : NULL;
 	p->source = xstrdup(source);
 	p->deadline = now_ns() + (uint64_t)m->grace_ms * 1000000ull;
-	own(m, path, 1);
 	pthread_mutex_lock(&m->pmu);
 	p->next = m->pending;
 	m->pending = p;
@@ -1031,9 +1033,11 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 			else
 				free(t);
 		}
+		own(m, path, 1);
 		int r = trash ? file_rename(rootfd, path, trash, true, true)
 			      : -EEXIST;
 		if (r < 0) {
+			own(m, path, -1);
 			free(text);
 			fuse_reply_err(req, -r);
 			return;
@@ -1231,17 +1235,22 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct stat st;
 	bool dir = from && file_stat(rootfd, from, &st) == 0 &&
 		   S_ISDIR(st.st_mode);
+	bool away = gfrom && !(flags & RENAME_EXCHANGE);
+	if (away)
+		own(m, from, 1);
 	struct node *p = node_of(m, parent), *np = node_of(m, newparent);
 	int pfd = node_get(p), npfd = node_get(np);
 	r = renameat2(pfd, name, npfd, newname, flags) < 0 ? -errno : 0;
 	node_put(np);
 	node_put(p);
 	if (r < 0) {
+		if (away)
+			own(m, from, -1);
 		free(text);
 		fuse_reply_err(req, -r);
 		return;
 	}
-	if (gfrom && !(flags & RENAME_EXCHANGE))
+	if (away)
 		pending_add(m, from, text, len, NULL, src);
 	else
 		free(text);
@@ -1283,13 +1292,16 @@ static void free_fh(struct mount *m, struct fh *h)
 
 /* A guarded note opened for writing: its shadow copy. */
 static int open_shadow(struct mount *m, fuse_req_t req, struct node *n,
-		       char *path, struct fuse_file_info *fi, bool created)
+		       char *path, struct fuse_file_info *fi, bool created,
+		       bool claimed)
 {
 	int rfd = (fi->flags & O_TRUNC) ? -1 : open_node(n, O_RDONLY);
 	int fd = make_shadow(m, rfd, rfd >= 0);
 	if (rfd >= 0)
 		close(rfd);
 	if (fd < 0) {
+		if (claimed)
+			own(m, path, -1);
 		free(path);
 		return -fd;
 	}
@@ -1300,7 +1312,8 @@ static int open_shadow(struct mount *m, fuse_req_t req, struct node *n,
 	h->created = created;
 	/* An O_TRUNC open is a write, even if nothing follows. */
 	h->dirty = (fi->flags & O_TRUNC) != 0;
-	own(m, path, 1);
+	if (!claimed)
+		own(m, path, 1);
 	pthread_mutex_lock(&m->tmu);
 	n->nlookup++; /* the handle keeps its node */
 	n->writer_fd = fd;
@@ -1319,7 +1332,8 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	if (fi->flags & (O_WRONLY | O_RDWR | O_TRUNC)) {
 		char *path = node_path(m, n);
 		if (guarded(m, path)) {
-			int err = open_shadow(m, req, n, path, fi, false);
+			int err =
+				open_shadow(m, req, n, path, fi, false, false);
 			if (err)
 				fuse_reply_err(req, err);
 			else
@@ -1335,6 +1349,9 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	}
 	fi->fh = (uint64_t)(uintptr_t)new_fh(fd, NULL);
 	fi->keep_cache = 1;
+	/* Closing a file opened for reading has nothing to report. */
+	if ((fi->flags & O_ACCMODE) == O_RDONLY)
+		fi->noflush = 1;
 	fuse_reply_open(req, fi);
 }
 
@@ -1351,7 +1368,9 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	bool created = false;
 	if (note) {
 		/* The name exists at once (empty); the text becomes the note
-		 * at commit, if the guard agrees. */
+		 * at commit, if the guard agrees. Claimed first: the watcher
+		 * must not index the empty placeholder. */
+		own(m, path, 1);
 		fd = openat(pfd, name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC,
 			    mode);
 		if (fd >= 0)
@@ -1364,6 +1383,8 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	int err = errno;
 	node_put(p);
 	if (fd < 0) {
+		if (note)
+			own(m, path, -1);
 		free(path);
 		fuse_reply_err(req, err);
 		return;
@@ -1371,6 +1392,8 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct fuse_entry_param e;
 	err = do_lookup(m, parent, name, &e);
 	if (err) {
+		if (note)
+			own(m, path, -1);
 		close(fd);
 		free(path);
 		fuse_reply_err(req, err);
@@ -1379,7 +1402,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct node *n = node_of(m, e.ino);
 	if (note) {
 		close(fd);
-		err = open_shadow(m, req, n, path, fi, created);
+		err = open_shadow(m, req, n, path, fi, created, true);
 		if (err) {
 			unref_node(m, n, 1);
 			fuse_reply_err(req, err);
