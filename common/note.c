@@ -249,3 +249,156 @@ struct note *note_free(struct note *n)
 	free(n);
 	return NULL;
 }
+
+/* ---- blobs ------------------------------------------------------------------
+ */
+
+#define BLOB_VERSION 1
+
+static void put_u32(struct sbuf *b, uint32_t v)
+{
+	sb_add(b, (const char *)&v, sizeof(v));
+}
+
+static void put_str(struct sbuf *b, const char *s)
+{
+	if (!s) {
+		put_u32(b, UINT32_MAX);
+		return;
+	}
+	uint32_t n = (uint32_t)strlen(s);
+	put_u32(b, n);
+	sb_add(b, s, n);
+}
+
+static void put_strv(struct sbuf *b, char **v, size_t n)
+{
+	put_u32(b, (uint32_t)n);
+	for (size_t i = 0; i < n; i++)
+		put_str(b, v[i]);
+}
+
+void *note_to_blob(const struct note *n, size_t *ret_len)
+{
+	struct sbuf b = {0};
+	sb_putc(&b, BLOB_VERSION);
+	sb_putc(&b, (char)((n->fm_invalid ? 1 : 0) | (n->too_big ? 2 : 0)));
+	put_u32(&b, (uint32_t)n->fm_err_line);
+	put_strv(&b, n->tags, n->ntags);
+	put_strv(&b, n->aliases, n->naliases);
+	put_strv(&b, n->fm_keys, strv_len(n->fm_keys));
+	put_u32(&b, (uint32_t)n->nlinks);
+	for (size_t i = 0; i < n->nlinks; i++) {
+		const struct link *l = &n->links[i];
+		sb_putc(&b, (char)l->kind);
+		put_u32(&b, (uint32_t)l->line);
+		put_str(&b, l->target);
+		put_str(&b, l->subpath);
+		put_str(&b, l->alias);
+	}
+	*ret_len = b.len;
+	return sb_steal(&b);
+}
+
+struct reader {
+	const unsigned char *p, *end;
+	bool bad;
+};
+
+static uint32_t get_u32(struct reader *r)
+{
+	uint32_t v = 0;
+	if (r->end - r->p < 4) {
+		r->bad = true;
+		return 0;
+	}
+	memcpy(&v, r->p, 4);
+	r->p += 4;
+	return v;
+}
+
+static char *get_str(struct reader *r, bool nullable)
+{
+	uint32_t n = get_u32(r);
+	if (r->bad)
+		return NULL;
+	if (n == UINT32_MAX) {
+		if (!nullable)
+			r->bad = true;
+		return NULL;
+	}
+	if ((size_t)(r->end - r->p) < n) {
+		r->bad = true;
+		return NULL;
+	}
+	char *s = xstrndup((const char *)r->p, n);
+	r->p += n;
+	return s;
+}
+
+static char **get_strv(struct reader *r, size_t *ret_n)
+{
+	uint32_t n = get_u32(r);
+	if (r->bad || n > (uint32_t)(r->end - r->p) / 4) {
+		r->bad = true;
+		*ret_n = 0;
+		return xcalloc(1, sizeof(char *));
+	}
+	char **v = xcalloc(n + 1, sizeof(char *));
+	for (uint32_t i = 0; i < n && !r->bad; i++)
+		v[i] = get_str(r, false);
+	*ret_n = n;
+	return v;
+}
+
+struct note *note_from_blob(const char *path, const void *blob, size_t len)
+{
+	struct reader r = {blob, (const unsigned char *)blob + len, false};
+	if (len < 2 || r.p[0] != BLOB_VERSION)
+		return NULL;
+	unsigned flags = r.p[1];
+	r.p += 2;
+	struct note *n = note_new(path, NULL, 0);
+	n->fm_invalid = flags & 1;
+	n->too_big = (flags & 2) != 0;
+	n->fm_err_line = (int)get_u32(&r);
+	strv_free(n->tags);
+	strv_free(n->aliases);
+	strv_free(n->fold_aliases);
+	strv_free(n->fm_keys);
+	n->tags = get_strv(&r, &n->ntags);
+	n->aliases = get_strv(&r, &n->naliases);
+	n->fold_aliases = xcalloc(n->naliases + 1, sizeof(char *));
+	for (size_t i = 0; i < n->naliases && !r.bad; i++)
+		n->fold_aliases[i] =
+			fold_key(n->aliases[i] ? n->aliases[i] : "");
+	size_t nk;
+	n->fm_keys = get_strv(&r, &nk);
+	uint32_t nl = get_u32(&r);
+	if (!r.bad && nl <= (uint32_t)(r.end - r.p) / 17) {
+		n->links = xcalloc(nl + 1, sizeof(struct link));
+		for (uint32_t i = 0; i < nl && !r.bad; i++) {
+			struct link *l = &n->links[n->nlinks++];
+			if (r.p >= r.end) {
+				r.bad = true;
+				break;
+			}
+			l->src = n;
+			l->kind = *r.p++;
+			l->line = (int)get_u32(&r);
+			l->target = get_str(&r, false);
+			l->subpath = get_str(&r, true);
+			l->alias = get_str(&r, true);
+			if (!l->target) {
+				l->target = xstrdup("");
+				r.bad = true;
+			}
+			l->key = *l->target ? link_key(l->target) : NULL;
+		}
+	} else {
+		r.bad = true;
+	}
+	if (r.bad || r.p != r.end)
+		return note_free(n);
+	return n;
+}

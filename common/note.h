@@ -61,6 +61,18 @@ struct note *note_new(const char *path, const char *text, size_t len);
 struct note *note_free(struct note *n);
 void note_set_stat(struct note *n, const struct stat *st, int64_t btime);
 
+/* Bumped whenever parsing changes what a note's index entry holds: stored
+ * entries of another format are not reused. */
+#define NOTE_FORMAT 1
+
+/*
+ * A note as a compact blob (tags, aliases, frontmatter keys, links), so a
+ * restart can rebuild the index without reading unchanged files.
+ * note_from_blob() returns NULL for a blob it cannot read.
+ */
+void *note_to_blob(const struct note *n, size_t *ret_len);
+struct note *note_from_blob(const char *path, const void *blob, size_t len);
+
 /* True when the note has frontmatter key `key` with a non-empty value. */
 bool note_has_key(const struct note *n, const char *key);
 /* True when the note carries tag (case-insensitive, exact, not nested). */

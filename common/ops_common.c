@@ -23,6 +23,28 @@ bool arg_bool(const struct tool_ctx *c, const char *key, bool def)
 	return cJSON_IsBool(v) ? cJSON_IsTrue(v) : def;
 }
 
+void rlock_release(struct rlock *l)
+{
+	if (l->v)
+		vault_read_unlock(l->v);
+}
+
+cJSON *str_array(char **v, size_t n)
+{
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; i < n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(v[i]));
+	return a;
+}
+
+int cmp_note_name(const void *a, const void *b)
+{
+	const struct note *x = *(struct note *const *)a;
+	const struct note *y = *(struct note *const *)b;
+	int r = strcmp(x->fold_name, y->fold_name);
+	return r ? r : strcmp(x->path, y->path);
+}
+
 int op_fail(struct tool_ctx *c, int err, const char *fmt, ...)
 {
 	struct sbuf b = {0};

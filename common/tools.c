@@ -115,15 +115,19 @@ static const struct tool TOOLS[] = {
 		.description =
 			"Search notes. mode: name (exact name or alias), "
 			"name_partial (part of a name, the default), content "
-			"(text in the body, case-insensitive) or tag (a comma "
+			"(text in the body, case-insensitive), tag (a comma "
 			"list of tags; 'vc' also matches 'vc/project'; "
-			"tag_logic and|or). Pages with limit and the "
-			"next_cursor of the previous page.",
+			"tag_logic and|or) or fulltext (ranked, best first, "
+			"with snippets; query syntax: words, \"exact phrase\", "
+			"prefix*, title:word, tag:x, folder:path, AND, OR, "
+			"-term, -tag:x, ( ... )). Pages with limit (default "
+			"50; fulltext 10) and the next_cursor of the previous "
+			"page.",
 		.input_schema = OBJ(
-			P_TEXT("query", "What to look for") ",\"mode\":{\"type\":\"string\",\"enum\":[\"name\",\"name_partial\",\"content\",\"tag\"],\"default\":\"name_partial\"},\"tag_logic\":{\"type\":\"string\",\"enum\":[\"or\",\"and\"],\"default\":\"or\"}," P_INT("limit", "50", "1", "100", "Results per page") "," P_TEXT("cursor", "next_cursor from the previous page"),
+			P_TEXT("query", "What to look for") ",\"mode\":{\"type\":\"string\",\"enum\":[\"name\",\"name_partial\",\"content\",\"tag\",\"fulltext\"],\"default\":\"name_partial\"},\"tag_logic\":{\"type\":\"string\",\"enum\":[\"or\",\"and\"],\"default\":\"or\"}," P_INT("limit", "50", "1", "100", "Results per page (fulltext: default 10)") "," P_BOOL("case_sensitive", "false", "fulltext: match the words' case exactly") "," P_TEXT("cursor", "next_cursor from the previous page"),
 			"\"query\""),
 		.output_schema = OUT(
-			O_STR("query") "," O_STR("mode") ",\"results\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("name") "," O_STR("path") "}}}," O_INT("total") "," O_STR("next_cursor"),
+			O_STR("query") "," O_STR("mode") ",\"results\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("name") "," O_STR("path") "," O_STRS("tags") ",\"score\":{\"type\":\"number\"}," O_STR("snippet") "," O_INT("line") "," O_STR("text") "}}}," O_INT("total") "," O_STR("next_cursor"),
 			"\"results\",\"total\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
 		.run = op_search_notes,
@@ -633,6 +637,14 @@ static int code_of(int err)
 void tools_call(struct vault *v, const char *name, const cJSON *args,
 		const char *source, struct tool_result *ret)
 {
+	struct tool_call call = {.source = source};
+	tools_call_ex(v, name, args, &call, ret);
+}
+
+void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
+		   const struct tool_call *call, struct tool_result *ret)
+{
+	const char *source = call->source;
 	memset(ret, 0, sizeof(*ret));
 	const struct tool *t = tools_find(name);
 	if (!t) {
@@ -666,7 +678,11 @@ void tools_call(struct vault *v, const char *name, const cJSON *args,
 		(source && !strcmp(source, "mcp"))
 			? xasprintf("mcp:%s", name)
 			: xstrdup(source ? source : "unknown");
-	struct tool_ctx c = {.v = v, .args = args, .source = src};
+	struct tool_ctx c = {.v = v,
+			     .args = args,
+			     .source = src,
+			     .progress = call->progress,
+			     .progress_ud = call->progress_ud};
 	int r = t->run(&c);
 	cJSON_Delete(empty);
 	if (r < 0) {

@@ -36,6 +36,18 @@ struct tool_ctx {
 	cJSON *json;
 	char *msg;
 	char *warning; /* the policy's warn mode: accepted, but ... */
+	/* Set when the caller can pass progress on: a long wait reports
+	 * through it instead of failing at once. */
+	void (*progress)(void *ud, size_t done, size_t total,
+			 const char *message);
+	void *progress_ud;
+};
+
+struct tool_call {
+	const char *source; /* "mcp", "vaultctl", "socket" ... */
+	void (*progress)(void *ud, size_t done, size_t total,
+			 const char *message);
+	void *progress_ud;
 };
 
 struct tool {
@@ -65,6 +77,8 @@ const struct tool *tools_find(const char *name);
  */
 void tools_call(struct vault *v, const char *name, const cJSON *args,
 		const char *source, struct tool_result *ret);
+void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
+		   const struct tool_call *call, struct tool_result *ret);
 
 /* MCP tool descriptions (name, title, description, inputSchema,
  * outputSchema, annotations), read-only tools only if asked. */
@@ -122,5 +136,16 @@ long arg_int(const struct tool_ctx *c, const char *key, long def);
 bool arg_bool(const struct tool_ctx *c, const char *key, bool def);
 int op_fail(struct tool_ctx *c, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* Handlers that read hold the read lock for their whole run. */
+struct rlock {
+	struct vault *v;
+};
+void rlock_release(struct rlock *l);
+#define READ_LOCKED(c)                                         \
+	_cleanup_(rlock_release) struct rlock _rl_ = {(c)->v}; \
+	vault_read_lock((c)->v)
+cJSON *str_array(char **v, size_t n);
+/* struct note * by folded name, then path. */
+int cmp_note_name(const void *a, const void *b);
 /* Look up a note reference (lock held); fails with the seeds' texts. */
 int op_find(struct tool_ctx *c, const char *ref, struct note **ret);

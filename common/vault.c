@@ -2,6 +2,7 @@
 #include "vault.h"
 #include "fileio.h"
 #include "rewrite.h"
+#include "store.h"
 #include "u8.h"
 
 #include <dirent.h>
@@ -37,6 +38,20 @@ struct vault {
 	cJSON *violations;
 	atomic_size_t idx_done, idx_total;
 	atomic_bool idx_ready;
+	size_t idx_cached, idx_parsed;
+	/* The on-disk index (may be NULL). The writer lock orders its
+	 * writes; dirty holds the paths whose stored entry or text is out
+	 * of date (fmu), worked off by vault_fulltext_work(). */
+	struct store *store;
+	pthread_mutex_t fmu;
+	pthread_cond_t fcv;
+	struct ptrvec dirty; /* a queue: dirty.v[dirty_head .. n) */
+	size_t dirty_head;
+	struct hmap *dirty_set;
+	bool fts_stop, fts_reset, fts_off;
+	atomic_size_t fts_done, fts_total;
+	atomic_bool fts_ready;
+	char *fts_note;
 };
 
 static void load_violations(struct vault *v)
@@ -91,6 +106,9 @@ int vault_open(const char *root, struct vault **ret, char **ret_msg)
 	pthread_rwlock_init(&v->rw, NULL);
 	pthread_mutex_init(&v->wmu, NULL);
 	pthread_mutex_init(&v->vmu, NULL);
+	pthread_mutex_init(&v->fmu, NULL);
+	pthread_cond_init(&v->fcv, NULL);
+	v->dirty_set = hmap_new();
 	load_violations(v);
 	*ret = v;
 	return 0;
@@ -106,6 +124,14 @@ struct vault *vault_free(struct vault *v)
 	pthread_rwlock_destroy(&v->rw);
 	pthread_mutex_destroy(&v->wmu);
 	pthread_mutex_destroy(&v->vmu);
+	pthread_mutex_destroy(&v->fmu);
+	pthread_cond_destroy(&v->fcv);
+	for (size_t i = v->dirty_head; i < v->dirty.n; i++)
+		free(v->dirty.v[i]);
+	pv_free(&v->dirty);
+	hmap_free(v->dirty_set);
+	free(v->fts_note);
+	store_close(v->store);
 	if (v->rootfd >= 0)
 		close(v->rootfd);
 	free(v->listeners);
@@ -219,6 +245,8 @@ struct scan {
 	struct ptrvec notes; /* char * paths */
 	struct ptrvec files;
 	struct note **parsed;
+	bool *cached;		/* parsed[i] came from the stored entry */
+	struct hmap *stored;	/* path -> struct store_entry * */
 	atomic_size_t next;
 	vault_progress_fn progress;
 	void *ud;
@@ -276,49 +304,110 @@ static void walk(struct scan *s, const char *dir)
 	pv_free(&subdirs);
 }
 
-/* Read and parse one note; NULL when it vanished meanwhile. */
-static struct note *load_note(int rootfd, const char *path)
+/* A note file's text and stat, read through one descriptor (the text
+ * and the stat belong together). *ret_text is NULL for a note too big to
+ * index. */
+static int read_note_file(int rootfd, const char *path, char **ret_text,
+			  size_t *ret_len, struct stat *ret_st,
+			  int64_t *ret_btime)
 {
 	_cleanup_close_ int fd = beneath_open(rootfd, path, O_RDONLY, 0);
 	if (fd < 0)
-		return NULL;
+		return fd;
 	struct statx sx;
 	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME, &sx) <
+	    0)
+		return -errno;
+	if (!S_ISREG(sx.stx_mode))
+		return -EISDIR;
+	memset(ret_st, 0, sizeof(*ret_st));
+	ret_st->st_mtim.tv_sec = sx.stx_mtime.tv_sec;
+	ret_st->st_mtim.tv_nsec = sx.stx_mtime.tv_nsec;
+	ret_st->st_size = (off_t)sx.stx_size;
+	ret_st->st_ino = sx.stx_ino;
+	*ret_btime = (sx.stx_mask & STATX_BTIME) ? sx.stx_btime.tv_sec : 0;
+	*ret_text = NULL;
+	*ret_len = 0;
+	if (!ret_text || sx.stx_size > NOTE_MAX_INDEXED)
+		return 0;
+	size_t cap = (size_t)sx.stx_size + 1, len = 0;
+	char *buf = xmalloc(cap);
+	for (;;) {
+		ssize_t r = read(fd, buf + len, cap - 1 - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+		if (len == cap - 1) {
+			if (cap > NOTE_MAX_INDEXED)
+				break;
+			cap *= 2;
+			buf = xrealloc(buf, cap);
+		}
+	}
+	buf[len] = 0;
+	*ret_text = buf;
+	*ret_len = len;
+	return 0;
+}
+
+static bool same_file(const struct note *n, const struct stat *st)
+{
+	return n->mtime_ns == (int64_t)st->st_mtim.tv_sec * 1000000000LL +
+				      st->st_mtim.tv_nsec &&
+	       n->size == st->st_size && n->ino == st->st_ino;
+}
+
+/* Read and parse one note; NULL when it vanished meanwhile. The text is
+ * handed back when asked for. */
+static struct note *load_note(int rootfd, const char *path, char **ret_text,
+			      size_t *ret_len)
+{
+	char *text;
+	size_t len;
+	struct stat st;
+	int64_t btime;
+	if (read_note_file(rootfd, path, &text, &len, &st, &btime) < 0)
+		return NULL;
+	struct note *n = note_new(path, text, len);
+	n->too_big = text == NULL;
+	note_set_stat(n, &st, btime);
+	if (ret_text) {
+		*ret_text = text;
+		*ret_len = len;
+	} else {
+		free(text);
+	}
+	return n;
+}
+
+/* The stored entry, when the file is the one it was made from. */
+static struct note *cached_note(int rootfd, const char *path,
+				const struct store_entry *e)
+{
+	_cleanup_close_ int fd = beneath_open(rootfd, path, O_PATH, 0);
+	struct statx sx;
+	if (fd < 0 ||
+	    statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME, &sx) <
 		    0 ||
 	    !S_ISREG(sx.stx_mode))
+		return NULL;
+	int64_t mtime = (int64_t)sx.stx_mtime.tv_sec * 1000000000LL +
+			sx.stx_mtime.tv_nsec;
+	if (mtime != e->mtime_ns || (int64_t)sx.stx_size != e->size ||
+	    sx.stx_ino != e->ino)
+		return NULL;
+	struct note *n = note_from_blob(path, e->blob, e->len);
+	if (!n)
 		return NULL;
 	struct stat st = {0};
 	st.st_mtim.tv_sec = sx.stx_mtime.tv_sec;
 	st.st_mtim.tv_nsec = sx.stx_mtime.tv_nsec;
 	st.st_size = (off_t)sx.stx_size;
 	st.st_ino = sx.stx_ino;
-	int64_t btime = (sx.stx_mask & STATX_BTIME) ? sx.stx_btime.tv_sec : 0;
-	struct note *n;
-	if (sx.stx_size > NOTE_MAX_INDEXED) {
-		n = note_new(path, NULL, 0);
-		n->too_big = true;
-	} else {
-		size_t cap = (size_t)sx.stx_size + 1, len = 0;
-		char *buf = xmalloc(cap);
-		for (;;) {
-			ssize_t r = read(fd, buf + len, cap - 1 - len);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0)
-				break;
-			len += (size_t)r;
-			if (len == cap - 1) {
-				if (cap > NOTE_MAX_INDEXED)
-					break;
-				cap *= 2;
-				buf = xrealloc(buf, cap);
-			}
-		}
-		buf[len] = 0;
-		n = note_new(path, buf, len);
-		free(buf);
-	}
-	note_set_stat(n, &st, btime);
+	note_set_stat(n, &st,
+		      (sx.stx_mask & STATX_BTIME) ? sx.stx_btime.tv_sec : 0);
 	return n;
 }
 
@@ -329,7 +418,15 @@ static void *scan_worker(void *arg)
 		size_t i = atomic_fetch_add(&s->next, 1);
 		if (i >= s->notes.n)
 			break;
-		s->parsed[i] = load_note(s->v->rootfd, s->notes.v[i]);
+		const char *path = s->notes.v[i];
+		struct store_entry *e =
+			s->stored ? hmap_get(s->stored, path) : NULL;
+		if (e)
+			s->parsed[i] = cached_note(s->v->rootfd, path, e);
+		if (s->parsed[i])
+			s->cached[i] = true;
+		else
+			s->parsed[i] = load_note(s->v->rootfd, path, NULL, NULL);
 		size_t done = atomic_fetch_add(&s->v->idx_done, 1) + 1;
 		if (s->progress && (done % 1024 == 0))
 			s->progress(done, s->notes.n, s->ud);
@@ -337,15 +434,35 @@ static void *scan_worker(void *arg)
 	return NULL;
 }
 
+/* Mark a path's stored entry out of date (fmu held). */
+static void dirty_add_locked(struct vault *v, const char *path)
+{
+	if (hmap_get(v->dirty_set, path))
+		return;
+	char *p = xstrdup(path);
+	pv_push(&v->dirty, p);
+	hmap_put(v->dirty_set, p, p);
+	atomic_fetch_add(&v->fts_total, 1);
+	atomic_store(&v->fts_ready, false);
+}
+
+/* Below this many changed notes, the first index waits for the on-disk
+ * one to catch up (a fraction of a second), so full-text search is
+ * ready as soon as anything is. */
+#define SYNC_CATCH_UP 2000
+
 int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud)
 {
 	struct scan s = {.v = v, .progress = progress, .ud = ud};
 	atomic_store(&v->idx_ready, false);
 	atomic_store(&v->idx_done, 0);
 	atomic_store(&v->idx_total, 0);
+	if (v->store)
+		s.stored = store_load(v->store);
 	walk(&s, "");
 	atomic_store(&v->idx_total, s.notes.n);
 	s.parsed = xcalloc(s.notes.n + 1, sizeof(struct note *));
+	s.cached = xcalloc(s.notes.n + 1, sizeof(bool));
 
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	size_t nthreads = ncpu > 1 ? (size_t)ncpu : 1;
@@ -363,25 +480,52 @@ int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud)
 		pthread_join(th[i], NULL);
 
 	struct index *ix = index_new();
+	size_t cached = 0, parsed = 0;
+	pthread_mutex_lock(&v->fmu);
 	for (size_t i = 0; i < s.notes.n; i++) {
-		if (s.parsed[i])
+		if (s.parsed[i]) {
 			index_put_bulk(ix, s.parsed[i]);
+			if (s.cached[i])
+				cached++;
+			else
+				parsed++;
+		}
+		if (v->store && !s.cached[i])
+			dirty_add_locked(v, s.notes.v[i]);
+		if (s.stored)
+			store_entry_drop(s.stored, s.notes.v[i]);
 		free(s.notes.v[i]);
 	}
+	/* Stored notes that are gone. */
+	size_t it = 0;
+	const char *key;
+	while (s.stored && hmap_next(s.stored, &it, &key, NULL))
+		dirty_add_locked(v, key);
+	if (v->dirty_head >= v->dirty.n)
+		atomic_store(&v->fts_ready, v->store != NULL);
+	size_t ndirty = v->dirty.n - v->dirty_head;
+	pthread_cond_broadcast(&v->fcv);
+	pthread_mutex_unlock(&v->fmu);
+	store_entries_free(s.stored);
 	for (size_t i = 0; i < s.files.n; i++) {
 		index_put_file(ix, s.files.v[i]);
 		free(s.files.v[i]);
 	}
 	index_resolve_all(ix);
 	free(s.parsed);
+	free(s.cached);
 	pv_free(&s.notes);
 	pv_free(&s.files);
 
 	pthread_rwlock_wrlock(&v->rw);
 	struct index *old = v->ix;
 	v->ix = ix;
+	v->idx_cached = cached;
+	v->idx_parsed = parsed;
 	pthread_rwlock_unlock(&v->rw);
 	index_free(old);
+	if (v->store && ndirty && ndirty <= SYNC_CATCH_UP)
+		vault_fulltext_work(v);
 	atomic_store(&v->idx_ready, true);
 	if (progress)
 		progress(atomic_load(&v->idx_done), atomic_load(&v->idx_total),
@@ -395,6 +539,263 @@ void vault_index_state(struct vault *v, size_t *ret_done, size_t *ret_total,
 	*ret_done = atomic_load(&v->idx_done);
 	*ret_total = atomic_load(&v->idx_total);
 	*ret_ready = atomic_load(&v->idx_ready);
+}
+
+/* ---- the on-disk index ---------------------------------------------------- */
+
+void vault_attach_store(struct vault *v, struct store *s)
+{
+	store_close(v->store);
+	v->store = s;
+}
+
+struct store *vault_store(struct vault *v)
+{
+	return v->fts_off ? NULL : v->store;
+}
+
+void vault_store_state(struct vault *v, struct vault_store_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->enabled = v->store != NULL && !v->fts_off;
+	st->ready = st->enabled && atomic_load(&v->fts_ready);
+	st->done = atomic_load(&v->fts_done);
+	st->total = atomic_load(&v->fts_total);
+	pthread_rwlock_rdlock(&v->rw);
+	st->cached = v->idx_cached;
+	st->parsed = v->idx_parsed;
+	pthread_rwlock_unlock(&v->rw);
+	if (v->store) {
+		st->path = store_path(v->store);
+		st->bytes = store_size(v->store);
+	}
+}
+
+char *vault_fulltext_note(struct vault *v)
+{
+	pthread_mutex_lock(&v->fmu);
+	char *n = TAKE_PTR(v->fts_note);
+	pthread_mutex_unlock(&v->fmu);
+	return n;
+}
+
+static void dirty_add(struct vault *v, const char *path)
+{
+	pthread_mutex_lock(&v->fmu);
+	dirty_add_locked(v, path);
+	pthread_cond_broadcast(&v->fcv);
+	pthread_mutex_unlock(&v->fmu);
+}
+
+/* A write failed (damage, a full disk): start over from the vault. */
+static void store_broke(struct vault *v)
+{
+	pthread_mutex_lock(&v->fmu);
+	v->fts_reset = true;
+	atomic_store(&v->fts_ready, false);
+	pthread_cond_broadcast(&v->fcv);
+	pthread_mutex_unlock(&v->fmu);
+}
+
+/*
+ * Keep the on-disk index in step with a note that just changed in the
+ * index (writer lock held), before the write returns. text NULL: read it.
+ */
+static void store_sync(struct vault *v, const struct note *n, const char *text,
+		       size_t len)
+{
+	if (!vault_store(v))
+		return;
+	_cleanup_free_ char *own = NULL;
+	if (!text && !n->too_big) {
+		if (vault_read_text(v, n, &own, &len) < 0) {
+			dirty_add(v, n->path);
+			return;
+		}
+		text = own;
+	}
+	if (n->too_big)
+		text = NULL;
+	if (store_begin(v->store) == 0 &&
+	    store_put(v->store, n, text, len) == 0 &&
+	    store_commit(v->store) == 0)
+		return;
+	store_rollback(v->store);
+	store_broke(v);
+}
+
+static void store_drop(struct vault *v, const char *path)
+{
+	if (!vault_store(v))
+		return;
+	if (store_begin(v->store) == 0 && store_remove(v->store, path) == 0 &&
+	    store_commit(v->store) == 0)
+		return;
+	store_rollback(v->store);
+	store_broke(v);
+}
+
+/* Start over: a new database, every note dirty (writer lock held). */
+static void store_rebuild(struct vault *v)
+{
+	char *note = NULL;
+	int r = store_reset(v->store, &note);
+	pthread_mutex_lock(&v->fmu);
+	free(v->fts_note);
+	v->fts_note = r < 0 ? xasprintf("%s; full-text search is off", note)
+			    : xasprintf("index %s was damaged or could not be "
+					"written (%s); rebuilt",
+					store_path(v->store),
+					note ? note : "write failed");
+	v->fts_reset = false;
+	for (size_t i = v->dirty_head; i < v->dirty.n; i++)
+		free(v->dirty.v[i]);
+	v->dirty.n = v->dirty_head = 0;
+	hmap_free(v->dirty_set);
+	v->dirty_set = hmap_new();
+	atomic_store(&v->fts_done, 0);
+	atomic_store(&v->fts_total, 0);
+	if (r == 0) {
+		size_t n;
+		struct note *const *all = index_sorted(v->ix, &n);
+		for (size_t i = 0; i < n; i++)
+			dirty_add_locked(v, all[i]->path);
+	}
+	pthread_mutex_unlock(&v->fmu);
+	free(note);
+	/* Kept (its path stays valid for status), but no longer used. */
+	if (r < 0)
+		v->fts_off = true;
+}
+
+/* One dirty path (writer lock held): put what the index has, if the file
+ * is still what the index saw; otherwise the change that moved it on is
+ * on its way (the watcher) and puts it then. */
+static void work_one(struct vault *v, const char *path)
+{
+	struct note *n = index_by_path(v->ix, path);
+	if (!n) {
+		store_remove(v->store, path);
+		return;
+	}
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	struct stat st;
+	int64_t btime;
+	if (read_note_file(v->rootfd, path, &text, &len, &st, &btime) < 0 ||
+	    !same_file(n, &st))
+		return;
+	store_put(v->store, n, n->too_big ? NULL : text, len);
+}
+
+/* Batches hold the writer lock this long at most. */
+#define WORK_SLICE_NS 40000000ull
+
+/* The next dirty path (fmu held), or NULL. */
+static char *dirty_pop_locked(struct vault *v)
+{
+	if (v->dirty_head >= v->dirty.n)
+		return NULL;
+	char *p = v->dirty.v[v->dirty_head++];
+	hmap_del(v->dirty_set, p);
+	if (v->dirty_head == v->dirty.n) {
+		v->dirty.n = v->dirty_head = 0;
+	} else if (v->dirty_head > 4096 && v->dirty_head * 2 > v->dirty.n) {
+		memmove(v->dirty.v, v->dirty.v + v->dirty_head,
+			(v->dirty.n - v->dirty_head) * sizeof(void *));
+		v->dirty.n -= v->dirty_head;
+		v->dirty_head = 0;
+	}
+	return p;
+}
+
+void vault_fulltext_work(struct vault *v)
+{
+	for (;;) {
+		vault_write_lock(v);
+		if (vault_store(v) && (v->fts_reset || store_failed(v->store))) {
+			/* No reader may hold a connection meanwhile. */
+			pthread_rwlock_wrlock(&v->rw);
+			store_rebuild(v);
+			pthread_rwlock_unlock(&v->rw);
+		}
+		pthread_mutex_lock(&v->fmu);
+		bool stop = v->fts_stop;
+		pthread_mutex_unlock(&v->fmu);
+		if (!vault_store(v) || stop) {
+			vault_write_unlock(v);
+			return;
+		}
+		size_t done = 0;
+		if (store_begin(v->store) == 0) {
+			uint64_t t0 = now_ns();
+			while (now_ns() - t0 < WORK_SLICE_NS) {
+				pthread_mutex_lock(&v->fmu);
+				char *p = dirty_pop_locked(v);
+				pthread_mutex_unlock(&v->fmu);
+				if (!p)
+					break;
+				work_one(v, p);
+				free(p);
+				done++;
+			}
+			if (store_commit(v->store) < 0)
+				store_broke(v);
+		} else {
+			store_broke(v);
+		}
+		pthread_mutex_lock(&v->fmu);
+		atomic_fetch_add(&v->fts_done, done);
+		bool finished = v->dirty_head >= v->dirty.n && !v->fts_reset &&
+				!store_failed(v->store);
+		if (finished) {
+			atomic_store(&v->fts_ready, true);
+			atomic_store(&v->fts_done, 0);
+			atomic_store(&v->fts_total, 0);
+		}
+		pthread_cond_broadcast(&v->fcv);
+		pthread_mutex_unlock(&v->fmu);
+		vault_write_unlock(v);
+		if (finished)
+			return;
+	}
+}
+
+bool vault_fulltext_wait_work(struct vault *v)
+{
+	pthread_mutex_lock(&v->fmu);
+	while (!v->fts_stop && v->dirty_head >= v->dirty.n && !v->fts_reset)
+		pthread_cond_wait(&v->fcv, &v->fmu);
+	bool go = !v->fts_stop;
+	pthread_mutex_unlock(&v->fmu);
+	return go;
+}
+
+void vault_fulltext_stop(struct vault *v)
+{
+	pthread_mutex_lock(&v->fmu);
+	v->fts_stop = true;
+	pthread_cond_broadcast(&v->fcv);
+	pthread_mutex_unlock(&v->fmu);
+}
+
+bool vault_fulltext_wait_ready(struct vault *v, int timeout_ms)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&v->fmu);
+	while (!atomic_load(&v->fts_ready) && !v->fts_stop && vault_store(v))
+		if (pthread_cond_timedwait(&v->fcv, &v->fmu, &until))
+			break;
+	bool ready = atomic_load(&v->fts_ready);
+	pthread_mutex_unlock(&v->fmu);
+	return ready;
 }
 
 /* ---- violations ------------------------------------------------------- */
@@ -563,6 +964,7 @@ int vault_commit(struct vault *v, const char *path, const char *text,
 	note_set_stat(after, &st, keep_btime(v, old, path));
 	uint64_t old_ino = old ? old->ino : 0;
 	index_swap_in(v, after);
+	store_sync(v, after, text, len);
 	emit(v, old ? VEV_CHANGED : VEV_CREATED, path, NULL, o->source,
 	     old_ino);
 	return 0;
@@ -585,13 +987,16 @@ int vault_sync_path(struct vault *v, const char *path, const char *source,
 	}
 	struct note *old = index_by_path(v->ix, path);
 	uint64_t old_ino = old ? old->ino : 0;
-	struct note *n = load_note(v->rootfd, path);
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	struct note *n = load_note(v->rootfd, path, &text, &len);
 	if (!n) {
 		if (!old)
 			return 0;
 		pthread_rwlock_wrlock(&v->rw);
 		index_remove(v->ix, path);
 		pthread_rwlock_unlock(&v->rw);
+		store_drop(v, path);
 		emit(v, VEV_DELETED, path, NULL, source, old_ino);
 		return 0;
 	}
@@ -607,6 +1012,7 @@ int vault_sync_path(struct vault *v, const char *path, const char *source,
 		vault_record_violation(v, source, path, msg, NULL, true);
 	bool existed = old != NULL;
 	index_swap_in(v, n);
+	store_sync(v, n, text, len);
 	emit(v, existed ? VEV_CHANGED : VEV_CREATED, path, NULL, source,
 	     old_ino);
 	return 0;
@@ -714,6 +1120,7 @@ static int apply_sources(struct vault *v, struct pending *p, size_t n,
 		note_set_stat(nn, &st, p[i].src->btime);
 		uint64_t old_ino = p[i].src->ino;
 		index_swap_in(v, nn);
+		store_sync(v, nn, p[i].text, p[i].len);
 		p[i].src = nn;
 		emit(v, VEV_CHANGED, path, NULL, source, old_ino);
 	}
@@ -836,6 +1243,8 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 	index_remove(v->ix, old_path);
 	index_put(v->ix, moved);
 	pthread_rwlock_unlock(&v->rw);
+	store_drop(v, old_path);
+	store_sync(v, moved, own_text, strlen(own_text));
 	emit(v, VEV_RENAMED, new_path, old_path, source, moved->ino);
 	r = apply_sources(v, p, np, source, ret_msg);
 	pending_free(p, np);
@@ -937,6 +1346,7 @@ int vault_delete(struct vault *v, struct note *n, const char *source,
 	pthread_rwlock_wrlock(&v->rw);
 	index_remove(v->ix, path);
 	pthread_rwlock_unlock(&v->rw);
+	store_drop(v, path);
 	emit(v, VEV_DELETED, path, NULL, source, ino);
 	if (!keep)
 		r = apply_sources(v, p, np, source, ret_msg);
@@ -971,6 +1381,7 @@ int vault_forget_note(struct vault *v, const char *path, const char *source)
 	pthread_rwlock_wrlock(&v->rw);
 	index_remove(v->ix, p_);
 	pthread_rwlock_unlock(&v->rw);
+	store_drop(v, p_);
 	emit(v, VEV_DELETED, p_, NULL, source, ino);
 	int r = apply_sources(v, p, np, source, &msg);
 	pending_free(p, np);

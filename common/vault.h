@@ -45,6 +45,37 @@ int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud);
 void vault_index_state(struct vault *v, size_t *ret_done, size_t *ret_total,
 		       bool *ret_ready);
 
+/*
+ * The on-disk index (store.h): attach it before vault_index_all(), which
+ * then reuses the entries of unchanged files. The vault owns it and keeps
+ * it in step with every change, before the change's call returns. Text
+ * that is out of date there (a first build, changed files) is worked off
+ * by vault_fulltext_work(); full-text search is ready when that is done.
+ */
+struct store;
+void vault_attach_store(struct vault *v, struct store *s);
+/* NULL when there is none (or it could not be rebuilt). Valid under the
+ * read lock. */
+struct store *vault_store(struct vault *v);
+struct vault_store_state {
+	bool enabled, ready;
+	size_t done, total;	/* texts indexed / to index in this build */
+	size_t cached, parsed;	/* at the last vault_index_all() */
+	const char *path;
+	int64_t bytes;
+};
+void vault_store_state(struct vault *v, struct vault_store_state *st);
+/* Put every out-of-date text in the on-disk index, in slices that hold
+ * the writer lock briefly (call without it). Rebuilds a damaged index. */
+void vault_fulltext_work(struct vault *v);
+/* Block until there is work (true) or vault_fulltext_stop() (false). */
+bool vault_fulltext_wait_work(struct vault *v);
+void vault_fulltext_stop(struct vault *v);
+/* Wait until full-text search is ready; false on timeout. */
+bool vault_fulltext_wait_ready(struct vault *v, int timeout_ms);
+/* Something to log about the on-disk index (rebuilt, ...), or NULL. */
+char *vault_fulltext_note(struct vault *v);
+
 void vault_add_listener(struct vault *v, vault_listener_fn fn, void *ud);
 void vault_remove_listener(struct vault *v, vault_listener_fn fn, void *ud);
 

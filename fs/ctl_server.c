@@ -263,6 +263,26 @@ static cJSON *status_json(struct ctl_server *s)
 	cJSON_AddNumberToObject(ix, "done", (double)done);
 	cJSON_AddNumberToObject(ix, "total", (double)total);
 	cJSON_AddNumberToObject(ix, "percent", index_percent(s));
+	struct vault_store_state st;
+	vault_store_state(s->v, &st);
+	cJSON *si = cJSON_AddObjectToObject(o, "search_index");
+	cJSON_AddStringToObject(si, "state", !st.enabled ? "off"
+					     : st.ready	 ? "ready"
+							 : "building");
+	if (st.enabled) {
+		cJSON_AddNumberToObject(si, "done", (double)st.done);
+		cJSON_AddNumberToObject(si, "total", (double)st.total);
+		cJSON_AddNumberToObject(
+			si, "percent",
+			st.ready    ? 100
+			: st.total ? (double)(st.done * 100 / st.total)
+				   : 0);
+		cJSON_AddNumberToObject(si, "unchanged_at_start",
+					(double)st.cached);
+		cJSON_AddNumberToObject(si, "read_at_start", (double)st.parsed);
+		cJSON_AddStringToObject(si, "path", st.path);
+		cJSON_AddNumberToObject(si, "bytes", (double)st.bytes);
+	}
 	if (s->mountpoint)
 		cJSON_AddStringToObject(o, "mount", s->mountpoint);
 	else
@@ -382,9 +402,30 @@ static cJSON *notes_complete(struct ctl_server *s, const cJSON *params)
 	return o;
 }
 
-static cJSON *tool_call(struct ctl_server *s, const cJSON *params,
-			int *ret_code, char **ret_msg)
+struct progress_ctx {
+	struct ctl_server *s;
+	struct client *c;
+	const cJSON *id;
+};
+
+/* A long call's progress, to a client that asked for it:
+ * {"method":"progress","params":{"id","done","total","message"}}. */
+static void send_progress(void *ud, size_t done, size_t total,
+			  const char *message)
 {
+	struct progress_ctx *p = ud;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddItemToObject(o, "id", cJSON_Duplicate(p->id, 1));
+	cJSON_AddNumberToObject(o, "done", (double)done);
+	cJSON_AddNumberToObject(o, "total", (double)total);
+	cJSON_AddStringToObject(o, "message", message);
+	client_send(p->s, p->c, rpc_notify_line("progress", o));
+}
+
+static cJSON *tool_call(struct ctl_server *s, struct job *j, int *ret_code,
+			char **ret_msg)
+{
+	const cJSON *params = j->params;
 	const char *name = pstr(params, "name");
 	if (!name) {
 		*ret_code = RPC_BAD_PARAMS;
@@ -395,7 +436,13 @@ static cJSON *tool_call(struct ctl_server *s, const cJSON *params,
 		cJSON_GetObjectItemCaseSensitive(params, "arguments");
 	const char *source = pstr(params, "source");
 	struct tool_result r;
-	tools_call(s->v, name, args, source ? source : "socket", &r);
+	struct progress_ctx pc = {s, j->c, j->id};
+	struct tool_call call = {.source = source ? source : "socket"};
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(params, "progress"))) {
+		call.progress = send_progress;
+		call.progress_ud = &pc;
+	}
+	tools_call_ex(s->v, name, args, &call, &r);
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddBoolToObject(o, "isError", r.is_error);
 	cJSON_AddStringToObject(o, "text", r.text);
@@ -426,7 +473,7 @@ static void run_job(struct ctl_server *s, struct job *j)
 				"again in a moment",
 				index_percent(s));
 	} else if (!strcmp(j->method, "tools/call")) {
-		res = tool_call(s, j->params, &code, &msg);
+		res = tool_call(s, j, &code, &msg);
 	} else if (!strcmp(j->method, "context")) {
 		res = cJSON_CreateObject();
 		char *b = context_block(s->v);

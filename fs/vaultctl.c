@@ -153,6 +153,21 @@ static int cmd_status(const struct opts *o)
 		       cJSON_GetStringValue(cJSON_GetObjectItem(ix, "state")),
 		       cJSON_GetNumberValue(
 			       cJSON_GetObjectItem(ix, "percent")));
+		const cJSON *si = cJSON_GetObjectItem(st, "search_index");
+		const char *sst =
+			cJSON_GetStringValue(cJSON_GetObjectItem(si, "state"));
+		if (sst && !strcmp(sst, "off"))
+			printf("search:   off (full-text search unavailable; "
+			       "see the log)\n");
+		else if (sst)
+			printf("search:   %s (%.0f%%), %.1f MB in %s\n", sst,
+			       cJSON_GetNumberValue(
+				       cJSON_GetObjectItem(si, "percent")),
+			       cJSON_GetNumberValue(
+				       cJSON_GetObjectItem(si, "bytes")) /
+				       1e6,
+			       cJSON_GetStringValue(
+				       cJSON_GetObjectItem(si, "path")));
 		printf("clients:  %.0f\n",
 		       cJSON_GetNumberValue(
 			       cJSON_GetObjectItem(st, "clients")));

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "runtime.h"
 #include "sdnotify.h"
+#include "store.h"
 #include "util.h"
 #include "vault.h"
 #include "watch.h"
@@ -40,6 +41,7 @@ struct opts {
 	unsigned grace_ms;
 	size_t max_line;
 	int workers;
+	const char *cache;
 };
 
 static void usage(FILE *f)
@@ -58,7 +60,9 @@ static void usage(FILE *f)
 	      "  --grace-ms N     a note removed through the mount and not back\n"
 	      "                   within N ms is deleted (default 2000)\n"
 	      "  --allow-other    let other users use the mount (needs\n"
-	      "                   user_allow_other in /etc/fuse.conf)\n",
+	      "                   user_allow_other in /etc/fuse.conf)\n"
+	      "  --cache DIR      where the search index lives (default:\n"
+	      "                   $XDG_CACHE_HOME/vaultd/<vault-id>)\n",
 	      f);
 }
 
@@ -70,11 +74,37 @@ struct indexer {
 	struct mount *mount;
 	bool mounted_once;
 	pthread_t th;
+	pthread_t fts;
+	bool fts_started;
 };
 
 static void progress(size_t done, size_t total, void *ud)
 {
 	sd_notifyf("STATUS=Indexing: %zu of %zu notes", done, total);
+}
+
+/* Keeps the search index's text up to date: a first build, files changed
+ * while vaultd was not running, a rebuild after damage. */
+static void *fulltext_thread(void *arg)
+{
+	struct vault *v = arg;
+	do {
+		struct vault_store_state st;
+		vault_store_state(v, &st);
+		uint64_t t0 = now_ns();
+		size_t todo = st.total - st.done;
+		vault_fulltext_work(v);
+		_cleanup_free_ char *note = vault_fulltext_note(v);
+		if (note)
+			log_warn("%s", note);
+		vault_store_state(v, &st);
+		if (todo > 100 && st.ready)
+			log_info("search index up to date: %zu notes in %.2f s, "
+				 "%.1f MB",
+				 todo, (double)(now_ns() - t0) / 1e9,
+				 (double)st.bytes / 1e6);
+	} while (vault_fulltext_wait_work(v));
+	return NULL;
 }
 
 static void *index_thread(void *arg)
@@ -85,9 +115,20 @@ static void *index_thread(void *arg)
 	vault_read_lock(ix->v);
 	size_t n = index_count(vault_index(ix->v));
 	vault_read_unlock(ix->v);
-	log_info("indexed %zu notes in %.2f s", n,
-		 (double)(now_ns() - t0) / 1e9);
+	struct vault_store_state st;
+	vault_store_state(ix->v, &st);
+	if (st.enabled)
+		log_info("indexed %zu notes in %.2f s (%zu unchanged since the "
+			 "last run, %zu read)",
+			 n, (double)(now_ns() - t0) / 1e9, st.cached,
+			 st.parsed);
+	else
+		log_info("indexed %zu notes in %.2f s", n,
+			 (double)(now_ns() - t0) / 1e9);
 	ctl_server_index_ready(ix->srv);
+	if (st.enabled &&
+	    pthread_create(&ix->fts, NULL, fulltext_thread, ix->v) == 0)
+		ix->fts_started = true;
 	/* The mount comes after the index: the guard judges writes against
 	 * what the vault holds, so it must know all of it. */
 	if (ix->o->mount) {
@@ -115,6 +156,38 @@ static void *index_thread(void *arg)
 	else
 		sd_notifyf("READY=1\nSTATUS=Serving %zu notes", n);
 	return NULL;
+}
+
+/* The search index in the cache folder; without it, vaultd still serves
+ * everything but full-text search. */
+static void open_search_index(struct vault *v, const char *dir_opt)
+{
+	_cleanup_free_ char *dir = NULL;
+	if (dir_opt) {
+		if (mkdir(dir_opt, 0700) < 0 && errno != EEXIST) {
+			log_warn("full-text search is off: %s: %s", dir_opt,
+				 strerror(errno));
+			return;
+		}
+		dir = xstrdup(dir_opt);
+	} else {
+		const char *why;
+		int r = cache_dir_for(vault_root(v), &dir, &why);
+		if (r < 0) {
+			log_warn("full-text search is off: cache folder: %s: %s",
+				 why, strerror(-r));
+			return;
+		}
+	}
+	struct store *s = NULL;
+	_cleanup_free_ char *note = NULL;
+	if (store_open(dir, vault_root(v), &s, &note) < 0) {
+		log_warn("full-text search is off: %s", note);
+		return;
+	}
+	if (note)
+		log_warn("%s", note);
+	vault_attach_store(v, s);
 }
 
 static bool ctl_mount_ok(const struct indexer *ix)
@@ -193,6 +266,7 @@ int main(int argc, char **argv)
 		{"workers", required_argument, NULL, 'w'},
 		{"grace-ms", required_argument, NULL, 'g'},
 		{"allow-other", no_argument, NULL, 'a'},
+		{"cache", required_argument, NULL, 'c'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{},
@@ -228,6 +302,9 @@ int main(int argc, char **argv)
 			break;
 		case 'a':
 			o.allow_other = true;
+			break;
+		case 'c':
+			o.cache = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -336,6 +413,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	log_info("vault %s, socket %s", vault_root(v), sock);
+	open_search_index(v, o.cache);
 	if (notify_fd >= 0) {
 		if (write(notify_fd, "R", 1) < 0) {
 		}
@@ -353,6 +431,9 @@ int main(int argc, char **argv)
 	sd_notifyf("STOPPING=1\nSTATUS=Stopping");
 	log_info("stopping");
 	pthread_join(ixr.th, NULL);
+	vault_fulltext_stop(v);
+	if (ixr.fts_started)
+		pthread_join(ixr.fts, NULL);
 	ixr.watch = watch_stop(ixr.watch);
 	if (ixr.mount) {
 		ixr.mount = mount_stop(ixr.mount);

@@ -957,7 +957,7 @@ static void tc44_search_notes_invalid_mode(void)
 	expect_err(&t, "search_notes",
 		   "{\"query\": \"test\", \"mode\": \"invalid\"}",
 		   "Invalid search mode: invalid. Valid: name, name_partial, "
-		   "content, tag");
+		   "content, tag, fulltext");
 	tv_close(&t);
 }
 

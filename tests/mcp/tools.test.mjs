@@ -220,7 +220,7 @@ const TCS = [
   ['TC42', { 'test.md': 'x' }, 'set_frontmatter', { name: 'test', key: 'status', value: 'done' }, ok(() => {})],
   ['TC43', {}, 'create_note', { name: 'test', frontmatter: '{invalid json}' }, errorHas('Invalid frontmatter JSON')],
   ['TC44', { 'a.md': '' }, 'search_notes', { query: 'test', mode: 'invalid' },
-    errorIs('Invalid search mode: invalid. Valid: name, name_partial, content, tag')],
+    errorIs('Invalid search mode: invalid. Valid: name, name_partial, content, tag, fulltext')],
   ['TC45', { 'test.md': '' }, 'get_links', { name: 'test', direction: 'invalid' }, errorIs('Invalid direction: invalid. Valid: in, out, both')],
   ['TC46', { 'test.md': fm(['vc']), 'other.md': fm(['Person']) }, 'add_tag', { name: 'test', tag: 'Person' },
     errorHas("note name must start with '@'")],

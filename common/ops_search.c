@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * search_notes: names and aliases, tags and text straight from the index
+ * in memory; text (content) and ranked full-text search from the on-disk
+ * index (store.h), which answers without reading the vault's files.
+ */
+#include "frontmatter.h"
+#include "json.h"
+#include "query.h"
+#include "store.h"
+#include "tools.h"
+#include "u8.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+
+/* How long a full-text search waits for a first build when its caller
+ * can show progress (MCP progressToken); without, it answers at once. */
+#define FULLTEXT_WAIT_S 600
+
+static int cmp_ptr(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t) * (void *const *)a;
+	uintptr_t y = (uintptr_t) * (void *const *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The notes carrying tag q or a tag below it (q/...), sorted by address
+ * and unique: answered from the tag index, not by scanning notes. */
+static struct ptrvec notes_with_tag(struct tag_entry **tags, size_t ntags,
+				    const char *q)
+{
+	_cleanup_free_ char *fq = fold_key(q);
+	size_t l = strlen(fq);
+	struct ptrvec pv = {0};
+	for (size_t i = 0; i < ntags; i++) {
+		const char *f = tags[i]->fold;
+		if (strncmp(f, fq, l) != 0 || (f[l] && f[l] != '/'))
+			continue;
+		for (size_t k = 0; k < tags[i]->notes.n; k++)
+			pv_push(&pv, tags[i]->notes.v[k]);
+	}
+	pv_sort(&pv, cmp_ptr);
+	size_t u = 0;
+	for (size_t i = 0; i < pv.n; i++)
+		if (!u || pv.v[u - 1] != pv.v[i])
+			pv.v[u++] = pv.v[i];
+	pv.n = u;
+	return pv;
+}
+
+/* tag_logic and|or over the query's tags. */
+static struct ptrvec tag_search(const struct index *ix, char **queries,
+				bool and_)
+{
+	size_t ntags;
+	_cleanup_free_ struct tag_entry **tags = index_tags(ix, &ntags);
+	struct ptrvec acc = notes_with_tag(tags, ntags, queries[0]);
+	for (char **q = queries + 1; *q; q++) {
+		struct ptrvec next = notes_with_tag(tags, ntags, *q);
+		struct ptrvec out = {0};
+		size_t i = 0, j = 0;
+		while (i < acc.n || j < next.n) {
+			int c = i >= acc.n    ? 1
+				: j >= next.n ? -1
+					      : cmp_ptr(&acc.v[i], &next.v[j]);
+			if (c == 0) {
+				pv_push(&out, acc.v[i]);
+				i++;
+				j++;
+			} else if (c < 0) {
+				if (!and_)
+					pv_push(&out, acc.v[i]);
+				i++;
+			} else {
+				if (!and_)
+					pv_push(&out, next.v[j]);
+				j++;
+			}
+		}
+		pv_free(&acc);
+		pv_free(&next);
+		acc = out;
+	}
+	return acc;
+}
+
+/* Rank for name_partial: exact, then prefix, then substring. */
+static int rank_one(const char *cand, const char *fq, bool exact_only)
+{
+	if (strcmp(cand, fq) == 0)
+		return 0;
+	if (exact_only)
+		return -1;
+	if (str_has_prefix(cand, fq))
+		return 1;
+	return strstr(cand, fq) ? 2 : -1;
+}
+
+static int name_rank(const struct note *n, const char *fq, bool exact_only)
+{
+	int best = rank_one(n->fold_name, fq, exact_only);
+	for (size_t i = 0; i < n->naliases && best != 0; i++) {
+		int r = rank_one(n->fold_aliases[i], fq, exact_only);
+		if (r >= 0 && (best < 0 || r < best))
+			best = r;
+	}
+	return best;
+}
+
+struct hit {
+	const struct note *n;
+	int rank;
+	int line;
+	char *text;
+};
+
+static int cmp_hit(const void *a, const void *b)
+{
+	const struct hit *x = a, *y = b;
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	int r = strcmp(x->n->fold_name, y->n->fold_name);
+	return r ? r : strcmp(x->n->path, y->n->path);
+}
+
+/* First line of the body containing the folded query, or 0. */
+static int content_match(struct vault *v, const struct note *n, const char *fq,
+			 char **ret_line)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	if (n->too_big || vault_read_text(v, n, &text, &len) < 0)
+		return 0;
+	size_t fs, fe, body = 0;
+	if (md_split_frontmatter(text, len, &fs, &fe, &body)) {
+	}
+	int line = line_of_offset(text, body);
+	const char *p = text + body;
+	while (*p) {
+		const char *e = strchr(p, '\n');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		_cleanup_free_ char *fl = fold_key_n(p, l);
+		if (strstr(fl, fq)) {
+			size_t keep = l > 200 ? 200 : l;
+			while (keep < l && keep > 0 &&
+			       ((unsigned char)p[keep] & 0xc0) == 0x80)
+				keep--;
+			*ret_line = xstrndup(p, keep);
+			return line;
+		}
+		if (!e)
+			break;
+		p = e + 1;
+		line++;
+	}
+	return 0;
+}
+
+static const char *const MODES[] = {"name", "name_partial", "content", "tag",
+				    "fulltext", NULL};
+
+static cJSON *page(struct tool_ctx *c, const char *query, const char *mode,
+		   cJSON *results, size_t total, const char *scope,
+		   uint64_t gen, size_t offset, size_t limit)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "query", query);
+	cJSON_AddStringToObject(o, "mode", mode);
+	cJSON_AddItemToObject(o, "results", results);
+	cJSON_AddNumberToObject(o, "total", (double)total);
+	if (offset + limit < total) {
+		_cleanup_free_ char *next =
+			cursor_make(scope, gen, offset + limit);
+		cJSON_AddStringToObject(o, "next_cursor", next);
+	}
+	c->json = o;
+	return o;
+}
+
+/*
+ * Full-text search needs the on-disk index to hold every note's text.
+ * While a first build runs, a caller that can show progress waits for it
+ * (reporting how far it is); others hear at once how far it is.
+ */
+static int fulltext_ready(struct tool_ctx *c)
+{
+	struct vault_store_state st;
+	vault_store_state(c->v, &st);
+	if (!st.enabled)
+		return op_fail(c, -EIO,
+			       "Full-text search is not available: the search "
+			       "index could not be opened (see the vaultd log). "
+			       "The other search modes work.");
+	if (st.ready)
+		return 0;
+	if (c->progress) {
+		uint64_t until = now_ns() + FULLTEXT_WAIT_S * 1000000000ull;
+		while (now_ns() < until) {
+			vault_store_state(c->v, &st);
+			if (st.ready)
+				return 0;
+			_cleanup_free_ char *m = xasprintf(
+				"Indexing note text: %zu of %zu notes", st.done,
+				st.total);
+			c->progress(c->progress_ud, st.done, st.total, m);
+			if (vault_fulltext_wait_ready(c->v, 1000))
+				return 0;
+			vault_store_state(c->v, &st);
+			if (!st.enabled)
+				return fulltext_ready(c);
+		}
+	}
+	vault_store_state(c->v, &st);
+	if (st.ready)
+		return 0;
+	unsigned pct = st.total ? (unsigned)(st.done * 100 / st.total) : 0;
+	return op_fail(c, -EAGAIN,
+		       "Full-text search is not ready yet: the search index is "
+		       "being built (%u%%, %zu of %zu notes). Try again shortly; "
+		       "the name, name_partial, tag and content modes work now.",
+		       pct, st.done, st.total);
+}
+
+static double round4(double x)
+{
+	return round(x * 10000.0) / 10000.0;
+}
+
+static int search_fulltext(struct tool_ctx *c, const char *query, size_t limit,
+			   const char *cursor)
+{
+	bool cs = arg_bool(c, "case_sensitive", false);
+	struct qnode *q = NULL;
+	_cleanup_free_ char *perr = NULL;
+	if (query_parse(query, &q, &perr) < 0)
+		return op_fail(c, -EINVAL, "%s", perr);
+	struct index *ix = vault_index(c->v);
+	struct store *s = vault_store(c->v);
+	if (!s) {
+		query_free(q);
+		return fulltext_ready(c);
+	}
+	_cleanup_free_ char *scope =
+		xasprintf("fulltext\x1f%s\x1f%d", query, cs);
+	uint64_t gen = store_generation(s);
+	size_t offset = 0;
+	if (cursor && *cursor) {
+		const char *why;
+		if (cursor_parse(cursor, scope, gen, &offset, &why) < 0) {
+			query_free(q);
+			return op_fail(c, -EINVAL, "%s", why);
+		}
+	}
+	struct store_hit *hits = NULL;
+	size_t n = 0, total = 0;
+	_cleanup_free_ char *msg = NULL;
+	int r = store_search(s, q, cs, offset, limit, &hits, &n, &total, &msg);
+	query_free(q);
+	if (r < 0)
+		return op_fail(c, r, "%s", msg);
+	cJSON *res = cJSON_CreateArray();
+	for (size_t i = 0; i < n; i++) {
+		struct note *nt = index_by_path(ix, hits[i].path);
+		cJSON *o = cJSON_CreateObject();
+		_cleanup_free_ char *dn = nt ? index_display_name(ix, nt)
+					     : path_note_name(hits[i].path);
+		cJSON_AddStringToObject(o, "name", dn);
+		cJSON_AddStringToObject(o, "path", hits[i].path);
+		cJSON_AddItemToObject(o, "tags",
+				      nt ? str_array(nt->tags, nt->ntags)
+					 : cJSON_CreateArray());
+		cJSON_AddNumberToObject(o, "score", round4(hits[i].score));
+		cJSON_AddStringToObject(o, "snippet", hits[i].snippet);
+		cJSON_AddItemToArray(res, o);
+	}
+	store_hits_free(hits, n);
+	page(c, query, "fulltext", res, total, scope, gen, offset, limit);
+	return 0;
+}
+
+/* Content mode from the on-disk index: no file is read. */
+static int search_content_stored(struct tool_ctx *c, struct store *s,
+				 const char *query, const char *trimmed,
+				 size_t limit, size_t offset,
+				 const char *scope, uint64_t gen)
+{
+	struct store_hit *hits = NULL;
+	size_t n = 0, total = 0;
+	_cleanup_free_ char *msg = NULL;
+	int r = store_search_text(s, trimmed, offset, limit, &hits, &n, &total,
+				  &msg);
+	if (r < 0)
+		return op_fail(c, r, "%s", msg);
+	struct index *ix = vault_index(c->v);
+	cJSON *res = cJSON_CreateArray();
+	for (size_t i = 0; i < n; i++) {
+		struct note *nt = index_by_path(ix, hits[i].path);
+		cJSON *o = cJSON_CreateObject();
+		_cleanup_free_ char *dn = nt ? index_display_name(ix, nt)
+					     : path_note_name(hits[i].path);
+		cJSON_AddStringToObject(o, "name", dn);
+		cJSON_AddStringToObject(o, "path", hits[i].path);
+		cJSON_AddNumberToObject(o, "line", hits[i].line);
+		cJSON_AddStringToObject(o, "text", hits[i].snippet);
+		cJSON_AddItemToArray(res, o);
+	}
+	store_hits_free(hits, n);
+	page(c, query, "content", res, total, scope, gen, offset, limit);
+	return 0;
+}
+
+int op_search_notes(struct tool_ctx *c)
+{
+	const char *query = arg_str(c, "query", "");
+	const char *mode = arg_str(c, "mode", "name_partial");
+	const char *logic = arg_str(c, "tag_logic", "or");
+	const char *cursor = arg_str(c, "cursor", NULL);
+	bool ok = false;
+	for (const char *const *m = MODES; *m; m++)
+		ok |= strcmp(*m, mode) == 0;
+	if (!ok)
+		return op_fail(c, -EINVAL,
+			       "Invalid search mode: %s. Valid: name, "
+			       "name_partial, content, tag, fulltext",
+			       mode);
+	bool fulltext = strcmp(mode, "fulltext") == 0;
+	long limit = arg_int(c, "limit", fulltext ? 10 : 50);
+	bool tagmode = strcmp(mode, "tag") == 0;
+	if (tagmode && strcmp(logic, "and") && strcmp(logic, "or"))
+		return op_fail(c, -EINVAL,
+			       "Invalid tag_logic: %s. Valid: and, or", logic);
+	if (limit < 1 || limit > 100)
+		return op_fail(c, -EINVAL, "limit must be between 1 and 100");
+	_cleanup_free_ char *fq = fold_key(query);
+	size_t ql = strlen(fq);
+	while (ql && isspace((unsigned char)fq[ql - 1]))
+		fq[--ql] = 0;
+	if (!ql)
+		return op_fail(c, -EINVAL, "query must not be empty");
+	if (fulltext) {
+		int r = fulltext_ready(c);
+		if (r < 0)
+			return r;
+		READ_LOCKED(c);
+		return search_fulltext(c, query, (size_t)limit, cursor);
+	}
+
+	READ_LOCKED(c);
+	struct index *ix = vault_index(c->v);
+	_cleanup_free_ char *scope =
+		xasprintf("%s\x1f%s\x1f%s", mode, query, tagmode ? logic : "");
+	size_t offset = 0;
+	if (cursor && *cursor) {
+		const char *why;
+		if (cursor_parse(cursor, scope, index_generation(ix), &offset,
+				 &why) < 0)
+			return op_fail(c, -EINVAL, "%s", why);
+	}
+	bool content = strcmp(mode, "content") == 0;
+	struct vault_store_state st;
+	vault_store_state(c->v, &st);
+	if (content && st.ready && vault_store(c->v)) {
+		_cleanup_free_ char *trimmed = xstrdup(query);
+		size_t tl = strlen(trimmed);
+		while (tl && isspace((unsigned char)trimmed[tl - 1]))
+			trimmed[--tl] = 0;
+		return search_content_stored(c, vault_store(c->v), query,
+					     trimmed, (size_t)limit, offset,
+					     scope, index_generation(ix));
+	}
+	_cleanup_strv_free_ char **tags = NULL;
+	if (tagmode) {
+		cJSON tmp = {.type = cJSON_String,
+			     .valuestring = (char *)query};
+		tags = fm_string_list(&tmp, false, true);
+		if (!tags[0])
+			return op_fail(c, -EINVAL, "query names no tag");
+	}
+	bool exact = strcmp(mode, "name") == 0;
+	size_t n;
+	struct note *const *all = index_sorted(ix, &n);
+	struct hit *hits = xcalloc(n + 1, sizeof(*hits));
+	size_t nh = 0;
+	if (tagmode) {
+		struct ptrvec found =
+			tag_search(ix, tags, !strcmp(logic, "and"));
+		pv_sort(&found, cmp_note_name);
+		for (size_t i = 0; i < found.n; i++)
+			hits[nh++] = (struct hit){.n = found.v[i]};
+		pv_free(&found);
+	}
+	for (size_t i = 0; !tagmode && i < n; i++) {
+		const struct note *nt = all[i];
+		struct hit h = {.n = nt};
+		if (content) {
+			/* Until the on-disk index is built: the files. */
+			h.line = content_match(c->v, nt, fq, &h.text);
+			if (!h.line)
+				continue;
+		} else {
+			h.rank = name_rank(nt, fq, exact);
+			if (h.rank < 0) {
+				/* A path query: "folder/name". */
+				if (!strchr(fq, '/') ||
+				    !strstr(nt->fold_path, fq))
+					continue;
+				h.rank = 3;
+			}
+		}
+		hits[nh++] = h;
+	}
+	if (!tagmode && !content)
+		qsort(hits, nh, sizeof(*hits), cmp_hit);
+	cJSON *res = cJSON_CreateArray();
+	for (size_t i = offset; i < nh && i < offset + (size_t)limit; i++) {
+		cJSON *o = cJSON_CreateObject();
+		_cleanup_free_ char *dn = index_display_name(ix, hits[i].n);
+		cJSON_AddStringToObject(o, "name", dn);
+		cJSON_AddStringToObject(o, "path", hits[i].n->path);
+		if (content) {
+			cJSON_AddNumberToObject(o, "line", hits[i].line);
+			cJSON_AddStringToObject(o, "text", hits[i].text);
+		}
+		if (tagmode)
+			cJSON_AddItemToObject(
+				o, "tags",
+				str_array(hits[i].n->tags, hits[i].n->ntags));
+		cJSON_AddItemToArray(res, o);
+	}
+	for (size_t i = 0; i < nh; i++)
+		free(hits[i].text);
+	free(hits);
+	page(c, query, mode, res, nh, scope, index_generation(ix), offset,
+	     (size_t)limit);
+	return 0;
+}

@@ -1,0 +1,1383 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "store.h"
+#include "markdown.h"
+#include "u8.h"
+#include "util.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+/* The layout; a database with another one is rebuilt. NOTE_FORMAT is part
+ * of it: stored entries are only as good as the parser that made them. */
+#define LAYOUT (2 * 1000 + NOTE_FORMAT)
+#define POOL_MAX 8
+/* Trigrams taken from a long content query (the rest is checked). */
+#define MAX_TRIGRAMS 24
+
+static const char SCHEMA_SQL[] =
+	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;"
+	/* name and folder are folded (case-insensitive matching). */
+	"CREATE TABLE notes(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE,"
+	" name TEXT NOT NULL, title TEXT NOT NULL, folder TEXT NOT NULL,"
+	" mtime_ns INTEGER, size INTEGER, ino INTEGER, body_line INTEGER,"
+	" cjk INTEGER NOT NULL DEFAULT 0, data BLOB NOT NULL);"
+	"CREATE INDEX notes_folder ON notes(folder);"
+	"CREATE INDEX notes_name ON notes(name, path);"
+	"CREATE TABLE tags(tag TEXT NOT NULL, note INTEGER NOT NULL,"
+	" PRIMARY KEY(tag, note)) WITHOUT ROWID;"
+	"CREATE INDEX tags_note ON tags(note);"
+	/* title: the name and the aliases; body: the text after the
+	 * frontmatter. Both FTS tables index this one. */
+	"CREATE TABLE docs(id INTEGER PRIMARY KEY, title TEXT, body TEXT);"
+	"CREATE VIRTUAL TABLE fts USING fts5(title, body, content = 'docs',"
+	" content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2');"
+	"INSERT INTO fts(fts, rank) VALUES('rank', 'bm25(10.0, 1.0)');"
+	"CREATE VIRTUAL TABLE sub USING fts5(body, content = 'docs',"
+	" content_rowid = 'id', tokenize = 'trigram', detail = 'none');";
+
+enum {
+	ST_FIND,
+	ST_UPSERT,
+	ST_DEL_TAGS,
+	ST_ADD_TAG,
+	ST_UNINDEX_FTS,
+	ST_UNINDEX_SUB,
+	ST_PUT_DOC,
+	ST_INDEX_FTS,
+	ST_INDEX_SUB,
+	ST_DEL_DOC,
+	ST_DEL_NOTE,
+	ST_COUNT
+};
+
+static const char *const STMTS[ST_COUNT] = {
+	[ST_FIND] = "SELECT id FROM notes WHERE path = ?",
+	[ST_UPSERT] = "INSERT INTO notes(path, name, title, folder, mtime_ns,"
+		      " size, ino, body_line, cjk, data)"
+		      " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+		      " ON CONFLICT(path) DO UPDATE SET name = ?2, title = ?3,"
+		      " folder = ?4, mtime_ns = ?5, size = ?6, ino = ?7,"
+		      " body_line = ?8, cjk = ?9, data = ?10 RETURNING id",
+	[ST_DEL_TAGS] = "DELETE FROM tags WHERE note = ?",
+	[ST_ADD_TAG] = "INSERT OR IGNORE INTO tags(tag, note) VALUES(?, ?)",
+	/* External-content FTS tables forget a row given its old text. */
+	[ST_UNINDEX_FTS] = "INSERT INTO fts(fts, rowid, title, body)"
+			   " SELECT 'delete', id, title, body FROM docs"
+			   " WHERE id = ?",
+	[ST_UNINDEX_SUB] = "INSERT INTO sub(sub, rowid, body)"
+			   " SELECT 'delete', id, body FROM docs WHERE id = ?",
+	[ST_PUT_DOC] = "INSERT OR REPLACE INTO docs(id, title, body)"
+		       " VALUES(?, ?, ?)",
+	[ST_INDEX_FTS] = "INSERT INTO fts(rowid, title, body)"
+			 " SELECT id, title, body FROM docs WHERE id = ?",
+	[ST_INDEX_SUB] = "INSERT INTO sub(rowid, body)"
+			 " SELECT id, body FROM docs WHERE id = ?",
+	[ST_DEL_DOC] = "DELETE FROM docs WHERE id = ?",
+	[ST_DEL_NOTE] = "DELETE FROM notes WHERE id = ?",
+};
+
+struct store {
+	char *path, *root;
+	sqlite3 *w; /* the writer */
+	sqlite3_stmt *st[ST_COUNT];
+	pthread_mutex_t pmu;
+	sqlite3 *pool[POOL_MAX];
+	int npool;
+	atomic_uint_fast64_t gen;
+	atomic_bool failed;
+	char *error;
+};
+
+/* ---- SQL functions ------------------------------------------------------ */
+
+static bool ascii_only(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] >= 0x80)
+			return false;
+	return true;
+}
+
+static const char *ascii_casestr(const char *hay, size_t hn, const char *ndl,
+				 size_t nn)
+{
+	if (!nn)
+		return hay;
+	for (size_t i = 0; i + nn <= hn; i++) {
+		size_t k = 0;
+		while (k < nn) {
+			char c = hay[i + k];
+			if (c >= 'A' && c <= 'Z')
+				c = (char)(c + 32);
+			if (c != ndl[k])
+				break;
+			k++;
+		}
+		if (k == nn)
+			return hay + i;
+	}
+	return NULL;
+}
+
+/* vcontains(text, folded): text holds folded, ignoring case (any script). */
+static void sql_vcontains(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	const char *t = (const char *)sqlite3_value_text(argv[0]);
+	const char *q = (const char *)sqlite3_value_text(argv[1]);
+	if (!t || !q) {
+		sqlite3_result_int(ctx, 0);
+		return;
+	}
+	size_t tn = (size_t)sqlite3_value_bytes(argv[0]);
+	size_t qn = (size_t)sqlite3_value_bytes(argv[1]);
+	bool hit;
+	if (ascii_only(q, qn)) {
+		/* Non-ASCII text never folds into an ASCII query here. */
+		hit = ascii_casestr(t, tn, q, qn) != NULL;
+	} else {
+		_cleanup_free_ char *f = fold_key_n(t, tn);
+		hit = strstr(f, q) != NULL;
+	}
+	sqlite3_result_int(ctx, hit);
+}
+
+/* ---- connections -------------------------------------------------------- */
+
+static int open_conn(const char *path, bool create, sqlite3 **ret)
+{
+	sqlite3 *db = NULL;
+	int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
+		    (create ? SQLITE_OPEN_CREATE : 0);
+	int r = sqlite3_open_v2(path, &db, flags, NULL);
+	if (r != SQLITE_OK) {
+		sqlite3_close(db);
+		return r;
+	}
+	sqlite3_busy_timeout(db, 10000);
+	/* A cache: WAL without fsync per commit. A crash may lose the last
+	 * commits, never consistency; stat checks at start catch up. */
+	sqlite3_exec(db,
+		     "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
+		     "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16000;",
+		     NULL, NULL, NULL);
+	sqlite3_create_function_v2(db, "vcontains", 2,
+				   SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+				   sql_vcontains, NULL, NULL, NULL);
+	*ret = db;
+	return SQLITE_OK;
+}
+
+static sqlite3 *acquire(struct store *s)
+{
+	pthread_mutex_lock(&s->pmu);
+	sqlite3 *db = s->npool ? s->pool[--s->npool] : NULL;
+	pthread_mutex_unlock(&s->pmu);
+	if (!db && open_conn(s->path, false, &db) != SQLITE_OK)
+		return NULL;
+	return db;
+}
+
+static void release(struct store *s, sqlite3 *db)
+{
+	pthread_mutex_lock(&s->pmu);
+	if (s->npool < POOL_MAX) {
+		s->pool[s->npool++] = db;
+		db = NULL;
+	}
+	pthread_mutex_unlock(&s->pmu);
+	if (db)
+		sqlite3_close(db);
+}
+
+static void remove_files(const char *path)
+{
+	static const char *const sfx[] = {"", "-wal", "-shm", "-journal"};
+	for (size_t i = 0; i < ARRAY_SIZE(sfx); i++) {
+		_cleanup_free_ char *p = xasprintf("%s%s", path, sfx[i]);
+		unlink(p);
+	}
+}
+
+static int user_version(sqlite3 *db)
+{
+	sqlite3_stmt *st;
+	int v = -1;
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, NULL) ==
+	    SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			v = sqlite3_column_int(st, 0);
+		sqlite3_finalize(st);
+	}
+	return v;
+}
+
+static char *meta_get(sqlite3 *db, const char *key)
+{
+	sqlite3_stmt *st;
+	char *v = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1,
+			       &st, NULL) != SQLITE_OK)
+		return NULL;
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		v = xstrdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* NULL when usable: our layout, this vault, and the tables read back. */
+static const char *check(sqlite3 *db, const char *root)
+{
+	int v = user_version(db);
+	if (v < 0)
+		return "it cannot be read (damaged?)";
+	if (v == 0) {
+		/* New, or not ours: an empty file is fine, tables are not. */
+		sqlite3_stmt *st;
+		int n = -1;
+		if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master",
+				       -1, &st, NULL) == SQLITE_OK) {
+			if (sqlite3_step(st) == SQLITE_ROW)
+				n = sqlite3_column_int(st, 0);
+			sqlite3_finalize(st);
+		}
+		return n == 0 ? NULL : "it is not a vaultd index";
+	}
+	if (v != LAYOUT)
+		return "it has another layout (another vaultd version)";
+	_cleanup_free_ char *r = meta_get(db, "root");
+	if (!r || strcmp(r, root) != 0)
+		return "it belongs to another vault folder";
+	if (sqlite3_exec(db,
+			 "SELECT count(*) FROM notes; SELECT count(*) FROM docs;"
+			 "SELECT * FROM fts_config; SELECT * FROM sub_config",
+			 NULL, NULL, NULL) != SQLITE_OK)
+		return "it cannot be read (damaged?)";
+	return NULL;
+}
+
+static int create_schema(sqlite3 *db, const char *root)
+{
+	if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		return -EIO;
+	int r = sqlite3_exec(db, SCHEMA_SQL, NULL, NULL, NULL);
+	sqlite3_stmt *st;
+	if (r == SQLITE_OK)
+		r = sqlite3_prepare_v2(db, "INSERT INTO meta VALUES('root', ?)",
+				       -1, &st, NULL);
+	if (r == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, root, -1, SQLITE_STATIC);
+		r = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+		sqlite3_finalize(st);
+	}
+	if (r == SQLITE_OK) {
+		char pragma[64];
+		snprintf(pragma, sizeof(pragma), "PRAGMA user_version = %d",
+			 LAYOUT);
+		r = sqlite3_exec(db, pragma, NULL, NULL, NULL);
+	}
+	if (r == SQLITE_OK)
+		r = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+	if (r != SQLITE_OK) {
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+		return -EIO;
+	}
+	return 0;
+}
+
+/* Open the writer, rebuilding a database that cannot be used. */
+static int open_writer(const char *path, const char *root, sqlite3 **ret,
+		       char **ret_note)
+{
+	sqlite3 *db = NULL;
+	const char *why = NULL;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		int r = open_conn(path, true, &db);
+		why = r == SQLITE_OK ? check(db, root) : "it cannot be opened";
+		if (!why && user_version(db) == 0 && create_schema(db, root) < 0)
+			why = "its tables cannot be created";
+		if (!why)
+			break;
+		/* Never a reason to stop: the notes are in the vault. */
+		sqlite3_close(db);
+		db = NULL;
+		if (!*ret_note)
+			*ret_note = xasprintf("index %s rebuilt: %s", path, why);
+		remove_files(path);
+	}
+	if (why) {
+		free(*ret_note);
+		*ret_note = xasprintf("index %s: %s", path, why);
+		return -EIO;
+	}
+	*ret = db;
+	return 0;
+}
+
+static int prepare_all(struct store *s)
+{
+	for (int i = 0; i < ST_COUNT; i++)
+		if (sqlite3_prepare_v3(s->w, STMTS[i], -1,
+				       SQLITE_PREPARE_PERSISTENT, &s->st[i],
+				       NULL) != SQLITE_OK)
+			return -EIO;
+	return 0;
+}
+
+static void close_all(struct store *s)
+{
+	for (int i = 0; i < ST_COUNT; i++) {
+		sqlite3_finalize(s->st[i]);
+		s->st[i] = NULL;
+	}
+	sqlite3_close(s->w);
+	s->w = NULL;
+	pthread_mutex_lock(&s->pmu);
+	for (int i = 0; i < s->npool; i++)
+		sqlite3_close(s->pool[i]);
+	s->npool = 0;
+	pthread_mutex_unlock(&s->pmu);
+}
+
+int store_open(const char *dir, const char *root, struct store **ret,
+	       char **ret_note)
+{
+	*ret_note = NULL;
+	_cleanup_free_ char *path = xasprintf("%s/index.sqlite", dir);
+	sqlite3 *db;
+	int r = open_writer(path, root, &db, ret_note);
+	if (r < 0)
+		return r;
+	struct store *s = xcalloc(1, sizeof(*s));
+	s->path = TAKE_PTR(path);
+	s->root = xstrdup(root);
+	s->w = db;
+	pthread_mutex_init(&s->pmu, NULL);
+	if (prepare_all(s) < 0) {
+		free(*ret_note);
+		*ret_note = xasprintf("index %s: %s", s->path,
+				      sqlite3_errmsg(s->w));
+		store_close(s);
+		return -EIO;
+	}
+	atomic_store(&s->gen, 1);
+	*ret = s;
+	return 0;
+}
+
+int store_reset(struct store *s, char **ret_note)
+{
+	*ret_note = NULL;
+	close_all(s);
+	remove_files(s->path);
+	int r = open_writer(s->path, s->root, &s->w, ret_note);
+	if (r == 0 && prepare_all(s) < 0)
+		r = -EIO;
+	if (r < 0 && !*ret_note)
+		*ret_note = xasprintf("index %s cannot be created", s->path);
+	if (r == 0) {
+		atomic_store(&s->failed, false);
+		free(s->error);
+		s->error = NULL;
+	}
+	atomic_fetch_add(&s->gen, 1);
+	return r;
+}
+
+struct store *store_close(struct store *s)
+{
+	if (!s)
+		return NULL;
+	close_all(s);
+	pthread_mutex_destroy(&s->pmu);
+	free(s->path);
+	free(s->root);
+	free(s->error);
+	free(s);
+	return NULL;
+}
+
+const char *store_path(const struct store *s)
+{
+	return s->path;
+}
+
+int64_t store_size(const struct store *s)
+{
+	int64_t total = 0;
+	static const char *const sfx[] = {"", "-wal"};
+	for (size_t i = 0; i < ARRAY_SIZE(sfx); i++) {
+		_cleanup_free_ char *p = xasprintf("%s%s", s->path, sfx[i]);
+		struct stat st;
+		if (stat(p, &st) == 0)
+			total += st.st_size;
+	}
+	return total;
+}
+
+uint64_t store_generation(struct store *s)
+{
+	return atomic_load(&s->gen);
+}
+
+bool store_failed(struct store *s)
+{
+	return atomic_load(&s->failed);
+}
+
+const char *store_error(struct store *s)
+{
+	return s->error ? s->error : "";
+}
+
+/* A failed write: remember why; damage and a full disk need a reset. */
+static int write_failed(struct store *s)
+{
+	int code = sqlite3_errcode(s->w);
+	if (!s->error)
+		s->error = xstrdup(sqlite3_errmsg(s->w));
+	if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB ||
+	    code == SQLITE_FULL || code == SQLITE_IOERR || code == SQLITE_ERROR)
+		atomic_store(&s->failed, true);
+	return -EIO;
+}
+
+/* ---- entries ------------------------------------------------------------ */
+
+static void free_entry(struct store_entry *e)
+{
+	if (!e)
+		return;
+	free(e->blob);
+	free(e);
+}
+
+struct hmap *store_load(struct store *s)
+{
+	struct hmap *m = hmap_new();
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->w,
+			       "SELECT path, mtime_ns, size, ino, data FROM notes",
+			       -1, &st, NULL) != SQLITE_OK)
+		return m;
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_entry *e = xcalloc(1, sizeof(*e));
+		e->mtime_ns = sqlite3_column_int64(st, 1);
+		e->size = sqlite3_column_int64(st, 2);
+		e->ino = (uint64_t)sqlite3_column_int64(st, 3);
+		e->len = (size_t)sqlite3_column_bytes(st, 4);
+		e->blob = xmalloc(e->len + 1);
+		if (e->len)
+			memcpy(e->blob, sqlite3_column_blob(st, 4), e->len);
+		const char *p = (const char *)sqlite3_column_text(st, 0);
+		if (p)
+			free_entry(hmap_put(m, p, e));
+		else
+			free_entry(e);
+	}
+	if (r != SQLITE_DONE)
+		write_failed(s);
+	sqlite3_finalize(st);
+	return m;
+}
+
+void store_entry_drop(struct hmap *m, const char *path)
+{
+	struct store_entry *e = hmap_del(m, path);
+	if (e)
+		free_entry(e);
+}
+
+void store_entries_free(struct hmap *m)
+{
+	size_t it = 0;
+	void *v;
+	while (m && hmap_next(m, &it, NULL, &v))
+		free_entry(v);
+	hmap_free(m);
+}
+
+int store_begin(struct store *s)
+{
+	if (!s->w)
+		return -EIO;
+	return sqlite3_exec(s->w, "BEGIN IMMEDIATE", NULL, NULL, NULL) ==
+			       SQLITE_OK
+		       ? 0
+		       : write_failed(s);
+}
+
+int store_commit(struct store *s)
+{
+	if (sqlite3_exec(s->w, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+		return 0;
+	write_failed(s);
+	store_rollback(s);
+	return -EIO;
+}
+
+void store_rollback(struct store *s)
+{
+	if (s->w && !sqlite3_get_autocommit(s->w))
+		sqlite3_exec(s->w, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static int run(sqlite3_stmt *st)
+{
+	int r = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	return r == SQLITE_DONE || r == SQLITE_ROW ? 0 : -EIO;
+}
+
+/* Han, kana, hangul: text the word tokenizer cannot cut into words. */
+static bool is_cjk(int32_t c)
+{
+	return (c >= 0x3040 && c <= 0x30ff) || (c >= 0x3400 && c <= 0x4dbf) ||
+	       (c >= 0x4e00 && c <= 0x9fff) || (c >= 0xac00 && c <= 0xd7af) ||
+	       (c >= 0xf900 && c <= 0xfaff) || (c >= 0xff66 && c <= 0xff9f) ||
+	       (c >= 0x20000 && c <= 0x2fa1f);
+}
+
+static bool has_cjk(const char *t, size_t len)
+{
+	for (size_t i = 0; i < len;) {
+		if ((unsigned char)t[i] < 0x80) {
+			i++;
+			continue;
+		}
+		int32_t c;
+		int l = u8_decode(t + i, len - i, &c);
+		if (l < 0) {
+			i++;
+			continue;
+		}
+		if (is_cjk(c))
+			return true;
+		i += (size_t)l;
+	}
+	return false;
+}
+
+static int64_t find_id(struct store *s, const char *path)
+{
+	sqlite3_stmt *st = s->st[ST_FIND];
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	int64_t id = -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		id = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	return id;
+}
+
+static int run_id(struct store *s, int which, int64_t id)
+{
+	sqlite3_bind_int64(s->st[which], 1, id);
+	return run(s->st[which]);
+}
+
+int store_put(struct store *s, const struct note *n, const char *text,
+	      size_t len)
+{
+	if (!s->w)
+		return -EIO;
+	/* The text searched: after the frontmatter, NFC (names are NFC,
+	 * and so are the queries). */
+	size_t fs, fe, body = 0;
+	if (!text)
+		len = 0;
+	if (text)
+		md_split_frontmatter(text, len, &fs, &fe, &body);
+	_cleanup_free_ char *raw = xstrndup(text ? text + body : "", len - body);
+	_cleanup_free_ char *nfc = ascii_only(raw, len - body) ? NULL
+							       : u8_nfc(raw);
+	const char *btext = nfc ? nfc : raw;
+	int body_line = 1;
+	for (size_t i = 0; i < body; i++)
+		body_line += text[i] == '\n';
+	struct sbuf title = {0};
+	sb_puts(&title, n->name);
+	for (size_t i = 0; i < n->naliases; i++) {
+		sb_putc(&title, '\n');
+		sb_puts(&title, n->aliases[i]);
+	}
+	bool cjk = has_cjk(btext, strlen(btext)) || has_cjk(title.s, title.len);
+
+	size_t blen;
+	_cleanup_free_ void *blob = note_to_blob(n, &blen);
+	_cleanup_free_ char *folder = fold_key_n(n->path, n->dirlen);
+	int64_t old = find_id(s, n->path);
+	int r = 0;
+	if (old >= 0) {
+		/* Unindex with the old text, before it changes. */
+		r |= run_id(s, ST_UNINDEX_FTS, old);
+		r |= run_id(s, ST_UNINDEX_SUB, old);
+	}
+	sqlite3_stmt *st = s->st[ST_UPSERT];
+	sqlite3_bind_text(st, 1, n->path, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, n->fold_name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, n->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, folder, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, n->mtime_ns);
+	sqlite3_bind_int64(st, 6, n->size);
+	sqlite3_bind_int64(st, 7, (sqlite3_int64)n->ino);
+	sqlite3_bind_int(st, 8, body_line);
+	sqlite3_bind_int(st, 9, cjk);
+	sqlite3_bind_blob(st, 10, blob, (int)blen, SQLITE_STATIC);
+	int64_t id = -1;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		id = sqlite3_column_int64(st, 0);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (id < 0) {
+		sb_free(&title);
+		return write_failed(s);
+	}
+	r |= run_id(s, ST_DEL_TAGS, id);
+	for (size_t i = 0; i < n->ntags; i++) {
+		_cleanup_free_ char *t = fold_key(n->tags[i]);
+		sqlite3_bind_text(s->st[ST_ADD_TAG], 1, t, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s->st[ST_ADD_TAG], 2, id);
+		r |= run(s->st[ST_ADD_TAG]);
+	}
+	st = s->st[ST_PUT_DOC];
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_text(st, 2, title.s, (int)title.len, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, btext, -1, SQLITE_STATIC);
+	r |= run(st);
+	sb_free(&title);
+	r |= run_id(s, ST_INDEX_FTS, id);
+	r |= run_id(s, ST_INDEX_SUB, id);
+	atomic_fetch_add(&s->gen, 1);
+	return r ? write_failed(s) : 0;
+}
+
+int store_remove(struct store *s, const char *path)
+{
+	if (!s->w)
+		return -EIO;
+	int64_t id = find_id(s, path);
+	if (id < 0)
+		return 0;
+	int r = run_id(s, ST_UNINDEX_FTS, id);
+	r |= run_id(s, ST_UNINDEX_SUB, id);
+	r |= run_id(s, ST_DEL_DOC, id);
+	r |= run_id(s, ST_DEL_TAGS, id);
+	r |= run_id(s, ST_DEL_NOTE, id);
+	atomic_fetch_add(&s->gen, 1);
+	return r ? write_failed(s) : 0;
+}
+
+void store_hits_free(struct store_hit *h, size_t n)
+{
+	for (size_t i = 0; h && i < n; i++) {
+		free(h[i].path);
+		free(h[i].snippet);
+	}
+	free(h);
+}
+
+/* ---- queries -------------------------------------------------------------- */
+
+/* SQL text with its text parameters, numbered from FIRST_PARAM. */
+#define FIRST_PARAM 4
+struct sql {
+	struct sbuf s;
+	struct ptrvec params;
+};
+
+static void param(struct sql *q, char *owned)
+{
+	pv_push(&q->params, owned);
+	sb_printf(&q->s, "?%zu", FIRST_PARAM - 1 + q->params.n);
+}
+
+static void sql_free(struct sql *q)
+{
+	sb_free(&q->s);
+	for (size_t i = 0; i < q->params.n; i++)
+		free(q->params.v[i]);
+	pv_free(&q->params);
+}
+
+static void bind_params(sqlite3_stmt *st, const struct sql *q)
+{
+	for (size_t i = 0; i < q->params.n; i++)
+		sqlite3_bind_text(st, FIRST_PARAM + (int)i, q->params.v[i], -1,
+				  SQLITE_STATIC);
+}
+
+/* An FTS5 string: "..." with quotes doubled. */
+static void fts_quote(struct sbuf *b, const char *t, size_t n)
+{
+	sb_putc(b, '"');
+	for (size_t i = 0; i < n; i++) {
+		if (t[i] == '"')
+			sb_putc(b, '"');
+		sb_putc(b, t[i]);
+	}
+	sb_putc(b, '"');
+}
+
+/* Has a letter or digit: something the word tokenizer keeps. */
+static bool searchable(const char *t)
+{
+	size_t n = strlen(t);
+	for (size_t i = 0; i < n;) {
+		int32_t c;
+		int l = u8_decode(t + i, n - i, &c);
+		if (l < 0)
+			return false;
+		if (u8_is_tag_char(c) && c != '/' && c != '-' && c != '_')
+			return true;
+		i += (size_t)l;
+	}
+	return false;
+}
+
+static bool text_atom(const struct qnode *q)
+{
+	return q->kind == Q_WORD || q->kind == Q_PHRASE;
+}
+
+static bool cjk_atom(const struct qnode *q)
+{
+	return text_atom(q) && has_cjk(q->text, strlen(q->text));
+}
+
+/* Trigram query for a substring: "abc" AND "bcd" ... (detail=none has no
+ * phrases; the caller checks the text). NULL below three characters. */
+static char *trigrams(const char *text)
+{
+	_cleanup_free_ char *t = u8_nfc(text);
+	if (!t)
+		t = xstrdup(text);
+	struct ptrvec starts = {0};
+	for (const char *p = t; *p; p++)
+		if (((unsigned char)*p & 0xc0) != 0x80)
+			pv_push(&starts, (void *)p);
+	size_t n = starts.n;
+	if (n < 3) {
+		pv_free(&starts);
+		return NULL;
+	}
+	size_t ngrams = n - 2;
+	size_t step = ngrams > MAX_TRIGRAMS ? ngrams / MAX_TRIGRAMS : 1;
+	struct sbuf b = {0};
+	for (size_t i = 0; i < ngrams; i += step) {
+		const char *a = starts.v[i];
+		const char *e = i + 3 < n ? (const char *)starts.v[i + 3]
+					  : t + strlen(t);
+		if (b.len)
+			sb_puts(&b, " AND ");
+		fts_quote(&b, a, (size_t)(e - a));
+	}
+	pv_free(&starts);
+	return sb_steal(&b);
+}
+
+/* FTS5 expression of a text atom (not CJK). */
+static void fts_atom(struct sbuf *b, const struct qnode *q)
+{
+	if (q->title)
+		sb_puts(b, "title : ");
+	fts_quote(b, q->text, strlen(q->text));
+	if (q->prefix)
+		sb_puts(b, " *");
+}
+
+/* Translatable into one FTS5 expression: words and phrases (not CJK)
+ * under AND and OR. */
+static bool ftsable(const struct qnode *q)
+{
+	if (q->kind == Q_AND || q->kind == Q_OR)
+		return ftsable(q->a) && ftsable(q->b);
+	return text_atom(q) && !cjk_atom(q);
+}
+
+static void fts_expr(struct sbuf *b, const struct qnode *q)
+{
+	if (q->kind == Q_AND || q->kind == Q_OR) {
+		sb_putc(b, '(');
+		fts_expr(b, q->a);
+		sb_puts(b, q->kind == Q_AND ? " AND " : " OR ");
+		fts_expr(b, q->b);
+		sb_putc(b, ')');
+	} else {
+		fts_atom(b, q);
+	}
+}
+
+/* A condition on notes n for one atom. */
+static void where_atom(struct sql *out, const struct qnode *q, bool cs)
+{
+	struct sbuf *s = &out->s;
+	if (q->kind == Q_TAG || q->kind == Q_FOLDER) {
+		char *f = fold_key(q->text);
+		bool tag = q->kind == Q_TAG;
+		/* x, or x/...: "x/" < "x/..." < "x0" ('0' follows '/'). */
+		sb_puts(s, tag ? "n.id IN (SELECT note FROM tags WHERE tag = "
+			       : "(n.folder = ");
+		param(out, xstrdup(f));
+		sb_puts(s, tag ? " OR (tag > " : " OR (n.folder > ");
+		param(out, xasprintf("%s/", f));
+		sb_puts(s, tag ? " AND tag < " : " AND n.folder < ");
+		param(out, xasprintf("%s0", f));
+		sb_puts(s, "))");
+		free(f);
+		return;
+	}
+	if (cjk_atom(q)) {
+		/* Substrings: the trigram index narrows (three characters
+		 * or more), the folded text decides. */
+		_cleanup_free_ char *grams = trigrams(q->text);
+		sb_puts(s, "(vcontains(n.title, ");
+		param(out, fold_key(q->text));
+		sb_puts(s, ")");
+		if (!q->title) {
+			sb_puts(s, " OR (");
+			if (grams) {
+				sb_puts(s, "n.id IN (SELECT rowid FROM sub "
+					   "WHERE sub MATCH ");
+				param(out, TAKE_PTR(grams));
+				sb_puts(s, ")");
+			} else {
+				sb_puts(s, "n.cjk");
+			}
+			sb_puts(s, " AND vcontains((SELECT body FROM docs "
+				   "WHERE id = n.id), ");
+			param(out, fold_key(q->text));
+			sb_puts(s, "))");
+		}
+		sb_puts(s, ")");
+		return;
+	}
+	struct sbuf e = {0};
+	fts_atom(&e, q);
+	sb_puts(s, "(n.id IN (SELECT rowid FROM fts WHERE fts MATCH ");
+	param(out, sb_steal(&e));
+	sb_puts(s, ")");
+	if (cs) {
+		/* Case matters: the text holds the term as written. */
+		sb_puts(s, " AND (instr((SELECT title FROM docs WHERE id = "
+			   "n.id), ");
+		param(out, xstrdup(q->text));
+		sb_puts(s, ") > 0");
+		if (!q->title) {
+			sb_puts(s, " OR instr((SELECT body FROM docs WHERE "
+				   "id = n.id), ");
+			param(out, xstrdup(q->text));
+			sb_puts(s, ") > 0");
+		}
+		sb_puts(s, ")");
+	}
+	sb_puts(s, ")");
+}
+
+static void where(struct sql *out, const struct qnode *q, bool cs)
+{
+	switch (q->kind) {
+	case Q_AND:
+	case Q_OR:
+		sb_putc(&out->s, '(');
+		where(out, q->a, cs);
+		sb_puts(&out->s, q->kind == Q_AND ? " AND " : " OR ");
+		where(out, q->b, cs);
+		sb_putc(&out->s, ')');
+		break;
+	case Q_NOT:
+		sb_puts(&out->s, "(NOT ");
+		where(out, q->a, cs);
+		sb_putc(&out->s, ')');
+		break;
+	default:
+		where_atom(out, q, cs);
+	}
+}
+
+/* The ranking expression: every positive word atom, OR'ed. */
+static void rank_terms(struct sbuf *b, const struct qnode *q, bool negated)
+{
+	if (q->kind == Q_NOT) {
+		rank_terms(b, q->a, !negated);
+	} else if (q->kind == Q_AND || q->kind == Q_OR) {
+		rank_terms(b, q->a, negated);
+		rank_terms(b, q->b, negated);
+	} else if (text_atom(q) && !negated && !cjk_atom(q)) {
+		if (b->len)
+			sb_puts(b, " OR ");
+		fts_atom(b, q);
+	}
+}
+
+/* Drop atoms with nothing to search for ("&", "-"): they would match
+ * everything or nothing. Returns what is left (maybe NULL). */
+static struct qnode *prune(struct qnode *q)
+{
+	if (!q)
+		return NULL;
+	if (text_atom(q)) {
+		if (searchable(q->text) || has_cjk(q->text, strlen(q->text)))
+			return q;
+		return query_free(q);
+	}
+	if (q->kind == Q_TAG || q->kind == Q_FOLDER)
+		return q;
+	q->a = prune(q->a);
+	if (q->kind == Q_NOT) {
+		if (q->a)
+			return q;
+		return query_free(q);
+	}
+	q->b = prune(q->b);
+	if (q->a && q->b)
+		return q;
+	struct qnode *keep = q->a ? q->a : q->b;
+	q->a = q->b = NULL;
+	query_free(q);
+	return keep;
+}
+
+static struct qnode *copy(const struct qnode *q)
+{
+	if (!q)
+		return NULL;
+	struct qnode *c = xcalloc(1, sizeof(*c));
+	*c = *q;
+	c->text = q->text ? xstrdup(q->text) : NULL;
+	c->a = copy(q->a);
+	c->b = copy(q->b);
+	return c;
+}
+
+static void conjuncts(const struct qnode *q, struct ptrvec *out)
+{
+	if (q->kind == Q_AND) {
+		conjuncts(q->a, out);
+		conjuncts(q->b, out);
+	} else {
+		pv_push(out, (void *)q);
+	}
+}
+
+static int search_error(sqlite3 *db, char **ret_msg)
+{
+	*ret_msg = xasprintf("Full-text search failed: %s", sqlite3_errmsg(db));
+	return -EIO;
+}
+
+/* The first place in text where one of the query's words (folded) is;
+ * a fragment around it with the word marked. */
+static char *marked_fragment(const char *text, const char *word)
+{
+	_cleanup_free_ char *fw = fold_key(word);
+	size_t tl = strlen(text), wl = strlen(word);
+	const char *hit = NULL;
+	size_t hl = wl;
+	/* Scan character starts; compare the folded window. */
+	for (size_t i = 0; i < tl && !hit; i++) {
+		if (((unsigned char)text[i] & 0xc0) == 0x80)
+			continue;
+		size_t w = wl <= tl - i ? wl : tl - i;
+		_cleanup_free_ char *f = fold_key_n(text + i, w);
+		if (strcmp(f, fw) == 0) {
+			hit = text + i;
+			hl = w;
+		}
+	}
+	if (!hit)
+		return NULL;
+	size_t start = (size_t)(hit - text), end = start + hl;
+	size_t from = start > 60 ? start - 60 : 0;
+	size_t to = end + 60 < tl ? end + 60 : tl;
+	while (from > 0 && ((unsigned char)text[from] & 0xc0) == 0x80)
+		from--;
+	while (to < tl && ((unsigned char)text[to] & 0xc0) == 0x80)
+		to++;
+	struct sbuf b = {0};
+	if (from)
+		sb_puts(&b, "\xe2\x80\xa6");
+	sb_add(&b, text + from, start - from);
+	sb_puts(&b, "**");
+	sb_add(&b, hit, hl);
+	sb_puts(&b, "**");
+	sb_add(&b, text + end, to - end);
+	if (to < tl)
+		sb_puts(&b, "\xe2\x80\xa6");
+	return sb_steal(&b);
+}
+
+static void first_cjk_word(const struct qnode *q, bool negated,
+			   const char **ret)
+{
+	if (*ret || !q)
+		return;
+	if (q->kind == Q_NOT)
+		first_cjk_word(q->a, !negated, ret);
+	else if (q->kind == Q_AND || q->kind == Q_OR) {
+		first_cjk_word(q->a, negated, ret);
+		first_cjk_word(q->b, negated, ret);
+	} else if (!negated && cjk_atom(q) && !q->title) {
+		*ret = q->text;
+	}
+}
+
+/* Whitespace runs as one space, for a one-line snippet. */
+static char *one_line(const char *s)
+{
+	struct sbuf b = {0};
+	bool space = false;
+	for (const char *p = s; *p; p++) {
+		if (*p == '\n' || *p == '\r' || *p == '\t' || *p == ' ') {
+			space = b.len > 0;
+			continue;
+		}
+		if (space)
+			sb_putc(&b, ' ');
+		space = false;
+		sb_putc(&b, *p);
+	}
+	return b.s ? sb_steal(&b) : xstrdup("");
+}
+
+static char *snippet_for(sqlite3 *db, const char *match, const char *cjk,
+			 int64_t id)
+{
+	sqlite3_stmt *st;
+	char *r = NULL;
+	if (match &&
+	    sqlite3_prepare_v2(db,
+			       "SELECT snippet(fts, 1, '**', '**', '\xe2\x80\xa6',"
+			       " 16) FROM fts WHERE fts MATCH ?1 AND rowid = ?2",
+			       -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, id);
+		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+			r = xstrdup((const char *)sqlite3_column_text(st, 0));
+		sqlite3_finalize(st);
+		if (r && !*r) {
+			free(r);
+			r = NULL;
+		}
+	}
+	if (r)
+		goto done;
+	if (sqlite3_prepare_v2(db, "SELECT body FROM docs WHERE id = ?", -1,
+			       &st, NULL) != SQLITE_OK)
+		return xstrdup("");
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
+		const char *body = (const char *)sqlite3_column_text(st, 0);
+		if (cjk)
+			r = marked_fragment(body, cjk);
+		if (!r) {
+			size_t l = strlen(body), keep = l > 160 ? 160 : l;
+			while (keep < l && keep > 0 &&
+			       ((unsigned char)body[keep] & 0xc0) == 0x80)
+				keep--;
+			r = xasprintf("%.*s%s", (int)keep, body,
+				      keep < l ? "\xe2\x80\xa6" : "");
+		}
+	}
+	sqlite3_finalize(st);
+done:;
+	char *flat = one_line(r ? r : "");
+	free(r);
+	return flat;
+}
+
+static int collect(sqlite3 *db, sqlite3_stmt *st, struct ptrvec *hits,
+		   char **ret_msg)
+{
+	int r;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		struct store_hit *h = xcalloc(1, sizeof(*h));
+		h->path = xstrdup((const char *)sqlite3_column_text(st, 0));
+		h->score = sqlite3_column_double(st, 1);
+		/* The id rides in line until the snippet is made. */
+		h->line = (int)sqlite3_column_int64(st, 2);
+		pv_push(hits, h);
+	}
+	return r == SQLITE_DONE ? 0 : search_error(db, ret_msg);
+}
+
+static size_t count_rows(sqlite3 *db, const char *sql, const char *match,
+			 const struct sql *w, int *ret_r, char **ret_msg)
+{
+	sqlite3_stmt *st;
+	size_t n = 0;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		*ret_r = search_error(db, ret_msg);
+		return 0;
+	}
+	if (match)
+		sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
+	bind_params(st, w);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = (size_t)sqlite3_column_int64(st, 0);
+	else
+		*ret_r = search_error(db, ret_msg);
+	sqlite3_finalize(st);
+	return n;
+}
+
+static void hand_over(struct ptrvec *hits, struct store_hit **ret,
+		      size_t *ret_n)
+{
+	struct store_hit *arr = xcalloc(hits->n + 1, sizeof(*arr));
+	for (size_t i = 0; i < hits->n; i++) {
+		arr[i] = *(struct store_hit *)hits->v[i];
+		free(hits->v[i]);
+	}
+	*ret = arr;
+	*ret_n = hits->n;
+	pv_free(hits);
+}
+
+static void drop_hits(struct ptrvec *hits)
+{
+	for (size_t i = 0; i < hits->n; i++) {
+		struct store_hit *h = hits->v[i];
+		free(h->path);
+		free(h->snippet);
+		free(h);
+	}
+	pv_free(hits);
+}
+
+int store_search(struct store *s, const struct qnode *query, bool cs,
+		 size_t offset, size_t limit, struct store_hit **ret,
+		 size_t *ret_n, size_t *ret_total, char **ret_msg)
+{
+	struct qnode *q = prune(copy(query));
+	if (!q) {
+		*ret_msg = xstrdup("The query has no words to search for");
+		return -EINVAL;
+	}
+	/*
+	 * Plan: the top-level AND's parts that FTS5 can evaluate (words,
+	 * phrases, AND/OR of them; negated ones too) become one MATCH
+	 * expression that drives the query and ranks it; the rest (tags,
+	 * folders, CJK substrings, OR across kinds) are SQL conditions.
+	 * Without a positive FTS part, the notes table drives and the
+	 * words that are there still rank through a LEFT JOIN.
+	 */
+	struct ptrvec parts = {0};
+	conjuncts(q, &parts);
+	struct sbuf pos = {0}, neg = {0};
+	struct sql w = {0};
+	for (size_t i = 0; i < parts.n; i++) {
+		const struct qnode *c = parts.v[i];
+		bool to_fts = false;
+		if (ftsable(c)) {
+			if (pos.len)
+				sb_puts(&pos, " AND ");
+			fts_expr(&pos, c);
+			to_fts = !cs;
+		} else if (c->kind == Q_NOT && ftsable(c->a) && !cs) {
+			sb_puts(&neg, " NOT ");
+			fts_expr(&neg, c->a);
+			to_fts = true;
+		}
+		if (!to_fts) {
+			sb_puts(&w.s, w.s.len ? " AND " : "");
+			where(&w, c, cs);
+		}
+	}
+	pv_free(&parts);
+	_cleanup_free_ char *match = NULL;
+	if (pos.len) {
+		match = neg.len ? xasprintf("(%s)%s", pos.s, neg.s)
+				: xstrdup(pos.s);
+	} else {
+		/* Negated words without a positive one: SQL conditions. */
+		struct ptrvec again = {0};
+		conjuncts(q, &again);
+		sql_free(&w);
+		memset(&w, 0, sizeof(w));
+		for (size_t i = 0; i < again.n; i++) {
+			sb_puts(&w.s, w.s.len ? " AND " : "");
+			where(&w, again.v[i], cs);
+		}
+		pv_free(&again);
+	}
+	sb_free(&pos);
+	sb_free(&neg);
+	struct sbuf rank = {0};
+	rank_terms(&rank, q, false);
+	const char *cjk = NULL;
+	first_cjk_word(q, false, &cjk);
+
+	_cleanup_free_ char *sel = NULL, *cnt = NULL;
+	const char *cond = w.s.len ? w.s.s : "1";
+	if (match) {
+		sel = xasprintf("SELECT n.path, -fts.rank, n.id FROM fts JOIN notes"
+				" n ON n.id = fts.rowid WHERE fts MATCH ?1 AND"
+				" (%s) ORDER BY fts.rank, n.name, n.path"
+				" LIMIT ?2 OFFSET ?3",
+				cond);
+		cnt = xasprintf("SELECT count(*) FROM fts JOIN notes n ON n.id ="
+				" fts.rowid WHERE fts MATCH ?1 AND (%s)",
+				cond);
+	} else if (rank.len) {
+		sel = xasprintf("SELECT n.path, coalesce(-r.rank, 0) AS score,"
+				" n.id FROM notes n LEFT JOIN (SELECT rowid, rank"
+				" FROM fts WHERE fts MATCH ?1) r ON r.rowid = n.id"
+				" WHERE %s ORDER BY score DESC, n.name, n.path"
+				" LIMIT ?2 OFFSET ?3",
+				cond);
+		cnt = xasprintf("SELECT count(*) FROM notes n WHERE ?1 NOTNULL"
+				" AND %s",
+				cond);
+	} else {
+		sel = xasprintf("SELECT n.path, 0, n.id FROM notes n WHERE"
+				" ?1 ISNULL AND %s ORDER BY n.name, n.path"
+				" LIMIT ?2 OFFSET ?3",
+				cond);
+		cnt = xasprintf("SELECT count(*) FROM notes n WHERE ?1 ISNULL"
+				" AND %s",
+				cond);
+	}
+	const char *driver = match ? match : rank.len ? rank.s : NULL;
+
+	int r = 0;
+	struct ptrvec hits = {0};
+	size_t total = 0;
+	sqlite3 *db = acquire(s);
+	if (!db) {
+		*ret_msg = xstrdup("Full-text search: cannot open the index");
+		r = -EIO;
+		goto out;
+	}
+	total = count_rows(db, cnt, driver, &w, &r, ret_msg);
+	if (r < 0)
+		goto out;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, sel, -1, &st, NULL) != SQLITE_OK) {
+		r = search_error(db, ret_msg);
+		goto out;
+	}
+	if (driver)
+		sqlite3_bind_text(st, 1, driver, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
+	sqlite3_bind_int64(st, 3, (sqlite3_int64)offset);
+	bind_params(st, &w);
+	r = collect(db, st, &hits, ret_msg);
+	sqlite3_finalize(st);
+	for (size_t i = 0; r == 0 && i < hits.n; i++) {
+		struct store_hit *h = hits.v[i];
+		h->snippet = snippet_for(db, rank.len ? rank.s : NULL, cjk,
+					 h->line);
+		h->line = 0;
+	}
+out:
+	if (db)
+		release(s, db);
+	if (r == 0) {
+		hand_over(&hits, ret, ret_n);
+		*ret_total = total;
+	} else {
+		drop_hits(&hits);
+	}
+	sb_free(&rank);
+	sql_free(&w);
+	query_free(q);
+	return r;
+}
+
+/* The first line of the text holding the folded query: number, text. */
+static void first_line(const char *text, const char *fq, int *ret_line,
+		       char **ret_text)
+{
+	int line = 0;
+	const char *p = text;
+	while (*p) {
+		const char *e = strchr(p, '\n');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		_cleanup_free_ char *fl = fold_key_n(p, l);
+		if (strstr(fl, fq)) {
+			size_t keep = l > 200 ? 200 : l;
+			while (keep < l && keep > 0 &&
+			       ((unsigned char)p[keep] & 0xc0) == 0x80)
+				keep--;
+			*ret_line = line;
+			*ret_text = xstrndup(p, keep);
+			return;
+		}
+		if (!e)
+			break;
+		p = e + 1;
+		line++;
+	}
+	*ret_line = 0;
+	*ret_text = xstrdup("");
+}
+
+int store_search_text(struct store *s, const char *query, size_t offset,
+		      size_t limit, struct store_hit **ret, size_t *ret_n,
+		      size_t *ret_total, char **ret_msg)
+{
+	_cleanup_free_ char *fq = fold_key(query);
+	_cleanup_free_ char *grams = trigrams(query);
+	/* Three characters or more: the trigram index finds the candidates;
+	 * shorter ones read every note's text (from the index, not the
+	 * vault). The folded text decides. */
+	const char *from = grams ? "FROM sub JOIN notes n ON n.id = sub.rowid"
+				   " JOIN docs d ON d.id = n.id WHERE sub MATCH ?1"
+				   " AND vcontains(d.body, ?4)"
+				 : "FROM notes n JOIN docs d ON d.id = n.id"
+				   " WHERE ?1 ISNULL AND vcontains(d.body, ?4)";
+	_cleanup_free_ char *csql = xasprintf("SELECT count(*) %s", from);
+	_cleanup_free_ char *ssql =
+		xasprintf("SELECT n.path, d.body, n.body_line %s ORDER BY"
+			  " n.name, n.path LIMIT ?2 OFFSET ?3",
+			  from);
+	struct sql w = {0};
+	pv_push(&w.params, xstrdup(fq));
+	sqlite3 *db = acquire(s);
+	if (!db) {
+		sql_free(&w);
+		*ret_msg = xstrdup("Text search: cannot open the index");
+		return -EIO;
+	}
+	int r = 0;
+	struct ptrvec hits = {0};
+	size_t total = count_rows(db, csql, grams, &w, &r, ret_msg);
+	sqlite3_stmt *st = NULL;
+	if (r == 0 && sqlite3_prepare_v2(db, ssql, -1, &st, NULL) != SQLITE_OK)
+		r = search_error(db, ret_msg);
+	if (r == 0) {
+		if (grams)
+			sqlite3_bind_text(st, 1, grams, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
+		sqlite3_bind_int64(st, 3, (sqlite3_int64)offset);
+		bind_params(st, &w);
+		int sr;
+		while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
+			struct store_hit *h = xcalloc(1, sizeof(*h));
+			h->path = xstrdup((const char *)sqlite3_column_text(st, 0));
+			const char *body = (const char *)sqlite3_column_text(st, 1);
+			first_line(body ? body : "", fq, &h->line, &h->snippet);
+			h->line += sqlite3_column_int(st, 2);
+			pv_push(&hits, h);
+		}
+		if (sr != SQLITE_DONE)
+			r = search_error(db, ret_msg);
+	}
+	sqlite3_finalize(st);
+	release(s, db);
+	sql_free(&w);
+	if (r < 0) {
+		drop_hits(&hits);
+		return r;
+	}
+	hand_over(&hits, ret, ret_n);
+	*ret_total = total;
+	return 0;
+}

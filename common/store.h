@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The on-disk index (SQLite, in the cache folder, never in the vault):
+ *
+ *  - every note's index entry as a blob, with the size, mtime and inode
+ *    it was read at, so a restart parses only the files that changed;
+ *  - the notes' text (the body after the frontmatter, NFC) and two FTS5
+ *    indexes over it: words (unicode61, diacritics folded; BM25 ranking,
+ *    phrases, prefixes, snippets) and trigrams (substrings: the content
+ *    search mode and CJK text, which has no spaces between words).
+ *
+ * Losing it loses no note: a missing, damaged or old-layout database is
+ * deleted and built again from the vault.
+ *
+ * One writer at a time (the caller serialises writes); searches use a
+ * pool of read connections and run alongside writes (WAL).
+ */
+#pragma once
+
+#include "hmap.h"
+#include "note.h"
+#include "query.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct store;
+
+struct store_entry {
+	int64_t mtime_ns, size;
+	uint64_t ino;
+	void *blob;
+	size_t len;
+};
+
+/*
+ * Open (or create) dir/index.sqlite for the vault at root. A database
+ * that cannot be used is deleted and created again; *ret_note then says
+ * why (for the caller's log) and is NULL otherwise.
+ */
+int store_open(const char *dir, const char *root, struct store **ret,
+	       char **ret_note);
+struct store *store_close(struct store *s);
+const char *store_path(const struct store *s);
+/* Bytes on disk (the database and its WAL). */
+int64_t store_size(const struct store *s);
+/* Bumped by every write: search cursors compare it. */
+uint64_t store_generation(struct store *s);
+/* A write found the database damaged (or the disk full): the caller
+ * should store_reset() it and put every note again. */
+bool store_failed(struct store *s);
+const char *store_error(struct store *s);
+/* Delete the database and create it empty. */
+int store_reset(struct store *s, char **ret_note);
+
+/* Every stored entry: path -> struct store_entry *. */
+struct hmap *store_load(struct store *s);
+void store_entries_free(struct hmap *m);
+/* Forget one (the caller has used it). */
+void store_entry_drop(struct hmap *m, const char *path);
+
+/* Writes, grouped in transactions (one writer at a time). */
+int store_begin(struct store *s);
+int store_commit(struct store *s);
+void store_rollback(struct store *s);
+/* The note's entry and its text (the whole file; NULL: no text). */
+int store_put(struct store *s, const struct note *n, const char *text,
+	      size_t len);
+int store_remove(struct store *s, const char *path);
+
+struct store_hit {
+	char *path;
+	double score;
+	char *snippet; /* fulltext: matched words between ** */
+	int line;      /* content: the first matching line (in the file) */
+};
+void store_hits_free(struct store_hit *h, size_t n);
+
+/*
+ * Ranked full-text search (BM25; a match in the title, i.e. the name or an
+ * alias, weighs ten times a match in the text). Results from offset, at
+ * most limit; *ret_total counts them all. Errors: -EINVAL (nothing to
+ * search for) or -EIO, with a message.
+ */
+int store_search(struct store *s, const struct qnode *q, bool case_sensitive,
+		 size_t offset, size_t limit, struct store_hit **ret,
+		 size_t *ret_n, size_t *ret_total, char **ret_msg);
+
+/*
+ * Case-insensitive substring search in the notes' text (content mode),
+ * through the trigram index; results in name order.
+ */
+int store_search_text(struct store *s, const char *query, size_t offset,
+		      size_t limit, struct store_hit **ret, size_t *ret_n,
+		      size_t *ret_total, char **ret_msg);
