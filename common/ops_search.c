@@ -158,8 +158,8 @@ static int content_match(struct vault *v, const struct note *n, const char *fq,
 	return 0;
 }
 
-static const char *const MODES[] = {"name", "name_partial", "content", "tag",
-				    "fulltext", NULL};
+static const char *const MODES[] = {"name", "name_partial", "content",
+				    "tag",  "fulltext",	    NULL};
 
 static cJSON *page(struct tool_ctx *c, const char *query, const char *mode,
 		   cJSON *results, size_t total, const char *scope,
@@ -189,10 +189,11 @@ static int fulltext_ready(struct tool_ctx *c)
 	struct vault_store_state st;
 	vault_store_state(c->v, &st);
 	if (!st.enabled)
-		return op_fail(c, -EIO,
-			       "Full-text search is not available: the search "
-			       "index could not be opened (see the vaultd log). "
-			       "The other search modes work.");
+		return op_fail(
+			c, -EIO,
+			"Full-text search is not available: the search "
+			"index could not be opened (see the vaultd log). "
+			"The other search modes work.");
 	if (st.ready)
 		return 0;
 	if (c->progress) {
@@ -216,11 +217,12 @@ static int fulltext_ready(struct tool_ctx *c)
 	if (st.ready)
 		return 0;
 	unsigned pct = st.total ? (unsigned)(st.done * 100 / st.total) : 0;
-	return op_fail(c, -EAGAIN,
-		       "Full-text search is not ready yet: the search index is "
-		       "being built (%u%%, %zu of %zu notes). Try again shortly; "
-		       "the name, name_partial, tag and content modes work now.",
-		       pct, st.done, st.total);
+	return op_fail(
+		c, -EAGAIN,
+		"Full-text search is not ready yet: the search index is "
+		"being built (%u%%, %zu of %zu notes). Try again shortly; "
+		"the name, name_partial, tag and content modes work now.",
+		pct, st.done, st.total);
 }
 
 static double round4(double x)
@@ -258,8 +260,10 @@ static int search_fulltext(struct tool_ctx *c, const char *query, size_t limit,
 	_cleanup_free_ char *msg = NULL;
 	int r = store_search(s, q, cs, offset, limit, &hits, &n, &total, &msg);
 	query_free(q);
-	if (r < 0)
+	if (r < 0) {
+		vault_store_damaged(c->v);
 		return op_fail(c, r, "%s", msg);
+	}
 	cJSON *res = cJSON_CreateArray();
 	for (size_t i = 0; i < n; i++) {
 		struct note *nt = index_by_path(ix, hits[i].path);
@@ -283,16 +287,18 @@ static int search_fulltext(struct tool_ctx *c, const char *query, size_t limit,
 /* Content mode from the on-disk index: no file is read. */
 static int search_content_stored(struct tool_ctx *c, struct store *s,
 				 const char *query, const char *trimmed,
-				 size_t limit, size_t offset,
-				 const char *scope, uint64_t gen)
+				 size_t limit, size_t offset, const char *scope,
+				 uint64_t gen)
 {
 	struct store_hit *hits = NULL;
 	size_t n = 0, total = 0;
 	_cleanup_free_ char *msg = NULL;
 	int r = store_search_text(s, trimmed, offset, limit, &hits, &n, &total,
 				  &msg);
-	if (r < 0)
+	if (r < 0) {
+		vault_store_damaged(c->v);
 		return op_fail(c, r, "%s", msg);
+	}
 	struct index *ix = vault_index(c->v);
 	cJSON *res = cJSON_CreateArray();
 	for (size_t i = 0; i < n; i++) {

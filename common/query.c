@@ -23,7 +23,14 @@ struct parser {
 	size_t tpos; /* byte offset of the current token */
 	struct qnode *atom;
 	char *err;
+	int depth; /* of '(' and NOT */
+	int atoms;
 };
+
+/* Enough for any query a person writes; bounds recursion and the size of
+ * what SQLite is handed. */
+#define MAX_DEPTH 32
+#define MAX_ATOMS 256
 
 /* Character (not byte) position of a byte offset, 1-based. */
 static int charpos(const char *s, size_t off)
@@ -95,7 +102,7 @@ static int next(struct parser *p)
 		p->i++;
 		return 0;
 	}
-	int pos = charpos(s, p->i);
+	int pos = (int)p->i;
 	if (c == '"') {
 		char *t = phrase(p, &p->i);
 		if (!t)
@@ -187,10 +194,22 @@ word_done:
 
 static int parse_or(struct parser *p, struct qnode **ret);
 
+static int parse_unary_(struct parser *p, struct qnode **ret);
+
 static int parse_unary(struct parser *p, struct qnode **ret)
 {
+	if (p->depth >= MAX_DEPTH)
+		return fail(p, p->tpos, "nested too deeply");
+	p->depth++;
+	int r = parse_unary_(p, ret);
+	p->depth--;
+	return r;
+}
+
+static int parse_unary_(struct parser *p, struct qnode **ret)
+{
 	if (p->tok == T_NOT) {
-		int pos = charpos(p->s, p->tpos);
+		int pos = (int)p->tpos;
 		size_t at = p->tpos;
 		if (next(p) < 0)
 			return -EINVAL;
@@ -225,9 +244,16 @@ static int parse_unary(struct parser *p, struct qnode **ret)
 		return 0;
 	}
 	if (p->tok == T_ATOM) {
-		*ret = p->atom;
+		if (++p->atoms > MAX_ATOMS)
+			return fail(p, p->tpos, "too many terms (at most 256)");
+		struct qnode *a = p->atom;
 		p->atom = NULL;
-		return next(p);
+		if (next(p) < 0) {
+			query_free(a);
+			return -EINVAL;
+		}
+		*ret = a;
+		return 0;
 	}
 	if (p->tok == T_RPAREN)
 		return fail(p, p->tpos, "')' without '('");
@@ -244,7 +270,7 @@ static int parse_and(struct parser *p, struct qnode **ret)
 	if (parse_unary(p, &left) < 0)
 		return -EINVAL;
 	for (;;) {
-		int pos = charpos(p->s, p->tpos);
+		int pos = (int)p->tpos;
 		if (p->tok == T_AND) {
 			size_t at = p->tpos;
 			if (next(p) < 0) {
@@ -280,7 +306,7 @@ static int parse_or(struct parser *p, struct qnode **ret)
 	if (parse_and(p, &left) < 0)
 		return -EINVAL;
 	while (p->tok == T_OR) {
-		int pos = charpos(p->s, p->tpos);
+		int pos = (int)p->tpos;
 		size_t at = p->tpos;
 		if (next(p) < 0) {
 			query_free(left);

@@ -34,7 +34,7 @@ struct qnode {
 	char *text;  /* word/phrase/tag/folder value */
 	bool title;  /* title: field */
 	bool prefix; /* word* */
-	int pos;     /* 1-based character position in the query */
+	int pos;     /* byte offset in the query */
 	struct qnode *a, *b;
 };
 

@@ -13,7 +13,7 @@
 
 /* The layout; a database with another one is rebuilt. NOTE_FORMAT is part
  * of it: stored entries are only as good as the parser that made them. */
-#define LAYOUT (2 * 1000 + NOTE_FORMAT)
+#define LAYOUT (3 * 1000 + NOTE_FORMAT)
 #define POOL_MAX 8
 /* Trigrams taken from a long content query (the rest is checked). */
 #define MAX_TRIGRAMS 24
@@ -36,8 +36,10 @@ static const char SCHEMA_SQL[] =
 	"CREATE VIRTUAL TABLE fts USING fts5(title, body, content = 'docs',"
 	" content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2');"
 	"INSERT INTO fts(fts, rank) VALUES('rank', 'bm25(10.0, 1.0)');"
-	"CREATE VIRTUAL TABLE sub USING fts5(body, content = 'docs',"
-	" content_rowid = 'id', tokenize = 'trigram', detail = 'none');";
+	/* Trigrams of the folded text (NFC, case folded: "Straße" is
+	 * "strasse"), for substrings; it keeps no copy of the text. */
+	"CREATE VIRTUAL TABLE sub USING fts5(body, content = '',"
+	" tokenize = 'trigram', detail = 'none');";
 
 enum {
 	ST_FIND,
@@ -69,13 +71,14 @@ static const char *const STMTS[ST_COUNT] = {
 			   " SELECT 'delete', id, title, body FROM docs"
 			   " WHERE id = ?",
 	[ST_UNINDEX_SUB] = "INSERT INTO sub(sub, rowid, body)"
-			   " SELECT 'delete', id, body FROM docs WHERE id = ?",
+			   " SELECT 'delete', id, vfold(body) FROM docs"
+			   " WHERE id = ?",
 	[ST_PUT_DOC] = "INSERT OR REPLACE INTO docs(id, title, body)"
 		       " VALUES(?, ?, ?)",
 	[ST_INDEX_FTS] = "INSERT INTO fts(rowid, title, body)"
 			 " SELECT id, title, body FROM docs WHERE id = ?",
 	[ST_INDEX_SUB] = "INSERT INTO sub(rowid, body)"
-			 " SELECT id, body FROM docs WHERE id = ?",
+			 " SELECT id, vfold(body) FROM docs WHERE id = ?",
 	[ST_DEL_DOC] = "DELETE FROM docs WHERE id = ?",
 	[ST_DEL_NOTE] = "DELETE FROM notes WHERE id = ?",
 };
@@ -136,14 +139,26 @@ static void sql_vcontains(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	size_t tn = (size_t)sqlite3_value_bytes(argv[0]);
 	size_t qn = (size_t)sqlite3_value_bytes(argv[1]);
 	bool hit;
-	if (ascii_only(q, qn)) {
-		/* Non-ASCII text never folds into an ASCII query here. */
+	if (ascii_only(q, qn) && ascii_only(t, tn)) {
 		hit = ascii_casestr(t, tn, q, qn) != NULL;
 	} else {
 		_cleanup_free_ char *f = fold_key_n(t, tn);
 		hit = strstr(f, q) != NULL;
 	}
 	sqlite3_result_int(ctx, hit);
+}
+
+/* vfold(text): NFC + case fold, as names and queries are. */
+static void sql_vfold(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	const char *t = (const char *)sqlite3_value_text(argv[0]);
+	if (!t) {
+		sqlite3_result_null(ctx);
+		return;
+	}
+	char *f = fold_key_n(t, (size_t)sqlite3_value_bytes(argv[0]));
+	sqlite3_result_text(ctx, f, -1, free);
 }
 
 /* ---- connections -------------------------------------------------------- */
@@ -165,6 +180,9 @@ static int open_conn(const char *path, bool create, sqlite3 **ret)
 		     "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
 		     "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16000;",
 		     NULL, NULL, NULL);
+	sqlite3_create_function_v2(db, "vfold", 1,
+				   SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+				   sql_vfold, NULL, NULL, NULL);
 	sqlite3_create_function_v2(db, "vcontains", 2,
 				   SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
 				   sql_vcontains, NULL, NULL, NULL);
@@ -253,10 +271,11 @@ static const char *check(sqlite3 *db, const char *root)
 	_cleanup_free_ char *r = meta_get(db, "root");
 	if (!r || strcmp(r, root) != 0)
 		return "it belongs to another vault folder";
-	if (sqlite3_exec(db,
-			 "SELECT count(*) FROM notes; SELECT count(*) FROM docs;"
-			 "SELECT * FROM fts_config; SELECT * FROM sub_config",
-			 NULL, NULL, NULL) != SQLITE_OK)
+	if (sqlite3_exec(
+		    db,
+		    "SELECT count(*) FROM notes; SELECT count(*) FROM docs;"
+		    "SELECT * FROM fts_config; SELECT * FROM sub_config",
+		    NULL, NULL, NULL) != SQLITE_OK)
 		return "it cannot be read (damaged?)";
 	return NULL;
 }
@@ -299,7 +318,8 @@ static int open_writer(const char *path, const char *root, sqlite3 **ret,
 	for (int attempt = 0; attempt < 2; attempt++) {
 		int r = open_conn(path, true, &db);
 		why = r == SQLITE_OK ? check(db, root) : "it cannot be opened";
-		if (!why && user_version(db) == 0 && create_schema(db, root) < 0)
+		if (!why && user_version(db) == 0 &&
+		    create_schema(db, root) < 0)
 			why = "its tables cannot be created";
 		if (!why)
 			break;
@@ -307,7 +327,8 @@ static int open_writer(const char *path, const char *root, sqlite3 **ret,
 		sqlite3_close(db);
 		db = NULL;
 		if (!*ret_note)
-			*ret_note = xasprintf("index %s rebuilt: %s", path, why);
+			*ret_note =
+				xasprintf("index %s rebuilt: %s", path, why);
 		remove_files(path);
 	}
 	if (why) {
@@ -461,9 +482,9 @@ struct hmap *store_load(struct store *s)
 {
 	struct hmap *m = hmap_new();
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(s->w,
-			       "SELECT path, mtime_ns, size, ino, data FROM notes",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(
+		    s->w, "SELECT path, mtime_ns, size, ino, data FROM notes",
+		    -1, &st, NULL) != SQLITE_OK)
 		return m;
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -594,9 +615,10 @@ int store_put(struct store *s, const struct note *n, const char *text,
 		len = 0;
 	if (text)
 		md_split_frontmatter(text, len, &fs, &fe, &body);
-	_cleanup_free_ char *raw = xstrndup(text ? text + body : "", len - body);
-	_cleanup_free_ char *nfc = ascii_only(raw, len - body) ? NULL
-							       : u8_nfc(raw);
+	_cleanup_free_ char *raw =
+		xstrndup(text ? text + body : "", len - body);
+	_cleanup_free_ char *nfc =
+		ascii_only(raw, len - body) ? NULL : u8_nfc(raw);
 	const char *btext = nfc ? nfc : raw;
 	int body_line = 1;
 	for (size_t i = 0; i < body; i++)
@@ -683,7 +705,8 @@ void store_hits_free(struct store_hit *h, size_t n)
 	free(h);
 }
 
-/* ---- queries -------------------------------------------------------------- */
+/* ---- queries --------------------------------------------------------------
+ */
 
 /* SQL text with its text parameters, numbered from FIRST_PARAM. */
 #define FIRST_PARAM 4
@@ -751,13 +774,12 @@ static bool cjk_atom(const struct qnode *q)
 	return text_atom(q) && has_cjk(q->text, strlen(q->text));
 }
 
-/* Trigram query for a substring: "abc" AND "bcd" ... (detail=none has no
- * phrases; the caller checks the text). NULL below three characters. */
+/* Trigram query for a substring of the folded text: "abc" AND "bcd" ...
+ * (detail=none has no phrases; the caller checks the text). NULL below
+ * three characters. */
 static char *trigrams(const char *text)
 {
-	_cleanup_free_ char *t = u8_nfc(text);
-	if (!t)
-		t = xstrdup(text);
+	_cleanup_free_ char *t = fold_key(text);
 	struct ptrvec starts = {0};
 	for (const char *p = t; *p; p++)
 		if (((unsigned char)*p & 0xc0) != 0x80)
@@ -966,9 +988,17 @@ static void conjuncts(const struct qnode *q, struct ptrvec *out)
 	}
 }
 
-static int search_error(sqlite3 *db, char **ret_msg)
+static int search_error(struct store *s, sqlite3 *db, char **ret_msg)
 {
-	*ret_msg = xasprintf("Full-text search failed: %s", sqlite3_errmsg(db));
+	int code = sqlite3_errcode(db);
+	if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB) {
+		atomic_store(&s->failed, true);
+		*ret_msg =
+			xstrdup("The search index is damaged; it is being "
+				"rebuilt from the vault. Try again shortly.");
+	} else {
+		*ret_msg = xasprintf("Search failed: %s", sqlite3_errmsg(db));
+	}
 	return -EIO;
 }
 
@@ -1052,13 +1082,15 @@ static char *snippet_for(sqlite3 *db, const char *match, const char *cjk,
 	sqlite3_stmt *st;
 	char *r = NULL;
 	if (match &&
-	    sqlite3_prepare_v2(db,
-			       "SELECT snippet(fts, 1, '**', '**', '\xe2\x80\xa6',"
-			       " 16) FROM fts WHERE fts MATCH ?1 AND rowid = ?2",
-			       -1, &st, NULL) == SQLITE_OK) {
+	    sqlite3_prepare_v2(
+		    db,
+		    "SELECT snippet(fts, 1, '**', '**', '\xe2\x80\xa6',"
+		    " 16) FROM fts WHERE fts MATCH ?1 AND rowid = ?2",
+		    -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 2, id);
-		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		if (sqlite3_step(st) == SQLITE_ROW &&
+		    sqlite3_column_text(st, 0))
 			r = xstrdup((const char *)sqlite3_column_text(st, 0));
 		sqlite3_finalize(st);
 		if (r && !*r) {
@@ -1092,8 +1124,8 @@ done:;
 	return flat;
 }
 
-static int collect(sqlite3 *db, sqlite3_stmt *st, struct ptrvec *hits,
-		   char **ret_msg)
+static int collect(struct store *s, sqlite3 *db, sqlite3_stmt *st,
+		   struct ptrvec *hits, char **ret_msg)
 {
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1104,16 +1136,17 @@ static int collect(sqlite3 *db, sqlite3_stmt *st, struct ptrvec *hits,
 		h->line = (int)sqlite3_column_int64(st, 2);
 		pv_push(hits, h);
 	}
-	return r == SQLITE_DONE ? 0 : search_error(db, ret_msg);
+	return r == SQLITE_DONE ? 0 : search_error(s, db, ret_msg);
 }
 
-static size_t count_rows(sqlite3 *db, const char *sql, const char *match,
-			 const struct sql *w, int *ret_r, char **ret_msg)
+static size_t count_rows(struct store *s, sqlite3 *db, const char *sql,
+			 const char *match, const struct sql *w, int *ret_r,
+			 char **ret_msg)
 {
 	sqlite3_stmt *st;
 	size_t n = 0;
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		*ret_r = search_error(db, ret_msg);
+		*ret_r = search_error(s, db, ret_msg);
 		return 0;
 	}
 	if (match)
@@ -1122,7 +1155,7 @@ static size_t count_rows(sqlite3 *db, const char *sql, const char *match,
 	if (sqlite3_step(st) == SQLITE_ROW)
 		n = (size_t)sqlite3_column_int64(st, 0);
 	else
-		*ret_r = search_error(db, ret_msg);
+		*ret_r = search_error(s, db, ret_msg);
 	sqlite3_finalize(st);
 	return n;
 }
@@ -1217,21 +1250,24 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 	_cleanup_free_ char *sel = NULL, *cnt = NULL;
 	const char *cond = w.s.len ? w.s.s : "1";
 	if (match) {
-		sel = xasprintf("SELECT n.path, -fts.rank, n.id FROM fts JOIN notes"
-				" n ON n.id = fts.rowid WHERE fts MATCH ?1 AND"
-				" (%s) ORDER BY fts.rank, n.name, n.path"
-				" LIMIT ?2 OFFSET ?3",
-				cond);
-		cnt = xasprintf("SELECT count(*) FROM fts JOIN notes n ON n.id ="
-				" fts.rowid WHERE fts MATCH ?1 AND (%s)",
-				cond);
+		sel = xasprintf(
+			"SELECT n.path, -fts.rank, n.id FROM fts JOIN notes"
+			" n ON n.id = fts.rowid WHERE fts MATCH ?1 AND"
+			" (%s) ORDER BY fts.rank, n.name, n.path"
+			" LIMIT ?2 OFFSET ?3",
+			cond);
+		cnt = xasprintf(
+			"SELECT count(*) FROM fts JOIN notes n ON n.id ="
+			" fts.rowid WHERE fts MATCH ?1 AND (%s)",
+			cond);
 	} else if (rank.len) {
-		sel = xasprintf("SELECT n.path, coalesce(-r.rank, 0) AS score,"
-				" n.id FROM notes n LEFT JOIN (SELECT rowid, rank"
-				" FROM fts WHERE fts MATCH ?1) r ON r.rowid = n.id"
-				" WHERE %s ORDER BY score DESC, n.name, n.path"
-				" LIMIT ?2 OFFSET ?3",
-				cond);
+		sel = xasprintf(
+			"SELECT n.path, coalesce(-r.rank, 0) AS score,"
+			" n.id FROM notes n LEFT JOIN (SELECT rowid, rank"
+			" FROM fts WHERE fts MATCH ?1) r ON r.rowid = n.id"
+			" WHERE %s ORDER BY score DESC, n.name, n.path"
+			" LIMIT ?2 OFFSET ?3",
+			cond);
 		cnt = xasprintf("SELECT count(*) FROM notes n WHERE ?1 NOTNULL"
 				" AND %s",
 				cond);
@@ -1255,12 +1291,12 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 		r = -EIO;
 		goto out;
 	}
-	total = count_rows(db, cnt, driver, &w, &r, ret_msg);
+	total = count_rows(s, db, cnt, driver, &w, &r, ret_msg);
 	if (r < 0)
 		goto out;
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(db, sel, -1, &st, NULL) != SQLITE_OK) {
-		r = search_error(db, ret_msg);
+		r = search_error(s, db, ret_msg);
 		goto out;
 	}
 	if (driver)
@@ -1268,12 +1304,12 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 	sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
 	sqlite3_bind_int64(st, 3, (sqlite3_int64)offset);
 	bind_params(st, &w);
-	r = collect(db, st, &hits, ret_msg);
+	r = collect(s, db, st, &hits, ret_msg);
 	sqlite3_finalize(st);
 	for (size_t i = 0; r == 0 && i < hits.n; i++) {
 		struct store_hit *h = hits.v[i];
-		h->snippet = snippet_for(db, rank.len ? rank.s : NULL, cjk,
-					 h->line);
+		h->snippet =
+			snippet_for(db, rank.len ? rank.s : NULL, cjk, h->line);
 		h->line = 0;
 	}
 out:
@@ -1328,11 +1364,12 @@ int store_search_text(struct store *s, const char *query, size_t offset,
 	/* Three characters or more: the trigram index finds the candidates;
 	 * shorter ones read every note's text (from the index, not the
 	 * vault). The folded text decides. */
-	const char *from = grams ? "FROM sub JOIN notes n ON n.id = sub.rowid"
-				   " JOIN docs d ON d.id = n.id WHERE sub MATCH ?1"
-				   " AND vcontains(d.body, ?4)"
-				 : "FROM notes n JOIN docs d ON d.id = n.id"
-				   " WHERE ?1 ISNULL AND vcontains(d.body, ?4)";
+	const char *from =
+		grams ? "FROM sub JOIN notes n ON n.id = sub.rowid"
+			" JOIN docs d ON d.id = n.id WHERE sub MATCH ?1"
+			" AND vcontains(d.body, ?4)"
+		      : "FROM notes n JOIN docs d ON d.id = n.id"
+			" WHERE ?1 ISNULL AND vcontains(d.body, ?4)";
 	_cleanup_free_ char *csql = xasprintf("SELECT count(*) %s", from);
 	_cleanup_free_ char *ssql =
 		xasprintf("SELECT n.path, d.body, n.body_line %s ORDER BY"
@@ -1348,10 +1385,10 @@ int store_search_text(struct store *s, const char *query, size_t offset,
 	}
 	int r = 0;
 	struct ptrvec hits = {0};
-	size_t total = count_rows(db, csql, grams, &w, &r, ret_msg);
+	size_t total = count_rows(s, db, csql, grams, &w, &r, ret_msg);
 	sqlite3_stmt *st = NULL;
 	if (r == 0 && sqlite3_prepare_v2(db, ssql, -1, &st, NULL) != SQLITE_OK)
-		r = search_error(db, ret_msg);
+		r = search_error(s, db, ret_msg);
 	if (r == 0) {
 		if (grams)
 			sqlite3_bind_text(st, 1, grams, -1, SQLITE_STATIC);
@@ -1361,14 +1398,16 @@ int store_search_text(struct store *s, const char *query, size_t offset,
 		int sr;
 		while ((sr = sqlite3_step(st)) == SQLITE_ROW) {
 			struct store_hit *h = xcalloc(1, sizeof(*h));
-			h->path = xstrdup((const char *)sqlite3_column_text(st, 0));
-			const char *body = (const char *)sqlite3_column_text(st, 1);
+			h->path = xstrdup(
+				(const char *)sqlite3_column_text(st, 0));
+			const char *body =
+				(const char *)sqlite3_column_text(st, 1);
 			first_line(body ? body : "", fq, &h->line, &h->snippet);
 			h->line += sqlite3_column_int(st, 2);
 			pv_push(&hits, h);
 		}
 		if (sr != SQLITE_DONE)
-			r = search_error(db, ret_msg);
+			r = search_error(s, db, ret_msg);
 	}
 	sqlite3_finalize(st);
 	release(s, db);

@@ -245,8 +245,8 @@ struct scan {
 	struct ptrvec notes; /* char * paths */
 	struct ptrvec files;
 	struct note **parsed;
-	bool *cached;		/* parsed[i] came from the stored entry */
-	struct hmap *stored;	/* path -> struct store_entry * */
+	bool *cached;	     /* parsed[i] came from the stored entry */
+	struct hmap *stored; /* path -> struct store_entry * */
 	atomic_size_t next;
 	vault_progress_fn progress;
 	void *ud;
@@ -426,7 +426,8 @@ static void *scan_worker(void *arg)
 		if (s->parsed[i])
 			s->cached[i] = true;
 		else
-			s->parsed[i] = load_note(s->v->rootfd, path, NULL, NULL);
+			s->parsed[i] =
+				load_note(s->v->rootfd, path, NULL, NULL);
 		size_t done = atomic_fetch_add(&s->v->idx_done, 1) + 1;
 		if (s->progress && (done % 1024 == 0))
 			s->progress(done, s->notes.n, s->ud);
@@ -541,7 +542,8 @@ void vault_index_state(struct vault *v, size_t *ret_done, size_t *ret_total,
 	*ret_ready = atomic_load(&v->idx_ready);
 }
 
-/* ---- the on-disk index ---------------------------------------------------- */
+/* ---- the on-disk index ----------------------------------------------------
+ */
 
 void vault_attach_store(struct vault *v, struct store *s)
 {
@@ -635,6 +637,12 @@ static void store_drop(struct vault *v, const char *path)
 	store_broke(v);
 }
 
+void vault_store_damaged(struct vault *v)
+{
+	if (v->store && store_failed(v->store))
+		store_broke(v);
+}
+
 /* Start over: a new database, every note dirty (writer lock held). */
 static void store_rebuild(struct vault *v)
 {
@@ -713,7 +721,8 @@ void vault_fulltext_work(struct vault *v)
 {
 	for (;;) {
 		vault_write_lock(v);
-		if (vault_store(v) && (v->fts_reset || store_failed(v->store))) {
+		if (vault_store(v) &&
+		    (v->fts_reset || store_failed(v->store))) {
 			/* No reader may hold a connection meanwhile. */
 			pthread_rwlock_wrlock(&v->rw);
 			store_rebuild(v);

@@ -59,8 +59,8 @@ void vault_attach_store(struct vault *v, struct store *s);
 struct store *vault_store(struct vault *v);
 struct vault_store_state {
 	bool enabled, ready;
-	size_t done, total;	/* texts indexed / to index in this build */
-	size_t cached, parsed;	/* at the last vault_index_all() */
+	size_t done, total;    /* texts indexed / to index in this build */
+	size_t cached, parsed; /* at the last vault_index_all() */
 	const char *path;
 	int64_t bytes;
 };
@@ -73,6 +73,9 @@ bool vault_fulltext_wait_work(struct vault *v);
 void vault_fulltext_stop(struct vault *v);
 /* Wait until full-text search is ready; false on timeout. */
 bool vault_fulltext_wait_ready(struct vault *v, int timeout_ms);
+/* After a failed search: when the database turned out damaged, have it
+ * rebuilt (by vault_fulltext_work()). */
+void vault_store_damaged(struct vault *v);
 /* Something to log about the on-disk index (rebuilt, ...), or NULL. */
 char *vault_fulltext_note(struct vault *v);
 

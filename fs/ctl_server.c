@@ -266,15 +266,16 @@ static cJSON *status_json(struct ctl_server *s)
 	struct vault_store_state st;
 	vault_store_state(s->v, &st);
 	cJSON *si = cJSON_AddObjectToObject(o, "search_index");
-	cJSON_AddStringToObject(si, "state", !st.enabled ? "off"
-					     : st.ready	 ? "ready"
-							 : "building");
+	cJSON_AddStringToObject(si, "state",
+				!st.enabled ? "off"
+				: st.ready  ? "ready"
+					    : "building");
 	if (st.enabled) {
 		cJSON_AddNumberToObject(si, "done", (double)st.done);
 		cJSON_AddNumberToObject(si, "total", (double)st.total);
 		cJSON_AddNumberToObject(
 			si, "percent",
-			st.ready    ? 100
+			st.ready   ? 100
 			: st.total ? (double)(st.done * 100 / st.total)
 				   : 0);
 		cJSON_AddNumberToObject(si, "unchanged_at_start",
@@ -438,7 +439,8 @@ static cJSON *tool_call(struct ctl_server *s, struct job *j, int *ret_code,
 	struct tool_result r;
 	struct progress_ctx pc = {s, j->c, j->id};
 	struct tool_call call = {.source = source ? source : "socket"};
-	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(params, "progress"))) {
+	if (cJSON_IsTrue(
+		    cJSON_GetObjectItemCaseSensitive(params, "progress"))) {
 		call.progress = send_progress;
 		call.progress_ud = &pc;
 	}

@@ -99,10 +99,11 @@ static void *fulltext_thread(void *arg)
 			log_warn("%s", note);
 		vault_store_state(v, &st);
 		if (todo > 100 && st.ready)
-			log_info("search index up to date: %zu notes in %.2f s, "
-				 "%.1f MB",
-				 todo, (double)(now_ns() - t0) / 1e9,
-				 (double)st.bytes / 1e6);
+			log_info(
+				"search index up to date: %zu notes in %.2f s, "
+				"%.1f MB",
+				todo, (double)(now_ns() - t0) / 1e9,
+				(double)st.bytes / 1e6);
 	} while (vault_fulltext_wait_work(v));
 	return NULL;
 }
@@ -174,8 +175,9 @@ static void open_search_index(struct vault *v, const char *dir_opt)
 		const char *why;
 		int r = cache_dir_for(vault_root(v), &dir, &why);
 		if (r < 0) {
-			log_warn("full-text search is off: cache folder: %s: %s",
-				 why, strerror(-r));
+			log_warn(
+				"full-text search is off: cache folder: %s: %s",
+				why, strerror(-r));
 			return;
 		}
 	}

@@ -6,6 +6,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 
 #define SERVER_NAME "vault-mcp"
@@ -27,7 +28,9 @@ static const char *const LEGACY[] = {"2025-11-25", "2025-06-18", "2025-03-26",
 static const char BASE_INSTRUCTIONS[] =
 	"This server works on one Obsidian vault: Markdown notes linked with "
 	"[[wikilinks]] and tagged with #tags. Find notes with search_notes "
-	"(modes name, name_partial, content, tag), list_notes or browse; read "
+	"(mode fulltext ranks notes by words, phrases, title:, tag: and "
+	"folder:; name, name_partial, content and tag match exactly), "
+	"list_notes or browse; read "
 	"them with read_note, read_section or get_note_metadata. Change notes "
 	"with the smallest tool that does the job (append_note, replace_text, "
 	"insert_text, update_section, set_frontmatter, add_tag) rather than "
@@ -59,10 +62,11 @@ struct pending {
 	bool cancelled;
 	cJSON *progress_token;
 	uint64_t started, last_progress;
-	int progress;
-	char *name;  /* tool name or resource uri */
-	long offset; /* resources/list page */
-	cJSON *held; /* a tool result waiting for the context block */
+	double progress_sent; /* the last progress value sent */
+	bool daemon_progress; /* vaultd reports this call's progress */
+	char *name;	      /* tool name or resource uri */
+	long offset;	      /* resources/list page */
+	cJSON *held;	      /* a tool result waiting for the context block */
 };
 
 struct listen {
@@ -430,6 +434,12 @@ static void handle_tools_call(struct mcp_session *s, const cJSON *id,
 			      args ? cJSON_Duplicate(args, 1)
 				   : cJSON_CreateObject());
 	cJSON_AddStringToObject(dp, "source", "mcp");
+	const cJSON *meta = cJSON_GetObjectItem(params, "_meta");
+	const cJSON *tok = cJSON_GetObjectItem(meta, "progressToken");
+	bool want_progress = cJSON_IsString(tok) || cJSON_IsNumber(tok);
+	/* vaultd then reports a long wait (a search index being built). */
+	if (want_progress)
+		cJSON_AddBoolToObject(dp, "progress", true);
 	long did = to_daemon(s, "tools/call", dp);
 	if (did < 0) {
 		reply_error(s, id, RPC_INTERNAL,
@@ -438,9 +448,7 @@ static void handle_tools_call(struct mcp_session *s, const cJSON *id,
 	}
 	struct pending *p = pending_add(s, did, P_TOOL, id, modern);
 	p->name = xstrdup(name->valuestring);
-	const cJSON *meta = cJSON_GetObjectItem(params, "_meta");
-	const cJSON *tok = cJSON_GetObjectItem(meta, "progressToken");
-	if (cJSON_IsString(tok) || cJSON_IsNumber(tok))
+	if (want_progress)
 		p->progress_token = cJSON_Duplicate(tok, 1);
 }
 
@@ -1175,11 +1183,53 @@ static void on_event(struct mcp_session *s, const cJSON *ev)
 		list_changed(s);
 }
 
+static void send_progress(struct mcp_session *s, struct pending *p,
+			  double progress, double total, const char *msg)
+{
+	p->last_progress = now_ns();
+	cJSON *n = cJSON_CreateObject();
+	cJSON_AddItemToObject(n, "progressToken",
+			      cJSON_Duplicate(p->progress_token, 1));
+	cJSON_AddNumberToObject(n, "progress", progress);
+	if (total > 0)
+		cJSON_AddNumberToObject(n, "total", total);
+	if (!p->modern && p->version <= 2)
+		cJSON_AddStringToObject(n, "message", msg);
+	notify(s, "notifications/progress", n);
+}
+
+/* vaultd's progress on a call: {"id", "done", "total", "message"}. */
+static void on_progress(struct mcp_session *s, const cJSON *params)
+{
+	const cJSON *id = cJSON_GetObjectItem(params, "id");
+	if (!cJSON_IsNumber(id))
+		return;
+	struct pending *p = s->pending;
+	while (p && p->did != (long)id->valuedouble)
+		p = p->next;
+	if (!p || !p->progress_token || p->cancelled || p->held)
+		return;
+	double done = cJSON_GetNumberValue(cJSON_GetObjectItem(params, "done"));
+	double total =
+		cJSON_GetNumberValue(cJSON_GetObjectItem(params, "total"));
+	const char *msg =
+		cJSON_GetStringValue(cJSON_GetObjectItem(params, "message"));
+	p->daemon_progress = true;
+	/* Progress must grow with every notification. */
+	if (isnan(done) || done <= p->progress_sent)
+		return;
+	p->progress_sent = done;
+	send_progress(s, p, done, isnan(total) ? 0 : total,
+		      msg ? msg : "working");
+}
+
 void mcp_session_daemon_msg(struct mcp_session *s, const struct rpc_msg *m)
 {
 	if (m->method) {
 		if (!strcmp(m->method, "event"))
 			on_event(s, m->params);
+		else if (!strcmp(m->method, "progress"))
+			on_progress(s, m->params);
 		return;
 	}
 	if (!cJSON_IsNumber(m->id))
@@ -1257,24 +1307,20 @@ void mcp_session_tick(struct mcp_session *s)
 {
 	uint64_t now = now_ns();
 	for (struct pending *p = s->pending; p; p = p->next) {
-		if (!p->progress_token || p->cancelled || p->held)
+		if (!p->progress_token || p->cancelled || p->held ||
+		    p->daemon_progress)
 			continue;
 		/* The first after half a second, then one a second. */
-		if (p->progress ? now - p->last_progress < 1000000000ull
-				: now - p->started < 500000000ull)
+		if (p->progress_sent > 0
+			    ? now - p->last_progress < 1000000000ull
+			    : now - p->started < 500000000ull)
 			continue;
-		p->last_progress = now;
-		cJSON *n = cJSON_CreateObject();
-		cJSON_AddItemToObject(n, "progressToken",
-				      cJSON_Duplicate(p->progress_token, 1));
-		cJSON_AddNumberToObject(n, "progress", ++p->progress);
 		_cleanup_free_ char *msg =
 			xasprintf("%s: still working (%.0f s)",
 				  p->name ? p->name : "call",
 				  (double)(now - p->started) / 1e9);
-		if (!p->modern && p->version <= 2)
-			cJSON_AddStringToObject(n, "message", msg);
-		notify(s, "notifications/progress", n);
+		p->progress_sent += 1;
+		send_progress(s, p, p->progress_sent, 0, msg);
 	}
 }
 

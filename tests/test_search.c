@@ -1,0 +1,928 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The query language (every construct, precedence, quoting, errors) and
+ * search through the on-disk index: ranking, paging, Unicode, snippets,
+ * keeping in step with writes, reuse at restart, rebuilding when damaged.
+ */
+#include "query.h"
+#include "store.h"
+#include "testutil.h"
+#include "util.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <utime.h>
+
+/* ---- the parser ------------------------------------------------------------
+ */
+
+static void parses(const char *q, const char *want)
+{
+	struct qnode *n = NULL;
+	char *msg = NULL;
+	int r = query_parse(q, &n, &msg);
+	if (r < 0) {
+		fprintf(stderr, "  parse(%s) failed: %s\n", q, msg);
+		CU_FAIL("parse failed");
+		free(msg);
+		return;
+	}
+	char *d = query_dump(n);
+	if (strcmp(d, want) != 0)
+		fprintf(stderr, "  parse(%s):\n    got:  %s\n    want: %s\n", q,
+			d, want);
+	ASSERT_STR_EQ(d, want);
+	free(d);
+	query_free(n);
+}
+
+static void fails(const char *q, const char *want)
+{
+	struct qnode *n = NULL;
+	char *msg = NULL;
+	int r = query_parse(q, &n, &msg);
+	CU_ASSERT_EQUAL(r, -EINVAL);
+	CU_ASSERT_PTR_NULL(n);
+	if (r == 0)
+		query_free(n);
+	ASSERT_STR_EQ(msg, want);
+	free(msg);
+}
+
+static void test_parse_atoms(void)
+{
+	parses("mcp", "(word mcp)");
+	parses("\"model context protocol\"", "(phrase model context protocol)");
+	parses("proj*", "(word proj*)");
+	parses("title:meeting", "(word title meeting)");
+	parses("TITLE:meeting", "(word title meeting)");
+	parses("title:\"weekly sync\"", "(phrase title weekly sync)");
+	parses("title:meet*", "(word title meet*)");
+	parses("tag:research", "(tag research)");
+	parses("tag:#research/ai", "(tag research/ai)");
+	parses("folder:projects/wiki-ai", "(folder projects/wiki-ai)");
+	parses("folder:projects/wiki-ai/", "(folder projects/wiki-ai)");
+	parses("folder:\"My Projects\"", "(folder My Projects)");
+	/* Unknown fields and lone punctuation are just text. */
+	parses("http://x", "(word http://x)");
+	parses("a - b", "(and (and (word a) (word -)) (word b))");
+	parses("Проект", "(word Проект)");
+	parses("知识管理", "(word 知识管理)");
+}
+
+static void test_parse_operators(void)
+{
+	parses("a b", "(and (word a) (word b))");
+	parses("a AND b", "(and (word a) (word b))");
+	parses("a OR b", "(or (word a) (word b))");
+	/* Lower-case words are words, not operators. */
+	parses("a or b", "(and (and (word a) (word or)) (word b))");
+	parses("-term", "(not (word term))");
+	parses("NOT term", "(not (word term))");
+	parses("mcp -tag:archived", "(and (word mcp) (not (tag archived)))");
+	parses("-\"a b\"", "(not (phrase a b))");
+	parses("-(a OR b)", "(not (or (word a) (word b)))");
+	parses("(tag:urgent OR tag:priority) folder:projects",
+	       "(and (or (tag urgent) (tag priority)) (folder projects))");
+	parses("\"model context protocol\" tag:mcp -tag:archived",
+	       "(and (and (phrase model context protocol) (tag mcp)) "
+	       "(not (tag archived)))");
+	parses("((a))", "(word a)");
+}
+
+static void test_parse_precedence(void)
+{
+	/* NOT binds tightest, then AND, then OR; left to right. */
+	parses("a OR b c", "(or (word a) (and (word b) (word c)))");
+	parses("a b OR c", "(or (and (word a) (word b)) (word c))");
+	parses("a OR b OR c", "(or (or (word a) (word b)) (word c))");
+	parses("-a b", "(and (not (word a)) (word b))");
+	parses("-a OR b", "(or (not (word a)) (word b))");
+	parses("a AND (b OR c)", "(and (word a) (or (word b) (word c)))");
+	parses("NOT NOT a", "(not (not (word a)))");
+}
+
+static void test_parse_errors(void)
+{
+	fails("", "Invalid query at character 1: the query is empty");
+	fails("   ", "Invalid query at character 1: the query is empty");
+	fails("(a", "Invalid query at character 1: '(' is not closed");
+	fails("a)", "Invalid query at character 2: ')' without '('");
+	fails("a \"b c", "Invalid query at character 3: a quote is not closed");
+	fails("a OR", "Invalid query at character 3: OR needs a term after it");
+	fails("OR a",
+	      "Invalid query at character 1: OR needs a term before it");
+	fails("a AND",
+	      "Invalid query at character 3: AND needs a term after it");
+	fails("AND a",
+	      "Invalid query at character 1: AND needs a term before it");
+	fails("a AND OR b",
+	      "Invalid query at character 3: AND needs a term after it");
+	fails("tag:", "Invalid query at character 1: 'tag:' needs a value");
+	fails("x folder:",
+	      "Invalid query at character 3: 'folder:' needs a value");
+	fails("()", "Invalid query at character 1: empty parentheses");
+	fails("a NOT",
+	      "Invalid query at character 3: nothing after '-' or NOT");
+	/* Positions count characters, not bytes. */
+	fails("проект )", "Invalid query at character 8: ')' without '('");
+	fails("(знание", "Invalid query at character 1: '(' is not closed");
+}
+
+/* ---- a vault with the search index -----------------------------------------
+ */
+
+/* Open t's vault with a search index in a private folder inside it (a
+ * dot folder: never a note). */
+static void open_indexed(struct tvault *t)
+{
+	char *msg = NULL;
+	CU_ASSERT_FATAL(vault_open(t->dir, &t->v, &msg) == 0);
+	char *dir = xasprintf("%s/.cache", t->dir);
+	mkdir(dir, 0700);
+	struct store *s = NULL;
+	char *note = NULL;
+	CU_ASSERT_FATAL(store_open(dir, vault_root(t->v), &s, &note) == 0);
+	free(note);
+	free(dir);
+	vault_attach_store(t->v, s);
+	vault_index_all(t->v, NULL, NULL);
+	vault_fulltext_work(t->v);
+}
+
+static void reopen_indexed(struct tvault *t)
+{
+	t->v = vault_free(t->v);
+	open_indexed(t);
+}
+
+/* search_notes(mode=fulltext) with extra JSON members. */
+static cJSON *ft(struct tvault *t, const char *query, const char *extra)
+{
+	cJSON *a = cJSON_CreateObject();
+	cJSON_AddStringToObject(a, "query", query);
+	cJSON_AddStringToObject(a, "mode", "fulltext");
+	if (extra) {
+		cJSON *e = cJSON_Parse(extra);
+		cJSON *it;
+		cJSON_ArrayForEach(it, e) cJSON_AddItemToObject(
+			a, it->string, cJSON_Duplicate(it, 1));
+		cJSON_Delete(e);
+	}
+	char *args = cJSON_PrintUnformatted(a);
+	cJSON_Delete(a);
+	cJSON *r = tv_call_json(t, "search_notes", args);
+	free(args);
+	return r;
+}
+
+static char *ft_err(struct tvault *t, const char *args)
+{
+	return tv_call_err(t, "search_notes", args);
+}
+
+/* The result names, comma-separated, in order. */
+static char *names(const cJSON *r)
+{
+	struct sbuf b = {0};
+	const cJSON *it;
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(r, "results"))
+	{
+		if (b.len)
+			sb_putc(&b, ',');
+		sb_puts(&b,
+			cJSON_GetStringValue(cJSON_GetObjectItem(it, "name")));
+	}
+	return b.s ? sb_steal(&b) : xstrdup("");
+}
+
+static void expect_names(struct tvault *t, const char *query, const char *want)
+{
+	cJSON *r = ft(t, query, NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	char *got = names(r);
+	if (strcmp(got, want))
+		fprintf(stderr, "  query %s:\n    got:  %s\n    want: %s\n",
+			query, got, want);
+	ASSERT_STR_EQ(got, want);
+	free(got);
+	cJSON_Delete(r);
+}
+
+/* ---- ranking and the syntax against notes ---------------------------------
+ */
+
+static void sample_vault(struct tvault *t)
+{
+	tv_init(t);
+	tv_write(
+		t, "projects/wiki-ai/MCP Ideas.md",
+		"---\ntags: [mcp, integration]\n---\n# MCP Ideas\n"
+		"Discussing the model context protocol options for the wiki.\n");
+	tv_write(t, "research/Protocols.md",
+		 "---\ntags: [research/protocols]\n---\n"
+		 "The Model Context Protocol (MCP) provides a standard.\n"
+		 "Also: context, model, protocol in another order.\n");
+	tv_write(t, "meetings/Meeting 2024-01-15.md",
+		 "#meeting\nDecided to use MCP as the primary interface.\n");
+	tv_write(t, "archive/Old MCP.md",
+		 "---\ntags: [mcp, archived]\n---\nmodel context protocol, "
+		 "the first attempt.\n");
+	tv_write(t, "projectsX/Elsewhere.md", "mcp mentioned here too\n");
+	tv_write(t, "Notes on meetings.md", "How to run a meeting well.\n");
+	open_indexed(t);
+}
+
+static void test_syntax_against_notes(void)
+{
+	struct tvault t;
+	sample_vault(&t);
+	/* Title hits first (the name weighs ten times the text). */
+	cJSON *r = ft(&t, "mcp", NULL);
+	CU_ASSERT_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "total")),
+			5);
+	char *n = names(r);
+	CU_ASSERT(str_has_prefix(n, "MCP Ideas,Old MCP,") ||
+		  str_has_prefix(n, "Old MCP,MCP Ideas,"));
+	free(n);
+	cJSON_Delete(r);
+	/* An exact phrase, not the words in any order. */
+	expect_names(&t, "\"model context protocol\"",
+		     "Old MCP,MCP Ideas,Protocols");
+	expect_names(&t, "\"protocol model\"", "");
+	/* tag: hierarchical; -tag: excludes. */
+	expect_names(&t, "\"model context protocol\" tag:mcp -tag:archived",
+		     "MCP Ideas");
+	expect_names(&t, "tag:research", "Protocols");
+	expect_names(&t, "tag:res", "");
+	/* folder: is a prefix of folders, not of names. */
+	expect_names(&t, "mcp folder:projects", "MCP Ideas");
+	expect_names(&t, "folder:projects/wiki-ai/", "MCP Ideas");
+	/* title: the name only. */
+	expect_names(&t, "title:meeting", "Meeting 2024-01-15");
+	/* Both in the title; the shorter title ranks first (BM25). */
+	expect_names(&t, "title:meet*", "Notes on meetings,Meeting 2024-01-15");
+	/* Prefix, OR, grouping, NOT. */
+	expect_names(&t, "interfac*", "Meeting 2024-01-15");
+	expect_names(&t, "(tag:meeting OR tag:integration) mcp",
+		     "MCP Ideas,Meeting 2024-01-15");
+	expect_names(&t, "mcp -(tag:mcp OR tag:research)",
+		     "Elsewhere,Meeting 2024-01-15");
+	expect_names(&t, "tag:mcp OR title:meeting",
+		     "Meeting 2024-01-15,MCP Ideas,Old MCP");
+	/* Only negations: every note without the word. */
+	expect_names(&t, "-mcp", "Notes on meetings");
+	/* Results carry tags, a score and a snippet. */
+	r = ft(&t, "standard", NULL);
+	const cJSON *first =
+		cJSON_GetArrayItem(cJSON_GetObjectItem(r, "results"), 0);
+	ASSERT_STR_EQ(cJSON_GetStringValue(cJSON_GetObjectItem(first, "path")),
+		      "research/Protocols.md");
+	CU_ASSERT(json_equal_text(cJSON_GetObjectItem(first, "tags"),
+				  "[\"research/protocols\"]"));
+	CU_ASSERT(cJSON_GetNumberValue(cJSON_GetObjectItem(first, "score")) >
+		  0);
+	ASSERT_CONTAINS(
+		cJSON_GetStringValue(cJSON_GetObjectItem(first, "snippet")),
+		"**standard**");
+	cJSON_Delete(r);
+	tv_close(&t);
+}
+
+static void test_ranking(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	/* A title hit outranks body hits. */
+	tv_write(&t, "Gardening.md", "Soil, water and light.\n");
+	tv_write(&t, "Chores.md",
+		 "Weekend: gardening, gardening and more gardening.\n");
+	/* Rarer words weigh more: every note has "common"; one of them
+	 * also has the rare "zebra", another "common" twice. */
+	for (int i = 0; i < 20; i++) {
+		char p[64], body[128];
+		snprintf(p, sizeof(p), "filler/Filler %02d.md", i);
+		snprintf(body, sizeof(body), "common words in filler %d\n", i);
+		tv_write(&t, p, body);
+	}
+	tv_write(&t, "Twice.md", "common and common again, plain\n");
+	tv_write(&t, "Rare.md", "common and zebra, plain text\n");
+	open_indexed(&t);
+	cJSON *r = ft(&t, "gardening", NULL);
+	char *n = names(r);
+	ASSERT_STR_EQ(n, "Gardening,Chores");
+	free(n);
+	const cJSON *res = cJSON_GetObjectItem(r, "results");
+	double s0 = cJSON_GetNumberValue(
+		cJSON_GetObjectItem(cJSON_GetArrayItem(res, 0), "score"));
+	double s1 = cJSON_GetNumberValue(
+		cJSON_GetObjectItem(cJSON_GetArrayItem(res, 1), "score"));
+	CU_ASSERT(s0 > s1);
+	cJSON_Delete(r);
+	r = ft(&t, "common OR zebra", "{\"limit\": 3}");
+	n = names(r);
+	CU_ASSERT(str_has_prefix(n, "Rare,"));
+	free(n);
+	CU_ASSERT_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "total")),
+			22);
+	cJSON_Delete(r);
+	tv_close(&t);
+}
+
+static void test_paging(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	for (int i = 0; i < 37; i++) {
+		char p[64], body[160];
+		snprintf(p, sizeof(p), "p/Page %02d.md", i);
+		/* Different lengths and counts: different scores, some
+		 * equal. */
+		snprintf(body, sizeof(body), "pagetest %s %s\n",
+			 i % 3 ? "pagetest" : "", i % 5 ? "words words" : "");
+		tv_write(&t, p, body);
+	}
+	open_indexed(&t);
+	struct hmap *seen = hmap_new();
+	size_t pages = 0, count = 0;
+	char *cursor = NULL;
+	do {
+		char *extra = cursor ? xasprintf("{\"limit\": 10, \"cursor\": "
+						 "\"%s\"}",
+						 cursor)
+				     : xstrdup("{\"limit\": 10}");
+		cJSON *r = ft(&t, "pagetest", extra);
+		free(extra);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+		CU_ASSERT_EQUAL(
+			cJSON_GetNumberValue(cJSON_GetObjectItem(r, "total")),
+			37);
+		const cJSON *it;
+		cJSON_ArrayForEach(it, cJSON_GetObjectItem(r, "results"))
+		{
+			const char *p = cJSON_GetStringValue(
+				cJSON_GetObjectItem(it, "path"));
+			CU_ASSERT_PTR_NULL(hmap_get(seen, p)); /* once */
+			hmap_put(seen, p, (void *)1);
+			count++;
+		}
+		free(cursor);
+		const char *next = cJSON_GetStringValue(
+			cJSON_GetObjectItem(r, "next_cursor"));
+		cursor = next ? xstrdup(next) : NULL;
+		pages++;
+		cJSON_Delete(r);
+	} while (cursor && pages < 10);
+	CU_ASSERT_EQUAL(pages, 4);
+	CU_ASSERT_EQUAL(count, 37);
+	CU_ASSERT_EQUAL(hmap_size(seen), 37);
+	hmap_free(seen);
+
+	/* A cursor for another query, a forged one, a stale one. */
+	cJSON *r = ft(&t, "pagetest", "{\"limit\": 10}");
+	char *c1 = xstrdup(
+		cJSON_GetStringValue(cJSON_GetObjectItem(r, "next_cursor")));
+	cJSON_Delete(r);
+	char *args = xasprintf("{\"query\": \"words\", \"mode\": \"fulltext\","
+			       " \"cursor\": \"%s\"}",
+			       c1);
+	char *e = ft_err(&t, args);
+	ASSERT_CONTAINS(e, "different query");
+	free(e);
+	free(args);
+	e = ft_err(&t, "{\"query\": \"pagetest\", \"mode\": \"fulltext\", "
+		       "\"cursor\": \"eyJvZmZzZXQiOjEwfQ\"}");
+	ASSERT_CONTAINS(e, "Invalid cursor");
+	free(e);
+	e = ft_err(&t, "{\"query\": \"pagetest\", \"mode\": \"fulltext\", "
+		       "\"cursor\": \"%%%\\u00ff garbage\"}");
+	ASSERT_CONTAINS(e, "Invalid cursor");
+	free(e);
+	cJSON_Delete(tv_call_json(&t, "append_note",
+				  "{\"name\": \"Page 01\", \"text\": "
+				  "\"more\"}"));
+	args = xasprintf("{\"query\": \"pagetest\", \"mode\": \"fulltext\","
+			 " \"cursor\": \"%s\"}",
+			 c1);
+	e = ft_err(&t, args);
+	ASSERT_CONTAINS(e, "Stale cursor");
+	free(e);
+	free(args);
+	free(c1);
+	tv_close(&t);
+}
+
+static void test_unicode(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "ru/Планы.md", "Наш проект растёт.\nВторая строка.\n");
+	tv_write(&t, "fr/Café.md", "Un café et un résumé, s'il vous plaît.\n");
+	tv_write(&t, "zh/知识.md", "我们正在研究知识管理系统的设计。\n");
+	tv_write(&t, "ja/旅行.md", "昨日は東京タワーに行きました。\n");
+	tv_write(&t, "en/Plain.md", "Nothing special, ascii only.\n");
+	open_indexed(&t);
+	/* Cyrillic case folding, both ways. */
+	expect_names(&t, "Проект", "Планы");
+	expect_names(&t, "ПРОЕКТ", "Планы");
+	expect_names(&t, "title:планы", "Планы");
+	/* Diacritics fold for alphabetic scripts. */
+	expect_names(&t, "cafe", "Café");
+	expect_names(&t, "resume", "Café");
+	expect_names(&t, "RÉSUMÉ", "Café");
+	expect_names(&t, "title:cafe", "Café");
+	/* CJK substrings, long and short, in text and titles. */
+	expect_names(&t, "知识管理", "知识");
+	expect_names(&t, "管理", "知识");
+	expect_names(&t, "知识", "知识");
+	expect_names(&t, "タワー", "旅行");
+	expect_names(&t, "\"東京タワー\"", "旅行");
+	expect_names(&t, "title:旅行", "旅行");
+	expect_names(&t, "知识 OR タワー", "旅行,知识");
+	expect_names(&t, "研究 -管理", "");
+	cJSON *r = ft(&t, "管理系", NULL);
+	const cJSON *first =
+		cJSON_GetArrayItem(cJSON_GetObjectItem(r, "results"), 0);
+	ASSERT_CONTAINS(
+		cJSON_GetStringValue(cJSON_GetObjectItem(first, "snippet")),
+		"**管理系**");
+	cJSON_Delete(r);
+	/* Content mode: substrings, case-insensitive in any script. */
+	r = tv_call_json(&t, "search_notes",
+			 "{\"query\": \"НАШ ПРОЕКТ\", \"mode\": \"content\"}");
+	CU_ASSERT(json_equal_text(
+		cJSON_GetObjectItem(r, "results"),
+		"[{\"name\": \"Планы\", \"path\": \"ru/Планы.md\", \"line\": 1,"
+		" \"text\": \"Наш проект растёт.\"}]"));
+	cJSON_Delete(r);
+	r = tv_call_json(&t, "search_notes",
+			 "{\"query\": \"理系\", \"mode\": \"content\"}");
+	CU_ASSERT_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "total")),
+			1);
+	cJSON_Delete(r);
+	r = tv_call_json(&t, "search_notes",
+			 "{\"query\": \"ECIA\", \"mode\": \"content\"}");
+	CU_ASSERT(json_equal_text(
+		cJSON_GetObjectItem(r, "results"),
+		"[{\"name\": \"Plain\", \"path\": \"en/Plain.md\", \"line\": 1,"
+		" \"text\": \"Nothing special, ascii only.\"}]"));
+	cJSON_Delete(r);
+	tv_close(&t);
+}
+
+static void test_case_sensitive(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "Upper.md", "We use MCP daily.\n");
+	tv_write(&t, "Lower.md", "the mcp server\n");
+	open_indexed(&t);
+	cJSON *r = ft(&t, "MCP", "{\"case_sensitive\": true}");
+	char *n = names(r);
+	ASSERT_STR_EQ(n, "Upper");
+	free(n);
+	cJSON_Delete(r);
+	r = ft(&t, "mcp", "{\"case_sensitive\": true}");
+	n = names(r);
+	ASSERT_STR_EQ(n, "Lower");
+	free(n);
+	cJSON_Delete(r);
+	r = ft(&t, "-MCP", "{\"case_sensitive\": true}");
+	n = names(r);
+	ASSERT_STR_EQ(n, "Lower");
+	free(n);
+	cJSON_Delete(r);
+	tv_close(&t);
+}
+
+static void test_query_errors(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "A.md", "alpha\n");
+	open_indexed(&t);
+	char *e = ft_err(&t, "{\"query\": \"alpha (beta\", \"mode\": "
+			     "\"fulltext\"}");
+	ASSERT_STR_EQ(e, "Invalid query at character 7: '(' is not closed");
+	free(e);
+	e = ft_err(&t, "{\"query\": \"- & ;\", \"mode\": \"fulltext\"}");
+	ASSERT_STR_EQ(e, "The query has no words to search for");
+	free(e);
+	e = ft_err(&t, "{\"query\": \"alpha\", \"mode\": \"fulltext\", "
+		       "\"limit\": 101}");
+	ASSERT_STR_EQ(e, "Invalid argument 'limit' for search_notes: must be "
+			 "between 1 and 100");
+	free(e);
+	/* FTS5 syntax in a query is text, never an FTS5 expression. */
+	cJSON *r = ft(&t, "alpha\" OR \"x NEAR(a b) ^c {title}: *", NULL);
+	CU_ASSERT_PTR_NOT_NULL(r);
+	cJSON_Delete(r);
+	r = ft(&t, "\"alpha\" NEAR col:x {a b}", NULL);
+	CU_ASSERT_PTR_NOT_NULL(r);
+	cJSON_Delete(r);
+	/* Huge queries get a clear answer, fast. */
+	struct sbuf big = {0};
+	for (int i = 0; i < 256; i++)
+		sb_puts(&big, "alpha ");
+	r = ft(&t, big.s, NULL);
+	CU_ASSERT_PTR_NOT_NULL(r);
+	cJSON_Delete(r);
+	for (int i = 0; i < 20000; i++)
+		sb_puts(&big, "alpha ");
+	char *args =
+		xasprintf("{\"query\": \"%s\", \"mode\": \"fulltext\"}", big.s);
+	e = ft_err(&t, args);
+	ASSERT_STR_EQ(e, "Invalid query at character 1537: too many terms (at "
+			 "most 256)");
+	free(e);
+	free(args);
+	sb_free(&big);
+	for (int i = 0; i < 5000; i++)
+		sb_puts(&big, "(-");
+	args = xasprintf("{\"query\": \"%s\", \"mode\": \"fulltext\"}", big.s);
+	e = ft_err(&t, args);
+	ASSERT_STR_EQ(e, "Invalid query at character 33: nested too deeply");
+	free(e);
+	free(args);
+	sb_free(&big);
+	/* Content mode: a long text to find (180 KB). */
+	for (int i = 0; i < 30000; i++)
+		sb_puts(&big, "alpha ");
+	args = xasprintf("{\"query\": \"%s\", \"mode\": \"content\"}", big.s);
+	r = tv_call_json(&t, "search_notes", args);
+	CU_ASSERT_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "total")),
+			0);
+	cJSON_Delete(r);
+	free(args);
+	sb_free(&big);
+	tv_close(&t);
+}
+
+/* ---- in step with writes
+ * ----------------------------------------------------- */
+
+static size_t total_of(struct tvault *t, const char *query, const char *mode)
+{
+	char *args =
+		xasprintf("{\"query\": \"%s\", \"mode\": \"%s\"}", query, mode);
+	cJSON *r = tv_call_json(t, "search_notes", args);
+	free(args);
+	size_t n =
+		(size_t)cJSON_GetNumberValue(cJSON_GetObjectItem(r, "total"));
+	cJSON_Delete(r);
+	return n;
+}
+
+static void test_follows_writes(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "Home.md", "Start here: [[Draft]]\n");
+	open_indexed(&t);
+	CU_ASSERT_EQUAL(total_of(&t, "xylophone", "fulltext"), 0);
+	cJSON_Delete(tv_call_json(&t, "create_note",
+				  "{\"name\": \"Draft\", \"content\": \"a "
+				  "xylophone concert\"}"));
+	CU_ASSERT_EQUAL(total_of(&t, "xylophone", "fulltext"), 1);
+	CU_ASSERT_EQUAL(total_of(&t, "ylophon", "content"), 1);
+	cJSON_Delete(tv_call_json(&t, "update_note",
+				  "{\"name\": \"Draft\", \"content\": \"a "
+				  "marimba concert\"}"));
+	CU_ASSERT_EQUAL(total_of(&t, "xylophone", "fulltext"), 0);
+	CU_ASSERT_EQUAL(total_of(&t, "xylophone", "content"), 0);
+	CU_ASSERT_EQUAL(total_of(&t, "marimba", "fulltext"), 1);
+	cJSON_Delete(
+		tv_call_json(&t, "replace_text",
+			     "{\"name\": \"Draft\", \"old_text\": \"marimba\", "
+			     "\"new_text\": \"vibraphone\"}"));
+	CU_ASSERT_EQUAL(total_of(&t, "marimba", "fulltext"), 0);
+	CU_ASSERT_EQUAL(total_of(&t, "vibraphone", "fulltext"), 1);
+	/* A rename moves the note and rewrites the link in Home. */
+	cJSON_Delete(tv_call_json(&t, "rename_note",
+				  "{\"old_name\": \"Draft\", \"new_name\": "
+				  "\"Concerts\"}"));
+	cJSON *r = ft(&t, "vibraphone", NULL);
+	CU_ASSERT(json_equal_text(
+		cJSON_GetObjectItem(
+			cJSON_GetArrayItem(cJSON_GetObjectItem(r, "results"),
+					   0),
+			"path"),
+		"\"Concerts.md\""));
+	cJSON_Delete(r);
+	CU_ASSERT_EQUAL(total_of(&t, "title:concerts", "fulltext"), 1);
+	CU_ASSERT_EQUAL(total_of(&t, "title:draft", "fulltext"), 0);
+	CU_ASSERT_EQUAL(total_of(&t, "Start here: [[Concerts]]", "content"), 1);
+	/* Tags added by a tool count at once. */
+	cJSON_Delete(tv_call_json(
+		&t, "add_tag", "{\"name\": \"Concerts\", \"tag\": \"music\"}"));
+	CU_ASSERT_EQUAL(total_of(&t, "tag:music", "fulltext"), 1);
+	/* Deleted: gone from both modes. */
+	cJSON_Delete(
+		tv_call_json(&t, "delete_note", "{\"name\": \"Concerts\"}"));
+	CU_ASSERT_EQUAL(total_of(&t, "vibraphone", "fulltext"), 0);
+	CU_ASSERT_EQUAL(total_of(&t, "vibraphone", "content"), 0);
+	/* Outside changes arrive through vault_sync_path. */
+	tv_write(&t, "Outside.md", "written by another program: oboe\n");
+	vault_write_lock(t.v);
+	vault_sync_path(t.v, "Outside.md", "external", 0);
+	vault_write_unlock(t.v);
+	CU_ASSERT_EQUAL(total_of(&t, "oboe", "fulltext"), 1);
+	char *p = xasprintf("%s/Outside.md", t.dir);
+	unlink(p);
+	free(p);
+	vault_write_lock(t.v);
+	vault_sync_path(t.v, "Outside.md", "external", 0);
+	vault_write_unlock(t.v);
+	CU_ASSERT_EQUAL(total_of(&t, "oboe", "fulltext"), 0);
+	tv_close(&t);
+}
+
+/* Content mode: the same answers from the index as from the files. */
+static void test_content_same_as_files(void)
+{
+	static const char *const queries[] = {
+		"the",	    "Line two", "ß",	      "é",	 "x",
+		"tag",	    "#",	"ÉTÉ",	      "STRASSE", "straße",
+		"grosse s", "two has",	"frontmatter"};
+	struct tvault a, b;
+	tv_init(&a);
+	tv_init(&b);
+	static const char *const files[][2] = {
+		{"One.md", "---\ntitle: the frontmatter\n---\nLine one\nLine "
+			   "two has the word\n"},
+		{"sub/Two.md", "the start\n\n#tag here\nGroße Straße\n"},
+		{"Three.md", "Été, été, ÉTÉ.\nno x here? yes x\n"},
+		{"Empty.md", ""},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		tv_write(&a, files[i][0], files[i][1]);
+		tv_write(&b, files[i][0], files[i][1]);
+	}
+	tv_open(&a);
+	open_indexed(&b);
+	for (size_t i = 0; i < ARRAY_SIZE(queries); i++) {
+		char *args = xasprintf("{\"query\": \"%s\", \"mode\": "
+				       "\"content\"}",
+				       queries[i]);
+		cJSON *ra = tv_call_json(&a, "search_notes", args);
+		cJSON *rb = tv_call_json(&b, "search_notes", args);
+		char *ja = cJSON_PrintUnformatted(ra);
+		char *jb = cJSON_PrintUnformatted(rb);
+		if (strcmp(ja, jb))
+			fprintf(stderr, "  %s:\n    files: %s\n    index: %s\n",
+				queries[i], ja, jb);
+		ASSERT_STR_EQ(jb, ja);
+		free(ja);
+		free(jb);
+		cJSON_Delete(ra);
+		cJSON_Delete(rb);
+		free(args);
+	}
+	tv_close(&a);
+	tv_close(&b);
+}
+
+/* ---- restart, damage
+ * --------------------------------------------------------- */
+
+static void test_restart_reuses_index(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	for (int i = 0; i < 50; i++) {
+		char p[64], body[96];
+		snprintf(p, sizeof(p), "n/Note %02d.md", i);
+		snprintf(body, sizeof(body),
+			 "---\ntags: [t%d]\n---\nbody %d [[Note %02d]] keep\n",
+			 i % 4, i, (i + 1) % 50);
+		tv_write(&t, p, body);
+	}
+	open_indexed(&t);
+	struct vault_store_state st;
+	vault_store_state(t.v, &st);
+	CU_ASSERT_EQUAL(st.parsed, 50);
+	CU_ASSERT_EQUAL(st.cached, 0);
+	cJSON *before = tv_call_json(&t, "get_backlinks",
+				     "{\"name\": \"Note "
+				     "07\"}");
+	cJSON *tags_before = tv_call_json(&t, "list_tags", NULL);
+
+	/* Nothing changed: nothing is read again. */
+	reopen_indexed(&t);
+	vault_store_state(t.v, &st);
+	CU_ASSERT_EQUAL(st.parsed, 0);
+	CU_ASSERT_EQUAL(st.cached, 50);
+	CU_ASSERT(st.ready);
+	cJSON *after = tv_call_json(&t, "get_backlinks",
+				    "{\"name\": \"Note "
+				    "07\"}");
+	CU_ASSERT(cJSON_Compare(before, after, true));
+	cJSON *tags_after = tv_call_json(&t, "list_tags", NULL);
+	CU_ASSERT(cJSON_Compare(tags_before, tags_after, true));
+	cJSON_Delete(before);
+	cJSON_Delete(after);
+	cJSON_Delete(tags_before);
+	cJSON_Delete(tags_after);
+	CU_ASSERT_EQUAL(total_of(&t, "keep", "fulltext"), 50);
+
+	/* One file changed, one gone, one new while "vaultd was down". */
+	tv_write(&t, "n/Note 03.md", "---\ntags: [t3]\n---\nchanged piccolo\n");
+	char *gone = xasprintf("%s/n/Note 04.md", t.dir);
+	unlink(gone);
+	free(gone);
+	tv_write(&t, "n/New.md", "fresh piccolo\n");
+	reopen_indexed(&t);
+	vault_store_state(t.v, &st);
+	CU_ASSERT_EQUAL(st.parsed, 2);
+	CU_ASSERT_EQUAL(st.cached, 48);
+	CU_ASSERT_EQUAL(total_of(&t, "piccolo", "fulltext"), 2);
+	CU_ASSERT_EQUAL(total_of(&t, "keep", "fulltext"), 48);
+	CU_ASSERT_EQUAL(total_of(&t, "body 4 [[", "content"), 0);
+	CU_ASSERT_EQUAL(total_of(&t, "body 5 [[", "content"), 1);
+	tv_close(&t);
+}
+
+static void corrupt(const char *path, off_t at, size_t len)
+{
+	int fd = open(path, O_WRONLY);
+	CU_ASSERT_FATAL(fd >= 0);
+	char *junk = xmalloc(len);
+	for (size_t i = 0; i < len; i++)
+		junk[i] = (char)(i * 7 + 13);
+	CU_ASSERT(pwrite(fd, junk, len, at) == (ssize_t)len);
+	free(junk);
+	close(fd);
+}
+
+static void test_damaged_index_rebuilt(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	for (int i = 0; i < 30; i++) {
+		char p[64], body[64];
+		snprintf(p, sizeof(p), "Note %02d.md", i);
+		snprintf(body, sizeof(body), "violin %d\n", i);
+		tv_write(&t, p, body);
+	}
+	open_indexed(&t);
+	t.v = vault_free(t.v);
+	char *db = xasprintf("%s/.cache/index.sqlite", t.dir);
+	char *wal = xasprintf("%s-wal", db);
+	unlink(wal);
+
+	/* The header: not a database any more. */
+	corrupt(db, 0, 100);
+	char *dir = xasprintf("%s/.cache", t.dir);
+	struct store *s = NULL;
+	char *note = NULL;
+	CU_ASSERT_FATAL(store_open(dir, t.dir, &s, &note) == 0);
+	ASSERT_CONTAINS(note, "rebuilt");
+	free(note);
+	store_close(s);
+	reopen_indexed(&t);
+	CU_ASSERT_EQUAL(total_of(&t, "violin", "fulltext"), 30);
+	t.v = vault_free(t.v);
+
+	/* Pages in the middle: found when used, then rebuilt. */
+	unlink(wal);
+	struct stat st;
+	CU_ASSERT_FATAL(stat(db, &st) == 0);
+	corrupt(db, 4096, (size_t)st.st_size - 4096);
+	char *msg = NULL;
+	CU_ASSERT_FATAL(vault_open(t.dir, &t.v, &msg) == 0);
+	note = NULL;
+	int r = store_open(dir, vault_root(t.v), &s, &note);
+	free(note);
+	if (r == 0) {
+		vault_attach_store(t.v, s);
+		vault_index_all(t.v, NULL, NULL);
+		/* A search may find the damage; either way the index is
+		 * rebuilt by the next round of work. */
+		char *e = NULL;
+		struct tool_result res;
+		tv_call(&t, "search_notes",
+			"{\"query\": \"violin\", \"mode\": \"fulltext\"}",
+			&res);
+		if (res.is_error)
+			e = xstrdup(res.text);
+		tool_result_clear(&res);
+		if (e)
+			ASSERT_CONTAINS(e, "rebuilt");
+		free(e);
+		vault_fulltext_work(t.v);
+		char *n2 = vault_fulltext_note(t.v);
+		free(n2);
+	}
+	CU_ASSERT_EQUAL(total_of(&t, "violin", "fulltext"), 30);
+	CU_ASSERT_EQUAL(total_of(&t, "violin 2", "content"), 11);
+	free(dir);
+	free(db);
+	free(wal);
+	tv_close(&t);
+}
+
+/* ---- a first build in the background ----------------------------------------
+ */
+
+struct prog {
+	int calls;
+	size_t last_done, last_total;
+};
+
+static void on_progress(void *ud, size_t done, size_t total, const char *m)
+{
+	struct prog *p = ud;
+	p->calls++;
+	p->last_done = done;
+	p->last_total = total;
+	CU_ASSERT_PTR_NOT_NULL(strstr(m, "Indexing note text"));
+}
+
+static void *worker(void *arg)
+{
+	vault_fulltext_work(arg);
+	return NULL;
+}
+
+static void test_first_build(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	/* More than vault_index_all() catches up with by itself. */
+	for (int i = 0; i < 2600; i++) {
+		char p[64], body[64];
+		snprintf(p, sizeof(p), "f%d/N%04d.md", i % 10, i);
+		snprintf(body, sizeof(body), "bassoon %d\n", i);
+		tv_write(&t, p, body);
+	}
+	char *msg = NULL;
+	CU_ASSERT_FATAL(vault_open(t.dir, &t.v, &msg) == 0);
+	char *dir = xasprintf("%s/.cache", t.dir);
+	mkdir(dir, 0700);
+	struct store *s = NULL;
+	char *note = NULL;
+	CU_ASSERT_FATAL(store_open(dir, vault_root(t.v), &s, &note) == 0);
+	free(dir);
+	vault_attach_store(t.v, s);
+	vault_index_all(t.v, NULL, NULL);
+	struct vault_store_state st;
+	vault_store_state(t.v, &st);
+	CU_ASSERT(!st.ready);
+	CU_ASSERT_EQUAL(st.total, 2600);
+	/* Name tools work; full-text says how far it is; content still
+	 * answers (from the files). */
+	cJSON *r = tv_call_json(&t, "search_notes", "{\"query\": \"N0042\"}");
+	CU_ASSERT_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "total")),
+			1);
+	cJSON_Delete(r);
+	char *e =
+		ft_err(&t, "{\"query\": \"bassoon\", \"mode\": \"fulltext\"}");
+	ASSERT_CONTAINS(e, "being built (0%, 0 of 2600 notes)");
+	free(e);
+	CU_ASSERT_EQUAL(total_of(&t, "bassoon 42", "content"), 11);
+	/* A caller that can show progress waits for the build. */
+	pthread_t th;
+	pthread_create(&th, NULL, worker, t.v);
+	struct prog p = {0};
+	struct tool_call call = {
+		.source = "test", .progress = on_progress, .progress_ud = &p};
+	cJSON *args = cJSON_Parse("{\"query\": \"bassoon\", \"mode\": "
+				  "\"fulltext\"}");
+	struct tool_result res;
+	tools_call_ex(t.v, "search_notes", args, &call, &res);
+	cJSON_Delete(args);
+	pthread_join(th, NULL);
+	CU_ASSERT(!res.is_error);
+	ASSERT_CONTAINS(res.text, "\"total\": 2600");
+	tool_result_clear(&res);
+	CU_ASSERT(p.calls >= 1);
+	CU_ASSERT_EQUAL(p.last_total, 2600);
+	vault_store_state(t.v, &st);
+	CU_ASSERT(st.ready);
+	tv_close(&t);
+}
+
+int main(void)
+{
+	static const struct test_case tests[] = {
+		{"parse: atoms", test_parse_atoms},
+		{"parse: operators", test_parse_operators},
+		{"parse: precedence", test_parse_precedence},
+		{"parse: errors say where", test_parse_errors},
+		{"syntax against notes", test_syntax_against_notes},
+		{"ranking: title, rare words", test_ranking},
+		{"paging: every result once; bad cursors", test_paging},
+		{"unicode: Cyrillic, diacritics, CJK", test_unicode},
+		{"case_sensitive", test_case_sensitive},
+		{"query errors and odd input", test_query_errors},
+		{"index follows every write", test_follows_writes},
+		{"content mode: index equals files",
+		 test_content_same_as_files},
+		{"restart reuses the index", test_restart_reuses_index},
+		{"damaged index is rebuilt", test_damaged_index_rebuilt},
+		{"first build in the background", test_first_build},
+	};
+	return run_tests("search", tests, ARRAY_SIZE(tests));
+}
