@@ -349,10 +349,13 @@ int op_search_notes(struct tool_ctx *c)
 		int r = fulltext_ready(c);
 		if (r < 0)
 			return r;
+		vault_fulltext_flush(c->v);
 		READ_LOCKED(c);
 		return search_fulltext(c, query, (size_t)limit, cursor);
 	}
 
+	if (strcmp(mode, "content") == 0)
+		vault_fulltext_flush(c->v);
 	READ_LOCKED(c);
 	struct index *ix = vault_index(c->v);
 	_cleanup_free_ char *scope =

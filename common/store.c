@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "store.h"
 #include "markdown.h"
+#include "tokenizer.h"
 #include "u8.h"
 #include "util.h"
 
@@ -13,7 +14,7 @@
 
 /* The layout; a database with another one is rebuilt. NOTE_FORMAT is part
  * of it: stored entries are only as good as the parser that made them. */
-#define LAYOUT (3 * 1000 + NOTE_FORMAT)
+#define LAYOUT (4 * 1000 + NOTE_FORMAT)
 #define POOL_MAX 8
 /* Trigrams taken from a long content query (the rest is checked). */
 #define MAX_TRIGRAMS 24
@@ -34,7 +35,7 @@ static const char SCHEMA_SQL[] =
 	 * frontmatter. Both FTS tables index this one. */
 	"CREATE TABLE docs(id INTEGER PRIMARY KEY, title TEXT, body TEXT);"
 	"CREATE VIRTUAL TABLE fts USING fts5(title, body, content = 'docs',"
-	" content_rowid = 'id', tokenize = 'unicode61 remove_diacritics 2');"
+	" content_rowid = 'id', tokenize = 'vaultd remove_diacritics 2');"
 	"INSERT INTO fts(fts, rank) VALUES('rank', 'bm25(10.0, 1.0)');"
 	/* Trigrams of the folded text (NFC, case folded: "Straße" is
 	 * "strasse"), for substrings; it keeps no copy of the text. */
@@ -46,6 +47,7 @@ enum {
 	ST_UPSERT,
 	ST_DEL_TAGS,
 	ST_ADD_TAG,
+	ST_OLD_DOC,
 	ST_UNINDEX_FTS,
 	ST_UNINDEX_SUB,
 	ST_PUT_DOC,
@@ -66,25 +68,40 @@ static const char *const STMTS[ST_COUNT] = {
 		      " body_line = ?8, cjk = ?9, data = ?10 RETURNING id",
 	[ST_DEL_TAGS] = "DELETE FROM tags WHERE note = ?",
 	[ST_ADD_TAG] = "INSERT OR IGNORE INTO tags(tag, note) VALUES(?, ?)",
-	/* External-content FTS tables forget a row given its old text. */
+	/* External-content and contentless FTS tables forget a row given
+	 * its old text. Always single-row VALUES: an INSERT ... SELECT into
+	 * an FTS5 table opens a statement savepoint, which makes FTS5 flush
+	 * its pending terms for every row (three times slower). */
+	[ST_OLD_DOC] = "SELECT title, body FROM docs WHERE id = ?",
 	[ST_UNINDEX_FTS] = "INSERT INTO fts(fts, rowid, title, body)"
-			   " SELECT 'delete', id, title, body FROM docs"
-			   " WHERE id = ?",
+			   " VALUES('delete', ?, ?, ?)",
 	[ST_UNINDEX_SUB] = "INSERT INTO sub(sub, rowid, body)"
-			   " SELECT 'delete', id, vfold(body) FROM docs"
-			   " WHERE id = ?",
+			   " VALUES('delete', ?, ?)",
 	[ST_PUT_DOC] = "INSERT OR REPLACE INTO docs(id, title, body)"
 		       " VALUES(?, ?, ?)",
-	[ST_INDEX_FTS] = "INSERT INTO fts(rowid, title, body)"
-			 " SELECT id, title, body FROM docs WHERE id = ?",
-	[ST_INDEX_SUB] = "INSERT INTO sub(rowid, body)"
-			 " SELECT id, vfold(body) FROM docs WHERE id = ?",
+	[ST_INDEX_FTS] = "INSERT INTO fts(rowid, title, body) VALUES(?, ?, ?)",
+	[ST_INDEX_SUB] = "INSERT INTO sub(rowid, body) VALUES(?, ?)",
 	[ST_DEL_DOC] = "DELETE FROM docs WHERE id = ?",
 	[ST_DEL_NOTE] = "DELETE FROM notes WHERE id = ?",
 };
 
+/* A change to the FTS tables, held until the transaction commits. */
+struct fts_op {
+	bool del;
+	int64_t id;
+	char *title, *body;
+	int tlen, blen;
+};
+
 struct store {
 	char *path, *root;
+	/* Queued FTS changes: any statement that needs a statement journal
+	 * (an upsert, INSERT OR REPLACE, a multi-row DELETE) makes SQLite
+	 * open a savepoint on every virtual table in the transaction, and
+	 * FTS5 flushes its pending terms there; interleaved with them, every
+	 * note would become its own FTS segment (several times slower). */
+	struct fts_op *ops;
+	size_t nops, capops;
 	sqlite3 *w; /* the writer */
 	sqlite3_stmt *st[ST_COUNT];
 	pthread_mutex_t pmu;
@@ -94,6 +111,10 @@ struct store {
 	atomic_bool failed;
 	char *error;
 };
+
+static void drop_ops(struct store *s);
+static int fts_rows(struct store *s, bool del, int64_t id, const char *title,
+		    int tlen, const char *body, int blen);
 
 /* ---- SQL functions ------------------------------------------------------ */
 
@@ -148,19 +169,6 @@ static void sql_vcontains(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	sqlite3_result_int(ctx, hit);
 }
 
-/* vfold(text): NFC + case fold, as names and queries are. */
-static void sql_vfold(sqlite3_context *ctx, int argc, sqlite3_value **argv)
-{
-	(void)argc;
-	const char *t = (const char *)sqlite3_value_text(argv[0]);
-	if (!t) {
-		sqlite3_result_null(ctx);
-		return;
-	}
-	char *f = fold_key_n(t, (size_t)sqlite3_value_bytes(argv[0]));
-	sqlite3_result_text(ctx, f, -1, free);
-}
-
 /* ---- connections -------------------------------------------------------- */
 
 static int open_conn(const char *path, bool create, sqlite3 **ret)
@@ -173,6 +181,10 @@ static int open_conn(const char *path, bool create, sqlite3 **ret)
 		sqlite3_close(db);
 		return r;
 	}
+	if (tokenizer_register(db) != SQLITE_OK) {
+		sqlite3_close(db);
+		return SQLITE_ERROR;
+	}
 	sqlite3_busy_timeout(db, 10000);
 	/* A cache: WAL without fsync per commit. A crash may lose the last
 	 * commits, never consistency; stat checks at start catch up. */
@@ -180,9 +192,6 @@ static int open_conn(const char *path, bool create, sqlite3 **ret)
 		     "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
 		     "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16000;",
 		     NULL, NULL, NULL);
-	sqlite3_create_function_v2(db, "vfold", 1,
-				   SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
-				   sql_vfold, NULL, NULL, NULL);
 	sqlite3_create_function_v2(db, "vcontains", 2,
 				   SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
 				   sql_vcontains, NULL, NULL, NULL);
@@ -415,6 +424,8 @@ struct store *store_close(struct store *s)
 	if (!s)
 		return NULL;
 	close_all(s);
+	drop_ops(s);
+	free(s->ops);
 	pthread_mutex_destroy(&s->pmu);
 	free(s->path);
 	free(s->root);
@@ -536,7 +547,15 @@ int store_begin(struct store *s)
 
 int store_commit(struct store *s)
 {
-	if (sqlite3_exec(s->w, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+	int r = 0;
+	for (size_t i = 0; i < s->nops; i++) {
+		struct fts_op *o = &s->ops[i];
+		r |= fts_rows(s, o->del, o->id, o->title, o->tlen, o->body,
+			      o->blen);
+	}
+	drop_ops(s);
+	if (r == 0 &&
+	    sqlite3_exec(s->w, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
 		return 0;
 	write_failed(s);
 	store_rollback(s);
@@ -545,6 +564,7 @@ int store_commit(struct store *s)
 
 void store_rollback(struct store *s)
 {
+	drop_ops(s);
 	if (s->w && !sqlite3_get_autocommit(s->w))
 		sqlite3_exec(s->w, "ROLLBACK", NULL, NULL, NULL);
 }
@@ -555,15 +575,6 @@ static int run(sqlite3_stmt *st)
 	sqlite3_reset(st);
 	sqlite3_clear_bindings(st);
 	return r == SQLITE_DONE || r == SQLITE_ROW ? 0 : -EIO;
-}
-
-/* Han, kana, hangul: text the word tokenizer cannot cut into words. */
-static bool is_cjk(int32_t c)
-{
-	return (c >= 0x3040 && c <= 0x30ff) || (c >= 0x3400 && c <= 0x4dbf) ||
-	       (c >= 0x4e00 && c <= 0x9fff) || (c >= 0xac00 && c <= 0xd7af) ||
-	       (c >= 0xf900 && c <= 0xfaff) || (c >= 0xff66 && c <= 0xff9f) ||
-	       (c >= 0x20000 && c <= 0x2fa1f);
 }
 
 static bool has_cjk(const char *t, size_t len)
@@ -579,7 +590,7 @@ static bool has_cjk(const char *t, size_t len)
 			i++;
 			continue;
 		}
-		if (is_cjk(c))
+		if (tokenizer_is_cjk(c))
 			return true;
 		i += (size_t)l;
 	}
@@ -601,6 +612,65 @@ static int run_id(struct store *s, int which, int64_t id)
 {
 	sqlite3_bind_int64(s->st[which], 1, id);
 	return run(s->st[which]);
+}
+
+static void queue_op(struct store *s, bool del, int64_t id, const char *title,
+		     int tlen, const char *body, int blen)
+{
+	if (s->nops == s->capops) {
+		s->capops = s->capops ? 2 * s->capops : 64;
+		s->ops = xrealloc(s->ops, s->capops * sizeof(*s->ops));
+	}
+	s->ops[s->nops++] = (struct fts_op){
+		.del = del,
+		.id = id,
+		.title = xstrndup(title, (size_t)tlen),
+		.body = xstrndup(body, (size_t)blen),
+		.tlen = tlen,
+		.blen = blen,
+	};
+}
+
+static void drop_ops(struct store *s)
+{
+	for (size_t i = 0; i < s->nops; i++) {
+		free(s->ops[i].title);
+		free(s->ops[i].body);
+	}
+	s->nops = 0;
+}
+
+/* Add (or, with del, remove) a row's text in both FTS tables. */
+static int fts_rows(struct store *s, bool del, int64_t id, const char *title,
+		    int tlen, const char *body, int blen)
+{
+	_cleanup_free_ char *folded = fold_key_n(body, (size_t)blen);
+	sqlite3_stmt *f = s->st[del ? ST_UNINDEX_FTS : ST_INDEX_FTS];
+	sqlite3_bind_int64(f, 1, id);
+	sqlite3_bind_text(f, 2, title, tlen, SQLITE_STATIC);
+	sqlite3_bind_text(f, 3, body, blen, SQLITE_STATIC);
+	int r = run(f);
+	sqlite3_stmt *t = s->st[del ? ST_UNINDEX_SUB : ST_INDEX_SUB];
+	sqlite3_bind_int64(t, 1, id);
+	sqlite3_bind_text(t, 2, folded, -1, SQLITE_STATIC);
+	return r | run(t);
+}
+
+/* Take a row's text out of both FTS tables: queued with the text it has
+ * now (before it changes). */
+static int unindex(struct store *s, int64_t id)
+{
+	sqlite3_stmt *st = s->st[ST_OLD_DOC];
+	sqlite3_bind_int64(st, 1, id);
+	int r = sqlite3_step(st);
+	if (r == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(st, 0);
+		const char *b = (const char *)sqlite3_column_text(st, 1);
+		queue_op(s, true, id, t ? t : "", sqlite3_column_bytes(st, 0),
+			 b ? b : "", sqlite3_column_bytes(st, 1));
+	}
+	sqlite3_reset(st);
+	return r == SQLITE_ROW || r == SQLITE_DONE ? 0 : -EIO;
 }
 
 int store_put(struct store *s, const struct note *n, const char *text,
@@ -636,11 +706,8 @@ int store_put(struct store *s, const struct note *n, const char *text,
 	_cleanup_free_ char *folder = fold_key_n(n->path, n->dirlen);
 	int64_t old = find_id(s, n->path);
 	int r = 0;
-	if (old >= 0) {
-		/* Unindex with the old text, before it changes. */
-		r |= run_id(s, ST_UNINDEX_FTS, old);
-		r |= run_id(s, ST_UNINDEX_SUB, old);
-	}
+	if (old >= 0)
+		r |= unindex(s, old);
 	sqlite3_stmt *st = s->st[ST_UPSERT];
 	sqlite3_bind_text(st, 1, n->path, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, n->fold_name, -1, SQLITE_STATIC);
@@ -673,9 +740,9 @@ int store_put(struct store *s, const struct note *n, const char *text,
 	sqlite3_bind_text(st, 2, title.s, (int)title.len, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, btext, -1, SQLITE_STATIC);
 	r |= run(st);
+	queue_op(s, false, id, title.s, (int)title.len, btext,
+		 (int)strlen(btext));
 	sb_free(&title);
-	r |= run_id(s, ST_INDEX_FTS, id);
-	r |= run_id(s, ST_INDEX_SUB, id);
 	atomic_fetch_add(&s->gen, 1);
 	return r ? write_failed(s) : 0;
 }
@@ -687,8 +754,7 @@ int store_remove(struct store *s, const char *path)
 	int64_t id = find_id(s, path);
 	if (id < 0)
 		return 0;
-	int r = run_id(s, ST_UNINDEX_FTS, id);
-	r |= run_id(s, ST_UNINDEX_SUB, id);
+	int r = unindex(s, id);
 	r |= run_id(s, ST_DEL_DOC, id);
 	r |= run_id(s, ST_DEL_TAGS, id);
 	r |= run_id(s, ST_DEL_NOTE, id);
@@ -769,9 +835,30 @@ static bool text_atom(const struct qnode *q)
 	return q->kind == Q_WORD || q->kind == Q_PHRASE;
 }
 
+/* A word or phrase with a CJK character standing alone (between other
+ * text): character pairs cannot find it; substrings can. */
 static bool cjk_atom(const struct qnode *q)
 {
-	return text_atom(q) && has_cjk(q->text, strlen(q->text));
+	if (!text_atom(q))
+		return false;
+	const char *t = q->text;
+	size_t n = strlen(t);
+	int run = 0;
+	for (size_t i = 0; i <= n;) {
+		int32_t c = 0;
+		int l = i < n ? u8_decode(t + i, n - i, &c) : 1;
+		if (l <= 0)
+			l = 1;
+		if (i < n && tokenizer_is_cjk(c)) {
+			run++;
+		} else {
+			if (run == 1)
+				return true;
+			run = 0;
+		}
+		i += (size_t)l;
+	}
+	return false;
 }
 
 /* Trigram query for a substring of the folded text: "abc" AND "bcd" ...

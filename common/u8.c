@@ -46,27 +46,67 @@ static char *map(const char *s, size_t n, int opts)
 	return (char *)out;
 }
 
+static bool ascii_at(const char *s, size_t n, size_t i)
+{
+	return i >= n || (unsigned char)s[i] < 0x80;
+}
+
+/*
+ * utf8proc over the non-ASCII stretches only (notes are mostly ASCII). An
+ * ASCII character followed by another ASCII character never combines with
+ * what is around it (no canonical composition pairs a character with a
+ * following ASCII one), so the text can be cut there; an ASCII character
+ * right before non-ASCII text goes with that text (it may be the base of
+ * combining marks). NULL when the text is not valid UTF-8.
+ */
+static char *map_mixed(const char *s, size_t n, int opts, bool lower)
+{
+	struct sbuf b = {0};
+	sb_grow(&b, n);
+	b.s[0] = 0;
+	size_t i = 0;
+	while (i < n) {
+		size_t j = i;
+		while (j < n && ascii_at(s, n, j) && ascii_at(s, n, j + 1))
+			j++;
+		sb_grow(&b, j - i);
+		for (size_t k = i; k < j; k++) {
+			char c = s[k];
+			b.s[b.len++] = lower && c >= 'A' && c <= 'Z'
+					       ? (char)(c + 32)
+					       : c;
+		}
+		b.s[b.len] = 0;
+		if (j >= n)
+			break;
+		size_t k = j;
+		while (k < n && !(ascii_at(s, n, k) && ascii_at(s, n, k + 1)))
+			k++;
+		char *m = map(s + j, k - j, opts);
+		if (!m) {
+			sb_free(&b);
+			return NULL;
+		}
+		sb_puts(&b, m);
+		free(m);
+		i = k;
+	}
+	return sb_steal(&b);
+}
+
 char *u8_nfc(const char *s)
 {
 	size_t n = strlen(s);
 	if (is_ascii(s, n))
 		return xstrndup(s, n);
-	return map(s, n, UTF8PROC_STABLE | UTF8PROC_COMPOSE);
+	return map_mixed(s, n, UTF8PROC_STABLE | UTF8PROC_COMPOSE, false);
 }
 
 char *u8_fold_n(const char *s, size_t n)
 {
-	if (is_ascii(s, n)) {
-		char *r = xmalloc(n + 1);
-		for (size_t i = 0; i < n; i++) {
-			char c = s[i];
-			r[i] = (c >= 'A' && c <= 'Z') ? (char)(c + 32) : c;
-		}
-		r[n] = 0;
-		return r;
-	}
-	return map(s, n,
-		   UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_CASEFOLD);
+	return map_mixed(s, n,
+			 UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_CASEFOLD,
+			 true);
 }
 
 char *u8_fold(const char *s)

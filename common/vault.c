@@ -44,6 +44,10 @@ struct vault {
 	 * of date (fmu), worked off by vault_fulltext_work(). */
 	struct store *store;
 	pthread_mutex_t fmu;
+	/* The store's writer connection. Order: wmu, then smu, then rw. The
+	 * full-text thread puts a big note holding smu alone; writers that
+	 * find smu busy queue their note instead of waiting. */
+	pthread_mutex_t smu;
 	pthread_cond_t fcv;
 	struct ptrvec dirty; /* a queue: dirty.v[dirty_head .. n) */
 	size_t dirty_head;
@@ -107,6 +111,7 @@ int vault_open(const char *root, struct vault **ret, char **ret_msg)
 	pthread_mutex_init(&v->wmu, NULL);
 	pthread_mutex_init(&v->vmu, NULL);
 	pthread_mutex_init(&v->fmu, NULL);
+	pthread_mutex_init(&v->smu, NULL);
 	pthread_cond_init(&v->fcv, NULL);
 	v->dirty_set = hmap_new();
 	load_violations(v);
@@ -125,6 +130,7 @@ struct vault *vault_free(struct vault *v)
 	pthread_mutex_destroy(&v->wmu);
 	pthread_mutex_destroy(&v->vmu);
 	pthread_mutex_destroy(&v->fmu);
+	pthread_mutex_destroy(&v->smu);
 	pthread_cond_destroy(&v->fcv);
 	for (size_t i = v->dirty_head; i < v->dirty.n; i++)
 		free(v->dirty.v[i]);
@@ -435,7 +441,9 @@ static void *scan_worker(void *arg)
 	return NULL;
 }
 
-/* Mark a path's stored entry out of date (fmu held). */
+/* Mark a path's stored entry out of date (fmu held). While a build runs
+ * it counts towards its total; once built, searches put what is queued
+ * first (vault_fulltext_flush), so the index stays ready. */
 static void dirty_add_locked(struct vault *v, const char *path)
 {
 	if (hmap_get(v->dirty_set, path))
@@ -443,8 +451,8 @@ static void dirty_add_locked(struct vault *v, const char *path)
 	char *p = xstrdup(path);
 	pv_push(&v->dirty, p);
 	hmap_put(v->dirty_set, p, p);
-	atomic_fetch_add(&v->fts_total, 1);
-	atomic_store(&v->fts_ready, false);
+	if (!atomic_load(&v->fts_ready))
+		atomic_fetch_add(&v->fts_total, 1);
 }
 
 /* Below this many changed notes, the first index waits for the on-disk
@@ -600,17 +608,33 @@ static void store_broke(struct vault *v)
 }
 
 /*
+ * Notes up to this size are put in the search index before the write
+ * returns (a few milliseconds at most). Bigger ones cost tens of
+ * milliseconds per write in tokenising alone, so they are queued: the
+ * full-text thread puts them shortly after (a burst of writes to one big
+ * note costs one put), and every search first puts what is queued
+ * (vault_fulltext_flush), so no search ever misses a write.
+ */
+#define STORE_SYNC_MAX (64 * 1024)
+
+/*
  * Keep the on-disk index in step with a note that just changed in the
- * index (writer lock held), before the write returns. text NULL: read it.
+ * index (writer lock held). text NULL: read it.
  */
 static void store_sync(struct vault *v, const struct note *n, const char *text,
 		       size_t len)
 {
 	if (!vault_store(v))
 		return;
+	if ((text ? len : (size_t)n->size) > STORE_SYNC_MAX ||
+	    pthread_mutex_trylock(&v->smu) != 0) {
+		dirty_add(v, n->path);
+		return;
+	}
 	_cleanup_free_ char *own = NULL;
 	if (!text && !n->too_big) {
 		if (vault_read_text(v, n, &own, &len) < 0) {
+			pthread_mutex_unlock(&v->smu);
 			dirty_add(v, n->path);
 			return;
 		}
@@ -620,9 +644,12 @@ static void store_sync(struct vault *v, const struct note *n, const char *text,
 		text = NULL;
 	if (store_begin(v->store) == 0 &&
 	    store_put(v->store, n, text, len) == 0 &&
-	    store_commit(v->store) == 0)
+	    store_commit(v->store) == 0) {
+		pthread_mutex_unlock(&v->smu);
 		return;
+	}
 	store_rollback(v->store);
+	pthread_mutex_unlock(&v->smu);
 	store_broke(v);
 }
 
@@ -630,10 +657,18 @@ static void store_drop(struct vault *v, const char *path)
 {
 	if (!vault_store(v))
 		return;
-	if (store_begin(v->store) == 0 && store_remove(v->store, path) == 0 &&
-	    store_commit(v->store) == 0)
+	/* Queued, the path is removed when worked off (no note there). */
+	if (pthread_mutex_trylock(&v->smu) != 0) {
+		dirty_add(v, path);
 		return;
+	}
+	if (store_begin(v->store) == 0 && store_remove(v->store, path) == 0 &&
+	    store_commit(v->store) == 0) {
+		pthread_mutex_unlock(&v->smu);
+		return;
+	}
 	store_rollback(v->store);
+	pthread_mutex_unlock(&v->smu);
 	store_broke(v);
 }
 
@@ -676,15 +711,23 @@ static void store_rebuild(struct vault *v)
 		v->fts_off = true;
 }
 
-/* One dirty path (writer lock held): put what the index has, if the file
- * is still what the index saw; otherwise the change that moved it on is
- * on its way (the watcher) and puts it then. */
-static void work_one(struct vault *v, const char *path)
+/* A big note read for the index, to be put without the writer lock. */
+struct big_put {
+	struct note *n; /* a copy */
+	char *text;
+	size_t len;
+};
+
+/* One dirty path (writer lock and smu held): put what the index has, if
+ * the file is still what the index saw; otherwise the change that moved
+ * it on is on its way (the watcher) and puts it then. A big note is
+ * handed back in *big instead (returns 1). */
+static int work_one(struct vault *v, const char *path, struct big_put *big)
 {
 	struct note *n = index_by_path(v->ix, path);
 	if (!n) {
 		store_remove(v->store, path);
-		return;
+		return 0;
 	}
 	_cleanup_free_ char *text = NULL;
 	size_t len;
@@ -692,12 +735,23 @@ static void work_one(struct vault *v, const char *path)
 	int64_t btime;
 	if (read_note_file(v->rootfd, path, &text, &len, &st, &btime) < 0 ||
 	    !same_file(n, &st))
-		return;
+		return 0;
+	if (!n->too_big && len > STORE_SYNC_MAX) {
+		size_t bl;
+		_cleanup_free_ void *blob = note_to_blob(n, &bl);
+		big->n = note_from_blob(n->path, blob, bl);
+		if (big->n) {
+			big->text = TAKE_PTR(text);
+			big->len = len;
+			return 1;
+		}
+	}
 	store_put(v->store, n, n->too_big ? NULL : text, len);
+	return 0;
 }
 
 /* Batches hold the writer lock this long at most. */
-#define WORK_SLICE_NS 40000000ull
+#define WORK_SLICE_NS 15000000ull
 
 /* The next dirty path (fmu held), or NULL. */
 static char *dirty_pop_locked(struct vault *v)
@@ -724,9 +778,11 @@ void vault_fulltext_work(struct vault *v)
 		if (vault_store(v) &&
 		    (v->fts_reset || store_failed(v->store))) {
 			/* No reader may hold a connection meanwhile. */
+			pthread_mutex_lock(&v->smu);
 			pthread_rwlock_wrlock(&v->rw);
 			store_rebuild(v);
 			pthread_rwlock_unlock(&v->rw);
+			pthread_mutex_unlock(&v->smu);
 		}
 		pthread_mutex_lock(&v->fmu);
 		bool stop = v->fts_stop;
@@ -736,6 +792,8 @@ void vault_fulltext_work(struct vault *v)
 			return;
 		}
 		size_t done = 0;
+		struct big_put big = {0};
+		pthread_mutex_lock(&v->smu);
 		if (store_begin(v->store) == 0) {
 			uint64_t t0 = now_ns();
 			while (now_ns() - t0 < WORK_SLICE_NS) {
@@ -744,14 +802,33 @@ void vault_fulltext_work(struct vault *v)
 				pthread_mutex_unlock(&v->fmu);
 				if (!p)
 					break;
-				work_one(v, p);
+				int r = work_one(v, p, &big);
 				free(p);
 				done++;
+				if (r > 0)
+					break;
 			}
 			if (store_commit(v->store) < 0)
 				store_broke(v);
 		} else {
 			store_broke(v);
+		}
+		if (big.n) {
+			/* Writers go on meanwhile (they queue what they
+			 * change, smu being taken). */
+			vault_write_unlock(v);
+			if (store_begin(v->store) < 0 ||
+			    store_put(v->store, big.n, big.text, big.len) < 0 ||
+			    store_commit(v->store) < 0) {
+				store_rollback(v->store);
+				store_broke(v);
+			}
+			pthread_mutex_unlock(&v->smu);
+			note_free(big.n);
+			free(big.text);
+			vault_write_lock(v);
+		} else {
+			pthread_mutex_unlock(&v->smu);
 		}
 		pthread_mutex_lock(&v->fmu);
 		atomic_fetch_add(&v->fts_done, done);
@@ -770,14 +847,39 @@ void vault_fulltext_work(struct vault *v)
 	}
 }
 
+/* Big notes queued after the first build wait this long, so that a burst
+ * of writes to one of them is put once. */
+#define FLUSH_DELAY_MS 300
+
 bool vault_fulltext_wait_work(struct vault *v)
 {
 	pthread_mutex_lock(&v->fmu);
 	while (!v->fts_stop && v->dirty_head >= v->dirty.n && !v->fts_reset)
 		pthread_cond_wait(&v->fcv, &v->fmu);
+	if (!v->fts_stop && !v->fts_reset && atomic_load(&v->fts_ready)) {
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += FLUSH_DELAY_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		while (!v->fts_stop && !v->fts_reset &&
+		       pthread_cond_timedwait(&v->fcv, &v->fmu, &until) == 0)
+			;
+	}
 	bool go = !v->fts_stop;
 	pthread_mutex_unlock(&v->fmu);
 	return go;
+}
+
+void vault_fulltext_flush(struct vault *v)
+{
+	pthread_mutex_lock(&v->fmu);
+	bool queued = v->dirty_head < v->dirty.n;
+	pthread_mutex_unlock(&v->fmu);
+	if (queued && atomic_load(&v->fts_ready) && vault_store(v))
+		vault_fulltext_work(v);
 }
 
 void vault_fulltext_stop(struct vault *v)

@@ -71,6 +71,10 @@ void vault_fulltext_work(struct vault *v);
 /* Block until there is work (true) or vault_fulltext_stop() (false). */
 bool vault_fulltext_wait_work(struct vault *v);
 void vault_fulltext_stop(struct vault *v);
+/* Once the first build is done: put the notes still queued (big notes
+ * written a moment ago), so that a search that follows sees them. Call
+ * without the vault's locks. */
+void vault_fulltext_flush(struct vault *v);
 /* Wait until full-text search is ready; false on timeout. */
 bool vault_fulltext_wait_ready(struct vault *v, int timeout_ms);
 /* After a failed search: when the database turned out damaged, have it

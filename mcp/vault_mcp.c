@@ -118,12 +118,17 @@ static int connect_daemon(struct app *a, bool autostart)
 	int r = ctl_connect(path, &a->daemon);
 	if (r == 0 || !autostart)
 		return r;
-	int rc = start_daemon(a->vault, a->socket);
-	if (rc != 0)
-		log_warn("vaultd exited with %d (another one may be starting)",
-			 rc);
-	/* Another vault-mcp may be starting it at the same moment. */
-	for (int i = 0; i < 100; i++) {
+	/* Another vault-mcp may be starting it at the same moment, or the
+	 * last one may still be on its way out (it holds the vault until it
+	 * has closed everything): try again until one answers. */
+	for (int i = 0; i < 300; i++) {
+		if (i % 20 == 0) {
+			int rc = start_daemon(a->vault, a->socket);
+			if (rc != 0)
+				log_warn("vaultd exited with %d (another one "
+					 "may be starting or stopping)",
+					 rc);
+		}
 		r = ctl_connect(path, &a->daemon);
 		if (r == 0)
 			return 0;

@@ -747,6 +747,20 @@ static void test_u8_helpers(void)
 	s = u8_fold_n("ABCdef", 3);
 	ASSERT_STR_EQ(s, "abc");
 	free(s);
+	/* Empty input; ASCII runs around non-ASCII stretches; a base letter
+	 * right before a combining mark composes with it. */
+	s = u8_fold_n("", 0);
+	ASSERT_STR_EQ(s, "");
+	free(s);
+	s = u8_nfc("");
+	ASSERT_STR_EQ(s, "");
+	free(s);
+	s = u8_fold("Big " NFD_CAFE " Ünd ÉÉ X");
+	ASSERT_STR_EQ(s, "big caf\xc3\xa9 ünd éé x");
+	free(s);
+	s = u8_nfc("AB" NFD_CAFE "CD");
+	ASSERT_STR_EQ(s, "AB" NFC_CAFE "CD");
+	free(s);
 	int32_t cp = 0;
 	CU_ASSERT_EQUAL(u8_decode("\xe2\x82\xac", 3, &cp), 3);
 	CU_ASSERT_EQUAL(cp, 0x20ac);

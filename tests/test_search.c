@@ -422,6 +422,7 @@ static void test_unicode(void)
 	tv_write(&t, "fr/Café.md", "Un café et un résumé, s'il vous plaît.\n");
 	tv_write(&t, "zh/知识.md", "我们正在研究知识管理系统的设计。\n");
 	tv_write(&t, "ja/旅行.md", "昨日は東京タワーに行きました。\n");
+	tv_write(&t, "ko/서울.md", "오늘은 서울도서관에 갔습니다.\n");
 	tv_write(&t, "en/Plain.md", "Nothing special, ascii only.\n");
 	open_indexed(&t);
 	/* Cyrillic case folding, both ways. */
@@ -440,7 +441,14 @@ static void test_unicode(void)
 	expect_names(&t, "タワー", "旅行");
 	expect_names(&t, "\"東京タワー\"", "旅行");
 	expect_names(&t, "title:旅行", "旅行");
-	expect_names(&t, "知识 OR タワー", "旅行,知识");
+	/* Ranked like words: the title hit first. */
+	expect_names(&t, "知识 OR タワー", "知识,旅行");
+	/* A single character, and one amid other text: substrings. */
+	expect_names(&t, "研", "知识");
+	expect_names(&t, "title:知", "知识");
+	expect_names(&t, "東 OR 识", "旅行,知识");
+	/* Korean too. */
+	expect_names(&t, "도서관", "서울");
 	expect_names(&t, "研究 -管理", "");
 	cJSON *r = ft(&t, "管理系", NULL);
 	const cJSON *first =

@@ -4,8 +4,11 @@
  * benchmarks: nested folders, frontmatter (tags, aliases, dates), about
  * 1-2 KB per note (median ~1.5 KB), wikilinks with aliases and headings,
  * markdown links, a few broken links, inline tags, code blocks, some
- * Cyrillic and CJK text, and a few names shared by two notes.
- * Deterministic for a given seed.
+ * Cyrillic and CJK text, and a few names shared by two notes. The text
+ * mixes a small set of common words with a 20,000-word vocabulary drawn
+ * with a Zipf distribution, as natural language is (a few words are
+ * everywhere, most are rare), so search benchmarks see realistic posting
+ * lists. Deterministic for a given seed.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -54,9 +57,59 @@ static char **paths; /* note paths without .md */
 static char **tags;
 static size_t ntags;
 
+/* The Zipf vocabulary: pseudo-words made of syllables, rank r drawn
+ * with weight 1/r. */
+#define NVOCAB 20000
+static char *vocab[NVOCAB];
+static double cumw[NVOCAB];
+
+static void make_vocab(void)
+{
+	static const char *const syl[] = {
+		"ka",  "ri",  "mo",  "ten", "sa", "lu",	 "ve", "dor",
+		"pi",  "na",  "gor", "el",  "tu", "bra", "si", "om",
+		"fe",  "zan", "qui", "lo",  "ta", "mer", "ni", "ro",
+		"cha", "vu",  "les", "di",  "po", "ar",
+	};
+	const size_t ns = sizeof(syl) / sizeof(*syl);
+	double acc = 0;
+	for (size_t r = 0; r < NVOCAB; r++) {
+		char b[64] = "";
+		size_t x = r;
+		/* Rank -> syllables (base ns), at least two: unique words. */
+		do {
+			strcat(b, syl[x % ns]);
+			x /= ns;
+		} while (x);
+		if (r < ns)
+			strcat(b, syl[(r * 7 + 3) % ns]);
+		vocab[r] = strdup(b);
+		acc += 1.0 / (double)(r + 1);
+		cumw[r] = acc;
+	}
+}
+
+static const char *zipf_word(void)
+{
+	double u = (double)rnd() / 2097152.0 / 1024.0; /* [0, 1) */
+	double target = u * cumw[NVOCAB - 1];
+	size_t lo = 0, hi = NVOCAB - 1;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (cumw[mid] < target)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return vocab[lo];
+}
+
 static void word(FILE *f)
 {
-	fputs(WORDS[pick(NWORDS)], f);
+	if (pick(100) < 70)
+		fputs(zipf_word(), f);
+	else
+		fputs(WORDS[pick(NWORDS)], f);
 }
 
 static void mkdirs(const char *p)
@@ -111,6 +164,7 @@ int main(int argc, char **argv)
 		rng ^= strtoull(argv[3], NULL, 10) * 0x2545f4914f6cdd1dull;
 	if (!n)
 		return 2;
+	make_vocab();
 	/* Folders: about one per 40 notes, nested up to three levels. */
 	size_t nfolders = n / 40 + 1;
 	char **folders = calloc(nfolders, sizeof(char *));
@@ -238,5 +292,7 @@ int main(int argc, char **argv)
 	free(paths);
 	free(folders);
 	free(tags);
+	for (size_t i = 0; i < NVOCAB; i++)
+		free(vocab[i]);
 	return 0;
 }

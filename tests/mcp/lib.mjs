@@ -103,6 +103,13 @@ export async function startDaemon(v, extraArgs = []) {
     if (s) {
       try {
         const c = await ctlConnect(s);
+        // Tools wait for the index anyway; status and tests that count
+        // notes want it finished.
+        let st = await c.call('status');
+        for (let j = 0; j < 400 && st.index?.state !== 'ready'; j++) {
+          await sleep(25);
+          st = await c.call('status');
+        }
         c.close();
         return child;
       } catch {}

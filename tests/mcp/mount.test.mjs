@@ -116,6 +116,11 @@ describe('editors and scripts writing through the mount', { skip: !HAVE_FUSE && 
     fs.writeFileSync(p, '---\ntags: [idea]\n---\n# Target\n\nNew text.\n');
     assert.match(m.back('Target.md'), /New text/);
     assert.match(fs.readFileSync(p, 'utf8'), /New text/);
+    // The search index took the write before close() returned.
+    const found = await m.tool('search_notes', { query: '"new text"', mode: 'fulltext' });
+    assert.deepEqual(found.structured.results.map((r) => r.path), ['Target.md']);
+    const gone = await m.tool('search_notes', { query: '"old text"', mode: 'fulltext' });
+    assert.equal(gone.structured.total, 0);
     const before = m.back('Target.md');
     assert.throws(() => fs.writeFileSync(p, before + 'bad #nodebrandnew\n'), (e) => e.code === 'EPERM');
     await refusedAndKept(m, 'Target.md', before, 'nodebrandnew');
@@ -274,6 +279,8 @@ describe('changes made in the vault folder itself', { skip: !HAVE_FUSE && 'no /d
     assert.ok(fs.readdirSync(m.mnt).includes('New.md'));
     const v = await m.tool('list_violations', { limit: 5 });
     assert.ok(v.structured.violations.some((x) => x.source === 'external' && x.action === 'warned' && x.path === 'New.md'));
+    const found = await m.tool('search_notes', { query: 'outside', mode: 'fulltext' });
+    assert.deepEqual(found.structured.results.map((r) => r.path), ['New.md']);
     // Deleted outside: gone from the index too.
     fs.unlinkSync(path.join(m.vault, 'New.md'));
     let gone = false;

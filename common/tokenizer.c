@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "tokenizer.h"
+#include "u8.h"
+#include "util.h"
+
+bool tokenizer_is_cjk(int32_t c)
+{
+	return (c >= 0x3040 && c <= 0x30ff) || (c >= 0x3400 && c <= 0x4dbf) ||
+	       (c >= 0x4e00 && c <= 0x9fff) || (c >= 0xac00 && c <= 0xd7af) ||
+	       (c >= 0xf900 && c <= 0xfaff) || (c >= 0xff66 && c <= 0xff9f) ||
+	       (c >= 0x20000 && c <= 0x2fa1f);
+}
+
+/* The unicode61 tokenizer this one wraps. */
+struct tok {
+	fts5_tokenizer base;
+	Fts5Tokenizer *inner;
+};
+
+struct call {
+	void *ctx;
+	int (*emit)(void *ctx, int tflags, const char *tok, int ntok, int start,
+		    int end);
+	const char *text; /* the original text */
+};
+
+struct cp {
+	int32_t c;
+	int off, len; /* bytes in the token */
+};
+
+/* Code points of s[0..n); *ret_n of them. */
+static struct cp *decode(const char *s, int n, int *ret_n)
+{
+	struct cp *v = xcalloc((size_t)n + 1, sizeof(*v));
+	int k = 0;
+	for (int i = 0; i < n;) {
+		int32_t c;
+		int l = u8_decode(s + i, (size_t)(n - i), &c);
+		if (l <= 0) {
+			c = (unsigned char)s[i];
+			l = 1;
+		}
+		v[k++] = (struct cp){c, i, l};
+		i += l;
+	}
+	*ret_n = k;
+	return v;
+}
+
+/*
+ * A token from unicode61 that holds CJK characters: its non-CJK stretches
+ * go on as tokens, each CJK stretch as overlapping pairs (a lone CJK
+ * character as itself). Offsets point into the original text: CJK
+ * characters are not changed by folding, so the n-th CJK character of the
+ * token is the n-th of the original span.
+ */
+static int split(struct call *c, int tflags, const char *tok, int ntok,
+		 int start, int end)
+{
+	int nt, no;
+	struct cp *t = decode(tok, ntok, &nt);
+	struct cp *o = decode(c->text + start, end - start, &no);
+	/* Original offsets of the token's CJK characters, in order. */
+	int *where = xcalloc((size_t)nt + 1, sizeof(int));
+	int oi = 0;
+	bool mapped = true;
+	for (int i = 0; i < nt; i++) {
+		if (!tokenizer_is_cjk(t[i].c))
+			continue;
+		while (oi < no && o[oi].c != t[i].c)
+			oi++;
+		if (oi >= no) {
+			mapped = false;
+			break;
+		}
+		where[i] = start + o[oi].off;
+		oi++;
+	}
+	int rc = SQLITE_OK;
+	for (int i = 0; i < nt && rc == SQLITE_OK;) {
+		int j = i;
+		bool cjk = tokenizer_is_cjk(t[i].c);
+		while (j < nt && tokenizer_is_cjk(t[j].c) == cjk)
+			j++;
+		if (!cjk) {
+			/* The original span of this stretch is not known
+			 * exactly; the whole token's is close enough. */
+			rc = c->emit(c->ctx, tflags, tok + t[i].off,
+				     t[j - 1].off + t[j - 1].len - t[i].off,
+				     start, end);
+		} else if (j - i == 1) {
+			int s = mapped ? where[i] : start;
+			rc = c->emit(c->ctx, tflags, tok + t[i].off, t[i].len,
+				     s, mapped ? s + t[i].len : end);
+		} else {
+			for (int k = i; k + 1 < j && rc == SQLITE_OK; k++) {
+				int s = mapped ? where[k] : start;
+				int e = mapped ? where[k + 1] + t[k + 1].len
+					       : end;
+				rc = c->emit(c->ctx, tflags, tok + t[k].off,
+					     t[k].len + t[k + 1].len, s, e);
+			}
+		}
+		i = j;
+	}
+	free(where);
+	free(t);
+	free(o);
+	return rc;
+}
+
+static int on_token(void *ctx, int tflags, const char *tok, int ntok, int start,
+		    int end)
+{
+	struct call *c = ctx;
+	for (int i = 0; i < ntok; i++) {
+		if ((unsigned char)tok[i] < 0x80)
+			continue;
+		int32_t cp;
+		int l = u8_decode(tok + i, (size_t)(ntok - i), &cp);
+		if (l > 0 && tokenizer_is_cjk(cp))
+			return split(c, tflags, tok, ntok, start, end);
+		if (l > 1)
+			i += l - 1;
+	}
+	return c->emit(c->ctx, tflags, tok, ntok, start, end);
+}
+
+static int tok_create(void *ctx, const char **args, int nargs,
+		      Fts5Tokenizer **ret)
+{
+	fts5_api *api = ctx;
+	struct tok *t = xcalloc(1, sizeof(*t));
+	void *uctx = NULL;
+	int rc = api->xFindTokenizer(api, "unicode61", &uctx, &t->base);
+	if (rc == SQLITE_OK)
+		rc = t->base.xCreate(uctx, args, nargs, &t->inner);
+	if (rc != SQLITE_OK) {
+		free(t);
+		return rc;
+	}
+	*ret = (Fts5Tokenizer *)t;
+	return SQLITE_OK;
+}
+
+static void tok_delete(Fts5Tokenizer *p)
+{
+	struct tok *t = (struct tok *)p;
+	t->base.xDelete(t->inner);
+	free(t);
+}
+
+static int tok_tokenize(Fts5Tokenizer *p, void *ctx, int flags,
+			const char *text, int n,
+			int (*emit)(void *, int, const char *, int, int, int))
+{
+	struct tok *t = (struct tok *)p;
+	struct call c = {ctx, emit, text};
+	return t->base.xTokenize(t->inner, &c, flags, text, n, on_token);
+}
+
+static fts5_api *get_api(sqlite3 *db)
+{
+	fts5_api *api = NULL;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, "SELECT fts5(?1)", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return NULL;
+	sqlite3_bind_pointer(st, 1, (void *)&api, "fts5_api_ptr", NULL);
+	sqlite3_step(st);
+	sqlite3_finalize(st);
+	return api;
+}
+
+int tokenizer_register(sqlite3 *db)
+{
+	fts5_api *api = get_api(db);
+	if (!api || api->iVersion < 2)
+		return SQLITE_ERROR;
+	fts5_tokenizer t = {tok_create, tok_delete, tok_tokenize};
+	return api->xCreateTokenizer(api, "vaultd", api, &t, NULL);
+}

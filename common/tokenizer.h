@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The search index's word tokenizer, "vaultd": FTS5's own unicode61
+ * (case and diacritics folded) for alphabetic scripts, and overlapping
+ * character pairs for Chinese, Japanese and Korean text, which is written
+ * without spaces between words. unicode61 alone would make a whole CJK
+ * sentence one token, so that no word inside it could be found; with
+ * pairs, a CJK word of two characters or more is a phrase of pairs, and
+ * matches, ranks and is highlighted like any other word.
+ */
+#pragma once
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Register the tokenizer on a connection (each one that uses the index). */
+int tokenizer_register(sqlite3 *db);
+
+/* Han, kana, hangul: text cut into character pairs. */
+bool tokenizer_is_cjk(int32_t cp);

@@ -1,0 +1,208 @@
+// Search benchmark: on generated vaults, the first build of the search
+// index, a warm restart, the index's size, and 200 mixed full-text queries
+// end-to-end through vault-mcp (official SDK client), next to grep -ril
+// over the same files.
+//   node bench-search.mjs [N...]      (default: 10000 100000)
+// Goals: query median <= 10 ms at 10k, <= 50 ms at 100k; warm restart to
+// ready <= 2 s at 100k; first build <= 60 s at 100k.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ctlConnect, makeVault, mcpClient, socketPath, sleep, startDaemon, stopDaemon } from './lib.mjs';
+
+const sizes = process.argv.slice(2).map((x) => parseInt(x, 10));
+if (!sizes.length) sizes.push(10000, 100000);
+const QUERIES = 200;
+const GREP_MAX = 40; // grep runs per vault (each reads every file)
+
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+function pct(a, p) {
+  const s = [...a].sort((x, y) => x - y);
+  return s[Math.min(s.length - 1, Math.floor((s.length * p) / 100))];
+}
+const ms = (x) => `${x.toFixed(2)} ms`;
+
+let seed = 12345;
+function rnd(n) {
+  seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+  return seed % n;
+}
+const choose = (a) => a[rnd(a.length)];
+
+function generate(dir, n) {
+  const r = spawnSync(process.env.GEN_VAULT_BIN, [dir, String(n), '1'], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(r.stderr);
+  return r.stdout.trim();
+}
+
+async function status(v) {
+  const c = await ctlConnect(socketPath(v));
+  try {
+    return await c.call('status');
+  } finally {
+    c.close();
+  }
+}
+
+// Start vaultd; times (from the start) to the notes index and to the
+// search index being ready.
+async function startTimed(v) {
+  const t0 = now();
+  await startDaemon(v);
+  let tIndex = null;
+  for (;;) {
+    const st = await status(v);
+    if (tIndex === null && st.index.state === 'ready') tIndex = now() - t0;
+    if (st.index.state === 'ready' && st.search_index.state === 'ready') {
+      return { tIndex, tReady: now() - t0, st };
+    }
+    await sleep(5);
+  }
+}
+
+// Queries made of words that are in the vault, in the 001 syntax.
+function makeQueries(vault) {
+  const files = fs
+    .readdirSync(vault, { recursive: true })
+    .filter((f) => f.endsWith('.md'))
+    .sort();
+  const sample = [];
+  for (let i = 0; i < 400; i++) sample.push(choose(files));
+  const freq = new Map();
+  const pairs = [];
+  const tags = new Set();
+  for (const f of sample) {
+    const text = fs.readFileSync(path.join(vault, f), 'utf8');
+    for (const m of text.matchAll(/^ {2}- ([a-z]+)$/gm)) tags.add(m[1]);
+    const body = text.replace(/^---[\s\S]*?\n---\n/, '').replace(/\[\[[^\]]*\]\]|#\S+|```[\s\S]*?```/g, ' ');
+    const words = body.match(/[a-z]{3,}/g) || [];
+    for (const w of words) freq.set(w, (freq.get(w) || 0) + 1);
+    for (let k = 0; k + 1 < words.length; k += 17) pairs.push(`${words[k]} ${words[k + 1]}`);
+  }
+  const byFreq = [...freq.entries()].sort((a, b) => b[1] - a[1]).map((e) => e[0]);
+  const common = byFreq.slice(0, 30);
+  const mid = byFreq.slice(Math.floor(byFreq.length * 0.2), Math.floor(byFreq.length * 0.5));
+  const rare = byFreq.slice(Math.floor(byFreq.length * 0.8));
+  const any = () => choose(choose([common, mid, mid, rare]));
+  const top = [...new Set(files.map((f) => f.split('/')[0]))].sort();
+  const titleWords = ['garden', 'meeting', 'project', 'review', 'design', 'river', 'summit', 'kernel'];
+  const q = [];
+  const add = (query, grep) => q.push({ query, grep });
+  for (let i = 0; i < 20; i++) add(choose(common), null);
+  for (let i = 0; i < 20; i++) add(choose(mid), null);
+  for (let i = 0; i < 20; i++) add(choose(rare), null);
+  for (let i = 0; i < 30; i++) {
+    const a = any(), b = any();
+    add(`${a} ${b}`, a);
+  }
+  for (let i = 0; i < 20; i++) {
+    const p = choose(pairs);
+    add(`"${p}"`, p);
+  }
+  for (let i = 0; i < 20; i++) {
+    const a = choose(mid), b = choose(rare);
+    add(`${a} OR ${b}`, a);
+  }
+  for (let i = 0; i < 20; i++) {
+    const w = choose(mid);
+    add(`${w} tag:${choose([...tags])}`, w);
+  }
+  for (let i = 0; i < 15; i++) {
+    const w = choose(mid);
+    add(`folder:"${choose(top)}" ${w}`, w);
+  }
+  for (let i = 0; i < 15; i++) {
+    const w = choose(titleWords);
+    add(`title:${w} -${choose(rare)}`, w);
+  }
+  for (let i = 0; i < 10; i++) {
+    const w = choose(mid);
+    add(`${w.slice(0, 4)}*`, w.slice(0, 4));
+  }
+  for (let i = 0; i < 10; i++) {
+    const w = choose(['проект', 'заметка', 'встреча', '研究', '東京', '会議', '計画']);
+    add(w, w);
+  }
+  for (const x of q) x.grep = x.grep ?? x.query;
+  return q.slice(0, QUERIES);
+}
+
+async function runQueries(client, queries) {
+  // Warm up: the first queries open connections and fill caches.
+  for (let i = 0; i < 5; i++)
+    await client.callTool({ name: 'search_notes', arguments: { query: queries[i].query, mode: 'fulltext' } });
+  const times = [];
+  const slow = [];
+  let hits = 0;
+  for (const { query } of queries) {
+    const t = now();
+    const r = await client.callTool({ name: 'search_notes', arguments: { query, mode: 'fulltext' } });
+    times.push(now() - t);
+    slow.push([now() - t, query]);
+    if (r.isError) throw new Error(`${query}: ${r.content[0].text}`);
+    if (r.structuredContent?.total > 0) hits++;
+  }
+  slow.sort((a, b) => b[0] - a[0]);
+  return { times, hits, slow: slow.slice(0, 5) };
+}
+
+function runGrep(vault, queries) {
+  const times = [];
+  for (const { grep } of queries.slice(0, GREP_MAX)) {
+    const t = now();
+    const r = spawnSync('grep', ['-rilF', '--include=*.md', '--', grep, vault], { maxBuffer: 1 << 30 });
+    times.push(now() - t);
+    if (r.status > 1) throw new Error(`grep ${grep}: ${r.stderr}`);
+  }
+  return times;
+}
+
+const rows = [];
+for (const n of sizes) {
+  const v = makeVault({});
+  try {
+    console.log(`\n== ${n} notes: ${generate(v.vault, n)}`);
+    const first = await startTimed(v);
+    const bytes = first.st.search_index.bytes;
+    console.log(
+      `first start: notes index ready in ${ms(first.tIndex)}, search index built in ${(first.tReady / 1000).toFixed(1)} s, ` +
+        `${(bytes / 1e6).toFixed(1)} MB on disk`,
+    );
+    await stopDaemon(v);
+    const warm = await startTimed(v);
+    const si = warm.st.search_index;
+    console.log(
+      `warm restart: ready (notes and search) in ${ms(warm.tReady)}; ` +
+        `${si.unchanged_at_start} notes reused, ${si.read_at_start} read`,
+    );
+    const queries = makeQueries(v.vault);
+    const client = await mcpClient(v);
+    const { times, hits, slow } = await runQueries(client, queries);
+    await client.close();
+    const g = runGrep(v.vault, queries);
+    console.log(
+      `fulltext via MCP (${times.length} mixed queries, ${hits} with results): ` +
+        `median ${ms(pct(times, 50))}, p95 ${ms(pct(times, 95))}, max ${ms(Math.max(...times))}`,
+    );
+    console.log(`slowest: ${slow.map(([t, q]) => `${q} (${ms(t)})`).join('; ')}`);
+    console.log(`grep -ril (${g.length} of the same queries): median ${ms(pct(g, 50))}, p95 ${ms(pct(g, 95))}`);
+    rows.push({
+      n,
+      build: first.tReady / 1000,
+      restart: warm.tReady,
+      mb: bytes / 1e6,
+      med: pct(times, 50),
+      p95: pct(times, 95),
+      grep: pct(g, 50),
+    });
+  } finally {
+    await stopDaemon(v);
+    await v.cleanup();
+  }
+}
+console.log('\nnotes    first build  warm restart  index size  query median  query p95  grep -ril median');
+for (const r of rows)
+  console.log(
+    `${String(r.n).padEnd(8)} ${(r.build.toFixed(1) + ' s').padStart(11)}  ${ms(r.restart).padStart(12)}  ` +
+      `${(r.mb.toFixed(1) + ' MB').padStart(10)}  ${ms(r.med).padStart(12)}  ${ms(r.p95).padStart(9)}  ${ms(r.grep).padStart(16)}`,
+  );
