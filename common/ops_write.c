@@ -328,6 +328,25 @@ int op_update_note(struct tool_ctx *c)
 	return simple_edit(c, do_update, "updated");
 }
 
+static int do_replace_whole(struct tool_ctx *c, const char *ref,
+			    const char *text, size_t len, char **ret)
+{
+	(void)ref;
+	(void)text;
+	(void)len;
+	*ret = xstrdup(c->replacement);
+	return 0;
+}
+
+int op_write_text(struct tool_ctx *c, const char *ref, const char *text)
+{
+	WRITE_LOCKED(c);
+	c->replacement = text;
+	int r = edit_note(c, ref, do_replace_whole, NULL);
+	c->replacement = NULL;
+	return r;
+}
+
 struct replace_state {
 	int count;
 };

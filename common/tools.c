@@ -453,6 +453,57 @@ static const struct tool TOOLS[] = {
 		.run = op_list_violations,
 	},
 	{
+		.name = "get_note_history",
+		.title = "Note history",
+		.description = "Versions of a note, newest first: short id, "
+			       "time (UTC), who wrote it (mcp:<tool>, "
+			       "mount:<program>, vaultctl, external) and what "
+			       "changed. Follows the note across renames. "
+			       "Every write is recorded, from any writer.",
+		.input_schema = OBJ(P_NAME "," P_INT("limit", "50", "1", "100",
+					     "Most versions to list"),
+				    "\"name\""),
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT,
+		.run = op_get_note_history,
+	},
+	{
+		.name = "get_note_version",
+		.title = "Read an old version",
+		.description = "A note's text at one version (a short or full "
+			       "id from get_note_history), with its path, "
+			       "tags and times.",
+		.input_schema = OBJ(P_NAME "," P_TEXT("version",
+					     "Version id (short or full)"),
+				    "\"name\",\"version\""),
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT,
+		.run = op_get_note_version,
+	},
+	{
+		.name = "diff_note_versions",
+		.title = "Compare versions",
+		.description = "Unified diff of a note between two versions "
+			       "(older first), with the numbers of added and "
+			       "deleted lines.",
+		.input_schema = OBJ(P_NAME "," P_TEXT("from_version",
+					     "The older version id") "," P_TEXT("to_version", "The newer version id"),
+				    "\"name\",\"from_version\",\"to_version\""),
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT,
+		.run = op_diff_note_versions,
+	},
+	{
+		.name = "restore_note_version",
+		.title = "Restore a version",
+		.description = "Write a note's text from an old version back "
+			       "as a new change (checked by the policy like "
+			       "any write). History is never rewritten: the "
+			       "restore is a new version.",
+		.input_schema = OBJ(P_NAME "," P_TEXT("version",
+					     "Version id to restore"),
+				    "\"name\",\"version\""),
+		.flags = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT | TOOL_TEXT,
+		.run = op_restore_note_version,
+	},
+	{
 		.name = "get_help",
 		.title = "Help",
 		.description = "Every tool with its parameters and description.",

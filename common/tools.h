@@ -41,6 +41,7 @@ struct tool_ctx {
 	void (*progress)(void *ud, size_t done, size_t total,
 			 const char *message);
 	void *progress_ud;
+	const char *replacement; /* op_write_text's new text */
 };
 
 struct tool_call {
@@ -129,6 +130,12 @@ int op_add_tag(struct tool_ctx *c);
 int op_remove_tag(struct tool_ctx *c);
 int op_rename_note(struct tool_ctx *c);
 int op_delete_note(struct tool_ctx *c);
+int op_get_note_history(struct tool_ctx *c);
+int op_get_note_version(struct tool_ctx *c);
+int op_diff_note_versions(struct tool_ctx *c);
+int op_restore_note_version(struct tool_ctx *c);
+/* Replace a note's whole text through the guard (ops_write.c). */
+int op_write_text(struct tool_ctx *c, const char *ref, const char *text);
 
 /* Shared by handlers (ops_common.c). */
 const char *arg_str(const struct tool_ctx *c, const char *key, const char *def);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "vault.h"
 #include "fileio.h"
+#include "history.h"
 #include "rewrite.h"
 #include "store.h"
 #include "u8.h"
@@ -43,6 +44,7 @@ struct vault {
 	 * writes; dirty holds the paths whose stored entry or text is out
 	 * of date (fmu), worked off by vault_fulltext_work(). */
 	struct store *store;
+	struct history *hist;
 	pthread_mutex_t fmu;
 	/* The store's writer connection. Order: wmu, then smu, then rw. The
 	 * full-text thread puts a big note holding smu alone; writers that
@@ -552,6 +554,58 @@ void vault_index_state(struct vault *v, size_t *ret_done, size_t *ret_total,
 
 /* ---- the on-disk index ----------------------------------------------------
  */
+
+static void history_listener(const struct vault_event *ev, void *ud)
+{
+	struct history *h = ud;
+	const char *who = ev->source && *ev->source ? ev->source : "unknown";
+	switch (ev->type) {
+	case VEV_CREATED:
+	case VEV_CHANGED:
+		history_note_changed(h, ev->path, who);
+		break;
+	case VEV_DELETED:
+		history_note_deleted(h, ev->path, who);
+		break;
+	case VEV_RENAMED:
+		history_note_renamed(h, ev->old_path, ev->path, who);
+		break;
+	}
+}
+
+void vault_attach_history(struct vault *v, struct history *h)
+{
+	if (v->hist)
+		vault_remove_listener(v, history_listener, v->hist);
+	v->hist = h;
+	if (h)
+		vault_add_listener(v, history_listener, h);
+}
+
+struct history *vault_history(struct vault *v)
+{
+	return v->hist;
+}
+
+int vault_history_scan(struct vault *v)
+{
+	if (!v->hist)
+		return 0;
+	vault_write_lock(v);
+	pthread_rwlock_rdlock(&v->rw);
+	size_t n;
+	struct note *const *all = index_sorted(v->ix, &n);
+	struct history_file *files = xcalloc(n ? n : 1, sizeof(*files));
+	for (size_t i = 0; i < n; i++)
+		files[i] = (struct history_file){all[i]->path, all[i]->mtime_ns,
+						 all[i]->size, all[i]->ino};
+	/* The index does not change while the writer lock is held. */
+	pthread_rwlock_unlock(&v->rw);
+	int r = history_scan(v->hist, files, n);
+	free(files);
+	vault_write_unlock(v);
+	return r;
+}
 
 void vault_attach_store(struct vault *v, struct store *s)
 {

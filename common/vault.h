@@ -52,6 +52,17 @@ void vault_index_state(struct vault *v, size_t *ret_done, size_t *ret_total,
  * that is out of date there (a first build, changed files) is worked off
  * by vault_fulltext_work(); full-text search is ready when that is done.
  */
+struct history;
+/*
+ * Note history (history.h): every change the vault makes or sees is
+ * recorded with its source as the author. The vault does not own h.
+ */
+void vault_attach_history(struct vault *v, struct history *h);
+struct history *vault_history(struct vault *v);
+/* Record the notes as they are now (after the index is built; blocks
+ * writers meanwhile). Returns the number of notes found changed. */
+int vault_history_scan(struct vault *v);
+
 struct store;
 void vault_attach_store(struct vault *v, struct store *s);
 /* NULL when there is none (or it could not be rebuilt). Valid under the

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "ctl_server.h"
+#include "history.h"
 #include "config.h"
 #include "check.h"
 #include "json.h"
@@ -283,6 +284,17 @@ static cJSON *status_json(struct ctl_server *s)
 		cJSON_AddNumberToObject(si, "read_at_start", (double)st.parsed);
 		cJSON_AddStringToObject(si, "path", st.path);
 		cJSON_AddNumberToObject(si, "bytes", (double)st.bytes);
+	}
+	struct history *h = vault_history(s->v);
+	cJSON *hi = cJSON_AddObjectToObject(o, "history");
+	cJSON_AddStringToObject(hi, "state", h ? "on" : "off");
+	if (h) {
+		size_t versions;
+		uint64_t bytes;
+		history_stats(h, &versions, &bytes);
+		cJSON_AddNumberToObject(hi, "versions", (double)versions);
+		cJSON_AddStringToObject(hi, "path", history_path(h));
+		cJSON_AddNumberToObject(hi, "bytes", (double)bytes);
 	}
 	if (s->mountpoint)
 		cJSON_AddStringToObject(o, "mount", s->mountpoint);

@@ -56,6 +56,8 @@ static void usage(FILE *f)
 	      "                             about, newest first\n"
 	      "  call TOOL [ARG ...]        call a tool; ARG is key=text,\n"
 	      "                             key:=JSON or key@=FILE\n"
+	      "  history NOTE [--limit N]   the note's versions, newest first\n"
+	      "  show NOTE@VERSION          the note's text at a version\n"
 	      "  tools                      every tool with its parameters\n"
 	      "  stop                       stop the vault's daemon\n"
 	      "\n"
@@ -168,6 +170,20 @@ static int cmd_status(const struct opts *o)
 				       1e6,
 			       cJSON_GetStringValue(
 				       cJSON_GetObjectItem(si, "path")));
+		const cJSON *hi = cJSON_GetObjectItem(st, "history");
+		const char *hst =
+			cJSON_GetStringValue(cJSON_GetObjectItem(hi, "state"));
+		if (hst && !strcmp(hst, "on"))
+			printf("history:  %.0f versions, %.1f MB in %s\n",
+			       cJSON_GetNumberValue(
+				       cJSON_GetObjectItem(hi, "versions")),
+			       cJSON_GetNumberValue(
+				       cJSON_GetObjectItem(hi, "bytes")) /
+				       1e6,
+			       cJSON_GetStringValue(
+				       cJSON_GetObjectItem(hi, "path")));
+		else if (hst)
+			printf("history:  off\n");
 		printf("clients:  %.0f\n",
 		       cJSON_GetNumberValue(
 			       cJSON_GetObjectItem(st, "clients")));
@@ -447,6 +463,37 @@ static int cmd_call(const struct opts *o)
 	return call_tool(o, t->name, args);
 }
 
+static int cmd_history(const struct opts *o)
+{
+	if (o->argc != 1) {
+		fputs("vaultctl: history needs one note name\n", stderr);
+		return EXIT_USAGE;
+	}
+	cJSON *args = cJSON_CreateObject();
+	cJSON_AddStringToObject(args, "name", o->argv[0]);
+	if (o->limit > 0)
+		cJSON_AddNumberToObject(args, "limit", (double)o->limit);
+	return call_tool(o, "get_note_history", args);
+}
+
+/* NOTE@VERSION: the version is after the last '@' (names may hold one). */
+static int cmd_show(const struct opts *o)
+{
+	const char *at = o->argc == 1 ? strrchr(o->argv[0], '@') : NULL;
+	if (!at || at == o->argv[0] || !at[1]) {
+		fputs("vaultctl: show needs NOTE@VERSION (versions as "
+		      "vaultctl history shows them)\n",
+		      stderr);
+		return EXIT_USAGE;
+	}
+	cJSON *args = cJSON_CreateObject();
+	_cleanup_free_ char *name =
+		xstrndup(o->argv[0], (size_t)(at - o->argv[0]));
+	cJSON_AddStringToObject(args, "name", name);
+	cJSON_AddStringToObject(args, "version", at + 1);
+	return call_tool(o, "get_note_version", args);
+}
+
 static int cmd_tools(const struct opts *o)
 {
 	/* The same table vaultd serves; no daemon needed to describe it. */
@@ -569,12 +616,17 @@ int main(int argc, char **argv)
 		r = cmd_call(&o);
 	} else if (!strcmp(cmd, "stop")) {
 		r = cmd_stop(&o);
+	} else if (!strcmp(cmd, "history")) {
+		r = cmd_history(&o);
+	} else if (!strcmp(cmd, "show")) {
+		r = cmd_show(&o);
 	} else {
 		fprintf(stderr, "vaultctl: unknown command '%s'\n", cmd);
 		usage(stderr);
 		r = EXIT_USAGE;
 	}
-	if (!r && o.argc && strcmp(cmd, "call") != 0) {
+	if (!r && o.argc && strcmp(cmd, "call") != 0 &&
+	    strcmp(cmd, "history") != 0 && strcmp(cmd, "show") != 0) {
 		fprintf(stderr, "vaultctl: unexpected argument '%s'\n",
 			o.argv[0]);
 		r = EXIT_USAGE;

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "runtime.h"
 #include "sdnotify.h"
+#include "history.h"
 #include "store.h"
 #include "util.h"
 #include "vault.h"
@@ -42,6 +43,7 @@ struct opts {
 	size_t max_line;
 	int workers;
 	const char *cache;
+	bool no_history;
 };
 
 static void usage(FILE *f)
@@ -62,7 +64,9 @@ static void usage(FILE *f)
 	      "  --allow-other    let other users use the mount (needs\n"
 	      "                   user_allow_other in /etc/fuse.conf)\n"
 	      "  --cache DIR      where the search index lives (default:\n"
-	      "                   $XDG_CACHE_HOME/vaultd/<vault-id>)\n",
+	      "                   $XDG_CACHE_HOME/vaultd/<vault-id>)\n"
+	      "  --no-history     do not record note history (in\n"
+	      "                   <vault>/.vaultd/history.git)\n",
 	      f);
 }
 
@@ -76,7 +80,34 @@ struct indexer {
 	pthread_t th;
 	pthread_t fts;
 	bool fts_started;
+	pthread_t hist;
+	bool hist_started;
 };
+
+/* Records the notes as they are at start, then commits what writers
+ * change, a batch at a time. */
+static void *history_thread(void *arg)
+{
+	struct vault *v = arg;
+	struct history *h = vault_history(v);
+	uint64_t t0 = now_ns();
+	int r = vault_history_scan(v);
+	size_t versions;
+	uint64_t bytes;
+	history_stats(h, &versions, &bytes);
+	if (r < 0)
+		log_warn("history: cannot record the notes as they are: %s",
+			 history_error(h));
+	else
+		log_info("history: %d note%s changed since the last run, "
+			 "recorded in %.2f s (%zu versions, %.1f MB in %s)",
+			 r, r == 1 ? "" : "s", (double)(now_ns() - t0) / 1e9,
+			 versions, (double)bytes / 1e6, history_path(h));
+	while (history_wait_due(h))
+		if (history_commit(h, false) < 0)
+			log_warn("history: %s", history_error(h));
+	return NULL;
+}
 
 static void progress(size_t done, size_t total, void *ud)
 {
@@ -130,6 +161,9 @@ static void *index_thread(void *arg)
 	if (st.enabled &&
 	    pthread_create(&ix->fts, NULL, fulltext_thread, ix->v) == 0)
 		ix->fts_started = true;
+	if (vault_history(ix->v) &&
+	    pthread_create(&ix->hist, NULL, history_thread, ix->v) == 0)
+		ix->hist_started = true;
 	/* The mount comes after the index: the guard judges writes against
 	 * what the vault holds, so it must know all of it. */
 	if (ix->o->mount) {
@@ -190,6 +224,22 @@ static void open_search_index(struct vault *v, const char *dir_opt)
 	if (note)
 		log_warn("%s", note);
 	vault_attach_store(v, s);
+}
+
+/* The history repository in the vault's .vaultd/; without it, vaultd
+ * serves everything but the history tools. */
+static struct history *open_history(struct vault *v)
+{
+	struct history *h = NULL;
+	_cleanup_free_ char *note = NULL;
+	if (history_open(vault_rootfd(v), vault_root(v), &h, &note) < 0) {
+		log_warn("note history is off: %s", note);
+		return NULL;
+	}
+	if (note)
+		log_warn("%s", note);
+	vault_attach_history(v, h);
+	return h;
 }
 
 static bool ctl_mount_ok(const struct indexer *ix)
@@ -269,6 +319,7 @@ int main(int argc, char **argv)
 		{"grace-ms", required_argument, NULL, 'g'},
 		{"allow-other", no_argument, NULL, 'a'},
 		{"cache", required_argument, NULL, 'c'},
+		{"no-history", no_argument, NULL, 'H'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{},
@@ -307,6 +358,9 @@ int main(int argc, char **argv)
 			break;
 		case 'c':
 			o.cache = optarg;
+			break;
+		case 'H':
+			o.no_history = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -416,6 +470,7 @@ int main(int argc, char **argv)
 	}
 	log_info("vault %s, socket %s", vault_root(v), sock);
 	open_search_index(v, o.cache);
+	struct history *hist = o.no_history ? NULL : open_history(v);
 	if (notify_fd >= 0) {
 		if (write(notify_fd, "R", 1) < 0) {
 		}
@@ -442,7 +497,16 @@ int main(int argc, char **argv)
 		log_info("unmounted %s", o.mount);
 	}
 	ctl_server_free(srv);
+	/* No writer is left: commit what is pending. */
+	if (hist) {
+		history_stop(hist);
+		if (ixr.hist_started)
+			pthread_join(ixr.hist, NULL);
+		vault_attach_history(v, NULL);
+	}
 	vault_free(v);
+	if (hist)
+		history_free(hist);
 	bool mount_failed = o.mount && !ctl_mount_ok(&ixr);
 	_cleanup_free_ char *lockpath = xasprintf("%s.lock", sock);
 	unlink(lockpath);

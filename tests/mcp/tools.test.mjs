@@ -11,12 +11,13 @@ const EXPECTED_TOOLS = [
   'read_section', 'recent_notes', 'create_note', 'append_note', 'prepend_note', 'update_note',
   'replace_text', 'insert_text', 'append_section', 'update_section', 'delete_section',
   'set_frontmatter', 'update_frontmatter', 'add_tag', 'remove_tag', 'rename_note', 'delete_note',
+  'get_note_history', 'get_note_version', 'diff_note_versions', 'restore_note_version',
   'get_policy', 'list_violations', 'get_help',
 ];
 const WRITE_TOOLS = [
   'create_note', 'append_note', 'prepend_note', 'update_note', 'replace_text', 'insert_text',
   'append_section', 'update_section', 'delete_section', 'set_frontmatter', 'update_frontmatter',
-  'add_tag', 'remove_tag', 'rename_note', 'delete_note',
+  'add_tag', 'remove_tag', 'rename_note', 'delete_note', 'restore_note_version',
 ];
 
 const vaults = [];
@@ -285,7 +286,7 @@ describe('seed 000 test cases through MCP', () => {
 });
 
 describe('every tool on a fresh vault', () => {
-  test('a session that uses all 31 tools', async () => {
+  test('a session that uses all 35 tools', async () => {
     const { v, client } = await primed({
       'Home.md': fm(['moc']) + '# Home\n\nSee [[Projects/Plan|the plan]] and [[Ideas]].\n\n## Links\n\n- [[Missing]]\n',
       'Projects/Plan.md': fm(['project']) + '# Plan\n\n## Steps\n\n1. one\n',
@@ -337,7 +338,22 @@ describe('every tool on a fresh vault', () => {
     assert.equal(refused.isError, true);
     const viol = await c('list_violations', {});
     assert.ok(viol.structuredContent.violations[0].message.includes("['brand-new']"));
-    assert.equal((await c('get_help', {})).structuredContent.result.length, 31);
+    // History: every step above, by tool.
+    const hist = textOf(await c('get_note_history', { name: 'Archive/Plan 2024' }));
+    assert.match(hist, /^Version history for Archive\/Plan 2024:/);
+    assert.match(hist, /by mcp:rename_note\n {2}Update 2 notes: Archive\/Plan 2024, Home/);
+    assert.match(hist, /by mcp:append_section\n {2}Update note: Projects\/Plan/);
+    const ids = [...hist.matchAll(/^- ([0-9a-f]{7}) \(/gm)].map((m) => m[1]);
+    const first = ids[ids.length - 1];
+    const old = textOf(await c('get_note_version', { name: 'Plan 2024', version: first }));
+    assert.match(old, /^# Plan \(version [0-9a-f]{7}\)\n\n\*\*Path:\*\* Projects\/Plan\n\*\*Tags:\*\* project\n/);
+    assert.ok(old.endsWith('# Plan\n\n## Steps\n\n1. one\n'));
+    const diff = textOf(await c('diff_note_versions', { name: 'Plan 2024', from_version: first, to_version: ids[0] }));
+    assert.match(diff, /^\+2\. two$/m);
+    assert.match(diff, /^--- a\/Projects\/Plan\.md\n\+\+\+ b\/Archive\/Plan 2024\.md$/m);
+    assert.equal(textOf(await c('restore_note_version', { name: 'Plan 2024', version: first })), `Restored note 'Plan 2024' to version ${first}`);
+    assert.ok(readNote(v.vault, 'Archive/Plan 2024.md').endsWith('1. one\n'));
+    assert.equal((await c('get_help', {})).structuredContent.result.length, 35);
     assert.deepEqual([...used].sort(), [...EXPECTED_TOOLS].sort());
     await client.close();
   });

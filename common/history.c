@@ -1,0 +1,1344 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Note history in <vault>/.vaultd/history.git (see history.h).
+ *
+ * State: a git index (h->idx) holds the recorded text of every note (blob
+ * ids, with size, mtime and inode so that the start-up scan reads only
+ * what changed); it is saved as history.git/vaultd.index. Recording a
+ * change writes the blob and updates h->idx; a commit writes h->idx's tree.
+ * Objects are written loose and packed every PACK_EVERY commits.
+ *
+ * The per-note log is in memory: every commit (oldest first) and, for each
+ * path, the commits that touched it.
+ */
+#include "history.h"
+
+#include "fileio.h"
+#include "hmap.h"
+#include "note.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <git2.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PACK_EVERY 200
+#define INDEX_SAVE_NS (30ull * 1000000000ull)
+#define EMAIL "vaultd@localhost"
+
+/* One change of a batch or of a recorded commit. */
+struct change {
+	char kind; /* 'C' created/changed, 'D' deleted, 'R' renamed to path */
+	char *path;
+	char *from; /* 'R': the old path */
+};
+
+struct commit_rec {
+	git_oid id;
+	char hex[41];
+	int64_t time;
+	char *author;
+	char *summary;
+};
+
+/* A path's commits, oldest first. */
+struct ref {
+	uint32_t ci;
+	char kind;
+	const char *from; /* 'R': borrowed from the path list's owner */
+};
+struct plog {
+	struct ref *v;
+	size_t n, cap;
+	char *from_owned; /* storage for from strings */
+	struct ptrvec froms;
+};
+
+struct history {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int rootfd;
+	char *dir; /* .../history.git */
+	git_repository *repo;
+	git_index *idx;
+	git_oid head;
+	bool have_head;
+	/* The pending batch. */
+	char *author;
+	struct change *pend;
+	size_t npend, cappend;
+	struct hmap *pend_at; /* path -> index+1 in pend */
+	uint64_t first_ns;
+	/* The log. */
+	struct commit_rec *commits;
+	size_t ncommits, capcommits;
+	struct hmap *paths; /* path -> struct plog * */
+	size_t since_pack;
+	uint64_t index_saved_ns;
+	bool index_dirty;
+	bool stop;
+	char err[256];
+};
+
+static void set_err(struct history *h, const char *what)
+{
+	const git_error *e = git_error_last();
+	snprintf(h->err, sizeof(h->err), "%s: %s", what,
+		 e && e->message ? e->message : "unknown error");
+}
+
+const char *history_error(struct history *h)
+{
+	return h->err;
+}
+
+const char *history_path(const struct history *h)
+{
+	return h->dir;
+}
+
+void version_clear(struct history_version *v)
+{
+	free(v->author);
+	free(v->message);
+	free(v->path);
+	memset(v, 0, sizeof(*v));
+}
+
+void history_versions_free(struct history_version *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		version_clear(&v[i]);
+	free(v);
+}
+
+/* ---- the in-memory log ------------------------------------------------ */
+
+static struct plog *plog_of(struct history *h, const char *path, bool make)
+{
+	struct plog *l = hmap_get(h->paths, path);
+	if (!l && make) {
+		l = xcalloc(1, sizeof(*l));
+		hmap_put(h->paths, path, l);
+	}
+	return l;
+}
+
+static void log_ref(struct history *h, uint32_t ci, char kind, const char *path,
+		    const char *from)
+{
+	struct plog *l = plog_of(h, path, true);
+	if (l->n && l->v[l->n - 1].ci == ci)
+		return;
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 4;
+		l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
+	}
+	const char *f = NULL;
+	if (from) {
+		char *copy = xstrdup(from);
+		pv_push(&l->froms, copy);
+		f = copy;
+	}
+	l->v[l->n++] = (struct ref){ci, kind, f};
+}
+
+static uint32_t log_commit(struct history *h, const git_oid *id, int64_t t,
+			   const char *author, const char *summary)
+{
+	if (h->ncommits == h->capcommits) {
+		h->capcommits = h->capcommits ? 2 * h->capcommits : 64;
+		h->commits = xrealloc(h->commits,
+				      h->capcommits * sizeof(*h->commits));
+	}
+	struct commit_rec *c = &h->commits[h->ncommits];
+	c->id = *id;
+	git_oid_tostr(c->hex, sizeof(c->hex), id);
+	c->time = t;
+	c->author = xstrdup(author);
+	c->summary = xstrdup(summary);
+	return (uint32_t)h->ncommits++;
+}
+
+/* Every blob path under a tree (a snapshot commit touches them all). */
+struct walk_ctx {
+	struct history *h;
+	uint32_t ci;
+};
+
+static int snapshot_cb(const char *root, const git_tree_entry *e, void *ud)
+{
+	struct walk_ctx *w = ud;
+	if (git_tree_entry_type(e) != GIT_OBJECT_BLOB)
+		return 0;
+	_cleanup_free_ char *p =
+		xasprintf("%s%s", root, git_tree_entry_name(e));
+	log_ref(w->h, w->ci, 'C', p, NULL);
+	return 0;
+}
+
+/* The "Changed: ..." lines of a message into the log. */
+static void log_message(struct history *h, uint32_t ci, const char *msg,
+			const git_commit *c)
+{
+	const char *from = NULL;
+	size_t fromlen = 0;
+	for (const char *p = msg; *p;) {
+		const char *e = strchr(p, '\n');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		_cleanup_free_ char *line = xstrndup(p, n);
+		if (!strncmp(line, "Changed: ", 9)) {
+			log_ref(h, ci, 'C', line + 9, NULL);
+		} else if (!strncmp(line, "Deleted: ", 9)) {
+			log_ref(h, ci, 'D', line + 9, NULL);
+		} else if (!strncmp(line, "Renamed-From: ", 14)) {
+			from = p + 14;
+			fromlen = n - 14;
+		} else if (!strncmp(line, "Renamed-To: ", 12) && from) {
+			_cleanup_free_ char *f = xstrndup(from, fromlen);
+			log_ref(h, ci, 'D', f, NULL);
+			log_ref(h, ci, 'R', line + 12, f);
+			from = NULL;
+		} else if (!strncmp(line, "Snapshot: ", 10) && c) {
+			git_tree *t = NULL;
+			if (git_commit_tree(&t, c) == 0) {
+				struct walk_ctx w = {h, ci};
+				git_tree_walk(t, GIT_TREEWALK_PRE, snapshot_cb,
+					      &w);
+				git_tree_free(t);
+			}
+		}
+		p = e ? e + 1 : p + n;
+	}
+}
+
+/* Read every commit from HEAD back into the log (oldest first). */
+static int load_log(struct history *h)
+{
+	if (!h->have_head)
+		return 0;
+	git_revwalk *w = NULL;
+	if (git_revwalk_new(&w, h->repo) < 0) {
+		set_err(h, "cannot walk the history");
+		return -EIO;
+	}
+	git_revwalk_sorting(w, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE);
+	int r = git_revwalk_push(w, &h->head);
+	git_oid id;
+	while (r == 0 && (r = git_revwalk_next(&id, w)) == 0) {
+		git_commit *c = NULL;
+		if (git_commit_lookup(&c, h->repo, &id) < 0) {
+			r = -1;
+			break;
+		}
+		const git_signature *a = git_commit_author(c);
+		const char *msg = git_commit_message(c);
+		const char *sum = git_commit_summary(c);
+		uint32_t ci = log_commit(h, &id, git_commit_time(c),
+					 a && a->name ? a->name : "unknown",
+					 sum ? sum : "");
+		log_message(h, ci, msg ? msg : "", c);
+		git_commit_free(c);
+	}
+	git_revwalk_free(w);
+	if (r != GIT_ITEROVER) {
+		set_err(h, "cannot read the history");
+		return -EIO;
+	}
+	return 0;
+}
+
+static void free_log(struct history *h)
+{
+	for (size_t i = 0; i < h->ncommits; i++) {
+		free(h->commits[i].author);
+		free(h->commits[i].summary);
+	}
+	free(h->commits);
+	h->commits = NULL;
+	h->ncommits = h->capcommits = 0;
+	if (h->paths) {
+		size_t it = 0;
+		void *val;
+		while (hmap_next(h->paths, &it, NULL, &val)) {
+			struct plog *l = val;
+			for (size_t i = 0; i < l->froms.n; i++)
+				free(l->froms.v[i]);
+			pv_free(&l->froms);
+			free(l->v);
+			free(l);
+		}
+		hmap_free(h->paths);
+	}
+	h->paths = hmap_new();
+}
+
+/* ---- opening ------------------------------------------------------------ */
+
+static int open_repo(struct history *h)
+{
+	int r = git_repository_open_ext(
+		&h->repo, h->dir,
+		GIT_REPOSITORY_OPEN_NO_SEARCH | GIT_REPOSITORY_OPEN_BARE, NULL);
+	if (r == GIT_ENOTFOUND) {
+		git_repository_init_options o;
+		git_repository_init_options_init(
+			&o, GIT_REPOSITORY_INIT_OPTIONS_VERSION);
+		o.flags = GIT_REPOSITORY_INIT_BARE |
+			  GIT_REPOSITORY_INIT_MKPATH |
+			  GIT_REPOSITORY_INIT_NO_REINIT;
+		o.initial_head = "main";
+		o.description = "vaultd: the history of this vault's notes";
+		r = git_repository_init_ext(&h->repo, h->dir, &o);
+	}
+	if (r < 0) {
+		set_err(h, "cannot open the history repository");
+		return -EIO;
+	}
+	git_reference *ref = NULL;
+	r = git_repository_head(&ref, h->repo);
+	if (r == 0) {
+		const git_oid *id = git_reference_target(ref);
+		git_commit *c = NULL;
+		if (!id || git_commit_lookup(&c, h->repo, id) < 0) {
+			git_reference_free(ref);
+			set_err(h, "the history's HEAD cannot be read");
+			return -EIO;
+		}
+		git_commit_free(c);
+		h->head = *id;
+		h->have_head = true;
+		git_reference_free(ref);
+	} else if (r != GIT_EUNBORNBRANCH && r != GIT_ENOTFOUND) {
+		set_err(h, "the history's HEAD cannot be read");
+		return -EIO;
+	}
+	return 0;
+}
+
+/* h->idx: the saved index when it matches HEAD's tree (its stat data
+ * spares the scan reading unchanged notes), else HEAD's tree. */
+static int load_index(struct history *h)
+{
+	_cleanup_free_ char *path = xasprintf("%s/vaultd.index", h->dir);
+	if (git_index_open(&h->idx, path) < 0) {
+		unlink(path);
+		if (git_index_open(&h->idx, path) < 0) {
+			set_err(h, "cannot open the history index");
+			return -EIO;
+		}
+	}
+	git_tree *head_tree = NULL;
+	if (h->have_head) {
+		git_commit *c = NULL;
+		if (git_commit_lookup(&c, h->repo, &h->head) < 0 ||
+		    git_commit_tree(&head_tree, c) < 0) {
+			git_commit_free(c);
+			set_err(h, "cannot read the last recorded state");
+			return -EIO;
+		}
+		git_commit_free(c);
+	}
+	git_oid mine;
+	bool same = false;
+	if (head_tree && git_index_entrycount(h->idx) &&
+	    git_index_write_tree_to(&mine, h->idx, h->repo) == 0)
+		same = git_oid_equal(&mine, git_tree_id(head_tree));
+	int r = 0;
+	if (!same) {
+		if (head_tree)
+			r = git_index_read_tree(h->idx, head_tree);
+		else
+			r = git_index_clear(h->idx);
+	}
+	git_tree_free(head_tree);
+	if (r < 0) {
+		set_err(h, "cannot read the last recorded state");
+		return -EIO;
+	}
+	return 0;
+}
+
+static void close_repo(struct history *h)
+{
+	git_index_free(h->idx);
+	h->idx = NULL;
+	git_repository_free(h->repo);
+	h->repo = NULL;
+	h->have_head = false;
+}
+
+int history_open(int rootfd, const char *root, struct history **ret,
+		 char **ret_note)
+{
+	*ret = NULL;
+	*ret_note = NULL;
+	git_libgit2_init();
+	git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
+	struct history *h = xcalloc(1, sizeof(*h));
+	pthread_mutex_init(&h->mu, NULL);
+	pthread_cond_init(&h->cv, NULL);
+	h->rootfd = rootfd;
+	h->dir = xasprintf("%s/.vaultd/history.git", root);
+	h->pend_at = hmap_new();
+	h->paths = hmap_new();
+	_cleanup_free_ char *vd = xasprintf("%s/.vaultd", root);
+	if (mkdir(vd, 0755) < 0 && errno != EEXIST) {
+		int e = errno;
+		*ret_note = xasprintf("cannot create %s: %s", vd, strerror(e));
+		history_free(h);
+		return -e;
+	}
+	int r = open_repo(h);
+	if (r == 0)
+		r = load_index(h);
+	if (r == 0)
+		r = load_log(h);
+	if (r < 0) {
+		/* Damaged: keep it aside, start a new one. The vault itself
+		 * is not touched. */
+		close_repo(h);
+		free_log(h);
+		char stamp[32];
+		format_iso8601(time(NULL), stamp);
+		_cleanup_free_ char *aside =
+			xasprintf("%s.damaged-%s", h->dir, stamp);
+		_cleanup_free_ char *why = xstrdup(h->err);
+		if (rename(h->dir, aside) < 0) {
+			*ret_note = xasprintf("history repository %s cannot "
+					      "be used (%s) nor moved aside: "
+					      "%s",
+					      h->dir, why, strerror(errno));
+			history_free(h);
+			return -EIO;
+		}
+		r = open_repo(h);
+		if (r == 0)
+			r = load_index(h);
+		if (r < 0) {
+			*ret_note = xasprintf("cannot create %s: %s", h->dir,
+					      h->err);
+			history_free(h);
+			return r;
+		}
+		*ret_note = xasprintf("history repository %s was damaged (%s); "
+				      "moved to %s and re-created from the "
+				      "current notes",
+				      h->dir, why, aside);
+	}
+	*ret = h;
+	return 0;
+}
+
+static void save_index(struct history *h)
+{
+	if (h->idx && h->index_dirty && git_index_write(h->idx) == 0) {
+		h->index_dirty = false;
+		h->index_saved_ns = now_ns();
+	}
+}
+
+void history_free(struct history *h)
+{
+	if (!h)
+		return;
+	if (h->repo)
+		save_index(h);
+	for (size_t i = 0; i < h->npend; i++) {
+		free(h->pend[i].path);
+		free(h->pend[i].from);
+	}
+	free(h->pend);
+	free(h->author);
+	hmap_free(h->pend_at);
+	free_log(h);
+	hmap_free(h->paths);
+	close_repo(h);
+	pthread_mutex_destroy(&h->mu);
+	pthread_cond_destroy(&h->cv);
+	free(h->dir);
+	free(h);
+	git_libgit2_shutdown();
+}
+
+/* ---- recording ---------------------------------------------------------- */
+
+static void entry_from_stat(git_index_entry *e, const struct stat *st)
+{
+	e->mode = GIT_FILEMODE_BLOB;
+	e->file_size = (uint32_t)st->st_size;
+	e->mtime.seconds = (int32_t)st->st_mtim.tv_sec;
+	e->mtime.nanoseconds = (uint32_t)st->st_mtim.tv_nsec;
+	e->ctime = e->mtime;
+	e->ino = (uint32_t)st->st_ino;
+}
+
+/* Read path and put its text in h->idx. 1: changed, 0: same, <0: error
+ * (-ENOENT: gone). */
+static int put_file(struct history *h, const char *path)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	struct stat st;
+	int r = file_read(h->rootfd, path, (size_t)NOTE_MAX_INDEXED * 4, &text,
+			  &len, &st);
+	if (r < 0)
+		return r;
+	git_index_entry e = {0};
+	if (git_blob_create_from_buffer(&e.id, h->repo, text, len) < 0) {
+		set_err(h, "cannot record a note");
+		return -EIO;
+	}
+	entry_from_stat(&e, &st);
+	e.path = path;
+	const git_index_entry *old = git_index_get_bypath(h->idx, path, 0);
+	bool same = old && git_oid_equal(&old->id, &e.id);
+	if (git_index_add(h->idx, &e) < 0) {
+		set_err(h, "cannot record a note");
+		return -EIO;
+	}
+	h->index_dirty = true;
+	return same ? 0 : 1;
+}
+
+static int drop_file(struct history *h, const char *path)
+{
+	if (!git_index_get_bypath(h->idx, path, 0))
+		return 0;
+	if (git_index_remove(h->idx, path, 0) < 0) {
+		set_err(h, "cannot record a deletion");
+		return -EIO;
+	}
+	h->index_dirty = true;
+	return 1;
+}
+
+static void pend(struct history *h, char kind, const char *path,
+		 const char *from)
+{
+	size_t at = (size_t)(uintptr_t)hmap_get(h->pend_at, path);
+	if (at && kind != 'R') {
+		/* A later change to a path in the batch: the last word. A
+		 * note renamed here and then changed stays a rename. */
+		struct change *c = &h->pend[at - 1];
+		if (c->kind != 'R' || kind == 'D')
+			c->kind = kind;
+		return;
+	}
+	if (h->npend == h->cappend) {
+		h->cappend = h->cappend ? 2 * h->cappend : 16;
+		h->pend = xrealloc(h->pend, h->cappend * sizeof(*h->pend));
+	}
+	h->pend[h->npend++] = (struct change){kind, xstrdup(path),
+					      from ? xstrdup(from) : NULL};
+	hmap_put(h->pend_at, path, (void *)(uintptr_t)h->npend);
+	if (h->npend == 1)
+		h->first_ns = now_ns();
+}
+
+static int commit_locked(struct history *h, const char *author,
+			 const char *summary, const char *body);
+static int commit_pending_locked(struct history *h);
+
+/* Start (or go on with) a batch by author: another author's batch is
+ * committed first, so that every commit has one author. */
+static void batch_for(struct history *h, const char *author)
+{
+	if (h->npend && h->author && strcmp(h->author, author) != 0)
+		commit_pending_locked(h);
+	if (!h->npend) {
+		free(h->author);
+		h->author = xstrdup(author);
+	}
+}
+
+int history_note_changed(struct history *h, const char *path,
+			 const char *author)
+{
+	pthread_mutex_lock(&h->mu);
+	batch_for(h, author);
+	int r = put_file(h, path);
+	if (r == -ENOENT)
+		r = 0; /* gone again: its deletion comes next */
+	else if (r > 0)
+		pend(h, 'C', path, NULL);
+	if (h->npend)
+		pthread_cond_broadcast(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+	return r < 0 ? r : 0;
+}
+
+int history_note_deleted(struct history *h, const char *path,
+			 const char *author)
+{
+	pthread_mutex_lock(&h->mu);
+	batch_for(h, author);
+	int r = drop_file(h, path);
+	if (r > 0)
+		pend(h, 'D', path, NULL);
+	if (h->npend)
+		pthread_cond_broadcast(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+	return r < 0 ? r : 0;
+}
+
+int history_note_renamed(struct history *h, const char *old_path,
+			 const char *new_path, const char *author)
+{
+	pthread_mutex_lock(&h->mu);
+	batch_for(h, author);
+	int r = drop_file(h, old_path);
+	if (r >= 0)
+		r = put_file(h, new_path);
+	if (r >= 0) {
+		/* A note renamed back and forth within a batch: only the
+		 * first name and the last count. */
+		size_t at = (size_t)(uintptr_t)hmap_get(h->pend_at, old_path);
+		if (at && h->pend[at - 1].kind == 'C') {
+			/* Changed, then renamed: the rename says it all. */
+			h->pend[at - 1].kind = 'X';
+			hmap_del(h->pend_at, old_path);
+			pend(h, 'R', new_path, old_path);
+		} else if (at && h->pend[at - 1].kind == 'R') {
+			struct change *c = &h->pend[at - 1];
+			_cleanup_free_ char *from = TAKE_PTR(c->from);
+			hmap_del(h->pend_at, old_path);
+			c->kind = 'D';
+			pend(h, 'R', new_path, from);
+		} else {
+			pend(h, 'R', new_path, old_path);
+		}
+	}
+	pthread_cond_broadcast(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+	return r < 0 ? r : 0;
+}
+
+/* ---- committing ------------------------------------------------------- */
+
+static void note_name(struct sbuf *b, const char *path)
+{
+	size_t n = strlen(path);
+	if (n > 3 && !strcmp(path + n - 3, ".md"))
+		n -= 3;
+	sb_add(b, path, n);
+}
+
+/* Pack the objects of the commits since the last pack, then drop the
+ * loose ones (all reachable objects are then in packs; the loose ones
+ * that are not are leftovers of superseded writes). Lock held, nothing
+ * pending. */
+static void pack_locked(struct history *h)
+{
+	_cleanup_free_ char *mark = xasprintf("%s/vaultd.packed", h->dir);
+	git_oid last;
+	bool have_last = false;
+	int mfd = open(mark, O_RDONLY | O_CLOEXEC);
+	if (mfd >= 0) {
+		char buf[64];
+		ssize_t n = read(mfd, buf, sizeof(buf) - 1);
+		close(mfd);
+		if (n >= GIT_OID_HEXSZ) {
+			buf[GIT_OID_HEXSZ] = 0;
+			have_last = git_oid_fromstr(&last, buf) == 0;
+		}
+	}
+	git_packbuilder *pb = NULL;
+	git_revwalk *w = NULL;
+	int r = git_packbuilder_new(&pb, h->repo);
+	if (r == 0)
+		r = git_revwalk_new(&w, h->repo);
+	if (r == 0)
+		r = git_revwalk_push(w, &h->head);
+	if (r == 0 && have_last)
+		git_revwalk_hide(w, &last);
+	if (r == 0)
+		git_packbuilder_set_threads(pb, 1);
+	if (r == 0)
+		r = git_packbuilder_insert_walk(pb, w);
+	if (r == 0) {
+		_cleanup_free_ char *dir = xasprintf("%s/objects/pack", h->dir);
+		r = git_packbuilder_write(pb, dir, 0, NULL, NULL);
+	}
+	git_revwalk_free(w);
+	git_packbuilder_free(pb);
+	if (r < 0) {
+		set_err(h, "cannot pack the history");
+		return;
+	}
+	/* Remember what is packed before dropping anything. */
+	char line[GIT_OID_HEXSZ + 2];
+	git_oid_tostr(line, GIT_OID_HEXSZ + 1, &h->head);
+	strcat(line, "\n");
+	_cleanup_free_ char *tmp = xasprintf("%s.tmp", mark);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	bool ok = write(fd, line, strlen(line)) == (ssize_t)strlen(line) &&
+		  fsync(fd) == 0;
+	close(fd);
+	if (!ok || rename(tmp, mark) < 0)
+		return;
+	_cleanup_free_ char *objs = xasprintf("%s/objects", h->dir);
+	DIR *d = opendir(objs);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (strlen(de->d_name) != 2 || de->d_name[0] == '.')
+			continue;
+		_cleanup_free_ char *sub = xasprintf("%s/%s", objs, de->d_name);
+		DIR *sd = opendir(sub);
+		if (!sd)
+			continue;
+		struct dirent *fe;
+		while ((fe = readdir(sd)))
+			if (fe->d_name[0] != '.')
+				unlinkat(dirfd(sd), fe->d_name, 0);
+		closedir(sd);
+		rmdir(sub);
+	}
+	closedir(d);
+	git_odb *odb = NULL;
+	if (git_repository_odb(&odb, h->repo) == 0) {
+		git_odb_refresh(odb);
+		git_odb_free(odb);
+	}
+}
+
+/* Write h->idx's tree and commit it on HEAD (no commit when nothing
+ * changed). 1: committed, 0: nothing to do, <0: error. */
+static int commit_locked(struct history *h, const char *author,
+			 const char *summary, const char *body)
+{
+	git_oid tree_id, id;
+	if (git_index_write_tree_to(&tree_id, h->idx, h->repo) < 0) {
+		set_err(h, "cannot write the recorded state");
+		return -EIO;
+	}
+	git_commit *parent = NULL;
+	if (h->have_head) {
+		if (git_commit_lookup(&parent, h->repo, &h->head) < 0) {
+			set_err(h, "cannot read the last version");
+			return -EIO;
+		}
+		if (git_oid_equal(git_commit_tree_id(parent), &tree_id)) {
+			git_commit_free(parent);
+			return 0;
+		}
+	}
+	git_tree *tree = NULL;
+	git_signature *sig = NULL;
+	_cleanup_free_ char *msg = xasprintf("%s\n\n%s", summary, body);
+	int64_t t = time(NULL);
+	int r = git_tree_lookup(&tree, h->repo, &tree_id);
+	if (r == 0)
+		r = git_signature_new(&sig, author, EMAIL, t, 0);
+	const git_commit *parents[1] = {parent};
+	if (r == 0)
+		r = git_commit_create(&id, h->repo, "HEAD", sig, sig, NULL, msg,
+				      tree, parent ? 1 : 0, parents);
+	git_signature_free(sig);
+	git_tree_free(tree);
+	if (r < 0) {
+		git_commit_free(parent);
+		set_err(h, "cannot commit");
+		return -EIO;
+	}
+	h->head = id;
+	h->have_head = true;
+	uint32_t ci = log_commit(h, &id, t, author, summary);
+	if (strstr(body, "Snapshot: ")) {
+		git_commit *c = NULL;
+		if (git_commit_lookup(&c, h->repo, &id) == 0) {
+			log_message(h, ci, body, c);
+			git_commit_free(c);
+		}
+	} else {
+		log_message(h, ci, body, NULL);
+	}
+	git_commit_free(parent);
+	if (++h->since_pack >= PACK_EVERY && !h->npend) {
+		pack_locked(h);
+		h->since_pack = 0;
+	}
+	if (now_ns() - h->index_saved_ns > INDEX_SAVE_NS)
+		save_index(h);
+	pthread_cond_broadcast(&h->cv);
+	return 1;
+}
+
+/* "Update note: a" / "Update 3 notes: a, b, c" and the change lines. */
+static int commit_pending_locked(struct history *h)
+{
+	if (!h->npend)
+		return 0;
+	struct sbuf sum = {0}, body = {0};
+	size_t live = 0, one = 0;
+	for (size_t i = 0; i < h->npend; i++)
+		if (h->pend[i].kind != 'X') {
+			if (!live)
+				one = i;
+			live++;
+		}
+	if (live == 1) {
+		const struct change *c = &h->pend[one];
+		sb_puts(&sum, c->kind == 'D'   ? "Delete note: "
+			      : c->kind == 'R' ? "Rename note: "
+					       : "Update note: ");
+		if (c->kind == 'R') {
+			note_name(&sum, c->from);
+			sb_puts(&sum, " -> ");
+		}
+		note_name(&sum, c->path);
+	} else {
+		sb_printf(&sum, "Update %zu notes: ", live);
+		size_t shown = 0;
+		for (size_t i = 0; i < h->npend && shown < 5; i++) {
+			if (h->pend[i].kind == 'X')
+				continue;
+			if (shown++)
+				sb_puts(&sum, ", ");
+			note_name(&sum, h->pend[i].path);
+		}
+		if (live > 5)
+			sb_printf(&sum, " and %zu more", live - 5);
+	}
+	for (size_t i = 0; i < h->npend; i++) {
+		const struct change *c = &h->pend[i];
+		if (c->kind == 'X')
+			continue;
+		if (c->kind == 'R')
+			sb_printf(&body, "Renamed-From: %s\nRenamed-To: %s\n",
+				  c->from, c->path);
+		else
+			sb_printf(&body, "%s: %s\n",
+				  c->kind == 'D' ? "Deleted" : "Changed",
+				  c->path);
+	}
+	/* Nothing pending while committing (a pack may follow). */
+	size_t n = h->npend;
+	struct change *pendv = h->pend;
+	h->pend = NULL;
+	h->npend = h->cappend = 0;
+	hmap_free(h->pend_at);
+	h->pend_at = hmap_new();
+	int r = commit_locked(h, h->author ? h->author : "unknown",
+			      sum.s ? sum.s : "", body.s ? body.s : "");
+	for (size_t i = 0; i < n; i++) {
+		free(pendv[i].path);
+		free(pendv[i].from);
+	}
+	free(pendv);
+	sb_free(&sum);
+	sb_free(&body);
+	return r;
+}
+
+int history_commit(struct history *h, bool force)
+{
+	pthread_mutex_lock(&h->mu);
+	int r = 0;
+	if (h->npend &&
+	    (force || now_ns() - h->first_ns >= HISTORY_BATCH_MS * 1000000ull))
+		r = commit_pending_locked(h);
+	pthread_mutex_unlock(&h->mu);
+	return r;
+}
+
+bool history_wait_due(struct history *h)
+{
+	pthread_mutex_lock(&h->mu);
+	for (;;) {
+		if (h->stop)
+			break;
+		if (!h->npend) {
+			pthread_cond_wait(&h->cv, &h->mu);
+			continue;
+		}
+		uint64_t due = h->first_ns + HISTORY_BATCH_MS * 1000000ull;
+		uint64_t now = now_ns();
+		if (now >= due)
+			break;
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		uint64_t left = due - now;
+		until.tv_sec += (time_t)(left / 1000000000ull);
+		until.tv_nsec += (long)(left % 1000000000ull);
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&h->cv, &h->mu, &until);
+	}
+	bool go = !h->stop;
+	pthread_mutex_unlock(&h->mu);
+	return go;
+}
+
+void history_stop(struct history *h)
+{
+	pthread_mutex_lock(&h->mu);
+	h->stop = true;
+	commit_pending_locked(h);
+	save_index(h);
+	pthread_cond_broadcast(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+}
+
+static uint64_t du(int dirfd)
+{
+	uint64_t sum = 0;
+	DIR *d = fdopendir(dirfd);
+	if (!d) {
+		close(dirfd);
+		return 0;
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		struct stat st;
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		sum += (uint64_t)st.st_blocks * 512;
+		if (S_ISDIR(st.st_mode)) {
+			int sub = openat(dirfd, de->d_name,
+					 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (sub >= 0)
+				sum += du(sub);
+		}
+	}
+	closedir(d);
+	return sum;
+}
+
+void history_stats(struct history *h, size_t *ret_commits, uint64_t *bytes)
+{
+	pthread_mutex_lock(&h->mu);
+	*ret_commits = h->ncommits;
+	pthread_mutex_unlock(&h->mu);
+	int fd = open(h->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	*bytes = fd >= 0 ? du(fd) : 0;
+}
+
+/* ---- the start-up scan -------------------------------------------------- */
+
+static bool stat_matches(const git_index_entry *e, const struct history_file *f)
+{
+	return e->file_size == (uint32_t)f->size &&
+	       e->ino == (uint32_t)f->ino &&
+	       e->mtime.seconds == (int32_t)(f->mtime_ns / 1000000000) &&
+	       e->mtime.nanoseconds == (uint32_t)(f->mtime_ns % 1000000000);
+}
+
+int history_scan(struct history *h, const struct history_file *files, size_t n)
+{
+	pthread_mutex_lock(&h->mu);
+	commit_pending_locked(h);
+	bool first = !h->have_head;
+	struct hmap *seen = hmap_new();
+	struct sbuf body = {0};
+	size_t changed = 0;
+	int r = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct history_file *f = &files[i];
+		hmap_put(seen, f->path, (void *)1);
+		const git_index_entry *e =
+			git_index_get_bypath(h->idx, f->path, 0);
+		if (e && stat_matches(e, f))
+			continue;
+		int p = put_file(h, f->path);
+		if (p == -ENOENT)
+			continue; /* gone meanwhile: its event follows */
+		if (p < 0) {
+			r = p;
+			break;
+		}
+		if (p > 0) {
+			changed++;
+			if (!first)
+				sb_printf(&body, "Changed: %s\n", f->path);
+		}
+	}
+	/* Recorded notes that are gone. */
+	struct ptrvec gone = {0};
+	size_t cnt = git_index_entrycount(h->idx);
+	for (size_t i = 0; r == 0 && i < cnt; i++) {
+		const git_index_entry *e = git_index_get_byindex(h->idx, i);
+		if (e && !hmap_get(seen, e->path))
+			pv_push(&gone, xstrdup(e->path));
+	}
+	for (size_t i = 0; i < gone.n; i++) {
+		if (drop_file(h, gone.v[i]) > 0) {
+			changed++;
+			sb_printf(&body, "Deleted: %s\n", (char *)gone.v[i]);
+		}
+		free(gone.v[i]);
+	}
+	pv_free(&gone);
+	hmap_free(seen);
+	if (r == 0 && first) {
+		_cleanup_free_ char *sum = xasprintf(
+			"Initial state: %zu note%s", n, n == 1 ? "" : "s");
+		_cleanup_free_ char *b = xasprintf("Snapshot: %zu notes\n", n);
+		r = commit_locked(h, "vaultd", sum, b);
+	} else if (r == 0 && changed) {
+		_cleanup_free_ char *sum = xasprintf(
+			"Changes made while vaultd was not running: %zu "
+			"note%s",
+			changed, changed == 1 ? "" : "s");
+		r = commit_locked(h, "external", sum, body.s);
+	}
+	sb_free(&body);
+	save_index(h);
+	pthread_mutex_unlock(&h->mu);
+	return r < 0 ? r : (int)changed;
+}
+
+/* ---- reading --------------------------------------------------------------
+ */
+
+/* A path's segment of a note's life: the note was at path for commits
+ * [lo, hi). */
+struct seg {
+	const char *path;
+	uint32_t lo, hi;
+};
+
+/* The note now at path, back through its renames (newest segment first).
+ */
+static size_t segments(struct history *h, const char *path, struct seg **ret)
+{
+	struct seg *v = NULL;
+	size_t n = 0;
+	const char *cur = path;
+	uint32_t hi = (uint32_t)h->ncommits;
+	while (cur && n < 10000) {
+		struct plog *l = plog_of(h, cur, false);
+		uint32_t lo = 0;
+		const char *from = NULL;
+		/* The newest rename to cur before hi, and no deletion of
+		 * cur between it and hi (the note there then is another). */
+		for (size_t i = l ? l->n : 0; i-- > 0;) {
+			const struct ref *r = &l->v[i];
+			if (r->ci >= hi)
+				continue;
+			if (r->kind == 'D') {
+				lo = r->ci + 1;
+				break;
+			}
+			if (r->kind == 'R') {
+				lo = r->ci;
+				from = r->from;
+				break;
+			}
+		}
+		v = xrealloc(v, (n + 1) * sizeof(*v));
+		v[n++] = (struct seg){cur, lo, hi};
+		cur = from;
+		hi = lo;
+	}
+	*ret = v;
+	return n;
+}
+
+static void fill_version(struct history *h, uint32_t ci, const char *path,
+			 bool deleted, struct history_version *out)
+{
+	const struct commit_rec *c = &h->commits[ci];
+	memcpy(out->id, c->hex, sizeof(out->id));
+	memcpy(out->short_id, c->hex, 7);
+	out->short_id[7] = 0;
+	out->time = c->time;
+	out->author = xstrdup(c->author);
+	out->message = xstrdup(c->summary);
+	out->path = xstrdup(path);
+	out->deleted = deleted;
+}
+
+int history_log(struct history *h, const char *path, size_t limit,
+		struct history_version **ret, size_t *ret_n, size_t *ret_total)
+{
+	pthread_mutex_lock(&h->mu);
+	commit_pending_locked(h);
+	struct seg *sv;
+	size_t ns = segments(h, path, &sv);
+	struct history_version *out = NULL;
+	size_t n = 0, total = 0;
+	for (size_t s = 0; s < ns; s++) {
+		struct plog *l = plog_of(h, sv[s].path, false);
+		for (size_t i = l ? l->n : 0; i-- > 0;) {
+			const struct ref *r = &l->v[i];
+			if (r->ci < sv[s].lo || r->ci >= sv[s].hi)
+				continue;
+			total++;
+			if (n < limit) {
+				out = xrealloc(out, (n + 1) * sizeof(*out));
+				memset(&out[n], 0, sizeof(*out));
+				fill_version(h, r->ci, sv[s].path,
+					     r->kind == 'D', &out[n]);
+				n++;
+			}
+		}
+	}
+	free(sv);
+	pthread_mutex_unlock(&h->mu);
+	*ret = out;
+	*ret_n = n;
+	*ret_total = total;
+	return 0;
+}
+
+int64_t history_created(struct history *h, const char *path)
+{
+	pthread_mutex_lock(&h->mu);
+	struct seg *sv;
+	size_t ns = segments(h, path, &sv);
+	int64_t t = 0;
+	struct plog *l = plog_of(h, sv[ns - 1].path, false);
+	for (size_t i = 0; l && i < l->n; i++) {
+		if (l->v[i].ci >= sv[ns - 1].lo && l->v[i].ci < sv[ns - 1].hi) {
+			t = h->commits[l->v[i].ci].time;
+			break;
+		}
+	}
+	free(sv);
+	pthread_mutex_unlock(&h->mu);
+	return t;
+}
+
+/* A commit by id prefix (lock held): index, or -ENOENT / -EINVAL. */
+static int find_commit(struct history *h, const char *version, uint32_t *ret,
+		       char **ret_err)
+{
+	size_t vl = strlen(version);
+	bool hex = vl >= 4 && vl <= 40;
+	for (size_t i = 0; hex && i < vl; i++)
+		hex = strchr("0123456789abcdefABCDEF", version[i]) != NULL;
+	if (!hex) {
+		*ret_err = xasprintf("Invalid version '%s': a version is a "
+				     "commit id of 4 to 40 hex digits, as "
+				     "get_note_history shows",
+				     version);
+		return -EINVAL;
+	}
+	_cleanup_free_ char *lower = xstrdup(version);
+	for (char *p = lower; *p; p++)
+		if (*p >= 'A' && *p <= 'F')
+			*p = (char)(*p + 32);
+	size_t found = 0;
+	uint32_t at = 0;
+	for (size_t i = 0; i < h->ncommits; i++) {
+		if (!strncmp(h->commits[i].hex, lower, vl)) {
+			found++;
+			at = (uint32_t)i;
+		}
+	}
+	if (!found) {
+		*ret_err = xasprintf("Version '%s' not found", version);
+		return -ENOENT;
+	}
+	if (found > 1) {
+		*ret_err = xasprintf("Version '%s' is ambiguous (%zu versions "
+				     "start with it); give more digits",
+				     version, found);
+		return -EINVAL;
+	}
+	*ret = at;
+	return 0;
+}
+
+/* The note's path at commit ci (lock held), or NULL before it existed. */
+static const char *path_at(struct history *h, const char *path, uint32_t ci,
+			   struct seg **sv)
+{
+	size_t ns = segments(h, path, sv);
+	for (size_t s = 0; s < ns; s++)
+		if (ci >= (*sv)[s].lo && ci < (*sv)[s].hi)
+			return (*sv)[s].path;
+	return NULL;
+}
+
+/* The blob of path in commit ci (lock held). */
+static int blob_at(struct history *h, uint32_t ci, const char *path,
+		   git_blob **ret)
+{
+	git_commit *c = NULL;
+	git_tree *t = NULL;
+	git_tree_entry *e = NULL;
+	int r = git_commit_lookup(&c, h->repo, &h->commits[ci].id);
+	if (r == 0)
+		r = git_commit_tree(&t, c);
+	if (r == 0)
+		r = git_tree_entry_bypath(&e, t, path);
+	if (r == 0)
+		r = git_blob_lookup(ret, h->repo, git_tree_entry_id(e));
+	git_tree_entry_free(e);
+	git_tree_free(t);
+	git_commit_free(c);
+	return r == 0 ? 0 : r == GIT_ENOTFOUND ? -ENOENT : -EIO;
+}
+
+/* The version of the note at commit ci: the newest commit at or before
+ * ci that touched it (lock held). */
+static uint32_t touched_at(struct history *h, const char *path, uint32_t ci)
+{
+	struct plog *l = plog_of(h, path, false);
+	uint32_t best = ci;
+	for (size_t i = 0; l && i < l->n && l->v[i].ci <= ci; i++)
+		best = l->v[i].ci;
+	return best;
+}
+
+static int resolve(struct history *h, const char *path, const char *version,
+		   git_blob **ret_blob, struct history_version *ret_ver,
+		   char **ret_err)
+{
+	uint32_t ci;
+	int r = find_commit(h, version, &ci, ret_err);
+	if (r < 0)
+		return r;
+	struct seg *sv = NULL;
+	const char *p = path_at(h, path, ci, &sv);
+	if (p)
+		r = blob_at(h, ci, p, ret_blob);
+	if (!p || r == -ENOENT) {
+		*ret_err = xasprintf("Note '%s' did not exist in version %s",
+				     path, version);
+		free(sv);
+		return -ENOENT;
+	}
+	if (r < 0) {
+		set_err(h, "cannot read a version");
+		*ret_err = xasprintf("Cannot read version %s: %s", version,
+				     h->err);
+		free(sv);
+		return r;
+	}
+	memset(ret_ver, 0, sizeof(*ret_ver));
+	fill_version(h, touched_at(h, p, ci), p, false, ret_ver);
+	free(sv);
+	return 0;
+}
+
+int history_get(struct history *h, const char *path, const char *version,
+		struct history_version *ret_ver, char **ret_text,
+		size_t *ret_len, char **ret_err)
+{
+	pthread_mutex_lock(&h->mu);
+	commit_pending_locked(h);
+	git_blob *b = NULL;
+	int r = resolve(h, path, version, &b, ret_ver, ret_err);
+	if (r == 0) {
+		size_t n = (size_t)git_blob_rawsize(b);
+		*ret_text = xstrndup(git_blob_rawcontent(b), n);
+		*ret_len = n;
+		git_blob_free(b);
+	}
+	pthread_mutex_unlock(&h->mu);
+	return r;
+}
+
+struct diff_out {
+	struct sbuf *b;
+};
+
+static int hunk_cb(const git_diff_delta *d, const git_diff_hunk *hk,
+		   const git_diff_line *l, void *ud)
+{
+	(void)d;
+	(void)hk;
+	struct diff_out *o = ud;
+	switch (l->origin) {
+	case GIT_DIFF_LINE_CONTEXT:
+	case GIT_DIFF_LINE_ADDITION:
+	case GIT_DIFF_LINE_DELETION:
+		sb_putc(o->b, l->origin);
+		sb_add(o->b, l->content, l->content_len);
+		if (!l->content_len || l->content[l->content_len - 1] != '\n')
+			sb_putc(o->b, '\n');
+		break;
+	case GIT_DIFF_LINE_CONTEXT_EOFNL:
+	case GIT_DIFF_LINE_ADD_EOFNL:
+	case GIT_DIFF_LINE_DEL_EOFNL:
+		sb_puts(o->b, "\\ No newline at end of file\n");
+		break;
+	case GIT_DIFF_LINE_HUNK_HDR:
+		sb_add(o->b, l->content, l->content_len);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+int history_diff(struct history *h, const char *path, const char *from,
+		 const char *to, char **ret_diff, size_t *ret_add,
+		 size_t *ret_del, struct history_version *ret_from,
+		 struct history_version *ret_to, char **ret_err)
+{
+	pthread_mutex_lock(&h->mu);
+	commit_pending_locked(h);
+	git_blob *a = NULL, *b = NULL;
+	git_patch *patch = NULL;
+	memset(ret_from, 0, sizeof(*ret_from));
+	memset(ret_to, 0, sizeof(*ret_to));
+	int r = resolve(h, path, from, &a, ret_from, ret_err);
+	if (r == 0)
+		r = resolve(h, path, to, &b, ret_to, ret_err);
+	if (r == 0) {
+		git_diff_options o;
+		git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+		o.context_lines = 3;
+		if (git_patch_from_blobs(&patch, a, ret_from->path, b,
+					 ret_to->path, &o) < 0) {
+			set_err(h, "cannot compare the versions");
+			*ret_err = xasprintf("%s", h->err);
+			r = -EIO;
+		}
+	}
+	if (r == 0) {
+		size_t ctx = 0;
+		git_patch_line_stats(&ctx, ret_add, ret_del, patch);
+		struct sbuf s = {0};
+		sb_printf(&s, "--- a/%s\n+++ b/%s\n", ret_from->path,
+			  ret_to->path);
+		struct diff_out o = {&s};
+		size_t nh = git_patch_num_hunks(patch);
+		for (size_t i = 0; i < nh; i++) {
+			const git_diff_hunk *hk;
+			size_t nl;
+			if (git_patch_get_hunk(&hk, &nl, patch, i) < 0)
+				continue;
+			sb_add(&s, hk->header, hk->header_len);
+			if (!hk->header_len ||
+			    hk->header[hk->header_len - 1] != '\n')
+				sb_putc(&s, '\n');
+			for (size_t j = 0; j < nl; j++) {
+				const git_diff_line *l;
+				if (git_patch_get_line_in_hunk(&l, patch, i,
+							       j) == 0)
+					hunk_cb(NULL, hk, l, &o);
+			}
+		}
+		*ret_diff = sb_steal(&s);
+	} else {
+		version_clear(ret_to);
+		version_clear(ret_from);
+	}
+	git_patch_free(patch);
+	git_blob_free(a);
+	git_blob_free(b);
+	pthread_mutex_unlock(&h->mu);
+	return r;
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Note history with libgit2, in a bare repository of vaultd's own
+ * (<vault>/.vaultd/history.git) whose trees hold the vault's notes. A
+ * user's own .git is never opened.
+ *
+ * Changes are recorded as they happen (the note's new text becomes a blob
+ * at once) and committed in batches: everything one writer changes within
+ * HISTORY_BATCH_MS is one commit, authored by that writer ("mcp:<tool>",
+ * "mount:<process>", "vaultctl", "external"). A commit's message names
+ * the notes in its first line and lists them below, one per line
+ * ("Changed: a.md", "Deleted: b.md", "Renamed-From: c.md" followed by
+ * "Renamed-To: d.md"); the per-note log is built from those lines, so
+ * asking for a note's history never walks trees.
+ *
+ * Thread-safe: one mutex guards the repository and the pending batch.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HISTORY_BATCH_MS 2000
+
+struct history;
+
+/* A note file as the vault index knows it (for the start-up scan). */
+struct history_file {
+	const char *path;
+	int64_t mtime_ns;
+	int64_t size;
+	uint64_t ino;
+};
+
+struct history_version {
+	char id[41];	  /* full commit id */
+	char short_id[8]; /* 7 hex digits */
+	int64_t time;	  /* seconds since the epoch (UTC) */
+	char *author;	  /* "mcp:append_note", "external", ... */
+	char *message;	  /* the commit's first line */
+	char *path;	  /* the note's path in that version */
+	bool deleted;	  /* the note was deleted in this version */
+};
+void history_versions_free(struct history_version *v, size_t n);
+/* Free one version's strings (the struct itself is the caller's). */
+void version_clear(struct history_version *v);
+
+/*
+ * Open <root>/.vaultd/history.git, creating it when missing. A repository
+ * that cannot be read is moved aside (history.git.damaged-<time>) and a
+ * new one made; *ret_note then says so (the caller logs it).
+ */
+int history_open(int rootfd, const char *root, struct history **ret,
+		 char **ret_note);
+void history_free(struct history *h);
+const char *history_path(const struct history *h);
+
+/*
+ * Record the vault's notes as they are now (at start): notes whose size,
+ * mtime and inode match the last recorded state are not read. Differences
+ * from the last commit are committed at once (the first run: one commit
+ * with every note, author "vaultd"; later: author "external"). Returns
+ * the number of notes found changed, or a negative errno.
+ */
+int history_scan(struct history *h, const struct history_file *files, size_t n);
+
+/* A note was created or changed (its text is read from the vault), was
+ * deleted, or was renamed. author: who wrote. Negative errno on failure
+ * (the change is then in the next scan). */
+int history_note_changed(struct history *h, const char *path,
+			 const char *author);
+int history_note_deleted(struct history *h, const char *path,
+			 const char *author);
+int history_note_renamed(struct history *h, const char *old_path,
+			 const char *new_path, const char *author);
+
+/*
+ * Commit the pending batch if it is due (or now, with force). Returns the
+ * number of commits made (0 or 1) or a negative errno.
+ */
+int history_commit(struct history *h, bool force);
+/* Block until a batch is due (true) or history_stop() (false). */
+bool history_wait_due(struct history *h);
+void history_stop(struct history *h);
+/* Commits made, and bytes the repository takes on disk. */
+void history_stats(struct history *h, size_t *ret_commits, uint64_t *bytes);
+/* Why the last failed operation failed (libgit2's words), or "". */
+const char *history_error(struct history *h);
+
+/*
+ * The versions of the note now at path, newest first, following it back
+ * across renames. Commits what is pending first. *ret_total: all of them.
+ */
+int history_log(struct history *h, const char *path, size_t limit,
+		struct history_version **ret, size_t *ret_n, size_t *ret_total);
+
+/*
+ * The note now at path, at version (a full or abbreviated commit id, at
+ * least 4 hex digits): its text and the version's details. Errors: -ENOENT
+ * with *ret_err "unknown version" / "no such note in that version",
+ * -EINVAL for a malformed or ambiguous id.
+ */
+int history_get(struct history *h, const char *path, const char *version,
+		struct history_version *ret_ver, char **ret_text,
+		size_t *ret_len, char **ret_err);
+
+/* When the note now at path was first recorded (0: never). */
+int64_t history_created(struct history *h, const char *path);
+
+/*
+ * A unified diff of the note between two versions (3 lines of context),
+ * with its numbers of added and deleted lines.
+ */
+int history_diff(struct history *h, const char *path, const char *from,
+		 const char *to, char **ret_diff, size_t *ret_add,
+		 size_t *ret_del, struct history_version *ret_from,
+		 struct history_version *ret_to, char **ret_err);

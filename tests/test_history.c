@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Note history: every step of a note's life (created, edited by a tool,
+ * edited outside, renamed, restored) is a version with the right author;
+ * versions read back exactly; diffs are exact; restore goes through the
+ * guard and adds a version; git itself reads the same log; a user's own
+ * .git is untouched; batches coalesce; a damaged repository is re-created;
+ * a restart reads the log back.
+ */
+#include "history.h"
+#include "testutil.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static struct history *attach(struct tvault *t)
+{
+	struct history *h = NULL;
+	char *note = NULL;
+	CU_ASSERT_EQUAL_FATAL(
+		history_open(vault_rootfd(t->v), vault_root(t->v), &h, &note),
+		0);
+	free(note);
+	vault_attach_history(t->v, h);
+	return h;
+}
+
+static void detach(struct tvault *t, struct history *h)
+{
+	history_stop(h);
+	vault_attach_history(t->v, NULL);
+	history_free(h);
+}
+
+static char *call_text(struct tvault *t, const char *tool, const char *args)
+{
+	struct tool_result r = {0};
+	tv_call(t, tool, args, &r);
+	if (r.is_error)
+		fprintf(stderr, "  %s %s: %s\n", tool, args, r.text);
+	CU_ASSERT_FALSE(r.is_error);
+	char *s = r.text ? xstrdup(r.text) : NULL;
+	tool_result_clear(&r);
+	return s;
+}
+
+/* The ids of a history text, newest first. */
+static size_t ids_of(const char *text, char ids[][8], size_t max)
+{
+	size_t n = 0;
+	for (const char *p = text; n < max && (p = strstr(p, "\n- "));) {
+		p += 3;
+		memcpy(ids[n], p, 7);
+		ids[n][7] = 0;
+		n++;
+	}
+	return n;
+}
+
+static char *run(const char *cmd)
+{
+	FILE *f = popen(cmd, "r");
+	if (!f)
+		return NULL;
+	struct sbuf b = {0};
+	char buf[4096];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		sb_add(&b, buf, n);
+	pclose(f);
+	return sb_steal(&b);
+}
+
+static void test_lifecycle(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	/* A user's own repository in the vault. */
+	tv_write(&t, ".git/HEAD", "ref: refs/heads/master\n");
+	tv_write(&t, ".git/config", "[core]\n\tbare = false\n");
+	tv_write(&t, "Home.md", "# Home\n[[Plan]] #project\n");
+	char *cmd = xasprintf("cd '%s/.git' && find . -type f | sort | xargs "
+			      "md5sum; stat -c %%Y .",
+			      t.dir);
+	char *git_before = run(cmd);
+	tv_open(&t);
+	struct history *h = attach(&t);
+	CU_ASSERT_EQUAL(vault_history_scan(t.v), 1);
+
+	char *s = call_text(&t, "get_note_history", "{\"name\":\"Home\"}");
+	ASSERT_CONTAINS(s, "Version history for Home:");
+	ASSERT_CONTAINS(s, "by vaultd\n  Initial state: 1 note");
+	free(s);
+
+	/* Created and edited by tools, edited outside, renamed. */
+	free(call_text(&t, "create_note",
+		       "{\"name\":\"Plan\",\"content\":\"one\\n\"}"));
+	history_commit(h, true);
+	free(call_text(&t, "append_note",
+		       "{\"name\":\"Plan\",\"text\":\"two\"}"));
+	history_commit(h, true);
+	tv_write(&t, "Plan.md", "one\ntwo\nthree\n");
+	CU_ASSERT_EQUAL(vault_sync_path(t.v, "Plan.md", "external", 0), 0);
+	history_commit(h, true);
+	free(call_text(
+		&t, "rename_note",
+		"{\"old_name\":\"Plan\",\"new_name\":\"work/Project\"}"));
+	history_commit(h, true);
+
+	s = call_text(&t, "get_note_history", "{\"name\":\"Project\"}");
+	char ids[8][8];
+	CU_ASSERT_EQUAL(ids_of(s, ids, 8), 4);
+	ASSERT_CONTAINS(s, "Version history for work/Project:");
+	ASSERT_CONTAINS(s, "by test\n  Update 2 notes: work/Project, Home");
+	ASSERT_CONTAINS(s, "by external\n  Update note: Plan\n");
+	ASSERT_CONTAINS(s, "by test\n  Update note: Plan\n");
+	/* Newest first: rename, external, append, create. */
+	const char *p1 = strstr(s, "Update 2 notes");
+	const char *p2 = strstr(s, "by external");
+	const char *p3 = p2 ? strstr(p2, "by test\n  Update note: Plan") : NULL;
+	CU_ASSERT_TRUE(p1 && p2 && p3 && p1 < p2);
+	free(s);
+	/* The rename rewrote Home's link: Home's history has it too. */
+	s = call_text(&t, "get_note_history", "{\"name\":\"Home\"}");
+	CU_ASSERT_EQUAL(ids_of(s, ids + 4, 4), 2);
+	free(s);
+	s = call_text(&t, "get_note_history", "{\"name\":\"Project\"}");
+	ids_of(s, ids, 8);
+	free(s);
+
+	/* A version's text and details. */
+	char *args =
+		xasprintf("{\"name\":\"Project\",\"version\":\"%s\"}", ids[3]);
+	s = call_text(&t, "get_note_version", args);
+	free(args);
+	ASSERT_CONTAINS(s, "# Plan (version ");
+	ASSERT_CONTAINS(s, "**Path:** Plan\n**Tags:** (none)\n**Version:** ");
+	CU_ASSERT_TRUE(s && strlen(s) > 8 &&
+		       !strcmp(s + strlen(s) - 9, "---\n\none\n"));
+	free(s);
+
+	/* Exact diffs. */
+	args = xasprintf("{\"name\":\"Project\",\"from_version\":\"%s\","
+			 "\"to_version\":\"%s\"}",
+			 ids[3], ids[1]);
+	s = call_text(&t, "diff_note_versions", args);
+	free(args);
+	char *want = xasprintf("Diff for work/Project (%s \xe2\x86\x92 %s):\n\n"
+			       "+2 additions, -0 deletions\n\n"
+			       "--- a/Plan.md\n+++ b/Plan.md\n"
+			       "@@ -1 +1,3 @@\n one\n+two\n+three\n",
+			       ids[3], ids[1]);
+	ASSERT_STR_EQ(s, want);
+	free(want);
+	free(s);
+
+	/* Restore: through the guard, a new version. */
+	args = xasprintf("{\"name\":\"Project\",\"version\":\"%s\"}", ids[3]);
+	s = call_text(&t, "restore_note_version", args);
+	free(args);
+	want = xasprintf("Restored note 'Project' to version %s", ids[3]);
+	ASSERT_STR_EQ(s, want);
+	free(want);
+	free(s);
+	s = tv_read(&t, "work/Project.md");
+	ASSERT_STR_EQ(s, "one\n");
+	free(s);
+	history_commit(h, true);
+	s = call_text(&t, "get_note_history",
+		      "{\"name\":\"Project\",\"limit\":2}");
+	ASSERT_CONTAINS(s, "by test\n  Update note: work/Project\n");
+	ASSERT_CONTAINS(s, "(2 of 5 versions shown");
+	free(s);
+
+	/* git reads the same log; the user's .git is untouched. */
+	char *git = xasprintf("git --git-dir='%s/.vaultd/history.git' log "
+			      "--format='%%an|%%s' 2>/dev/null",
+			      t.dir);
+	s = run(git);
+	if (s && *s)
+		ASSERT_STR_EQ(s, "test|Update note: work/Project\n"
+				 "test|Update 2 notes: work/Project, Home\n"
+				 "external|Update note: Plan\n"
+				 "test|Update note: Plan\n"
+				 "test|Update note: Plan\n"
+				 "vaultd|Initial state: 1 note\n");
+	free(s);
+	free(git);
+	char *git_after = run(cmd);
+	ASSERT_STR_EQ(git_after, git_before);
+	free(git_after);
+	free(git_before);
+	free(cmd);
+
+	/* Errors. */
+	char *e = tv_call_err(&t, "get_note_version",
+			      "{\"name\":\"Project\",\"version\":\"0000000\"}");
+	ASSERT_STR_EQ(e, "Version '0000000' not found");
+	free(e);
+	e = tv_call_err(&t, "get_note_version",
+			"{\"name\":\"Project\",\"version\":\"xyz\"}");
+	ASSERT_CONTAINS(e, "Invalid version 'xyz'");
+	free(e);
+	e = tv_call_err(&t, "get_note_history", "{\"name\":\"Nope\"}");
+	CU_ASSERT_PTR_NOT_NULL(e);
+	free(e);
+	args = xasprintf("{\"name\":\"Home\",\"version\":\"%s\"}", ids[3]);
+	free(call_text(&t, "get_note_version", args));
+	free(args);
+	/* Home existed from the start: the create of Plan is a version of
+	 * the vault where Home has its first text. Plan did not exist in
+	 * the initial state. */
+	s = call_text(&t, "get_note_history", "{\"name\":\"Home\"}");
+	char hid[2][8];
+	ids_of(s, hid, 2);
+	free(s);
+	args = xasprintf("{\"name\":\"Project\",\"version\":\"%s\"}", hid[1]);
+	e = tv_call_err(&t, "get_note_version", args);
+	free(args);
+	ASSERT_CONTAINS(e, "did not exist in version");
+	free(e);
+
+	/* A restart reads the log back; nothing new is committed. */
+	detach(&t, h);
+	h = attach(&t);
+	CU_ASSERT_EQUAL(vault_history_scan(t.v), 0);
+	size_t versions;
+	uint64_t bytes;
+	history_stats(h, &versions, &bytes);
+	CU_ASSERT_EQUAL(versions, 6);
+	CU_ASSERT_TRUE(bytes > 0);
+	s = call_text(&t, "get_note_history", "{\"name\":\"Project\"}");
+	CU_ASSERT_EQUAL(ids_of(s, ids, 8), 5);
+	free(s);
+	detach(&t, h);
+	tv_close(&t);
+}
+
+static void test_restore_is_guarded(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "A.md", "alpha #oldtag\n");
+	tv_write(&t, "B.md", "beta #keep\n");
+	tv_open(&t);
+	struct history *h = attach(&t);
+	vault_history_scan(t.v);
+	free(call_text(&t, "update_note",
+		       "{\"name\":\"A\",\"content\":\"alpha, no tag\\n\"}"));
+	history_commit(h, true);
+	char *s = call_text(&t, "get_note_history", "{\"name\":\"A\"}");
+	char ids[2][8];
+	CU_ASSERT_EQUAL(ids_of(s, ids, 2), 2);
+	free(s);
+	/* oldtag is in no note any more: restoring it is refused like any
+	 * write that brings a new tag. */
+	char *args = xasprintf("{\"name\":\"A\",\"version\":\"%s\"}", ids[1]);
+	char *e = tv_call_err(&t, "restore_note_version", args);
+	free(args);
+	ASSERT_CONTAINS(e, "Tags not in allowed list: ['oldtag']");
+	free(e);
+	s = tv_read(&t, "A.md");
+	ASSERT_STR_EQ(s, "alpha, no tag\n");
+	free(s);
+	detach(&t, h);
+	tv_close(&t);
+}
+
+static void test_batches(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "A.md", "a\n");
+	tv_write(&t, "B.md", "b\n");
+	tv_open(&t);
+	struct history *h = attach(&t);
+	vault_history_scan(t.v);
+	/* One writer, close together: one commit, not due yet. */
+	free(call_text(&t, "append_note", "{\"name\":\"A\",\"text\":\"1\"}"));
+	free(call_text(&t, "append_note", "{\"name\":\"B\",\"text\":\"2\"}"));
+	free(call_text(&t, "append_note", "{\"name\":\"A\",\"text\":\"3\"}"));
+	CU_ASSERT_EQUAL(history_commit(h, false), 0);
+	CU_ASSERT_EQUAL(history_commit(h, true), 1);
+	size_t n;
+	uint64_t bytes;
+	history_stats(h, &n, &bytes);
+	CU_ASSERT_EQUAL(n, 2);
+	/* Another writer: a commit of its own. */
+	free(call_text(&t, "append_note", "{\"name\":\"A\",\"text\":\"4\"}"));
+	tv_write(&t, "B.md", "b changed outside\n");
+	vault_sync_path(t.v, "B.md", "external", 0);
+	history_commit(h, true);
+	history_stats(h, &n, &bytes);
+	CU_ASSERT_EQUAL(n, 4);
+	/* A write that changes nothing makes no version. */
+	free(call_text(
+		&t, "update_note",
+		"{\"name\":\"B\",\"content\":\"b changed outside\\n\"}"));
+	CU_ASSERT_EQUAL(history_commit(h, true), 0);
+	/* Deleted: a version of its own; created again: a new life. */
+	free(call_text(&t, "delete_note", "{\"name\":\"B\"}"));
+	history_commit(h, true);
+	free(call_text(&t, "create_note",
+		       "{\"name\":\"B\",\"content\":\"new b\\n\"}"));
+	history_commit(h, true);
+	char *s = call_text(&t, "get_note_history", "{\"name\":\"B\"}");
+	char ids[8][8];
+	CU_ASSERT_EQUAL(ids_of(s, ids, 8), 1);
+	free(s);
+	detach(&t, h);
+	tv_close(&t);
+}
+
+static void test_damaged_repository(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "A.md", "a\n");
+	tv_open(&t);
+	struct history *h = attach(&t);
+	vault_history_scan(t.v);
+	detach(&t, h);
+	/* HEAD points at a commit that is not there. */
+	tv_write(&t, ".vaultd/history.git/refs/heads/main",
+		 "1234567890123456789012345678901234567890\n");
+	char *note = NULL;
+	CU_ASSERT_EQUAL(
+		history_open(vault_rootfd(t.v), vault_root(t.v), &h, &note), 0);
+	ASSERT_CONTAINS(note, "was damaged");
+	ASSERT_CONTAINS(note, "re-created from the current notes");
+	free(note);
+	vault_attach_history(t.v, h);
+	CU_ASSERT_EQUAL(vault_history_scan(t.v), 1);
+	char *s = call_text(&t, "get_note_history", "{\"name\":\"A\"}");
+	ASSERT_CONTAINS(s, "Initial state: 1 note");
+	free(s);
+	s = tv_read(&t, "A.md");
+	ASSERT_STR_EQ(s, "a\n");
+	free(s);
+	detach(&t, h);
+	tv_close(&t);
+}
+
+static void test_not_available(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "A.md", "a\n");
+	tv_open(&t);
+	char *e = tv_call_err(&t, "get_note_history", "{\"name\":\"A\"}");
+	ASSERT_CONTAINS(e, "Note history is not available");
+	free(e);
+	tv_close(&t);
+}
+
+int main(void)
+{
+	static const struct test_case tests[] = {
+		{"lifecycle", test_lifecycle},
+		{"restore_is_guarded", test_restore_is_guarded},
+		{"batches", test_batches},
+		{"damaged_repository", test_damaged_repository},
+		{"not_available", test_not_available},
+	};
+	return run_tests("history", tests, ARRAY_SIZE(tests));
+}
