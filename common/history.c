@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #define PACK_EVERY 200
+#define PACK_LOOSE 2000
 #define INDEX_SAVE_NS (30ull * 1000000000ull)
 #define EMAIL "vaultd@localhost"
 
@@ -77,17 +78,27 @@ struct history {
 	struct change *pend;
 	size_t npend, cappend;
 	struct hmap *pend_at; /* path -> index+1 in pend */
+	/* The batch's new texts (path -> struct text): their blobs are
+	 * written when the batch is committed, off the write path, and a
+	 * text replaced within the batch is never written at all. */
+	struct hmap *texts;
+	/* history_prepare()'s blobs: path -> struct prepared. */
+	struct hmap *prepared;
 	uint64_t first_ns;
 	/* The log. */
 	struct commit_rec *commits;
 	size_t ncommits, capcommits;
 	struct hmap *paths; /* path -> struct plog * */
 	size_t since_pack;
+	size_t loose; /* objects written since the last pack, about */
 	uint64_t index_saved_ns;
 	bool index_dirty;
 	bool stop;
 	char err[256];
 };
+
+static void drop_texts(struct history *h);
+static void drop_prepared(struct history *h);
 
 static void set_err(struct history *h, const char *what)
 {
@@ -390,6 +401,7 @@ int history_open(int rootfd, const char *root, struct history **ret,
 	h->rootfd = rootfd;
 	h->dir = xasprintf("%s/.vaultd/history.git", root);
 	h->pend_at = hmap_new();
+	h->texts = hmap_new();
 	h->paths = hmap_new();
 	_cleanup_free_ char *vd = xasprintf("%s/.vaultd", root);
 	if (mkdir(vd, 0755) < 0 && errno != EEXIST) {
@@ -460,6 +472,9 @@ void history_free(struct history *h)
 	free(h->pend);
 	free(h->author);
 	hmap_free(h->pend_at);
+	drop_texts(h);
+	hmap_free(h->texts);
+	drop_prepared(h);
 	free_log(h);
 	hmap_free(h->paths);
 	close_repo(h);
@@ -482,9 +497,57 @@ static void entry_from_stat(git_index_entry *e, const struct stat *st)
 	e->ino = (uint32_t)st->st_ino;
 }
 
-/* Read path and put its text in h->idx. 1: changed, 0: same, <0: error
- * (-ENOENT: gone). */
-static int put_file(struct history *h, const char *path)
+struct text {
+	char *s;
+	size_t len;
+};
+
+static void drop_text(struct history *h, const char *path)
+{
+	struct text *t = hmap_del(h->texts, path);
+	if (t) {
+		free(t->s);
+		free(t);
+	}
+}
+
+static void drop_texts(struct history *h)
+{
+	size_t it = 0;
+	void *val;
+	while (hmap_next(h->texts, &it, NULL, &val)) {
+		struct text *t = val;
+		free(t->s);
+		free(t);
+	}
+	hmap_free(h->texts);
+	h->texts = hmap_new();
+}
+
+/* Write the batch's blobs (lock held). */
+static int write_texts(struct history *h)
+{
+	size_t it = 0;
+	void *val;
+	int r = 0;
+	while (hmap_next(h->texts, &it, NULL, &val)) {
+		struct text *t = val;
+		git_oid id;
+		if (git_blob_create_from_buffer(&id, h->repo, t->s, t->len) <
+		    0) {
+			set_err(h, "cannot record a note");
+			r = -EIO;
+			break;
+		}
+		h->loose++;
+	}
+	drop_texts(h);
+	return r;
+}
+
+/* Read path and put its text in h->idx (with defer, its blob is written
+ * at the commit). 1: changed, 0: same, <0: error (-ENOENT: gone). */
+static int put_file(struct history *h, const char *path, bool defer)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len;
@@ -494,9 +557,16 @@ static int put_file(struct history *h, const char *path)
 	if (r < 0)
 		return r;
 	git_index_entry e = {0};
-	if (git_blob_create_from_buffer(&e.id, h->repo, text, len) < 0) {
+	if (defer) {
+		if (git_odb_hash(&e.id, text, len, GIT_OBJECT_BLOB) < 0) {
+			set_err(h, "cannot record a note");
+			return -EIO;
+		}
+	} else if (git_blob_create_from_buffer(&e.id, h->repo, text, len) < 0) {
 		set_err(h, "cannot record a note");
 		return -EIO;
+	} else {
+		h->loose++;
 	}
 	entry_from_stat(&e, &st);
 	e.path = path;
@@ -507,11 +577,18 @@ static int put_file(struct history *h, const char *path)
 		return -EIO;
 	}
 	h->index_dirty = true;
+	if (defer && !same) {
+		drop_text(h, path);
+		struct text *t = xmalloc(sizeof(*t));
+		*t = (struct text){TAKE_PTR(text), len};
+		hmap_put(h->texts, path, t);
+	}
 	return same ? 0 : 1;
 }
 
 static int drop_file(struct history *h, const char *path)
 {
+	drop_text(h, path);
 	if (!git_index_get_bypath(h->idx, path, 0))
 		return 0;
 	if (git_index_remove(h->idx, path, 0) < 0) {
@@ -566,7 +643,7 @@ int history_note_changed(struct history *h, const char *path,
 {
 	pthread_mutex_lock(&h->mu);
 	batch_for(h, author);
-	int r = put_file(h, path);
+	int r = put_file(h, path, true);
 	if (r == -ENOENT)
 		r = 0; /* gone again: its deletion comes next */
 	else if (r > 0)
@@ -598,7 +675,7 @@ int history_note_renamed(struct history *h, const char *old_path,
 	batch_for(h, author);
 	int r = drop_file(h, old_path);
 	if (r >= 0)
-		r = put_file(h, new_path);
+		r = put_file(h, new_path, true);
 	if (r >= 0) {
 		/* A note renamed back and forth within a batch: only the
 		 * first name and the last count. */
@@ -637,12 +714,56 @@ static void note_name(struct sbuf *b, const char *path)
  * loose ones (all reachable objects are then in packs; the loose ones
  * that are not are leftovers of superseded writes). Lock held, nothing
  * pending. */
-static void pack_locked(struct history *h)
+static size_t count_packs(const char *dir)
 {
+	DIR *d = opendir(dir);
+	size_t n = 0;
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		n += l > 5 && !strcmp(de->d_name + l - 5, ".pack");
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* Drop every pack but keep (after a full pack). */
+static void drop_other_packs(const char *dir, const char *keep)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	while (d && (de = readdir(d)))
+		if (!strncmp(de->d_name, "pack-", 5) &&
+		    strncmp(de->d_name + 5, keep, strlen(keep)) != 0)
+			unlinkat(dirfd(d), de->d_name, 0);
+	if (d)
+		closedir(d);
+}
+
+/*
+ * Pack the objects of the commits since the last pack (every pack, now and
+ * then) and drop the loose copies of what is packed. Runs without the
+ * lock, with a repository handle of its own: writers go on meanwhile, and
+ * only objects found in the new pack are dropped.
+ */
+int history_pack(struct history *h)
+{
+	pthread_mutex_lock(&h->mu);
+	git_oid head = h->head;
+	bool have_head = h->have_head;
+	h->since_pack = 0;
+	h->loose = 0;
+	pthread_mutex_unlock(&h->mu);
+	if (!have_head)
+		return 0;
 	_cleanup_free_ char *mark = xasprintf("%s/vaultd.packed", h->dir);
+	_cleanup_free_ char *packdir = xasprintf("%s/objects/pack", h->dir);
+	/* Many small packs slow reading down: now and then, one pack. */
+	bool full = count_packs(packdir) >= 16;
 	git_oid last;
 	bool have_last = false;
-	int mfd = open(mark, O_RDONLY | O_CLOEXEC);
+	int mfd = full ? -1 : open(mark, O_RDONLY | O_CLOEXEC);
 	if (mfd >= 0) {
 		char buf[64];
 		ssize_t n = read(mfd, buf, sizeof(buf) - 1);
@@ -652,48 +773,66 @@ static void pack_locked(struct history *h)
 			have_last = git_oid_fromstr(&last, buf) == 0;
 		}
 	}
+	if (have_last && git_oid_equal(&last, &head))
+		return 0;
+	git_repository *repo = NULL;
 	git_packbuilder *pb = NULL;
 	git_revwalk *w = NULL;
-	int r = git_packbuilder_new(&pb, h->repo);
+	int r = git_repository_open_bare(&repo, h->dir);
 	if (r == 0)
-		r = git_revwalk_new(&w, h->repo);
+		r = git_packbuilder_new(&pb, repo);
 	if (r == 0)
-		r = git_revwalk_push(w, &h->head);
+		r = git_revwalk_new(&w, repo);
+	if (r == 0)
+		r = git_revwalk_push(w, &head);
 	if (r == 0 && have_last)
 		git_revwalk_hide(w, &last);
 	if (r == 0)
 		git_packbuilder_set_threads(pb, 1);
 	if (r == 0)
 		r = git_packbuilder_insert_walk(pb, w);
-	if (r == 0) {
-		_cleanup_free_ char *dir = xasprintf("%s/objects/pack", h->dir);
-		r = git_packbuilder_write(pb, dir, 0, NULL, NULL);
-	}
+	if (r == 0)
+		r = git_packbuilder_write(pb, packdir, 0, NULL, NULL);
+	_cleanup_free_ char *name = NULL;
+	if (r == 0 && git_packbuilder_name(pb))
+		name = xstrdup(git_packbuilder_name(pb));
 	git_revwalk_free(w);
 	git_packbuilder_free(pb);
-	if (r < 0) {
+	git_repository_free(repo);
+	if (r < 0 || !name) {
+		pthread_mutex_lock(&h->mu);
 		set_err(h, "cannot pack the history");
-		return;
+		pthread_mutex_unlock(&h->mu);
+		return -EIO;
 	}
 	/* Remember what is packed before dropping anything. */
 	char line[GIT_OID_HEXSZ + 2];
-	git_oid_tostr(line, GIT_OID_HEXSZ + 1, &h->head);
+	git_oid_tostr(line, GIT_OID_HEXSZ + 1, &head);
 	strcat(line, "\n");
 	_cleanup_free_ char *tmp = xasprintf("%s.tmp", mark);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
-		return;
+		return -errno;
 	bool ok = write(fd, line, strlen(line)) == (ssize_t)strlen(line) &&
 		  fsync(fd) == 0;
 	close(fd);
 	if (!ok || rename(tmp, mark) < 0)
-		return;
+		return -EIO;
+	/* The loose objects that the new pack holds. */
+	_cleanup_free_ char *idx = xasprintf("%s/pack-%s.idx", packdir, name);
+	git_odb *packed = NULL;
+	git_odb_backend *be = NULL;
+	if (git_odb_new(&packed) < 0)
+		return -EIO;
+	if (git_odb_backend_one_pack(&be, idx) < 0 ||
+	    git_odb_add_backend(packed, be, 1) < 0) {
+		git_odb_free(packed);
+		return -EIO;
+	}
 	_cleanup_free_ char *objs = xasprintf("%s/objects", h->dir);
 	DIR *d = opendir(objs);
-	if (!d)
-		return;
 	struct dirent *de;
-	while ((de = readdir(d))) {
+	while (d && (de = readdir(d))) {
 		if (strlen(de->d_name) != 2 || de->d_name[0] == '.')
 			continue;
 		_cleanup_free_ char *sub = xasprintf("%s/%s", objs, de->d_name);
@@ -701,18 +840,42 @@ static void pack_locked(struct history *h)
 		if (!sd)
 			continue;
 		struct dirent *fe;
-		while ((fe = readdir(sd)))
-			if (fe->d_name[0] != '.')
+		while ((fe = readdir(sd))) {
+			char hex[GIT_OID_HEXSZ + 1];
+			git_oid id;
+			if (strlen(fe->d_name) != GIT_OID_HEXSZ - 2)
+				continue;
+			memcpy(hex, de->d_name, 2);
+			memcpy(hex + 2, fe->d_name, GIT_OID_HEXSZ - 2);
+			hex[GIT_OID_HEXSZ] = 0;
+			if (git_oid_fromstr(&id, hex) == 0 &&
+			    git_odb_exists(packed, &id))
 				unlinkat(dirfd(sd), fe->d_name, 0);
+		}
 		closedir(sd);
-		rmdir(sub);
+		rmdir(sub); /* when empty */
 	}
-	closedir(d);
+	if (d)
+		closedir(d);
+	git_odb_free(packed);
+	if (full)
+		drop_other_packs(packdir, name);
+	pthread_mutex_lock(&h->mu);
 	git_odb *odb = NULL;
 	if (git_repository_odb(&odb, h->repo) == 0) {
 		git_odb_refresh(odb);
 		git_odb_free(odb);
 	}
+	pthread_mutex_unlock(&h->mu);
+	return 1;
+}
+
+bool history_pack_due(struct history *h)
+{
+	pthread_mutex_lock(&h->mu);
+	bool due = h->since_pack >= PACK_EVERY || h->loose >= PACK_LOOSE;
+	pthread_mutex_unlock(&h->mu);
+	return due;
 }
 
 /* Write h->idx's tree and commit it on HEAD (no commit when nothing
@@ -767,10 +930,7 @@ static int commit_locked(struct history *h, const char *author,
 		log_message(h, ci, body, NULL);
 	}
 	git_commit_free(parent);
-	if (++h->since_pack >= PACK_EVERY && !h->npend) {
-		pack_locked(h);
-		h->since_pack = 0;
-	}
+	h->since_pack++;
 	if (now_ns() - h->index_saved_ns > INDEX_SAVE_NS)
 		save_index(h);
 	pthread_cond_broadcast(&h->cv);
@@ -832,8 +992,10 @@ static int commit_pending_locked(struct history *h)
 	h->npend = h->cappend = 0;
 	hmap_free(h->pend_at);
 	h->pend_at = hmap_new();
-	int r = commit_locked(h, h->author ? h->author : "unknown",
-			      sum.s ? sum.s : "", body.s ? body.s : "");
+	int r = write_texts(h);
+	if (r == 0)
+		r = commit_locked(h, h->author ? h->author : "unknown",
+				  sum.s ? sum.s : "", body.s ? body.s : "");
 	for (size_t i = 0; i < n; i++) {
 		free(pendv[i].path);
 		free(pendv[i].from);
@@ -941,6 +1103,105 @@ static bool stat_matches(const git_index_entry *e, const struct history_file *f)
 	       e->mtime.nanoseconds == (uint32_t)(f->mtime_ns % 1000000000);
 }
 
+struct prepared {
+	git_oid id;
+	int64_t mtime_ns, size;
+	uint64_t ino;
+};
+
+static void drop_prepared(struct history *h)
+{
+	size_t it = 0;
+	void *val;
+	while (h->prepared && hmap_next(h->prepared, &it, NULL, &val))
+		free(val);
+	h->prepared = hmap_free(h->prepared);
+}
+
+int history_prepare(struct history *h, const struct history_file *files,
+		    size_t n)
+{
+	bool *need = xcalloc(n ? n : 1, sizeof(*need));
+	size_t nneed = 0;
+	pthread_mutex_lock(&h->mu);
+	for (size_t i = 0; i < n; i++) {
+		const git_index_entry *e =
+			git_index_get_bypath(h->idx, files[i].path, 0);
+		need[i] = !(e && stat_matches(e, &files[i]));
+		nneed += need[i];
+	}
+	pthread_mutex_unlock(&h->mu);
+	if (!nneed) {
+		free(need);
+		return 0;
+	}
+	/* A handle of our own: the recording goes on meanwhile. */
+	git_repository *repo = NULL;
+	if (git_repository_open_bare(&repo, h->dir) < 0) {
+		free(need);
+		return -EIO;
+	}
+	struct hmap *prep = hmap_new();
+	size_t written = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!need[i])
+			continue;
+		_cleanup_free_ char *text = NULL;
+		size_t len;
+		struct stat st;
+		if (file_read(h->rootfd, files[i].path,
+			      (size_t)NOTE_MAX_INDEXED * 4, &text, &len,
+			      &st) < 0)
+			continue;
+		struct prepared *p = xmalloc(sizeof(*p));
+		if (git_blob_create_from_buffer(&p->id, repo, text, len) < 0) {
+			free(p);
+			continue;
+		}
+		p->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 +
+			      st.st_mtim.tv_nsec;
+		p->size = st.st_size;
+		p->ino = st.st_ino;
+		free(hmap_put(prep, files[i].path, p));
+		written++;
+	}
+	git_repository_free(repo);
+	free(need);
+	pthread_mutex_lock(&h->mu);
+	drop_prepared(h);
+	h->prepared = prep;
+	h->loose += written;
+	pthread_mutex_unlock(&h->mu);
+	return (int)written;
+}
+
+/* A prepared blob for f, when the file is still what was read. */
+static int put_prepared(struct history *h, const struct history_file *f)
+{
+	struct prepared *p =
+		h->prepared ? hmap_get(h->prepared, f->path) : NULL;
+	if (!p || p->mtime_ns != f->mtime_ns || p->size != f->size ||
+	    p->ino != f->ino)
+		return -ENOENT;
+	git_index_entry e = {0};
+	e.id = p->id;
+	e.mode = GIT_FILEMODE_BLOB;
+	e.file_size = (uint32_t)f->size;
+	e.mtime.seconds = (int32_t)(f->mtime_ns / 1000000000);
+	e.mtime.nanoseconds = (uint32_t)(f->mtime_ns % 1000000000);
+	e.ctime = e.mtime;
+	e.ino = (uint32_t)f->ino;
+	e.path = f->path;
+	const git_index_entry *old = git_index_get_bypath(h->idx, f->path, 0);
+	bool same = old && git_oid_equal(&old->id, &e.id);
+	if (git_index_add(h->idx, &e) < 0) {
+		set_err(h, "cannot record a note");
+		return -EIO;
+	}
+	h->index_dirty = true;
+	return same ? 0 : 1;
+}
+
 int history_scan(struct history *h, const struct history_file *files, size_t n)
 {
 	pthread_mutex_lock(&h->mu);
@@ -957,7 +1218,9 @@ int history_scan(struct history *h, const struct history_file *files, size_t n)
 			git_index_get_bypath(h->idx, f->path, 0);
 		if (e && stat_matches(e, f))
 			continue;
-		int p = put_file(h, f->path);
+		int p = put_prepared(h, f);
+		if (p == -ENOENT)
+			p = put_file(h, f->path, false);
 		if (p == -ENOENT)
 			continue; /* gone meanwhile: its event follows */
 		if (p < 0) {
@@ -999,7 +1262,9 @@ int history_scan(struct history *h, const struct history_file *files, size_t n)
 			changed, changed == 1 ? "" : "s");
 		r = commit_locked(h, "external", sum, body.s);
 	}
+
 	sb_free(&body);
+	drop_prepared(h);
 	save_index(h);
 	pthread_mutex_unlock(&h->mu);
 	return r < 0 ? r : (int)changed;

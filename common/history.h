@@ -65,6 +65,15 @@ const char *history_path(const struct history *h);
  */
 int history_scan(struct history *h, const struct history_file *files, size_t n);
 
+/*
+ * Optional, before history_scan() and without blocking anyone: read the
+ * notes that differ from the last recorded state and write their blobs,
+ * so that the scan (which writers wait for) has little left to do.
+ * Returns the number of notes read.
+ */
+int history_prepare(struct history *h, const struct history_file *files,
+		    size_t n);
+
 /* A note was created or changed (its text is read from the vault), was
  * deleted, or was renamed. author: who wrote. Negative errno on failure
  * (the change is then in the next scan). */
@@ -80,6 +89,13 @@ int history_note_renamed(struct history *h, const char *old_path,
  * number of commits made (0 or 1) or a negative errno.
  */
 int history_commit(struct history *h, bool force);
+/*
+ * Objects are written loose; history_pack() packs them (without blocking
+ * writers) when history_pack_due() says enough have piled up. Returns 1
+ * when it packed, 0 when there was nothing to pack, or a negative errno.
+ */
+bool history_pack_due(struct history *h);
+int history_pack(struct history *h);
 /* Block until a batch is due (true) or history_stop() (false). */
 bool history_wait_due(struct history *h);
 void history_stop(struct history *h);

@@ -587,22 +587,45 @@ struct history *vault_history(struct vault *v)
 	return v->hist;
 }
 
-int vault_history_scan(struct vault *v)
+/* The notes as the index has them (read lock held): paths copied. */
+static struct history_file *note_files(struct vault *v, size_t *ret_n)
 {
-	if (!v->hist)
-		return 0;
-	vault_write_lock(v);
-	pthread_rwlock_rdlock(&v->rw);
 	size_t n;
 	struct note *const *all = index_sorted(v->ix, &n);
 	struct history_file *files = xcalloc(n ? n : 1, sizeof(*files));
 	for (size_t i = 0; i < n; i++)
-		files[i] = (struct history_file){all[i]->path, all[i]->mtime_ns,
-						 all[i]->size, all[i]->ino};
-	/* The index does not change while the writer lock is held. */
+		files[i] = (struct history_file){xstrdup(all[i]->path),
+						 all[i]->mtime_ns, all[i]->size,
+						 all[i]->ino};
+	*ret_n = n;
+	return files;
+}
+
+static void free_files(struct history_file *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free((char *)f[i].path);
+	free(f);
+}
+
+int vault_history_scan(struct vault *v)
+{
+	if (!v->hist)
+		return 0;
+	/* The slow part (reading what changed) while writers go on. */
+	size_t n;
+	pthread_rwlock_rdlock(&v->rw);
+	struct history_file *files = note_files(v, &n);
+	pthread_rwlock_unlock(&v->rw);
+	history_prepare(v->hist, files, n);
+	free_files(files, n);
+	/* Then, with writers held, what is left. */
+	vault_write_lock(v);
+	pthread_rwlock_rdlock(&v->rw);
+	files = note_files(v, &n);
 	pthread_rwlock_unlock(&v->rw);
 	int r = history_scan(v->hist, files, n);
-	free(files);
+	free_files(files, n);
 	vault_write_unlock(v);
 	return r;
 }

@@ -103,9 +103,14 @@ static void *history_thread(void *arg)
 			 "recorded in %.2f s (%zu versions, %.1f MB in %s)",
 			 r, r == 1 ? "" : "s", (double)(now_ns() - t0) / 1e9,
 			 versions, (double)bytes / 1e6, history_path(h));
-	while (history_wait_due(h))
+	for (;;) {
+		if (history_pack_due(h) && history_pack(h) < 0)
+			log_warn("history: %s", history_error(h));
+		if (!history_wait_due(h))
+			break;
 		if (history_commit(h, false) < 0)
 			log_warn("history: %s", history_error(h));
+	}
 	return NULL;
 }
 

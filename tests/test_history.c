@@ -224,6 +224,31 @@ static void test_lifecycle(void)
 	ASSERT_CONTAINS(e, "did not exist in version");
 	free(e);
 
+	/* Packing: the loose objects go, everything still reads. */
+	CU_ASSERT_EQUAL(history_pack(h), 1);
+	char *loose =
+		xasprintf("find '%s/.vaultd/history.git/objects' -type f "
+			  "-regex '.*/objects/[0-9a-f][0-9a-f]/.*' | wc -l",
+			  t.dir);
+	s = run(loose);
+	ASSERT_STR_EQ(s, "0\n");
+	free(s);
+	free(loose);
+	git = xasprintf("git --git-dir='%s/.vaultd/history.git' fsck --strict "
+			">/dev/null 2>&1 && echo ok",
+			t.dir);
+	s = run(git);
+	if (s && *s)
+		ASSERT_STR_EQ(s, "ok\n");
+	free(s);
+	free(git);
+	CU_ASSERT_EQUAL(history_pack(h), 0); /* nothing new */
+	args = xasprintf("{\"name\":\"Project\",\"version\":\"%s\"}", ids[3]);
+	s = call_text(&t, "get_note_version", args);
+	free(args);
+	ASSERT_CONTAINS(s, "\n---\n\none\n");
+	free(s);
+
 	/* A restart reads the log back; nothing new is committed. */
 	detach(&t, h);
 	h = attach(&t);

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { after } from 'node:test';
 
 export const BIN = {
   vaultd: process.env.VAULTD_BIN,
@@ -119,6 +120,13 @@ export async function startDaemon(v, extraArgs = []) {
   throw new Error('vaultd did not start');
 }
 
+// Clients a failed test left open are closed at the end (an open client
+// keeps its vault-mcp, and so this process, alive).
+const openClients = new Set();
+after(async () => {
+  for (const c of openClients) await c.close().catch(() => {});
+});
+
 // The official SDK client on vault-mcp.
 export async function mcpClient(v, { args = [], env = {}, name = 'vaultd-e2e' } = {}) {
   const transport = new StdioClientTransport({
@@ -129,6 +137,12 @@ export async function mcpClient(v, { args = [], env = {}, name = 'vaultd-e2e' } 
   });
   const client = new Client({ name, version: '1.0.0' });
   await client.connect(transport);
+  openClients.add(client);
+  const close = client.close.bind(client);
+  client.close = async () => {
+    openClients.delete(client);
+    await close();
+  };
   return client;
 }
 

@@ -72,7 +72,10 @@ describe('handshake and tool list', () => {
       assert.equal(t.annotations.readOnlyHint, ro, t.name);
       if (!ro) assert.equal(typeof t.annotations.destructiveHint, 'boolean', t.name);
       assert.equal(typeof t.annotations.idempotentHint, 'boolean', t.name);
-      if (!['read_note', 'read_section'].includes(t.name)) assert.equal(t.outputSchema?.type, 'object', t.name);
+      // Plain-text results (a note's text, history, diffs) have no schema.
+      const text = ['read_note', 'read_section', 'get_note_history', 'get_note_version', 'diff_note_versions', 'restore_note_version'];
+      if (!text.includes(t.name)) assert.equal(t.outputSchema?.type, 'object', t.name);
+      else assert.equal(t.outputSchema, undefined, t.name);
     }
     await client.close();
   });
