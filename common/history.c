@@ -1205,8 +1205,11 @@ static int put_prepared(struct history *h, const struct history_file *f)
 int history_scan(struct history *h, const struct history_file *files, size_t n)
 {
 	pthread_mutex_lock(&h->mu);
-	commit_pending_locked(h);
+	/* The first time, writes recorded before the scan are part of the
+	 * initial state; later, they are versions of their own first. */
 	bool first = !h->have_head;
+	if (!first)
+		commit_pending_locked(h);
 	struct hmap *seen = hmap_new();
 	struct sbuf body = {0};
 	size_t changed = 0;
@@ -1254,7 +1257,16 @@ int history_scan(struct history *h, const struct history_file *files, size_t n)
 		_cleanup_free_ char *sum = xasprintf(
 			"Initial state: %zu note%s", n, n == 1 ? "" : "s");
 		_cleanup_free_ char *b = xasprintf("Snapshot: %zu notes\n", n);
-		r = commit_locked(h, "vaultd", sum, b);
+		for (size_t i = 0; i < h->npend; i++) {
+			free(h->pend[i].path);
+			free(h->pend[i].from);
+		}
+		h->npend = 0;
+		hmap_free(h->pend_at);
+		h->pend_at = hmap_new();
+		r = write_texts(h);
+		if (r == 0)
+			r = commit_locked(h, "vaultd", sum, b);
 	} else if (r == 0 && changed) {
 		_cleanup_free_ char *sum = xasprintf(
 			"Changes made while vaultd was not running: %zu "

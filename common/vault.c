@@ -959,6 +959,14 @@ void vault_fulltext_flush(struct vault *v)
 		vault_fulltext_work(v);
 }
 
+bool vault_fulltext_stopped(struct vault *v)
+{
+	pthread_mutex_lock(&v->fmu);
+	bool stop = v->fts_stop;
+	pthread_mutex_unlock(&v->fmu);
+	return stop;
+}
+
 void vault_fulltext_stop(struct vault *v)
 {
 	pthread_mutex_lock(&v->fmu);

@@ -82,6 +82,7 @@ void vault_fulltext_work(struct vault *v);
 /* Block until there is work (true) or vault_fulltext_stop() (false). */
 bool vault_fulltext_wait_work(struct vault *v);
 void vault_fulltext_stop(struct vault *v);
+bool vault_fulltext_stopped(struct vault *v);
 /* Once the first build is done: put the notes still queued (big notes
  * written a moment ago), so that a search that follows sees them. Call
  * without the vault's locks. */

@@ -90,6 +90,16 @@ static void *history_thread(void *arg)
 {
 	struct vault *v = arg;
 	struct history *h = vault_history(v);
+	/* A first search index build comes first (both read every note;
+	 * the search index is what clients wait for). Writes meanwhile are
+	 * recorded as they come. */
+	for (;;) {
+		struct vault_store_state st;
+		vault_store_state(v, &st);
+		if (!st.enabled || st.ready || vault_fulltext_stopped(v))
+			break;
+		vault_fulltext_wait_ready(v, 1000);
+	}
 	uint64_t t0 = now_ns();
 	int r = vault_history_scan(v);
 	size_t versions;
