@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
 
 struct index {
 	struct hmap *by_path;	   /* fold_path -> struct note * */
@@ -379,17 +381,69 @@ void index_put_bulk(struct index *ix, struct note *n)
 	ix->gen++;
 }
 
+struct resolve_job {
+	const struct index *ix;
+	struct link **links;
+	size_t n;
+	atomic_size_t next;
+};
+
+/* Targets only: lookups in maps nobody changes meanwhile. */
+static void *resolve_worker(void *arg)
+{
+	struct resolve_job *j = arg;
+	for (;;) {
+		size_t from = atomic_fetch_add(&j->next, 4096);
+		if (from >= j->n)
+			break;
+		size_t to = from + 4096 < j->n ? from + 4096 : j->n;
+		for (size_t i = from; i < to; i++) {
+			struct link *l = j->links[i];
+			bool file;
+			l->to = index_resolve(j->ix, l->src, l->target, l->kind,
+					      &file);
+			l->resolved_file = file;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Every link bound afresh. The lookups (most of the work) run on all CPUs;
+ * the incoming lists are then filled in one pass, in the same order as
+ * binding one link after another would.
+ */
 void index_resolve_all(struct index *ix)
 {
+	struct ptrvec all = {0};
 	size_t it = 0;
 	void *v;
 	while (hmap_next(ix->by_path, &it, NULL, &v)) {
 		struct note *n = v;
-		for (size_t i = 0; i < n->nlinks; i++) {
-			link_unbind(&n->links[i]);
-			link_bind(ix, &n->links[i]);
-		}
+		n->incoming.n = 0;
+		for (size_t i = 0; i < n->nlinks; i++)
+			pv_push(&all, &n->links[i]);
 	}
+	struct resolve_job job = {
+		.ix = ix, .links = (struct link **)all.v, .n = all.n};
+	atomic_init(&job.next, 0);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nth = all.n < 20000 ? 0 : ncpu > 8 ? 7 : ncpu > 1 ? ncpu - 1 : 0;
+	pthread_t th[8];
+	size_t started = 0;
+	for (size_t i = 0; i < nth; i++)
+		if (pthread_create(&th[started], NULL, resolve_worker, &job) ==
+		    0)
+			started++;
+	resolve_worker(&job);
+	for (size_t i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+	for (size_t i = 0; i < all.n; i++) {
+		struct link *l = all.v[i];
+		if (l->to && l->to != l->src)
+			pv_push(&l->to->incoming, l);
+	}
+	pv_free(&all);
 	ix->gen++;
 }
 
