@@ -54,6 +54,12 @@ fi
 step "Renaming a note rewrites every link to it"
 "$vaultctl" --vault "$vault" call rename_note old_name=Roadmap new_name="Roadmap 2027" dry_run=true
 
+step "Every write is a version, with who wrote it (.vaultd/history.git)"
+"$vaultctl" --vault "$vault" history Inbox --limit 5
+
+step "Ranked full-text search"
+"$vaultctl" --vault "$vault" call search_notes query="ideas OR design" mode=fulltext limit=3
+
 step "An MCP session with vault-mcp (what Claude Desktop does)"
 printf '%s\n' \
 	'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"demo","version":"1"}}}' \
