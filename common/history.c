@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <git2.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,11 +90,20 @@ struct history {
 	struct commit_rec *commits;
 	size_t ncommits, capcommits;
 	struct hmap *paths; /* path -> struct plog * */
+	/* Commits that recorded every note ("Snapshot: "): they touch every
+	 * path in their tree, which is looked up when asked, not listed. */
+	uint32_t *snaps;
+	size_t nsnaps;
+	/* h->idx's tree is this one (saved with the index, so that a start
+	 * can trust the saved index when it matches HEAD). */
+	git_oid idx_tree;
+	bool idx_tree_valid;
 	size_t since_pack;
 	size_t loose; /* objects written since the last pack, about */
 	uint64_t index_saved_ns;
 	bool index_dirty;
 	bool stop;
+	atomic_bool quit; /* history_stop() was called: long work ends */
 	char err[256];
 };
 
@@ -180,26 +190,8 @@ static uint32_t log_commit(struct history *h, const git_oid *id, int64_t t,
 	return (uint32_t)h->ncommits++;
 }
 
-/* Every blob path under a tree (a snapshot commit touches them all). */
-struct walk_ctx {
-	struct history *h;
-	uint32_t ci;
-};
-
-static int snapshot_cb(const char *root, const git_tree_entry *e, void *ud)
-{
-	struct walk_ctx *w = ud;
-	if (git_tree_entry_type(e) != GIT_OBJECT_BLOB)
-		return 0;
-	_cleanup_free_ char *p =
-		xasprintf("%s%s", root, git_tree_entry_name(e));
-	log_ref(w->h, w->ci, 'C', p, NULL);
-	return 0;
-}
-
 /* The "Changed: ..." lines of a message into the log. */
-static void log_message(struct history *h, uint32_t ci, const char *msg,
-			const git_commit *c)
+static void log_message(struct history *h, uint32_t ci, const char *msg)
 {
 	const char *from = NULL;
 	size_t fromlen = 0;
@@ -219,14 +211,10 @@ static void log_message(struct history *h, uint32_t ci, const char *msg,
 			log_ref(h, ci, 'D', f, NULL);
 			log_ref(h, ci, 'R', line + 12, f);
 			from = NULL;
-		} else if (!strncmp(line, "Snapshot: ", 10) && c) {
-			git_tree *t = NULL;
-			if (git_commit_tree(&t, c) == 0) {
-				struct walk_ctx w = {h, ci};
-				git_tree_walk(t, GIT_TREEWALK_PRE, snapshot_cb,
-					      &w);
-				git_tree_free(t);
-			}
+		} else if (!strncmp(line, "Snapshot: ", 10)) {
+			h->snaps = xrealloc(
+				h->snaps, (h->nsnaps + 1) * sizeof(*h->snaps));
+			h->snaps[h->nsnaps++] = ci;
 		}
 		p = e ? e + 1 : p + n;
 	}
@@ -257,7 +245,7 @@ static int load_log(struct history *h)
 		uint32_t ci = log_commit(h, &id, git_commit_time(c),
 					 a && a->name ? a->name : "unknown",
 					 sum ? sum : "");
-		log_message(h, ci, msg ? msg : "", c);
+		log_message(h, ci, msg ? msg : "");
 		git_commit_free(c);
 	}
 	git_revwalk_free(w);
@@ -277,6 +265,9 @@ static void free_log(struct history *h)
 	free(h->commits);
 	h->commits = NULL;
 	h->ncommits = h->capcommits = 0;
+	free(h->snaps);
+	h->snaps = NULL;
+	h->nsnaps = 0;
 	if (h->paths) {
 		size_t it = 0;
 		void *val;
@@ -359,17 +350,33 @@ static int load_index(struct history *h)
 		}
 		git_commit_free(c);
 	}
-	git_oid mine;
+	/* The saved index is HEAD's tree when its marker says so. */
 	bool same = false;
-	if (head_tree && git_index_entrycount(h->idx) &&
-	    git_index_write_tree_to(&mine, h->idx, h->repo) == 0)
-		same = git_oid_equal(&mine, git_tree_id(head_tree));
+	_cleanup_free_ char *mark = xasprintf("%s/vaultd.index.tree", h->dir);
+	int mfd = open(mark, O_RDONLY | O_CLOEXEC);
+	if (mfd >= 0) {
+		char buf[GIT_OID_HEXSZ + 1] = {0};
+		git_oid mine;
+		if (read(mfd, buf, GIT_OID_HEXSZ) == GIT_OID_HEXSZ &&
+		    git_oid_fromstr(&mine, buf) == 0 && head_tree &&
+		    git_oid_equal(&mine, git_tree_id(head_tree))) {
+			same = true;
+			h->idx_tree = mine;
+			h->idx_tree_valid = true;
+		}
+		close(mfd);
+	}
 	int r = 0;
 	if (!same) {
 		if (head_tree)
 			r = git_index_read_tree(h->idx, head_tree);
 		else
 			r = git_index_clear(h->idx);
+		if (head_tree) {
+			h->idx_tree = *git_tree_id(head_tree);
+			h->idx_tree_valid = true;
+		}
+		h->index_dirty = true;
 	}
 	git_tree_free(head_tree);
 	if (r < 0) {
@@ -453,9 +460,27 @@ int history_open(int rootfd, const char *root, struct history **ret,
 
 static void save_index(struct history *h)
 {
-	if (h->idx && h->index_dirty && git_index_write(h->idx) == 0) {
+	if (!h->idx || !h->index_dirty)
+		return;
+	/* The marker first: a stale marker with a new index only costs a
+	 * full read at the next start, never a wrong answer. */
+	_cleanup_free_ char *mark = xasprintf("%s/vaultd.index.tree", h->dir);
+	char hex[GIT_OID_HEXSZ + 2] = "none\n";
+	if (h->idx_tree_valid) {
+		git_oid_tostr(hex, GIT_OID_HEXSZ + 1, &h->idx_tree);
+		strcat(hex, "\n");
+	}
+	unlink(mark);
+	if (git_index_write(h->idx) == 0) {
 		h->index_dirty = false;
 		h->index_saved_ns = now_ns();
+		int fd = open(mark, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+			      0644);
+		if (fd >= 0) {
+			if (write(fd, hex, strlen(hex)) < 0) {
+			}
+			close(fd);
+		}
 	}
 }
 
@@ -577,6 +602,8 @@ static int put_file(struct history *h, const char *path, bool defer)
 		return -EIO;
 	}
 	h->index_dirty = true;
+	if (!same)
+		h->idx_tree_valid = false;
 	if (defer && !same) {
 		drop_text(h, path);
 		struct text *t = xmalloc(sizeof(*t));
@@ -596,6 +623,7 @@ static int drop_file(struct history *h, const char *path)
 		return -EIO;
 	}
 	h->index_dirty = true;
+	h->idx_tree_valid = false;
 	return 1;
 }
 
@@ -714,6 +742,38 @@ static void note_name(struct sbuf *b, const char *path)
  * loose ones (all reachable objects are then in packs; the loose ones
  * that are not are leftovers of superseded writes). Lock held, nothing
  * pending. */
+/*
+ * Long background work (reading every note, packing) runs in a thread of
+ * idle priority: it takes only CPU time nobody else wants, so searches and
+ * writes keep their speed while a big vault is first recorded.
+ */
+struct idle_call {
+	int (*fn)(struct history *h, void *arg);
+	struct history *h;
+	void *arg;
+	int ret;
+};
+
+static void *idle_main(void *p)
+{
+	struct idle_call *c = p;
+	struct sched_param sp = {0};
+	pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+	c->ret = c->fn(c->h, c->arg);
+	return NULL;
+}
+
+static int run_idle(int (*fn)(struct history *h, void *arg), struct history *h,
+		    void *arg)
+{
+	struct idle_call c = {fn, h, arg, 0};
+	pthread_t t;
+	if (pthread_create(&t, NULL, idle_main, &c) != 0)
+		return fn(h, arg);
+	pthread_join(t, NULL);
+	return c.ret;
+}
+
 static size_t count_packs(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -747,8 +807,18 @@ static void drop_other_packs(const char *dir, const char *keep)
  * lock, with a repository handle of its own: writers go on meanwhile, and
  * only objects found in the new pack are dropped.
  */
-int history_pack(struct history *h)
+static int pack_progress(int stage, uint32_t current, uint32_t total, void *ud)
 {
+	(void)stage;
+	(void)current;
+	(void)total;
+	struct history *h = ud;
+	return atomic_load(&h->quit) ? -1 : 0;
+}
+
+static int pack_main(struct history *h, void *arg)
+{
+	(void)arg;
 	pthread_mutex_lock(&h->mu);
 	git_oid head = h->head;
 	bool have_head = h->have_head;
@@ -787,8 +857,10 @@ int history_pack(struct history *h)
 		r = git_revwalk_push(w, &head);
 	if (r == 0 && have_last)
 		git_revwalk_hide(w, &last);
-	if (r == 0)
+	if (r == 0) {
 		git_packbuilder_set_threads(pb, 1);
+		git_packbuilder_set_callbacks(pb, pack_progress, h);
+	}
 	if (r == 0)
 		r = git_packbuilder_insert_walk(pb, w);
 	if (r == 0)
@@ -870,6 +942,11 @@ int history_pack(struct history *h)
 	return 1;
 }
 
+int history_pack(struct history *h)
+{
+	return run_idle(pack_main, h, NULL);
+}
+
 bool history_pack_due(struct history *h)
 {
 	pthread_mutex_lock(&h->mu);
@@ -920,15 +997,9 @@ static int commit_locked(struct history *h, const char *author,
 	h->head = id;
 	h->have_head = true;
 	uint32_t ci = log_commit(h, &id, t, author, summary);
-	if (strstr(body, "Snapshot: ")) {
-		git_commit *c = NULL;
-		if (git_commit_lookup(&c, h->repo, &id) == 0) {
-			log_message(h, ci, body, c);
-			git_commit_free(c);
-		}
-	} else {
-		log_message(h, ci, body, NULL);
-	}
+	log_message(h, ci, body);
+	h->idx_tree = tree_id;
+	h->idx_tree_valid = true;
 	git_commit_free(parent);
 	h->since_pack++;
 	if (now_ns() - h->index_saved_ns > INDEX_SAVE_NS)
@@ -1049,6 +1120,7 @@ bool history_wait_due(struct history *h)
 
 void history_stop(struct history *h)
 {
+	atomic_store(&h->quit, true);
 	pthread_mutex_lock(&h->mu);
 	h->stop = true;
 	commit_pending_locked(h);
@@ -1118,9 +1190,15 @@ static void drop_prepared(struct history *h)
 	h->prepared = hmap_free(h->prepared);
 }
 
-int history_prepare(struct history *h, const struct history_file *files,
-		    size_t n)
+struct prepare_args {
+	const struct history_file *files;
+	size_t n;
+};
+
+static int prepare_main(struct history *h, void *arg)
 {
+	const struct history_file *files = ((struct prepare_args *)arg)->files;
+	size_t n = ((struct prepare_args *)arg)->n;
 	bool *need = xcalloc(n ? n : 1, sizeof(*need));
 	size_t nneed = 0;
 	pthread_mutex_lock(&h->mu);
@@ -1144,6 +1222,8 @@ int history_prepare(struct history *h, const struct history_file *files,
 	struct hmap *prep = hmap_new();
 	size_t written = 0;
 	for (size_t i = 0; i < n; i++) {
+		if (atomic_load(&h->quit))
+			break;
 		if (!need[i])
 			continue;
 		_cleanup_free_ char *text = NULL;
@@ -1167,12 +1247,27 @@ int history_prepare(struct history *h, const struct history_file *files,
 	}
 	git_repository_free(repo);
 	free(need);
+	if (atomic_load(&h->quit)) {
+		size_t it = 0;
+		void *val;
+		while (hmap_next(prep, &it, NULL, &val))
+			free(val);
+		hmap_free(prep);
+		return -ECANCELED;
+	}
 	pthread_mutex_lock(&h->mu);
 	drop_prepared(h);
 	h->prepared = prep;
 	h->loose += written;
 	pthread_mutex_unlock(&h->mu);
 	return (int)written;
+}
+
+int history_prepare(struct history *h, const struct history_file *files,
+		    size_t n)
+{
+	struct prepare_args a = {files, n};
+	return run_idle(prepare_main, h, &a);
 }
 
 /* A prepared blob for f, when the file is still what was read. */
@@ -1199,11 +1294,15 @@ static int put_prepared(struct history *h, const struct history_file *f)
 		return -EIO;
 	}
 	h->index_dirty = true;
+	if (!same)
+		h->idx_tree_valid = false;
 	return same ? 0 : 1;
 }
 
 int history_scan(struct history *h, const struct history_file *files, size_t n)
 {
+	if (atomic_load(&h->quit))
+		return -ECANCELED;
 	pthread_mutex_lock(&h->mu);
 	/* The first time, writes recorded before the scan are part of the
 	 * initial state; later, they are versions of their own first. */
@@ -1329,6 +1428,59 @@ static size_t segments(struct history *h, const char *path, struct seg **ret)
 	return n;
 }
 
+/* path in the tree of commit ci (lock held). */
+static bool in_commit(struct history *h, uint32_t ci, const char *path)
+{
+	git_commit *c = NULL;
+	git_tree *t = NULL;
+	git_tree_entry *e = NULL;
+	bool ok = git_commit_lookup(&c, h->repo, &h->commits[ci].id) == 0 &&
+		  git_commit_tree(&t, c) == 0 &&
+		  git_tree_entry_bypath(&e, t, path) == 0;
+	git_tree_entry_free(e);
+	git_tree_free(t);
+	git_commit_free(c);
+	return ok;
+}
+
+static int cmp_ref(const void *a, const void *b)
+{
+	uint32_t x = ((const struct ref *)a)->ci,
+		 y = ((const struct ref *)b)->ci;
+	return x < y ? -1 : x > y;
+}
+
+/* The commits that touched path within [lo, hi), oldest first: its own
+ * lines and the snapshots that hold it (lock held). */
+static size_t refs_in(struct history *h, const char *path, uint32_t lo,
+		      uint32_t hi, struct ref **ret)
+{
+	struct plog *l = plog_of(h, path, false);
+	struct ref *v = NULL;
+	size_t n = 0;
+	for (size_t i = 0; l && i < l->n; i++)
+		if (l->v[i].ci >= lo && l->v[i].ci < hi) {
+			v = xrealloc(v, (n + 1) * sizeof(*v));
+			v[n++] = l->v[i];
+		}
+	for (size_t i = 0; i < h->nsnaps; i++) {
+		uint32_t ci = h->snaps[i];
+		if (ci < lo || ci >= hi || !in_commit(h, ci, path))
+			continue;
+		bool dup = false;
+		for (size_t j = 0; j < n && !dup; j++)
+			dup = v[j].ci == ci;
+		if (!dup) {
+			v = xrealloc(v, (n + 1) * sizeof(*v));
+			v[n++] = (struct ref){ci, 'C', NULL};
+		}
+	}
+	if (h->nsnaps)
+		qsort(v, n, sizeof(*v), cmp_ref);
+	*ret = v;
+	return n;
+}
+
 static void fill_version(struct history *h, uint32_t ci, const char *path,
 			 bool deleted, struct history_version *out)
 {
@@ -1353,11 +1505,10 @@ int history_log(struct history *h, const char *path, size_t limit,
 	struct history_version *out = NULL;
 	size_t n = 0, total = 0;
 	for (size_t s = 0; s < ns; s++) {
-		struct plog *l = plog_of(h, sv[s].path, false);
-		for (size_t i = l ? l->n : 0; i-- > 0;) {
-			const struct ref *r = &l->v[i];
-			if (r->ci < sv[s].lo || r->ci >= sv[s].hi)
-				continue;
+		struct ref *rv;
+		size_t nr = refs_in(h, sv[s].path, sv[s].lo, sv[s].hi, &rv);
+		for (size_t i = nr; i-- > 0;) {
+			const struct ref *r = &rv[i];
 			total++;
 			if (n < limit) {
 				out = xrealloc(out, (n + 1) * sizeof(*out));
@@ -1367,6 +1518,7 @@ int history_log(struct history *h, const char *path, size_t limit,
 				n++;
 			}
 		}
+		free(rv);
 	}
 	free(sv);
 	pthread_mutex_unlock(&h->mu);
@@ -1382,13 +1534,12 @@ int64_t history_created(struct history *h, const char *path)
 	struct seg *sv;
 	size_t ns = segments(h, path, &sv);
 	int64_t t = 0;
-	struct plog *l = plog_of(h, sv[ns - 1].path, false);
-	for (size_t i = 0; l && i < l->n; i++) {
-		if (l->v[i].ci >= sv[ns - 1].lo && l->v[i].ci < sv[ns - 1].hi) {
-			t = h->commits[l->v[i].ci].time;
-			break;
-		}
-	}
+	struct ref *rv;
+	size_t nr =
+		refs_in(h, sv[ns - 1].path, sv[ns - 1].lo, sv[ns - 1].hi, &rv);
+	if (nr)
+		t = h->commits[rv[0].ci].time;
+	free(rv);
 	free(sv);
 	pthread_mutex_unlock(&h->mu);
 	return t;
@@ -1470,10 +1621,10 @@ static int blob_at(struct history *h, uint32_t ci, const char *path,
  * ci that touched it (lock held). */
 static uint32_t touched_at(struct history *h, const char *path, uint32_t ci)
 {
-	struct plog *l = plog_of(h, path, false);
-	uint32_t best = ci;
-	for (size_t i = 0; l && i < l->n && l->v[i].ci <= ci; i++)
-		best = l->v[i].ci;
+	struct ref *rv;
+	size_t nr = refs_in(h, path, 0, ci + 1, &rv);
+	uint32_t best = nr ? rv[nr - 1].ci : ci;
+	free(rv);
 	return best;
 }
 

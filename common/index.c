@@ -131,12 +131,6 @@ static size_t fold_dirlen(const char *fold_path)
 	return s ? (size_t)(s - fold_path) : 0;
 }
 
-static bool same_dir(const char *a, const char *b)
-{
-	size_t la = fold_dirlen(a), lb = fold_dirlen(b);
-	return la == lb && memcmp(a, b, la) == 0;
-}
-
 static bool path_has_suffix(const char *fold_path, const char *suffix)
 {
 	size_t a = strlen(fold_path), b = strlen(suffix);
@@ -157,11 +151,13 @@ static struct note *pick(const struct ptrvec *cands, const char *src_fold,
 {
 	struct note *best = NULL;
 	bool best_same = false;
+	size_t sl = src_fold ? fold_dirlen(src_fold) : 0;
 	for (size_t i = 0; cands && i < cands->n; i++) {
 		struct note *c = cands->v[i];
 		if (suffix && !path_has_suffix(c->fold_path, suffix))
 			continue;
-		bool same = src_fold && same_dir(src_fold, c->fold_path);
+		bool same = src_fold && c->fold_dirlen == sl &&
+			    memcmp(src_fold, c->fold_path, sl) == 0;
 		if (!best) {
 			best = c;
 			best_same = same;
@@ -219,8 +215,20 @@ static struct note *lookup_exact(const struct index *ix, const char *path,
 	return NULL;
 }
 
+static struct note *resolve_key(const struct index *ix, const struct note *src,
+				const char *target, int kind, const char *key,
+				bool *ret_file);
+
 struct note *index_resolve(const struct index *ix, const struct note *src,
 			   const char *target, int kind, bool *ret_file)
+{
+	return resolve_key(ix, src, target, kind, NULL, ret_file);
+}
+
+/* key: the link's folded basename when known (struct link's key). */
+static struct note *resolve_key(const struct index *ix, const struct note *src,
+				const char *target, int kind, const char *key,
+				bool *ret_file)
 {
 	bool file = false;
 	struct note *r = NULL;
@@ -262,16 +270,21 @@ struct note *index_resolve(const struct index *ix, const struct note *src,
 			*ret_file = !r && file;
 			return r;
 		}
+	} else if (key) {
+		/* The common case, with nothing to allocate: [[Name]]. */
+		r = pick(hmap_get(ix->by_name, key), sfold, NULL);
+		if (r || !has_other_ext(t))
+			return r;
 	}
 	_cleanup_free_ char *ft = fold_key(t);
 	_cleanup_free_ char *tn = str_has_suffix(ft, ".md")
 					  ? xstrdup(ft)
 					  : xasprintf("%s.md", ft);
 	const char *b = strrchr(tn, '/');
-	_cleanup_free_ char *key =
+	_cleanup_free_ char *bkey =
 		xstrndup(b ? b + 1 : tn, strlen(b ? b + 1 : tn) - 3);
 	bool has_dir = strchr(t, '/') != NULL;
-	r = pick(hmap_get(ix->by_name, key), sfold, has_dir ? tn : NULL);
+	r = pick(hmap_get(ix->by_name, bkey), sfold, has_dir ? tn : NULL);
 	if (r)
 		return r;
 	/* Attachments: ![[image.png]], [[doc.pdf]]. */
@@ -293,7 +306,7 @@ bool link_is_broken(const struct link *l)
 static void link_bind(struct index *ix, struct link *l)
 {
 	bool file;
-	l->to = index_resolve(ix, l->src, l->target, l->kind, &file);
+	l->to = resolve_key(ix, l->src, l->target, l->kind, l->key, &file);
 	l->resolved_file = file;
 	if (l->to && l->to != l->src)
 		pv_push(&l->to->incoming, l);
@@ -320,7 +333,15 @@ static void reresolve_key(struct index *ix, const char *key)
 /* ---- notes ----------------------------------------------------------------
  */
 
-static void register_note(struct index *ix, struct note *n)
+static void register_links(struct index *ix, struct note *n)
+{
+	for (size_t i = 0; i < n->nlinks; i++)
+		if (n->links[i].key)
+			mm_add(ix->links_by_key, n->links[i].key, &n->links[i]);
+}
+
+/* Everything but the links (register_links). */
+static void register_names(struct index *ix, struct note *n)
 {
 	hmap_put(ix->by_path, n->fold_path, n);
 	mm_add(ix->by_name, n->fold_name, n);
@@ -337,9 +358,12 @@ static void register_note(struct index *ix, struct note *n)
 		}
 		pv_push(&t->notes, n);
 	}
-	for (size_t i = 0; i < n->nlinks; i++)
-		if (n->links[i].key)
-			mm_add(ix->links_by_key, n->links[i].key, &n->links[i]);
+}
+
+static void register_note(struct index *ix, struct note *n)
+{
+	register_names(ix, n);
+	register_links(ix, n);
 }
 
 static void unregister_note(struct index *ix, struct note *n)
@@ -381,6 +405,41 @@ void index_put_bulk(struct index *ix, struct note *n)
 	ix->gen++;
 }
 
+struct links_job {
+	struct index *ix;
+	struct note **notes;
+	size_t n;
+};
+
+static void *links_worker(void *arg)
+{
+	struct links_job *j = arg;
+	for (size_t i = 0; i < j->n; i++)
+		register_links(j->ix, j->notes[i]);
+	return NULL;
+}
+
+void index_put_all(struct index *ix, struct note **notes, size_t n)
+{
+	if (hmap_size(ix->by_path)) {
+		for (size_t i = 0; i < n; i++)
+			index_put_bulk(ix, notes[i]);
+		return;
+	}
+	/* The link buckets fill on another CPU meanwhile (other maps). */
+	struct links_job j = {ix, notes, n};
+	pthread_t th;
+	bool threaded =
+		n > 1000 && pthread_create(&th, NULL, links_worker, &j) == 0;
+	for (size_t i = 0; i < n; i++)
+		register_names(ix, notes[i]);
+	if (threaded)
+		pthread_join(th, NULL);
+	else
+		links_worker(&j);
+	ix->gen++;
+}
+
 struct resolve_job {
 	const struct index *ix;
 	struct link **links;
@@ -400,8 +459,8 @@ static void *resolve_worker(void *arg)
 		for (size_t i = from; i < to; i++) {
 			struct link *l = j->links[i];
 			bool file;
-			l->to = index_resolve(j->ix, l->src, l->target, l->kind,
-					      &file);
+			l->to = resolve_key(j->ix, l->src, l->target, l->kind,
+					    l->key, &file);
 			l->resolved_file = file;
 		}
 	}

@@ -148,9 +148,18 @@ struct note *note_new(const char *path, const char *text, size_t len)
 	n->path = xstrdup(path);
 	n->name = path_note_name(path);
 	n->fold_path = fold_key(path);
-	n->fold_name = fold_key(n->name);
 	const char *slash = strrchr(path, '/');
 	n->dirlen = slash ? (size_t)(slash - path) : 0;
+	const char *fslash = strrchr(n->fold_path, '/');
+	n->fold_dirlen = fslash ? (size_t)(fslash - n->fold_path) : 0;
+	/* Folding goes character by character and nothing composes with
+	 * '/' or ".md": the folded name is part of the folded path. */
+	const char *fb = fslash ? fslash + 1 : n->fold_path;
+	size_t fl = strlen(fb);
+	if (fl > 3 && !strcmp(fb + fl - 3, ".md"))
+		n->fold_name = xstrndup(fb, fl - 3);
+	else
+		n->fold_name = fold_key(n->name);
 
 	struct ptrvec tags = {0}, tfold = {0}, aliases = {0}, afold = {0},
 		      keys = {0};

@@ -30,8 +30,9 @@ struct note {
 	char *name;	 /* "Note" */
 	char *fold_path; /* NFC + case fold of path */
 	char *fold_name;
-	size_t dirlen; /* bytes of "a/b" (0 at the root) */
-	char **tags;   /* display forms, deduplicated case-insensitively */
+	size_t dirlen;	    /* bytes of "a/b" (0 at the root) */
+	size_t fold_dirlen; /* the same in fold_path */
+	char **tags;	    /* display forms, deduplicated case-insensitively */
 	size_t ntags;
 	char **aliases;
 	char **fold_aliases; /* the same, folded */

@@ -419,6 +419,12 @@ static struct note *cached_note(int rootfd, const char *path,
 	return n;
 }
 
+static void *walk_main(void *arg)
+{
+	walk(arg, "");
+	return NULL;
+}
+
 static void *scan_worker(void *arg)
 {
 	struct scan *s = arg;
@@ -468,9 +474,15 @@ int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud)
 	atomic_store(&v->idx_ready, false);
 	atomic_store(&v->idx_done, 0);
 	atomic_store(&v->idx_total, 0);
+	/* The folder walk and reading the stored entries, side by side. */
+	pthread_t wt;
+	bool walking = pthread_create(&wt, NULL, walk_main, &s) == 0;
 	if (v->store)
 		s.stored = store_load(v->store);
-	walk(&s, "");
+	if (walking)
+		pthread_join(wt, NULL);
+	else
+		walk(&s, "");
 	atomic_store(&v->idx_total, s.notes.n);
 	s.parsed = xcalloc(s.notes.n + 1, sizeof(struct note *));
 	s.cached = xcalloc(s.notes.n + 1, sizeof(bool));
@@ -493,9 +505,11 @@ int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud)
 	struct index *ix = index_new();
 	size_t cached = 0, parsed = 0;
 	pthread_mutex_lock(&v->fmu);
+	struct note **put = xcalloc(s.notes.n + 1, sizeof(*put));
+	size_t nput = 0;
 	for (size_t i = 0; i < s.notes.n; i++) {
 		if (s.parsed[i]) {
-			index_put_bulk(ix, s.parsed[i]);
+			put[nput++] = s.parsed[i];
 			if (s.cached[i])
 				cached++;
 			else
@@ -517,6 +531,8 @@ int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud)
 	size_t ndirty = v->dirty.n - v->dirty_head;
 	pthread_cond_broadcast(&v->fcv);
 	pthread_mutex_unlock(&v->fmu);
+	index_put_all(ix, put, nput);
+	free(put);
 	store_entries_free(s.stored);
 	for (size_t i = 0; i < s.files.n; i++) {
 		index_put_file(ix, s.files.v[i]);
@@ -617,14 +633,16 @@ int vault_history_scan(struct vault *v)
 	pthread_rwlock_rdlock(&v->rw);
 	struct history_file *files = note_files(v, &n);
 	pthread_rwlock_unlock(&v->rw);
-	history_prepare(v->hist, files, n);
+	int r = history_prepare(v->hist, files, n);
 	free_files(files, n);
+	if (r == -ECANCELED)
+		return r;
 	/* Then, with writers held, what is left. */
 	vault_write_lock(v);
 	pthread_rwlock_rdlock(&v->rw);
 	files = note_files(v, &n);
 	pthread_rwlock_unlock(&v->rw);
-	int r = history_scan(v->hist, files, n);
+	r = history_scan(v->hist, files, n);
 	free_files(files, n);
 	vault_write_unlock(v);
 	return r;

@@ -82,6 +82,10 @@ struct indexer {
 	bool fts_started;
 	pthread_t hist;
 	bool hist_started;
+	/* The history repository opens while the index is built. */
+	pthread_t hopen;
+	bool hopen_started;
+	struct history *history;
 };
 
 /* Records the notes as they are at start, then commits what writers
@@ -102,6 +106,8 @@ static void *history_thread(void *arg)
 	}
 	uint64_t t0 = now_ns();
 	int r = vault_history_scan(v);
+	if (r == -ECANCELED)
+		return NULL; /* stopping */
 	size_t versions;
 	uint64_t bytes;
 	history_stats(h, &versions, &bytes);
@@ -109,8 +115,9 @@ static void *history_thread(void *arg)
 		log_warn("history: cannot record the notes as they are: %s",
 			 history_error(h));
 	else
-		log_info("history: %d note%s changed since the last run, "
-			 "recorded in %.2f s (%zu versions, %.1f MB in %s)",
+		log_info("history: %d note%s new or changed since the last "
+			 "run, recorded in %.2f s (%zu versions, %.1f MB in "
+			 "%s)",
 			 r, r == 1 ? "" : "s", (double)(now_ns() - t0) / 1e9,
 			 versions, (double)bytes / 1e6, history_path(h));
 	for (;;) {
@@ -159,6 +166,8 @@ static void *index_thread(void *arg)
 	struct indexer *ix = arg;
 	uint64_t t0 = now_ns();
 	vault_index_all(ix->v, progress, NULL);
+	if (ix->hopen_started)
+		pthread_join(ix->hopen, NULL);
 	vault_read_lock(ix->v);
 	size_t n = index_count(vault_index(ix->v));
 	vault_read_unlock(ix->v);
@@ -255,6 +264,13 @@ static struct history *open_history(struct vault *v)
 		log_warn("%s", note);
 	vault_attach_history(v, h);
 	return h;
+}
+
+static void *open_history_thread(void *arg)
+{
+	struct indexer *ix = arg;
+	ix->history = open_history(ix->v);
+	return NULL;
 }
 
 static bool ctl_mount_ok(const struct indexer *ix)
@@ -485,7 +501,6 @@ int main(int argc, char **argv)
 	}
 	log_info("vault %s, socket %s", vault_root(v), sock);
 	open_search_index(v, o.cache);
-	struct history *hist = o.no_history ? NULL : open_history(v);
 	if (notify_fd >= 0) {
 		if (write(notify_fd, "R", 1) < 0) {
 		}
@@ -494,6 +509,9 @@ int main(int argc, char **argv)
 	sd_notifyf("STATUS=Indexing %s", vault_root(v));
 
 	struct indexer ixr = {.v = v, .srv = srv, .o = &o};
+	if (!o.no_history &&
+	    pthread_create(&ixr.hopen, NULL, open_history_thread, &ixr) == 0)
+		ixr.hopen_started = true;
 	_cleanup_free_ char *wmsg = NULL;
 	if (watch_start(v, &ixr.watch, &wmsg) < 0)
 		log_warn("changes made outside vaultd will not be seen: %s",
@@ -513,6 +531,7 @@ int main(int argc, char **argv)
 	}
 	ctl_server_free(srv);
 	/* No writer is left: commit what is pending. */
+	struct history *hist = ixr.history;
 	if (hist) {
 		history_stop(hist);
 		if (ixr.hist_started)

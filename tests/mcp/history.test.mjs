@@ -65,7 +65,7 @@ describe('note history', { skip: !HAVE_FUSE && 'no /dev/fuse' }, () => {
     for (let i = 0; i < 400 && !mounted(mnt); i++) await sleep(25);
     assert.ok(mounted(mnt), 'mounted: ' + log);
     for (let i = 0; i < 400 && !/history: /.test(log); i++) await sleep(25);
-    assert.match(log, /history: 1 note changed since the last run/);
+    assert.match(log, /history: 1 note new or changed since the last run/);
 
     const client = await mcpClient(v);
     cleanups.push(() => client.close());
