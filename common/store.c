@@ -14,7 +14,7 @@
 
 /* The layout; a database with another one is rebuilt. NOTE_FORMAT is part
  * of it: stored entries are only as good as the parser that made them. */
-#define LAYOUT (4 * 1000 + NOTE_FORMAT)
+#define LAYOUT (5 * 1000 + NOTE_FORMAT)
 #define POOL_MAX 8
 /* Trigrams taken from a long content query (the rest is checked). */
 #define MAX_TRIGRAMS 24
@@ -108,11 +108,17 @@ struct store {
 	sqlite3 *pool[POOL_MAX];
 	int npool;
 	atomic_uint_fast64_t gen;
+	/* The trigram index (sub) lags behind on a first build: rows with
+	 * an id up to sub_cursor are in it; -1: all of them. It is filled
+	 * after the word index, so that full-text search is ready sooner. */
+	atomic_int_fast64_t sub_cursor;
 	atomic_bool failed;
 	char *error;
 };
 
 static void drop_ops(struct store *s);
+static int run(sqlite3_stmt *st);
+static int write_failed(struct store *s);
 static int fts_rows(struct store *s, bool del, int64_t id, const char *title,
 		    int tlen, const char *body, int blen);
 
@@ -296,6 +302,10 @@ static int create_schema(sqlite3 *db, const char *root)
 	int r = sqlite3_exec(db, SCHEMA_SQL, NULL, NULL, NULL);
 	sqlite3_stmt *st;
 	if (r == SQLITE_OK)
+		r = sqlite3_exec(db,
+				 "INSERT INTO meta VALUES('sub_cursor', '0')",
+				 NULL, NULL, NULL);
+	if (r == SQLITE_OK)
 		r = sqlite3_prepare_v2(db, "INSERT INTO meta VALUES('root', ?)",
 				       -1, &st, NULL);
 	if (r == SQLITE_OK) {
@@ -349,6 +359,12 @@ static int open_writer(const char *path, const char *root, sqlite3 **ret,
 	return 0;
 }
 
+static void load_sub_cursor(struct store *s)
+{
+	_cleanup_free_ char *c = meta_get(s->w, "sub_cursor");
+	atomic_store(&s->sub_cursor, c ? atoll(c) : -1);
+}
+
 static int prepare_all(struct store *s)
 {
 	for (int i = 0; i < ST_COUNT; i++)
@@ -396,6 +412,7 @@ int store_open(const char *dir, const char *root, struct store **ret,
 		return -EIO;
 	}
 	atomic_store(&s->gen, 1);
+	load_sub_cursor(s);
 	*ret = s;
 	return 0;
 }
@@ -414,6 +431,7 @@ int store_reset(struct store *s, char **ret_note)
 		atomic_store(&s->failed, false);
 		free(s->error);
 		s->error = NULL;
+		load_sub_cursor(s);
 	}
 	atomic_fetch_add(&s->gen, 1);
 	return r;
@@ -455,6 +473,75 @@ int64_t store_size(const struct store *s)
 uint64_t store_generation(struct store *s)
 {
 	return atomic_load(&s->gen);
+}
+
+bool store_sub_ready(struct store *s)
+{
+	return atomic_load(&s->sub_cursor) < 0;
+}
+
+int store_sub_backfill(struct store *s, uint64_t budget_ns, size_t *ret_done)
+{
+	*ret_done = 0;
+	int64_t cur = atomic_load(&s->sub_cursor);
+	if (cur < 0)
+		return 0;
+	if (store_begin(s) < 0)
+		return -EIO;
+	sqlite3_stmt *q = NULL, *m = NULL;
+	int r = sqlite3_prepare_v2(s->w,
+				   "SELECT id, body FROM docs WHERE id > ?"
+				   " ORDER BY id LIMIT 64",
+				   -1, &q, NULL) == SQLITE_OK
+			? 0
+			: -EIO;
+	uint64_t t0 = now_ns();
+	bool more = true;
+	while (r == 0 && more && now_ns() - t0 < budget_ns) {
+		more = false;
+		sqlite3_bind_int64(q, 1, cur);
+		int sr;
+		while (r == 0 && (sr = sqlite3_step(q)) == SQLITE_ROW) {
+			int64_t id = sqlite3_column_int64(q, 0);
+			const char *b = (const char *)sqlite3_column_text(q, 1);
+			_cleanup_free_ char *f =
+				fold_key_n(b ? b : "", b ? strlen(b) : 0);
+			sqlite3_stmt *t = s->st[ST_INDEX_SUB];
+			sqlite3_bind_int64(t, 1, id);
+			sqlite3_bind_text(t, 2, f, -1, SQLITE_STATIC);
+			r = run(t);
+			cur = id;
+			more = true;
+			(*ret_done)++;
+		}
+		if (r == 0 && sr != SQLITE_DONE)
+			r = -EIO;
+		sqlite3_reset(q);
+	}
+	sqlite3_finalize(q);
+	int64_t next = more ? cur : -1;
+	if (r == 0 &&
+	    sqlite3_prepare_v2(s->w,
+			       "UPDATE meta SET value = ? WHERE key = "
+			       "'sub_cursor'",
+			       -1, &m, NULL) == SQLITE_OK) {
+		char buf[32];
+		snprintf(buf, sizeof(buf), "%lld", (long long)next);
+		sqlite3_bind_text(m, 1, buf, -1, SQLITE_TRANSIENT);
+		r = run(m);
+	} else if (r == 0) {
+		r = -EIO;
+	}
+	sqlite3_finalize(m);
+	if (r < 0) {
+		write_failed(s);
+		store_rollback(s);
+		return -EIO;
+	}
+	if (store_commit(s) < 0)
+		return -EIO;
+	atomic_store(&s->sub_cursor, next);
+	return next < 0 ? 0 : 1;
 }
 
 bool store_failed(struct store *s)
@@ -650,6 +737,9 @@ static int fts_rows(struct store *s, bool del, int64_t id, const char *title,
 	sqlite3_bind_text(f, 2, title, tlen, SQLITE_STATIC);
 	sqlite3_bind_text(f, 3, body, blen, SQLITE_STATIC);
 	int r = run(f);
+	int64_t cur = atomic_load(&s->sub_cursor);
+	if (cur >= 0 && id > cur)
+		return r; /* the backfill comes to it */
 	sqlite3_stmt *t = s->st[del ? ST_UNINDEX_SUB : ST_INDEX_SUB];
 	sqlite3_bind_int64(t, 1, id);
 	sqlite3_bind_text(t, 2, folded, -1, SQLITE_STATIC);
@@ -779,6 +869,7 @@ void store_hits_free(struct store_hit *h, size_t n)
 struct sql {
 	struct sbuf s;
 	struct ptrvec params;
+	bool sub_ok; /* the trigram index is complete */
 };
 
 static void param(struct sql *q, char *owned)
@@ -951,7 +1042,7 @@ static void where_atom(struct sql *out, const struct qnode *q, bool cs)
 		sb_puts(s, ")");
 		if (!q->title) {
 			sb_puts(s, " OR (");
-			if (grams) {
+			if (grams && out->sub_ok) {
 				sb_puts(s, "n.id IN (SELECT rowid FROM sub "
 					   "WHERE sub MATCH ");
 				param(out, TAKE_PTR(grams));
@@ -1291,7 +1382,7 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 	struct ptrvec parts = {0};
 	conjuncts(q, &parts);
 	struct sbuf pos = {0}, neg = {0};
-	struct sql w = {0};
+	struct sql w = {.sub_ok = store_sub_ready(s)};
 	for (size_t i = 0; i < parts.n; i++) {
 		const struct qnode *c = parts.v[i];
 		bool to_fts = false;
@@ -1321,6 +1412,7 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 		conjuncts(q, &again);
 		sql_free(&w);
 		memset(&w, 0, sizeof(w));
+		w.sub_ok = store_sub_ready(s);
 		for (size_t i = 0; i < again.n; i++) {
 			sb_puts(&w.s, w.s.len ? " AND " : "");
 			where(&w, again.v[i], cs);
@@ -1447,10 +1539,12 @@ int store_search_text(struct store *s, const char *query, size_t offset,
 		      size_t *ret_total, char **ret_msg)
 {
 	_cleanup_free_ char *fq = fold_key(query);
-	_cleanup_free_ char *grams = trigrams(query);
+	_cleanup_free_ char *grams =
+		store_sub_ready(s) ? trigrams(query) : NULL;
 	/* Three characters or more: the trigram index finds the candidates;
-	 * shorter ones read every note's text (from the index, not the
-	 * vault). The folded text decides. */
+	 * shorter ones (or while the trigram index is still being filled)
+	 * read every note's text (from the index, not the vault). The
+	 * folded text decides. */
 	const char *from =
 		grams ? "FROM sub JOIN notes n ON n.id = sub.rowid"
 			" JOIN docs d ON d.id = n.id WHERE sub MATCH ?1"

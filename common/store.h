@@ -50,6 +50,15 @@ uint64_t store_generation(struct store *s);
 /* A write found the database damaged (or the disk full): the caller
  * should store_reset() it and put every note again. */
 bool store_failed(struct store *s);
+/*
+ * The substring (trigram) index is filled after the word index on a first
+ * build: store_sub_ready() says whether it holds every note; until then
+ * substring searches read the stored text instead (slower, same answers).
+ * store_sub_backfill() fills it for about budget_ns (writer side, no
+ * transaction open): 1 when more is left, 0 when complete, <0 on error.
+ */
+bool store_sub_ready(struct store *s);
+int store_sub_backfill(struct store *s, uint64_t budget_ns, size_t *ret_done);
 const char *store_error(struct store *s);
 /* Delete the database and create it empty. */
 int store_reset(struct store *s, char **ret_note);

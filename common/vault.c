@@ -551,8 +551,10 @@ int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud)
 	v->idx_parsed = parsed;
 	pthread_rwlock_unlock(&v->rw);
 	index_free(old);
-	if (v->store && ndirty && ndirty <= SYNC_CATCH_UP)
+	if (v->store && ndirty && ndirty <= SYNC_CATCH_UP) {
 		vault_fulltext_work(v);
+		vault_substrings_work(v);
+	}
 	atomic_store(&v->idx_ready, true);
 	if (progress)
 		progress(atomic_load(&v->idx_done), atomic_load(&v->idx_total),
@@ -664,6 +666,7 @@ void vault_store_state(struct vault *v, struct vault_store_state *st)
 	memset(st, 0, sizeof(*st));
 	st->enabled = v->store != NULL && !v->fts_off;
 	st->ready = st->enabled && atomic_load(&v->fts_ready);
+	st->substrings_ready = st->ready && store_sub_ready(v->store);
 	st->done = atomic_load(&v->fts_done);
 	st->total = atomic_load(&v->fts_total);
 	pthread_rwlock_rdlock(&v->rw);
@@ -940,6 +943,36 @@ void vault_fulltext_work(struct vault *v)
 		if (finished)
 			return;
 	}
+}
+
+/* Trigram slices hold the store this long. */
+#define SUB_SLICE_NS 200000000ull
+
+size_t vault_substrings_work(struct vault *v)
+{
+	size_t total = 0;
+	for (;;) {
+		if (!vault_store(v) || vault_fulltext_stopped(v) ||
+		    !atomic_load(&v->fts_ready))
+			break;
+		size_t done = 0;
+		pthread_mutex_lock(&v->smu);
+		int r = store_sub_ready(v->store)
+				? 0
+				: store_sub_backfill(v->store, SUB_SLICE_NS,
+						     &done);
+		pthread_mutex_unlock(&v->smu);
+		total += done;
+		if (r < 0) {
+			store_broke(v);
+			break;
+		}
+		if (r == 0)
+			break;
+		/* Writes that found the store busy were queued. */
+		vault_fulltext_flush(v);
+	}
+	return total;
 }
 
 /* Big notes queued after the first build wait this long, so that a burst

@@ -70,6 +70,7 @@ void vault_attach_store(struct vault *v, struct store *s);
 struct store *vault_store(struct vault *v);
 struct vault_store_state {
 	bool enabled, ready;
+	bool substrings_ready; /* the trigram index is complete too */
 	size_t done, total;    /* texts indexed / to index in this build */
 	size_t cached, parsed; /* at the last vault_index_all() */
 	const char *path;
@@ -79,6 +80,9 @@ void vault_store_state(struct vault *v, struct vault_store_state *st);
 /* Put every out-of-date text in the on-disk index, in slices that hold
  * the writer lock briefly (call without it). Rebuilds a damaged index. */
 void vault_fulltext_work(struct vault *v);
+/* After a first build: fill the substring (trigram) index, in slices,
+ * putting queued writes in between. Returns the notes added. */
+size_t vault_substrings_work(struct vault *v);
 /* Block until there is work (true) or vault_fulltext_stop() (false). */
 bool vault_fulltext_wait_work(struct vault *v);
 void vault_fulltext_stop(struct vault *v);

@@ -279,6 +279,8 @@ static cJSON *status_json(struct ctl_server *s)
 			st.ready   ? 100
 			: st.total ? (double)(st.done * 100 / st.total)
 				   : 0);
+		cJSON_AddBoolToObject(si, "substrings_ready",
+				      st.substrings_ready);
 		cJSON_AddNumberToObject(si, "unchanged_at_start",
 					(double)st.cached);
 		cJSON_AddNumberToObject(si, "read_at_start", (double)st.parsed);

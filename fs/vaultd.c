@@ -157,6 +157,14 @@ static void *fulltext_thread(void *arg)
 				"%.1f MB",
 				todo, (double)(now_ns() - t0) / 1e9,
 				(double)st.bytes / 1e6);
+		t0 = now_ns();
+		size_t subs = vault_substrings_work(v);
+		vault_store_state(v, &st);
+		if (subs > 100 && st.substrings_ready)
+			log_info("substring index up to date: %zu notes in "
+				 "%.2f s, %.1f MB",
+				 subs, (double)(now_ns() - t0) / 1e9,
+				 (double)st.bytes / 1e6);
 	} while (vault_fulltext_wait_work(v));
 	return NULL;
 }
