@@ -104,6 +104,7 @@ struct history {
 	bool index_dirty;
 	bool stop;
 	atomic_bool quit; /* history_stop() was called: long work ends */
+	atomic_bool packing;
 	char err[256];
 };
 
@@ -453,6 +454,23 @@ int history_open(int rootfd, const char *root, struct history **ret,
 				      "moved to %s and re-created from the "
 				      "current notes",
 				      h->dir, why, aside);
+	}
+	/* Objects written since the last pack (a pack that was cut short
+	 * by a stop, say) are packed soon. */
+	if (h->have_head) {
+		_cleanup_free_ char *mark =
+			xasprintf("%s/vaultd.packed", h->dir);
+		char buf[GIT_OID_HEXSZ + 1] = {0};
+		git_oid last;
+		int fd = open(mark, O_RDONLY | O_CLOEXEC);
+		bool packed = fd >= 0 &&
+			      read(fd, buf, GIT_OID_HEXSZ) == GIT_OID_HEXSZ &&
+			      git_oid_fromstr(&last, buf) == 0 &&
+			      git_oid_equal(&last, &h->head);
+		if (fd >= 0)
+			close(fd);
+		if (!packed)
+			h->loose = PACK_LOOSE;
 	}
 	*ret = h;
 	return 0;
@@ -944,7 +962,25 @@ static int pack_main(struct history *h, void *arg)
 
 int history_pack(struct history *h)
 {
-	return run_idle(pack_main, h, NULL);
+	atomic_store(&h->packing, true);
+	int r = run_idle(pack_main, h, NULL);
+	if (r < 0) {
+		/* Due again (a pack that stopped half way). */
+		pthread_mutex_lock(&h->mu);
+		h->loose += PACK_LOOSE;
+		pthread_mutex_unlock(&h->mu);
+	}
+	atomic_store(&h->packing, false);
+	return r;
+}
+
+bool history_settled(struct history *h)
+{
+	pthread_mutex_lock(&h->mu);
+	bool due = h->since_pack >= PACK_EVERY || h->loose >= PACK_LOOSE;
+	bool settled = !due && !h->npend && !atomic_load(&h->packing);
+	pthread_mutex_unlock(&h->mu);
+	return settled;
 }
 
 bool history_pack_due(struct history *h)

@@ -96,6 +96,8 @@ int history_commit(struct history *h, bool force);
  */
 bool history_pack_due(struct history *h);
 int history_pack(struct history *h);
+/* Nothing pending, nothing to pack, no pack running. */
+bool history_settled(struct history *h);
 /* Block until a batch is due (true) or history_stop() (false). */
 bool history_wait_due(struct history *h);
 void history_stop(struct history *h);

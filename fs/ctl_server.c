@@ -295,6 +295,7 @@ static cJSON *status_json(struct ctl_server *s)
 		uint64_t bytes;
 		history_stats(h, &versions, &bytes);
 		cJSON_AddNumberToObject(hi, "versions", (double)versions);
+		cJSON_AddBoolToObject(hi, "settled", history_settled(h));
 		cJSON_AddStringToObject(hi, "path", history_path(h));
 		cJSON_AddNumberToObject(hi, "bytes", (double)bytes);
 	}

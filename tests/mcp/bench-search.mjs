@@ -46,8 +46,9 @@ async function status(v) {
 
 // Start vaultd; times (from the start) to the notes index and to the
 // search index being ready. With all: then to the substring index being
-// complete and the first history recording done (what a first start does
-// in the background), so that later figures are of a settled vaultd.
+// complete and the first history recording done and packed (what a first
+// start does in the background), so that later figures are of a settled
+// vaultd.
 async function startTimed(v, all = false) {
   const t0 = now();
   await startDaemon(v);
@@ -61,7 +62,7 @@ async function startTimed(v, all = false) {
       if (!all) return r;
     }
     if (r && !r.tSub && st.search_index.substrings_ready) r.tSub = now() - t0;
-    if (r && r.tSub && (st.history.state !== 'on' || st.history.versions > 0)) {
+    if (r && r.tSub && (st.history.state !== 'on' || (st.history.versions > 0 && st.history.settled))) {
       r.tSettled = now() - t0;
       r.st = st;
       return r;
@@ -177,7 +178,7 @@ for (const n of sizes) {
     console.log(
       `first start: notes index ready in ${ms(first.tIndex)}, full-text search ready in ${(first.tReady / 1000).toFixed(1)} s, ` +
         `substring index complete in ${(first.tSub / 1000).toFixed(1)} s, ${(bytes / 1e6).toFixed(1)} MB on disk ` +
-        `(history recorded at ${(first.tSettled / 1000).toFixed(1)} s)`,
+        `(history recorded and packed at ${(first.tSettled / 1000).toFixed(1)} s)`,
     );
     await stopDaemon(v);
     const warm = await startTimed(v);
