@@ -913,10 +913,10 @@ static void test_first_build(void)
 	 * in the stored text, with the same answers, writes included. */
 	CU_ASSERT(!st.substrings_ready);
 	CU_ASSERT_EQUAL(total_of(&t, "bassoon 42", "content"), 11);
-	free(tv_call_json(
+	cJSON_Delete(tv_call_json(
 		&t, "create_note",
 		"{\"name\": \"late\", \"content\": \"bassoon 42x\"}"));
-	free(tv_call_json(&t, "update_note",
+	cJSON_Delete(tv_call_json(&t, "update_note",
 			  "{\"name\": \"N0042\", \"content\": \"oboe\"}"));
 	CU_ASSERT_EQUAL(total_of(&t, "bassoon 42", "content"), 11);
 	CU_ASSERT(vault_substrings_work(t.v) >= 2600);
@@ -924,7 +924,7 @@ static void test_first_build(void)
 	CU_ASSERT(st.substrings_ready);
 	CU_ASSERT_EQUAL(total_of(&t, "bassoon 42", "content"), 11);
 	CU_ASSERT_EQUAL(total_of(&t, "oboe", "content"), 1);
-	free(tv_call_json(&t, "update_note",
+	cJSON_Delete(tv_call_json(&t, "update_note",
 			  "{\"name\": \"N0043\", \"content\": \"oboe too\"}"));
 	CU_ASSERT_EQUAL(total_of(&t, "oboe", "content"), 2);
 	CU_ASSERT_EQUAL(total_of(&t, "bassoon 4", "content"), 110);

@@ -173,9 +173,12 @@ describe('the index across restarts', () => {
     // Asked well before the build was through, the call heard how far.
     if (early.search_index.state === 'building' && early.search_index.percent < 80) assert.ok(progress.length > 0, JSON.stringify(early));
     else console.log('# the first build was (almost) through before the search: ' + JSON.stringify(early.search_index));
-    assert.ok(progress.every((p) => /Indexing note text/.test(p.message ?? 'Indexing note text')));
+    // vault-mcp says it is still working until vaultd's own progress
+    // comes (the notes index first, under a sanitizer that takes a while).
+    assert.ok(progress.every((p) => /Indexing note text|still working/.test(p.message ?? 'still working')), JSON.stringify(progress));
+    if (progress.length) assert.ok(progress.some((p) => /Indexing note text: \d+ of 12000 notes/.test(p.message ?? '')), JSON.stringify(progress));
     for (let i = 1; i < progress.length; i++) assert.ok(progress[i].progress >= progress[i - 1].progress);
-    for (const p of progress) assert.ok(p.total >= p.progress);
+    for (const p of progress) if (p.total !== undefined) assert.ok(p.total >= p.progress, JSON.stringify(p));
     assert.equal(st.search_index.state, 'ready');
     const before = jsonOf(await c.callTool({ name: 'search_notes', arguments: { query: 'meeting', mode: 'fulltext', limit: 5 } }));
 
