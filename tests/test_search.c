@@ -916,16 +916,18 @@ static void test_first_build(void)
 	cJSON_Delete(tv_call_json(
 		&t, "create_note",
 		"{\"name\": \"late\", \"content\": \"bassoon 42x\"}"));
-	cJSON_Delete(tv_call_json(&t, "update_note",
-			  "{\"name\": \"N0042\", \"content\": \"oboe\"}"));
+	cJSON_Delete(
+		tv_call_json(&t, "update_note",
+			     "{\"name\": \"N0042\", \"content\": \"oboe\"}"));
 	CU_ASSERT_EQUAL(total_of(&t, "bassoon 42", "content"), 11);
 	CU_ASSERT(vault_substrings_work(t.v) >= 2600);
 	vault_store_state(t.v, &st);
 	CU_ASSERT(st.substrings_ready);
 	CU_ASSERT_EQUAL(total_of(&t, "bassoon 42", "content"), 11);
 	CU_ASSERT_EQUAL(total_of(&t, "oboe", "content"), 1);
-	cJSON_Delete(tv_call_json(&t, "update_note",
-			  "{\"name\": \"N0043\", \"content\": \"oboe too\"}"));
+	cJSON_Delete(tv_call_json(
+		&t, "update_note",
+		"{\"name\": \"N0043\", \"content\": \"oboe too\"}"));
 	CU_ASSERT_EQUAL(total_of(&t, "oboe", "content"), 2);
 	CU_ASSERT_EQUAL(total_of(&t, "bassoon 4", "content"), 110);
 	tv_close(&t);
