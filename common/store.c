@@ -288,7 +288,7 @@ static const char *check(sqlite3 *db, const char *root)
 		return "it belongs to another vault folder";
 	if (sqlite3_exec(
 		    db,
-		    "SELECT count(*) FROM notes; SELECT count(*) FROM docs;"
+		    "SELECT id FROM notes LIMIT 1; SELECT id FROM docs LIMIT 1;"
 		    "SELECT * FROM fts_config; SELECT * FROM sub_config",
 		    NULL, NULL, NULL) != SQLITE_OK)
 		return "it cannot be read (damaged?)";

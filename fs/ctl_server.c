@@ -267,8 +267,10 @@ static cJSON *status_json(struct ctl_server *s)
 	struct vault_store_state st;
 	vault_store_state(s->v, &st);
 	cJSON *si = cJSON_AddObjectToObject(o, "search_index");
+	/* Before the index is built, the search index may not be open
+	 * yet: it is on its way, not off. */
 	cJSON_AddStringToObject(si, "state",
-				!st.enabled ? "off"
+				!st.enabled ? (ready ? "off" : "building")
 				: st.ready  ? "ready"
 					    : "building");
 	if (st.enabled) {

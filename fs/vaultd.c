@@ -169,10 +169,18 @@ static void *fulltext_thread(void *arg)
 	return NULL;
 }
 
+static void open_search_index(struct vault *v, const char *dir_opt);
+
 static void *index_thread(void *arg)
 {
 	struct indexer *ix = arg;
 	uint64_t t0 = now_ns();
+	open_search_index(ix->v, ix->o->cache);
+	/* Watching before indexing: nothing changed meanwhile is missed. */
+	_cleanup_free_ char *wmsg = NULL;
+	if (watch_start(ix->v, &ix->watch, &wmsg) < 0)
+		log_warn("changes made outside vaultd will not be seen: %s",
+			 wmsg);
 	vault_index_all(ix->v, progress, NULL);
 	if (ix->hopen_started)
 		pthread_join(ix->hopen, NULL);
@@ -508,7 +516,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	log_info("vault %s, socket %s", vault_root(v), sock);
-	open_search_index(v, o.cache);
+	/* Listening: whoever started us may connect now. */
 	if (notify_fd >= 0) {
 		if (write(notify_fd, "R", 1) < 0) {
 		}
@@ -516,14 +524,12 @@ int main(int argc, char **argv)
 	}
 	sd_notifyf("STATUS=Indexing %s", vault_root(v));
 
+	/* The socket answers at once; the search index, the watcher, the
+	 * history and the index come up behind it. */
 	struct indexer ixr = {.v = v, .srv = srv, .o = &o};
 	if (!o.no_history &&
 	    pthread_create(&ixr.hopen, NULL, open_history_thread, &ixr) == 0)
 		ixr.hopen_started = true;
-	_cleanup_free_ char *wmsg = NULL;
-	if (watch_start(v, &ixr.watch, &wmsg) < 0)
-		log_warn("changes made outside vaultd will not be seen: %s",
-			 wmsg);
 	pthread_create(&ixr.th, NULL, index_thread, &ixr);
 	r = ctl_server_run(srv);
 	sd_notifyf("STOPPING=1\nSTATUS=Stopping");
