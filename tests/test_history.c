@@ -370,6 +370,53 @@ static void test_damaged_repository(void)
 	tv_close(&t);
 }
 
+/* Enough versions that two share their first four hex digits: such a
+ * short id is refused as ambiguous, a longer one works. */
+static void test_ambiguous_version(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "A.md", "a\n");
+	tv_open(&t);
+	struct history *h = attach(&t);
+	vault_history_scan(t.v);
+	struct history_version *v = NULL;
+	size_t n = 0, total = 0;
+	char a[8] = "", b[8] = "";
+	for (int round = 0; round < 4 && !*a; round++) {
+		for (int i = 0; i < 600; i++) {
+			char *args =
+				xasprintf("{\"name\":\"A\",\"text\":\"%d.%d\"}",
+					  round, i);
+			cJSON_Delete(tv_call_json(&t, "append_note", args));
+			free(args);
+			history_commit(h, true);
+		}
+		history_log(h, "A.md", 100000, &v, &n, &total);
+		for (size_t i = 0; i < n && !*a; i++)
+			for (size_t j = i + 1; j < n && !*a; j++)
+				if (!strncmp(v[i].id, v[j].id, 4)) {
+					memcpy(a, v[i].id, 7);
+					memcpy(b, v[j].id, 7);
+				}
+		history_versions_free(v, n);
+	}
+	CU_ASSERT_FATAL(*a);
+	char *args = xasprintf("{\"name\":\"A\",\"version\":\"%.4s\"}", a);
+	char *e = tv_call_err(&t, "get_note_version", args);
+	free(args);
+	ASSERT_CONTAINS(e, "is ambiguous");
+	ASSERT_CONTAINS(e, "give more digits");
+	free(e);
+	args = xasprintf("{\"name\":\"A\",\"version\":\"%s\"}", a);
+	char *s = call_text(&t, "get_note_version", args);
+	free(args);
+	ASSERT_CONTAINS(s, a);
+	free(s);
+	detach(&t, h);
+	tv_close(&t);
+}
+
 static void test_not_available(void)
 {
 	struct tvault t;
@@ -389,6 +436,7 @@ int main(void)
 		{"restore_is_guarded", test_restore_is_guarded},
 		{"batches", test_batches},
 		{"damaged_repository", test_damaged_repository},
+		{"ambiguous_version", test_ambiguous_version},
 		{"not_available", test_not_available},
 	};
 	return run_tests("history", tests, ARRAY_SIZE(tests));
