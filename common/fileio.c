@@ -133,6 +133,21 @@ int beneath_open(int rootfd, const char *rel, int flags, mode_t mode)
 	return openat2_beneath(rootfd, rel, flags, mode);
 }
 
+DIR *dir_open_beneath(int rootfd, const char *rel)
+{
+	int fd = *rel ? beneath_open(rootfd, rel, O_RDONLY | O_DIRECTORY, 0)
+		      : openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		int e = errno;
+		close(fd);
+		errno = e;
+	}
+	return d;
+}
+
 int file_read(int rootfd, const char *rel, size_t max, char **ret,
 	      size_t *ret_len, struct stat *ret_st)
 {

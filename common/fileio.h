@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
@@ -22,6 +23,10 @@ int path_check(const char *path, char **ret_norm, const char **ret_msg);
 
 /* openat() beneath rootfd (no escape by "..", absolute or symlink). */
 int beneath_open(int rootfd, const char *rel, int flags, mode_t mode);
+
+/* A folder beneath rootfd ("" for the root itself) opened for readdir;
+ * NULL with errno set. */
+DIR *dir_open_beneath(int rootfd, const char *rel);
 
 /* Read a whole file (at most max bytes, else -EFBIG). */
 int file_read(int rootfd, const char *rel, size_t max, char **ret,

@@ -105,6 +105,7 @@ struct history {
 	bool stop;
 	atomic_bool quit; /* history_stop() was called: long work ends */
 	atomic_bool packing;
+	uint64_t du_bytes, du_ns; /* history_stats()'s last sum, and when */
 	char err[256];
 };
 
@@ -328,6 +329,42 @@ static int open_repo(struct history *h)
 	return 0;
 }
 
+/* An object id kept in a file of the repository (vaultd.packed,
+ * vaultd.index.tree): false when missing, unreadable or "none". */
+static bool read_oid_file(const char *path, git_oid *ret)
+{
+	char buf[GIT_OID_HEXSZ + 1] = {0};
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool ok = read(fd, buf, GIT_OID_HEXSZ) == GIT_OID_HEXSZ &&
+		  git_oid_fromstr(ret, buf) == 0;
+	close(fd);
+	return ok;
+}
+
+/* Replace the file atomically with id (NULL: "none"). */
+static int write_oid_file(const char *path, const git_oid *id)
+{
+	char line[GIT_OID_HEXSZ + 2] = "none\n";
+	if (id) {
+		git_oid_tostr(line, GIT_OID_HEXSZ + 1, id);
+		strcat(line, "\n");
+	}
+	_cleanup_free_ char *tmp = xasprintf("%s.tmp", path);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	bool ok = write(fd, line, strlen(line)) == (ssize_t)strlen(line) &&
+		  fsync(fd) == 0;
+	close(fd);
+	if (!ok || rename(tmp, path) < 0) {
+		unlink(tmp);
+		return -EIO;
+	}
+	return 0;
+}
+
 /* h->idx: the saved index when it matches HEAD's tree (its stat data
  * spares the scan reading unchanged notes), else HEAD's tree. */
 static int load_index(struct history *h)
@@ -354,18 +391,12 @@ static int load_index(struct history *h)
 	/* The saved index is HEAD's tree when its marker says so. */
 	bool same = false;
 	_cleanup_free_ char *mark = xasprintf("%s/vaultd.index.tree", h->dir);
-	int mfd = open(mark, O_RDONLY | O_CLOEXEC);
-	if (mfd >= 0) {
-		char buf[GIT_OID_HEXSZ + 1] = {0};
-		git_oid mine;
-		if (read(mfd, buf, GIT_OID_HEXSZ) == GIT_OID_HEXSZ &&
-		    git_oid_fromstr(&mine, buf) == 0 && head_tree &&
-		    git_oid_equal(&mine, git_tree_id(head_tree))) {
-			same = true;
-			h->idx_tree = mine;
-			h->idx_tree_valid = true;
-		}
-		close(mfd);
+	git_oid mine;
+	if (head_tree && read_oid_file(mark, &mine) &&
+	    git_oid_equal(&mine, git_tree_id(head_tree))) {
+		same = true;
+		h->idx_tree = mine;
+		h->idx_tree_valid = true;
 	}
 	int r = 0;
 	if (!same) {
@@ -460,16 +491,9 @@ int history_open(int rootfd, const char *root, struct history **ret,
 	if (h->have_head) {
 		_cleanup_free_ char *mark =
 			xasprintf("%s/vaultd.packed", h->dir);
-		char buf[GIT_OID_HEXSZ + 1] = {0};
 		git_oid last;
-		int fd = open(mark, O_RDONLY | O_CLOEXEC);
-		bool packed = fd >= 0 &&
-			      read(fd, buf, GIT_OID_HEXSZ) == GIT_OID_HEXSZ &&
-			      git_oid_fromstr(&last, buf) == 0 &&
-			      git_oid_equal(&last, &h->head);
-		if (fd >= 0)
-			close(fd);
-		if (!packed)
+		if (!read_oid_file(mark, &last) ||
+		    !git_oid_equal(&last, &h->head))
 			h->loose = PACK_LOOSE;
 	}
 	*ret = h;
@@ -483,22 +507,11 @@ static void save_index(struct history *h)
 	/* The marker first: a stale marker with a new index only costs a
 	 * full read at the next start, never a wrong answer. */
 	_cleanup_free_ char *mark = xasprintf("%s/vaultd.index.tree", h->dir);
-	char hex[GIT_OID_HEXSZ + 2] = "none\n";
-	if (h->idx_tree_valid) {
-		git_oid_tostr(hex, GIT_OID_HEXSZ + 1, &h->idx_tree);
-		strcat(hex, "\n");
-	}
 	unlink(mark);
 	if (git_index_write(h->idx) == 0) {
 		h->index_dirty = false;
 		h->index_saved_ns = now_ns();
-		int fd = open(mark, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-			      0644);
-		if (fd >= 0) {
-			if (write(fd, hex, strlen(hex)) < 0) {
-			}
-			close(fd);
-		}
+		write_oid_file(mark, h->idx_tree_valid ? &h->idx_tree : NULL);
 	}
 }
 
@@ -530,14 +543,33 @@ void history_free(struct history *h)
 
 /* ---- recording ---------------------------------------------------------- */
 
-static void entry_from_stat(git_index_entry *e, const struct stat *st)
+/* A note's entry: a blob with the file's size, mtime and inode (what the
+ * start-up scan compares). */
+static void entry_init(git_index_entry *e, const char *path, int64_t mtime_ns,
+		       int64_t size, uint64_t ino)
 {
+	e->path = path;
 	e->mode = GIT_FILEMODE_BLOB;
-	e->file_size = (uint32_t)st->st_size;
-	e->mtime.seconds = (int32_t)st->st_mtim.tv_sec;
-	e->mtime.nanoseconds = (uint32_t)st->st_mtim.tv_nsec;
+	e->file_size = (uint32_t)size;
+	e->mtime.seconds = (int32_t)(mtime_ns / 1000000000);
+	e->mtime.nanoseconds = (uint32_t)(mtime_ns % 1000000000);
 	e->ctime = e->mtime;
-	e->ino = (uint32_t)st->st_ino;
+	e->ino = (uint32_t)ino;
+}
+
+/* Put e in h->idx. 1: its text changed, 0: the same text, <0: error. */
+static int add_entry(struct history *h, const git_index_entry *e)
+{
+	const git_index_entry *old = git_index_get_bypath(h->idx, e->path, 0);
+	bool same = old && git_oid_equal(&old->id, &e->id);
+	if (git_index_add(h->idx, e) < 0) {
+		set_err(h, "cannot record a note");
+		return -EIO;
+	}
+	h->index_dirty = true;
+	if (!same)
+		h->idx_tree_valid = false;
+	return same ? 0 : 1;
 }
 
 struct text {
@@ -611,24 +643,17 @@ static int put_file(struct history *h, const char *path, bool defer)
 	} else {
 		h->loose++;
 	}
-	entry_from_stat(&e, &st);
-	e.path = path;
-	const git_index_entry *old = git_index_get_bypath(h->idx, path, 0);
-	bool same = old && git_oid_equal(&old->id, &e.id);
-	if (git_index_add(h->idx, &e) < 0) {
-		set_err(h, "cannot record a note");
-		return -EIO;
-	}
-	h->index_dirty = true;
-	if (!same)
-		h->idx_tree_valid = false;
-	if (defer && !same) {
+	entry_init(&e, path,
+		   (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
+		   st.st_size, st.st_ino);
+	r = add_entry(h, &e);
+	if (defer && r > 0) {
 		drop_text(h, path);
 		struct text *t = xmalloc(sizeof(*t));
 		*t = (struct text){TAKE_PTR(text), len};
 		hmap_put(h->texts, path, t);
 	}
-	return same ? 0 : 1;
+	return r;
 }
 
 static int drop_file(struct history *h, const char *path)
@@ -850,17 +875,7 @@ static int pack_main(struct history *h, void *arg)
 	/* Many small packs slow reading down: now and then, one pack. */
 	bool full = count_packs(packdir) >= 16;
 	git_oid last;
-	bool have_last = false;
-	int mfd = full ? -1 : open(mark, O_RDONLY | O_CLOEXEC);
-	if (mfd >= 0) {
-		char buf[64];
-		ssize_t n = read(mfd, buf, sizeof(buf) - 1);
-		close(mfd);
-		if (n >= GIT_OID_HEXSZ) {
-			buf[GIT_OID_HEXSZ] = 0;
-			have_last = git_oid_fromstr(&last, buf) == 0;
-		}
-	}
+	bool have_last = !full && read_oid_file(mark, &last);
 	if (have_last && git_oid_equal(&last, &head))
 		return 0;
 	git_repository *repo = NULL;
@@ -896,18 +911,9 @@ static int pack_main(struct history *h, void *arg)
 		return -EIO;
 	}
 	/* Remember what is packed before dropping anything. */
-	char line[GIT_OID_HEXSZ + 2];
-	git_oid_tostr(line, GIT_OID_HEXSZ + 1, &head);
-	strcat(line, "\n");
-	_cleanup_free_ char *tmp = xasprintf("%s.tmp", mark);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	bool ok = write(fd, line, strlen(line)) == (ssize_t)strlen(line) &&
-		  fsync(fd) == 0;
-	close(fd);
-	if (!ok || rename(tmp, mark) < 0)
-		return -EIO;
+	r = write_oid_file(mark, &head);
+	if (r < 0)
+		return r;
 	/* The loose objects that the new pack holds. */
 	_cleanup_free_ char *idx = xasprintf("%s/pack-%s.idx", packdir, name);
 	git_odb *packed = NULL;
@@ -1192,13 +1198,26 @@ static uint64_t du(int dirfd)
 	return sum;
 }
 
+/* The size on disk is summed at most this often (status asks a lot, and
+ * a first recording leaves many loose objects to walk). */
+#define DU_EVERY_NS 2000000000ull
+
 void history_stats(struct history *h, size_t *ret_commits, uint64_t *bytes)
 {
+	uint64_t now = now_ns();
 	pthread_mutex_lock(&h->mu);
 	*ret_commits = h->ncommits;
+	bool stale = !h->du_ns || now - h->du_ns > DU_EVERY_NS;
+	*bytes = h->du_bytes;
 	pthread_mutex_unlock(&h->mu);
+	if (!stale)
+		return;
 	int fd = open(h->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	*bytes = fd >= 0 ? du(fd) : 0;
+	pthread_mutex_lock(&h->mu);
+	h->du_bytes = *bytes;
+	h->du_ns = now;
+	pthread_mutex_unlock(&h->mu);
 }
 
 /* ---- the start-up scan -------------------------------------------------- */
@@ -1316,23 +1335,8 @@ static int put_prepared(struct history *h, const struct history_file *f)
 		return -ENOENT;
 	git_index_entry e = {0};
 	e.id = p->id;
-	e.mode = GIT_FILEMODE_BLOB;
-	e.file_size = (uint32_t)f->size;
-	e.mtime.seconds = (int32_t)(f->mtime_ns / 1000000000);
-	e.mtime.nanoseconds = (uint32_t)(f->mtime_ns % 1000000000);
-	e.ctime = e.mtime;
-	e.ino = (uint32_t)f->ino;
-	e.path = f->path;
-	const git_index_entry *old = git_index_get_bypath(h->idx, f->path, 0);
-	bool same = old && git_oid_equal(&old->id, &e.id);
-	if (git_index_add(h->idx, &e) < 0) {
-		set_err(h, "cannot record a note");
-		return -EIO;
-	}
-	h->index_dirty = true;
-	if (!same)
-		h->idx_tree_valid = false;
-	return same ? 0 : 1;
+	entry_init(&e, f->path, f->mtime_ns, f->size, f->ino);
+	return add_entry(h, &e);
 }
 
 int history_scan(struct history *h, const struct history_file *files, size_t n)

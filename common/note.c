@@ -16,6 +16,28 @@ char *fold_key_n(const char *s, size_t n)
 	return r;
 }
 
+int fold_find_line(const char *text, const char *fq, char **ret_line)
+{
+	int line = 0;
+	for (const char *p = text; *p; line++) {
+		const char *e = strchr(p, '\n');
+		size_t l = e ? (size_t)(e - p) : strlen(p);
+		_cleanup_free_ char *fl = fold_key_n(p, l);
+		if (strstr(fl, fq)) {
+			size_t keep = l > 200 ? 200 : l;
+			while (keep < l && keep > 0 &&
+			       ((unsigned char)p[keep] & 0xc0) == 0x80)
+				keep--;
+			*ret_line = xstrndup(p, keep);
+			return line;
+		}
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return -1;
+}
+
 char *fold_key(const char *s)
 {
 	return fold_key_n(s, strlen(s));

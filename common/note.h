@@ -56,6 +56,12 @@ struct note {
 /* NFC + case fold; invalid UTF-8 falls back to ASCII lower-casing. */
 char *fold_key(const char *s);
 char *fold_key_n(const char *s, size_t n);
+/*
+ * The first line of text whose folded form holds fq (folded): its index
+ * (0 for the first line) and, in *ret_line, its text cut to 200 bytes at a
+ * character boundary. -1 when no line holds it.
+ */
+int fold_find_line(const char *text, const char *fq, char **ret_line);
 
 /* Build a note from its path and text (text may be NULL: name only). */
 struct note *note_new(const char *path, const char *text, size_t len);

@@ -12,26 +12,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct history *need_history(struct tool_ctx *c)
+/*
+ * What every history tool starts with: the history, and the current path
+ * of the note the "name" argument names (the vault's words when it is not
+ * found).
+ */
+static int history_note(struct tool_ctx *c, struct history **ret_h,
+			char **ret_path)
 {
-	struct history *h = vault_history(c->v);
-	if (!h)
-		op_fail(c, -EIO,
-			"Note history is not available: the history "
-			"repository could not be opened (see the vaultd "
-			"log). Notes themselves are not affected.");
-	return h;
-}
-
-/* The note's current path (the vault's words when it is not found). */
-static int note_path(struct tool_ctx *c, const char *ref, char **ret)
-{
+	*ret_h = vault_history(c->v);
+	if (!*ret_h)
+		return op_fail(c, -EIO,
+			       "Note history is not available: the history "
+			       "repository could not be opened (see the "
+			       "vaultd log). Notes themselves are not "
+			       "affected.");
 	READ_LOCKED(c);
 	struct note *n;
-	int r = op_find(c, ref, &n);
+	int r = op_find(c, arg_str(c, "name", ""), &n);
 	if (r < 0)
 		return r;
-	*ret = xstrdup(n->path);
+	*ret_path = xstrdup(n->path);
 	return 0;
 }
 
@@ -46,11 +47,9 @@ static char *shown(const char *path)
 
 int op_get_note_history(struct tool_ctx *c)
 {
-	struct history *h = need_history(c);
-	if (!h)
-		return -EIO;
+	struct history *h;
 	_cleanup_free_ char *path = NULL;
-	int r = note_path(c, arg_str(c, "name", ""), &path);
+	int r = history_note(c, &h, &path);
 	if (r < 0)
 		return r;
 	long limit = arg_int(c, "limit", 50);
@@ -89,11 +88,9 @@ static int history_fail(struct tool_ctx *c, int r, char *err)
 
 int op_get_note_version(struct tool_ctx *c)
 {
-	struct history *h = need_history(c);
-	if (!h)
-		return -EIO;
+	struct history *h;
 	_cleanup_free_ char *path = NULL;
-	int r = note_path(c, arg_str(c, "name", ""), &path);
+	int r = history_note(c, &h, &path);
 	if (r < 0)
 		return r;
 	const char *version = arg_str(c, "version", "");
@@ -130,11 +127,9 @@ int op_get_note_version(struct tool_ctx *c)
 
 int op_diff_note_versions(struct tool_ctx *c)
 {
-	struct history *h = need_history(c);
-	if (!h)
-		return -EIO;
+	struct history *h;
 	_cleanup_free_ char *path = NULL;
-	int r = note_path(c, arg_str(c, "name", ""), &path);
+	int r = history_note(c, &h, &path);
 	if (r < 0)
 		return r;
 	struct history_version a, b;
@@ -163,12 +158,10 @@ int op_diff_note_versions(struct tool_ctx *c)
 
 int op_restore_note_version(struct tool_ctx *c)
 {
-	struct history *h = need_history(c);
-	if (!h)
-		return -EIO;
 	const char *ref = arg_str(c, "name", "");
+	struct history *h;
 	_cleanup_free_ char *path = NULL;
-	int r = note_path(c, ref, &path);
+	int r = history_note(c, &h, &path);
 	if (r < 0)
 		return r;
 	struct history_version ver = {0};

@@ -136,26 +136,8 @@ static int content_match(struct vault *v, const struct note *n, const char *fq,
 	size_t fs, fe, body = 0;
 	if (md_split_frontmatter(text, len, &fs, &fe, &body)) {
 	}
-	int line = line_of_offset(text, body);
-	const char *p = text + body;
-	while (*p) {
-		const char *e = strchr(p, '\n');
-		size_t l = e ? (size_t)(e - p) : strlen(p);
-		_cleanup_free_ char *fl = fold_key_n(p, l);
-		if (strstr(fl, fq)) {
-			size_t keep = l > 200 ? 200 : l;
-			while (keep < l && keep > 0 &&
-			       ((unsigned char)p[keep] & 0xc0) == 0x80)
-				keep--;
-			*ret_line = xstrndup(p, keep);
-			return line;
-		}
-		if (!e)
-			break;
-		p = e + 1;
-		line++;
-	}
-	return 0;
+	int i = fold_find_line(text + body, fq, ret_line);
+	return i < 0 ? 0 : line_of_offset(text, body) + i;
 }
 
 static const char *const MODES[] = {"name", "name_partial", "content",
@@ -230,6 +212,22 @@ static double round4(double x)
 	return round(x * 10000.0) / 10000.0;
 }
 
+/* A hit of the on-disk index as a result: its name (as the index shows
+ * it, when it has the note) and path; *ret_note (if asked): the note. */
+static cJSON *hit_object(struct index *ix, const char *path,
+			 struct note **ret_note)
+{
+	struct note *nt = index_by_path(ix, path);
+	cJSON *o = cJSON_CreateObject();
+	_cleanup_free_ char *dn =
+		nt ? index_display_name(ix, nt) : path_note_name(path);
+	cJSON_AddStringToObject(o, "name", dn);
+	cJSON_AddStringToObject(o, "path", path);
+	if (ret_note)
+		*ret_note = nt;
+	return o;
+}
+
 static int search_fulltext(struct tool_ctx *c, const char *query, size_t limit,
 			   const char *cursor)
 {
@@ -266,12 +264,8 @@ static int search_fulltext(struct tool_ctx *c, const char *query, size_t limit,
 	}
 	cJSON *res = cJSON_CreateArray();
 	for (size_t i = 0; i < n; i++) {
-		struct note *nt = index_by_path(ix, hits[i].path);
-		cJSON *o = cJSON_CreateObject();
-		_cleanup_free_ char *dn = nt ? index_display_name(ix, nt)
-					     : path_note_name(hits[i].path);
-		cJSON_AddStringToObject(o, "name", dn);
-		cJSON_AddStringToObject(o, "path", hits[i].path);
+		struct note *nt;
+		cJSON *o = hit_object(ix, hits[i].path, &nt);
 		cJSON_AddItemToObject(o, "tags",
 				      nt ? str_array(nt->tags, nt->ntags)
 					 : cJSON_CreateArray());
@@ -302,12 +296,7 @@ static int search_content_stored(struct tool_ctx *c, struct store *s,
 	struct index *ix = vault_index(c->v);
 	cJSON *res = cJSON_CreateArray();
 	for (size_t i = 0; i < n; i++) {
-		struct note *nt = index_by_path(ix, hits[i].path);
-		cJSON *o = cJSON_CreateObject();
-		_cleanup_free_ char *dn = nt ? index_display_name(ix, nt)
-					     : path_note_name(hits[i].path);
-		cJSON_AddStringToObject(o, "name", dn);
-		cJSON_AddStringToObject(o, "path", hits[i].path);
+		cJSON *o = hit_object(ix, hits[i].path, NULL);
 		cJSON_AddNumberToObject(o, "line", hits[i].line);
 		cJSON_AddStringToObject(o, "text", hits[i].snippet);
 		cJSON_AddItemToArray(res, o);

@@ -1506,34 +1506,6 @@ out:
 	return r;
 }
 
-/* The first line of the text holding the folded query: number, text. */
-static void first_line(const char *text, const char *fq, int *ret_line,
-		       char **ret_text)
-{
-	int line = 0;
-	const char *p = text;
-	while (*p) {
-		const char *e = strchr(p, '\n');
-		size_t l = e ? (size_t)(e - p) : strlen(p);
-		_cleanup_free_ char *fl = fold_key_n(p, l);
-		if (strstr(fl, fq)) {
-			size_t keep = l > 200 ? 200 : l;
-			while (keep < l && keep > 0 &&
-			       ((unsigned char)p[keep] & 0xc0) == 0x80)
-				keep--;
-			*ret_line = line;
-			*ret_text = xstrndup(p, keep);
-			return;
-		}
-		if (!e)
-			break;
-		p = e + 1;
-		line++;
-	}
-	*ret_line = 0;
-	*ret_text = xstrdup("");
-}
-
 int store_search_text(struct store *s, const char *query, size_t offset,
 		      size_t limit, struct store_hit **ret, size_t *ret_n,
 		      size_t *ret_total, char **ret_msg)
@@ -1583,7 +1555,11 @@ int store_search_text(struct store *s, const char *query, size_t offset,
 				(const char *)sqlite3_column_text(st, 0));
 			const char *body =
 				(const char *)sqlite3_column_text(st, 1);
-			first_line(body ? body : "", fq, &h->line, &h->snippet);
+			int at = fold_find_line(body ? body : "", fq,
+						&h->snippet);
+			h->line = at < 0 ? 0 : at;
+			if (at < 0)
+				h->snippet = xstrdup("");
 			h->line += sqlite3_column_int(st, 2);
 			pv_push(&hits, h);
 		}

@@ -262,17 +262,9 @@ struct scan {
 
 static void walk(struct scan *s, const char *dir)
 {
-	_cleanup_close_ int fd =
-		dir[0] ? beneath_open(s->v->rootfd, dir, O_RDONLY | O_DIRECTORY,
-				      0)
-		       : openat(s->v->rootfd, ".",
-				O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	DIR *d = fdopendir(fd);
+	DIR *d = dir_open_beneath(s->v->rootfd, dir);
 	if (!d)
 		return;
-	fd = -1; /* owned by d now */
 	struct ptrvec subdirs = {0};
 	struct dirent *de;
 	while ((de = readdir(d))) {
@@ -705,6 +697,19 @@ static void store_broke(struct vault *v)
 	pthread_mutex_unlock(&v->fmu);
 }
 
+/* End a store write begun with smu taken: commit it, or roll it back and
+ * have the index rebuilt. */
+static void store_write_end(struct vault *v, bool ok)
+{
+	if (ok && store_commit(v->store) == 0) {
+		pthread_mutex_unlock(&v->smu);
+		return;
+	}
+	store_rollback(v->store);
+	pthread_mutex_unlock(&v->smu);
+	store_broke(v);
+}
+
 /*
  * Notes up to this size are put in the search index before the write
  * returns (a few milliseconds at most). Bigger ones cost tens of
@@ -740,15 +745,8 @@ static void store_sync(struct vault *v, const struct note *n, const char *text,
 	}
 	if (n->too_big)
 		text = NULL;
-	if (store_begin(v->store) == 0 &&
-	    store_put(v->store, n, text, len) == 0 &&
-	    store_commit(v->store) == 0) {
-		pthread_mutex_unlock(&v->smu);
-		return;
-	}
-	store_rollback(v->store);
-	pthread_mutex_unlock(&v->smu);
-	store_broke(v);
+	store_write_end(v, store_begin(v->store) == 0 &&
+				   store_put(v->store, n, text, len) == 0);
 }
 
 static void store_drop(struct vault *v, const char *path)
@@ -760,14 +758,8 @@ static void store_drop(struct vault *v, const char *path)
 		dirty_add(v, path);
 		return;
 	}
-	if (store_begin(v->store) == 0 && store_remove(v->store, path) == 0 &&
-	    store_commit(v->store) == 0) {
-		pthread_mutex_unlock(&v->smu);
-		return;
-	}
-	store_rollback(v->store);
-	pthread_mutex_unlock(&v->smu);
-	store_broke(v);
+	store_write_end(v, store_begin(v->store) == 0 &&
+				   store_remove(v->store, path) == 0);
 }
 
 void vault_store_damaged(struct vault *v)
@@ -882,10 +874,7 @@ void vault_fulltext_work(struct vault *v)
 			pthread_rwlock_unlock(&v->rw);
 			pthread_mutex_unlock(&v->smu);
 		}
-		pthread_mutex_lock(&v->fmu);
-		bool stop = v->fts_stop;
-		pthread_mutex_unlock(&v->fmu);
-		if (!vault_store(v) || stop) {
+		if (!vault_store(v) || vault_fulltext_stopped(v)) {
 			vault_write_unlock(v);
 			return;
 		}

@@ -68,17 +68,9 @@ static void add_tree(struct watcher *w, const char *dir)
 	char key[16];
 	snprintf(key, sizeof(key), "%d", wd);
 	free(hmap_put(w->dirs, key, xstrdup(dir)));
-	_cleanup_close_ int fd =
-		*dir ? beneath_open(vault_rootfd(w->v), dir,
-				    O_RDONLY | O_DIRECTORY, 0)
-		     : openat(vault_rootfd(w->v), ".",
-			      O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	DIR *d = fdopendir(fd);
+	DIR *d = dir_open_beneath(vault_rootfd(w->v), dir);
 	if (!d)
 		return;
-	fd = -1;
 	struct ptrvec sub = {0};
 	struct dirent *de;
 	while ((de = readdir(d))) {

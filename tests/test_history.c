@@ -29,6 +29,15 @@ static struct history *attach(struct tvault *t)
 	return h;
 }
 
+/* The vault opened, its history attached and the notes recorded. */
+static struct history *open_recorded(struct tvault *t)
+{
+	tv_open(t);
+	struct history *h = attach(t);
+	CU_ASSERT(vault_history_scan(t->v) >= 0);
+	return h;
+}
+
 static void detach(struct tvault *t, struct history *h)
 {
 	history_stop(h);
@@ -66,13 +75,9 @@ static char *run(const char *cmd)
 	FILE *f = popen(cmd, "r");
 	if (!f)
 		return NULL;
-	struct sbuf b = {0};
-	char buf[4096];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		sb_add(&b, buf, n);
+	char *s = read_stream(f);
 	pclose(f);
-	return sb_steal(&b);
+	return s;
 }
 
 static void test_lifecycle(void)
@@ -271,9 +276,7 @@ static void test_restore_is_guarded(void)
 	tv_init(&t);
 	tv_write(&t, "A.md", "alpha #oldtag\n");
 	tv_write(&t, "B.md", "beta #keep\n");
-	tv_open(&t);
-	struct history *h = attach(&t);
-	vault_history_scan(t.v);
+	struct history *h = open_recorded(&t);
 	free(call_text(&t, "update_note",
 		       "{\"name\":\"A\",\"content\":\"alpha, no tag\\n\"}"));
 	history_commit(h, true);
@@ -301,9 +304,7 @@ static void test_batches(void)
 	tv_init(&t);
 	tv_write(&t, "A.md", "a\n");
 	tv_write(&t, "B.md", "b\n");
-	tv_open(&t);
-	struct history *h = attach(&t);
-	vault_history_scan(t.v);
+	struct history *h = open_recorded(&t);
 	/* One writer, close together: one commit, not due yet. */
 	free(call_text(&t, "append_note", "{\"name\":\"A\",\"text\":\"1\"}"));
 	free(call_text(&t, "append_note", "{\"name\":\"B\",\"text\":\"2\"}"));
@@ -345,9 +346,7 @@ static void test_damaged_repository(void)
 	struct tvault t;
 	tv_init(&t);
 	tv_write(&t, "A.md", "a\n");
-	tv_open(&t);
-	struct history *h = attach(&t);
-	vault_history_scan(t.v);
+	struct history *h = open_recorded(&t);
 	detach(&t, h);
 	/* HEAD points at a commit that is not there. */
 	tv_write(&t, ".vaultd/history.git/refs/heads/main",
@@ -377,9 +376,7 @@ static void test_ambiguous_version(void)
 	struct tvault t;
 	tv_init(&t);
 	tv_write(&t, "A.md", "a\n");
-	tv_open(&t);
-	struct history *h = attach(&t);
-	vault_history_scan(t.v);
+	struct history *h = open_recorded(&t);
 	struct history_version *v = NULL;
 	size_t n = 0, total = 0;
 	char a[8] = "", b[8] = "";

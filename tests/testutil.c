@@ -78,6 +78,16 @@ void tv_close(struct tvault *t)
 	t->dir = NULL;
 }
 
+char *read_stream(FILE *f)
+{
+	struct sbuf b = {0};
+	char buf[4096];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		sb_add(&b, buf, n);
+	return sb_steal(&b);
+}
+
 char *tv_read(struct tvault *t, const char *rel)
 {
 	char *p = xasprintf("%s/%s", t->dir, rel);
@@ -85,13 +95,9 @@ char *tv_read(struct tvault *t, const char *rel)
 	free(p);
 	if (!f)
 		return NULL;
-	struct sbuf b = {0};
-	char buf[4096];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
-		sb_add(&b, buf, n);
+	char *s = read_stream(f);
 	fclose(f);
-	return sb_steal(&b);
+	return s;
 }
 
 bool tv_exists(struct tvault *t, const char *rel)

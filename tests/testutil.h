@@ -6,6 +6,7 @@
 #include "vault.h"
 
 #include <CUnit/Basic.h>
+#include <stdio.h>
 #include <cjson/cJSON.h>
 
 /* A fresh empty vault folder under $TMPDIR; removed by tv_close(). */
@@ -25,6 +26,8 @@ void tv_close(struct tvault *t);
 /* Whole text of a file in the vault folder; NULL if missing. */
 char *tv_read(struct tvault *t, const char *rel);
 bool tv_exists(struct tvault *t, const char *rel);
+/* All that is left to read of f (not closed). */
+char *read_stream(FILE *f);
 
 /*
  * Call a tool with arguments given as JSON text ("{}" or NULL for none).
