@@ -93,9 +93,37 @@ struct mount {
 	int max_threads;
 };
 
-/* A thread handling a mount request marks the inode it replaces itself,
- * so the vault listener does not swap another node onto the new file. */
-static _Thread_local bool tl_mount_write;
+/*
+ * A thread handling a mount request names the paths (notes, or folders
+ * and what is in them) whose nodes it takes care of itself, so that the
+ * vault listener leaves those alone. Other notes the request changes as a
+ * side effect (links rewritten by a rename) are the listener's, like any
+ * change made by vaultd: their kernel cache must go.
+ */
+static _Thread_local const char *tl_mount_own[2];
+
+static void mount_write_begin(const char *a, const char *b)
+{
+	tl_mount_own[0] = a;
+	tl_mount_own[1] = b;
+}
+
+static void mount_write_end(void)
+{
+	tl_mount_own[0] = tl_mount_own[1] = NULL;
+}
+
+static bool mount_owns_event(const char *path)
+{
+	for (int i = 0; path && i < 2; i++) {
+		const char *o = tl_mount_own[i];
+		size_t l = o ? strlen(o) : 0;
+		if (o && !strncmp(path, o, l) &&
+		    (path[l] == 0 || path[l] == '/'))
+			return true;
+	}
+	return false;
+}
 
 static size_t node_hash(ino_t ino, dev_t dev, size_t n)
 {
@@ -387,7 +415,7 @@ void mount_external_change(struct mount *m, const char *path)
 static void on_vault_event(const struct vault_event *ev, void *ud)
 {
 	struct mount *m = ud;
-	if (tl_mount_write)
+	if (mount_owns_event(ev->path) || mount_owns_event(ev->old_path))
 		return; /* the mount handles its own nodes */
 	bool external = ev->source && !strcmp(ev->source, "external");
 	if (ev->type == VEV_CHANGED && ev->old_ino && !external) {
@@ -648,7 +676,7 @@ static int commit(struct mount *m, struct fh *h)
 	struct write_opts o = {.source = h->source, .save_rejected = true};
 	struct write_outcome out = {0};
 	_cleanup_free_ char *msg = NULL;
-	tl_mount_write = true;
+	mount_write_begin(h->path, NULL);
 	vault_write_lock(v);
 	struct pending_delete *p = pending_take(m, h->path);
 	r = vault_commit(v, h->path, text, len, &o, &out, &msg);
@@ -670,7 +698,7 @@ static int commit(struct mount *m, struct fh *h)
 		}
 	}
 	vault_write_unlock(v);
-	tl_mount_write = false;
+	mount_write_end();
 	if (p)
 		pending_done(m, p);
 	/* The node now names the note's current file (or none). */
@@ -916,11 +944,34 @@ static void sync_path(struct mount *m, fuse_req_t req, const char *path)
 	if (!path)
 		return;
 	_cleanup_free_ char *src = source_of(req);
-	tl_mount_write = true;
+	mount_write_begin(path, NULL);
 	vault_write_lock(m->v);
 	vault_sync_path(m->v, path, src, 0);
 	vault_write_unlock(m->v);
-	tl_mount_write = false;
+	mount_write_end();
+}
+
+/* After creating name in parent (err: how that went): look it up and
+ * reply with its entry; a new file is synced with the index first (it may
+ * be a note). */
+static void reply_created(fuse_req_t req, struct mount *m, int err,
+			  fuse_ino_t parent, const char *name, bool file)
+{
+	if (err) {
+		fuse_reply_err(req, err);
+		return;
+	}
+	struct fuse_entry_param e;
+	err = do_lookup(m, parent, name, &e);
+	if (err) {
+		fuse_reply_err(req, err);
+		return;
+	}
+	if (file) {
+		_cleanup_free_ char *path = child_path(m, parent, name);
+		sync_path(m, req, path);
+	}
+	fuse_reply_entry(req, &e);
 }
 
 static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -945,21 +996,7 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name,
 		r = mknodat(pfd, name, mode, rdev);
 	int err = errno;
 	node_put(p);
-	if (r < 0) {
-		fuse_reply_err(req, err);
-		return;
-	}
-	struct fuse_entry_param e;
-	err = do_lookup(m, parent, name, &e);
-	if (err) {
-		fuse_reply_err(req, err);
-		return;
-	}
-	if (S_ISREG(mode)) {
-		_cleanup_free_ char *path = child_path(m, parent, name);
-		sync_path(m, req, path);
-	}
-	fuse_reply_entry(req, &e);
+	reply_created(req, m, r < 0 ? err : 0, parent, name, S_ISREG(mode));
 }
 
 static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
@@ -993,19 +1030,7 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 	int err = errno;
 	node_put(p);
 	node_put(n);
-	if (r < 0) {
-		fuse_reply_err(req, err);
-		return;
-	}
-	struct fuse_entry_param e;
-	err = do_lookup(m, newparent, newname, &e);
-	if (err) {
-		fuse_reply_err(req, err);
-		return;
-	}
-	_cleanup_free_ char *path = child_path(m, newparent, newname);
-	sync_path(m, req, path);
-	fuse_reply_entry(req, &e);
+	reply_created(req, m, r < 0 ? err : 0, newparent, newname, true);
 }
 
 /* Unlink of a note: it goes to .trash/, and is deleted for good (links
@@ -1089,7 +1114,7 @@ static void sync_tree(struct mount *m, fuse_req_t req, const char *from,
 		if (!strncmp(n->path, from, fl) && n->path[fl] == '/')
 			pv_push(&gone, xstrdup(n->path));
 	vault_read_unlock(m->v);
-	tl_mount_write = true;
+	mount_write_begin(from, to);
 	for (size_t i = 0; i < gone.n; i++) {
 		const char *old = gone.v[i];
 		_cleanup_free_ char *neu = xasprintf("%s%s", to, old + fl);
@@ -1097,7 +1122,7 @@ static void sync_tree(struct mount *m, fuse_req_t req, const char *from,
 		vault_sync_path(m->v, neu, src, SYNC_NO_GUARD);
 		free(gone.v[i]);
 	}
-	tl_mount_write = false;
+	mount_write_end();
 	vault_write_unlock(m->v);
 	pv_free(&gone);
 }
@@ -1133,9 +1158,9 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		if (n) {
 			cJSON *res = NULL;
 			char *msg = NULL;
-			tl_mount_write = true;
+			mount_write_begin(from, to);
 			r = vault_rename(m->v, n, to, src, false, &res, &msg);
-			tl_mount_write = false;
+			mount_write_end();
 			if (r < 0)
 				log_warn("rename %s -> %s refused (%s): %s",
 					 from, to, src,
@@ -1178,10 +1203,10 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		node_put(p);
 		if (r == 0) {
 			struct pending_delete *pd = pending_take(m, to);
-			tl_mount_write = true;
+			mount_write_begin(from, to);
 			vault_sync_path(m->v, to, src, SYNC_NO_GUARD);
 			vault_sync_path(m->v, from, src, SYNC_NO_GUARD);
-			tl_mount_write = false;
+			mount_write_end();
 			if (pd)
 				pending_done(m, pd);
 		}
@@ -1215,10 +1240,10 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 			node_put(np);
 			node_put(p);
 			if (!r) {
-				tl_mount_write = true;
+				mount_write_begin(from, to);
 				vault_sync_path(m->v, from, src, SYNC_NO_GUARD);
 				vault_sync_path(m->v, to, src, SYNC_NO_GUARD);
-				tl_mount_write = false;
+				mount_write_end();
 			}
 		}
 		vault_write_unlock(m->v);
@@ -1680,6 +1705,20 @@ static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 	fuse_reply_write(req, (size_t)r);
 }
 
+/* The reply to getxattr/listxattr: the size asked for (size 0) or the
+ * value; buf is freed. */
+static void reply_xattr(fuse_req_t req, ssize_t r, int err, char *buf,
+			size_t size)
+{
+	if (r < 0)
+		fuse_reply_err(req, err);
+	else if (!size)
+		fuse_reply_xattr(req, (size_t)r);
+	else
+		fuse_reply_buf(req, buf, (size_t)r);
+	free(buf);
+}
+
 /* Extended attributes go to the file itself (xattr calls refuse O_PATH
  * fds, hence the /proc path, as in passthrough_ll). */
 static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
@@ -1693,13 +1732,7 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
 	ssize_t r = getxattr(p, name, buf, size);
 	int err = errno;
 	node_put(n);
-	if (r < 0)
-		fuse_reply_err(req, err);
-	else if (!size)
-		fuse_reply_xattr(req, (size_t)r);
-	else
-		fuse_reply_buf(req, buf, (size_t)r);
-	free(buf);
+	reply_xattr(req, r, err, buf, size);
 }
 
 static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
@@ -1712,13 +1745,7 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	ssize_t r = listxattr(p, buf, size);
 	int err = errno;
 	node_put(n);
-	if (r < 0)
-		fuse_reply_err(req, err);
-	else if (!size)
-		fuse_reply_xattr(req, (size_t)r);
-	else
-		fuse_reply_buf(req, buf, (size_t)r);
-	free(buf);
+	reply_xattr(req, r, err, buf, size);
 }
 
 static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
