@@ -1594,10 +1594,10 @@ static int find_commit(struct history *h, const char *version, uint32_t *ret,
 	for (size_t i = 0; hex && i < vl; i++)
 		hex = strchr("0123456789abcdefABCDEF", version[i]) != NULL;
 	if (!hex) {
-		*ret_err = xasprintf("Invalid version '%s': a version is a "
-				     "commit id of 4 to 40 hex digits, as "
+		*ret_err = xasprintf("Invalid version '%.40s%s': a version is "
+				     "a commit id of 4 to 40 hex digits, as "
 				     "get_note_history shows",
-				     version);
+				     version, vl > 40 ? "…" : "");
 		return -EINVAL;
 	}
 	_cleanup_free_ char *lower = xstrdup(version);
