@@ -567,6 +567,7 @@ struct fh {
 	bool shadow;
 	bool dirty;   /* written since the last commit */
 	bool created; /* a new note: commit even if nothing was written */
+	bool append;  /* a note opened with O_APPEND: writes go to its end */
 	struct node *node;
 	char *path; /* vault path of the note (shadow only) */
 	char *source;
@@ -1335,6 +1336,7 @@ static int open_shadow(struct mount *m, fuse_req_t req, struct node *n,
 	h->path = path;
 	h->source = source_of(req);
 	h->created = created;
+	h->append = (fi->flags & O_APPEND) != 0;
 	/* An O_TRUNC open is a write, even if nothing follows. */
 	h->dirty = (fi->flags & O_TRUNC) != 0;
 	if (!claimed)
@@ -1455,6 +1457,13 @@ static void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in,
 			 off_t off, struct fuse_file_info *fi)
 {
 	struct fh *h = fh_of(fi);
+	/* The kernel places an O_APPEND write at the size it knows, which
+	 * lags when the note was just replaced (a refused write put back,
+	 * the invalidation still on its way): the shadow's end is where the
+	 * text goes. */
+	struct stat st;
+	if (h->shadow && h->append && fstat(h->fd, &st) == 0)
+		off = st.st_size;
 	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
 	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 	out.buf[0].fd = h->fd;
