@@ -3,6 +3,7 @@
 
 #include "fuse_ops.h"
 #include "fileio.h"
+#include "fuseconn.h"
 #include "hmap.h"
 #include "log.h"
 #include "note.h"
@@ -12,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
+#include <libgen.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -87,10 +89,16 @@ struct mount {
 	/* paths the mount is working on: the watcher leaves them alone */
 	pthread_mutex_t omu;
 	struct hmap *owned;
+	/* open file handles that can write, for renames (under hmu; taken
+	 * before a handle's mu, never while holding one) */
+	pthread_mutex_t hmu;
+	struct fh *fhs;
 	pthread_t loop;
 	bool mounted;
 	bool listening;
 	int max_threads;
+	struct fuseconn conn; /* set once mounted (conn.dev 0: unknown) */
+	bool loop_done;	      /* under qmu */
 };
 
 /*
@@ -337,7 +345,7 @@ static void queue_inval(struct mount *m, bool entry, fuse_ino_t ino,
 	else
 		m->qhead = q;
 	m->qtail = q;
-	pthread_cond_signal(&m->qcv);
+	pthread_cond_broadcast(&m->qcv);
 	pthread_mutex_unlock(&m->qmu);
 }
 
@@ -358,7 +366,7 @@ static void *inval_thread(void *arg)
 		if (!m->qhead)
 			m->qtail = NULL;
 		pthread_mutex_unlock(&m->qmu);
-		if (m->mounted) {
+		if (__atomic_load_n(&m->mounted, __ATOMIC_ACQUIRE)) {
 			if (q->entry)
 				fuse_lowlevel_notify_inval_entry(
 					m->se, q->ino, q->name,
@@ -563,14 +571,34 @@ enum { FH_FILE = 0x46494c45, FH_DIR = 0x44495220 };
 
 struct fh {
 	uint32_t tag; /* FH_FILE */
-	int fd;	      /* the file, or the shadow copy of a note */
+	/* The file, or the shadow copy of a note. Writers and the switch to
+	 * a shadow (a written file renamed onto a note) hold mu; readers
+	 * may race the switch, so the old fd stays open (orig_fd). */
+	int fd;
+	int orig_fd;
 	bool shadow;
+	bool writable;
 	bool dirty;   /* written since the last commit */
 	bool created; /* a new note: commit even if nothing was written */
-	bool append;  /* a note opened with O_APPEND: writes go to its end */
+	bool append;  /* opened with O_APPEND: writes go to the end */
 	struct node *node;
-	char *path; /* vault path of the note (shadow only) */
+	ino_t open_ino; /* the file's inode when opened */
+	char *path;	/* vault path of the note (shadow only) */
 	char *source;
+	/*
+	 * The note as it was before this handle's first commit from a
+	 * flush() (another process may still hold the open file: a
+	 * subshell's `> note`). If a later text of the same handle is
+	 * refused, the note goes back to it, not to a half-written state.
+	 */
+	char *base;
+	size_t base_len;
+	bool has_base, base_absent;
+	uint64_t last_hash;	  /* of the text this handle last committed */
+	struct fh *hprev, *hnext; /* mount->fhs, writable handles only */
+	bool listed;		  /* on that list (hmu) */
+	int refs;		  /* renames working on it (hmu) */
+	bool released;		  /* the kernel let go meanwhile (hmu) */
 	pthread_mutex_t mu;
 };
 
@@ -628,10 +656,18 @@ static int make_shadow(struct mount *m, int from_fd, bool copy)
 			}
 			if (r == 0)
 				break;
-			if (pwrite(fd, buf, (size_t)r, off) != r) {
-				int e = -errno;
-				close(fd);
-				return e;
+			for (ssize_t done = 0; done < r;) {
+				ssize_t w =
+					pwrite(fd, buf + done,
+					       (size_t)(r - done), off + done);
+				if (w < 0 && errno == EINTR)
+					continue;
+				if (w <= 0) {
+					int e = w < 0 ? -errno : -EIO;
+					close(fd);
+					return e;
+				}
+				done += w;
 			}
 			off += r;
 		}
@@ -639,18 +675,29 @@ static int make_shadow(struct mount *m, int from_fd, bool copy)
 	return fd;
 }
 
+/* Largest text a commit reads into memory to judge. */
+#define COMMIT_MAX (1u << 30)
+
 static int read_fd(int fd, char **ret, size_t *ret_len)
 {
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return -errno;
+	if ((uint64_t)st.st_size > COMMIT_MAX)
+		return -EFBIG;
 	size_t len = (size_t)st.st_size, got = 0;
 	char *buf = xmalloc(len + 1);
 	while (got < len) {
 		ssize_t r = pread(fd, buf + got, len - got, (off_t)got);
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0)
+		if (r < 0) {
+			/* Never judge (and commit) half a text. */
+			int e = -errno;
+			free(buf);
+			return e;
+		}
+		if (r == 0)
 			break;
 		got += (size_t)r;
 	}
@@ -660,58 +707,509 @@ static int read_fd(int fd, char **ret, size_t *ret_len)
 	return 0;
 }
 
+/* Why a handle's text is being committed. */
+enum commit_kind {
+	COMMIT_FLUSH,	/* a close(): more descriptors may follow */
+	COMMIT_FSYNC,	/* the writer asked for it to stand */
+	COMMIT_RELEASE, /* the last reference went */
+	COMMIT_TRUNCATE,
+};
+
+static void drop_base(struct fh *h)
+{
+	free(h->base);
+	h->base = NULL;
+	h->base_len = 0;
+	h->has_base = h->base_absent = false;
+}
+
+/* The note's path for this handle (it follows renames; under hmu). */
+static char *fh_path(struct mount *m, struct fh *h)
+{
+	pthread_mutex_lock(&m->hmu);
+	char *p = xstrdup(h->path);
+	pthread_mutex_unlock(&m->hmu);
+	return p;
+}
+
+/*
+ * A later text of the handle was refused after an earlier one was taken
+ * at a flush: the note goes back to what it was before the handle's first
+ * commit, unless someone else has changed it since. Writer lock held.
+ */
+static void revert_to_base(struct mount *m, struct fh *h, const char *path)
+{
+	int rootfd = vault_rootfd(m->v);
+	char *cur = NULL;
+	size_t cl = 0;
+	int e = file_read(rootfd, path, COMMIT_MAX, &cur, &cl, NULL);
+	bool ours = e == 0 && hash_bytes(cur, cl) == h->last_hash;
+	free(cur);
+	if (ours) {
+		int r = h->base_absent ? file_unlink(rootfd, path)
+				       : file_write_atomic(rootfd, path,
+							   h->base, h->base_len,
+							   WRITE_MKDIRS, NULL);
+		if (r < 0)
+			log_error("%s: cannot put back the text it had before "
+				  "this write: %s",
+				  path, strerror(-r));
+		else
+			vault_sync_path(m->v, path, h->source, SYNC_NO_GUARD);
+	}
+	drop_base(h);
+}
+
+/*
+ * The note renamed away or deleted moments before (an editor's save) had
+ * its new text refused: put the old one back. Writer lock held. False
+ * when that failed too (the copy in .trash/ then stays).
+ */
+static bool restore_pending(struct mount *m, struct pending_delete *p,
+			    const char *path, const char *source)
+{
+	int rootfd = vault_rootfd(m->v);
+	int r = p->old_text ? file_write_atomic(rootfd, path, p->old_text,
+						p->len, WRITE_MKDIRS, NULL)
+			    : -ENODATA;
+	if (r < 0 && p->trash) {
+		r = file_rename(rootfd, p->trash, path, false, true);
+		if (r == 0) { /* it is the note again */
+			free(p->trash);
+			p->trash = NULL;
+		}
+	}
+	if (r < 0) {
+		log_error("%s: cannot put the old text back (%s)%s%s", path,
+			  strerror(-r), p->trash ? "; it is kept in " : "",
+			  p->trash ? p->trash : "");
+		return false;
+	}
+	vault_sync_path(m->v, path, source, SYNC_NO_GUARD);
+	return true;
+}
+
+/* The errors a writer can act on pass; any other failure is EIO. */
+static int commit_errno(int r)
+{
+	switch (r) {
+	case 0:
+	case -EPERM:
+	case -ENOSPC:
+	case -EDQUOT:
+	case -EROFS:
+	case -EFBIG:
+		return r;
+	default:
+		return -EIO;
+	}
+}
+
 /*
  * The guard at commit: the shadow's text becomes the note, or is refused
  * (-EPERM) and the note keeps its old text; refused text is kept under
  * .vaultd/rejected/. A note renamed away or deleted moments before (an
- * editor's save) comes back either way.
+ * editor's save) comes back either way. Called with h->mu held.
  */
-static int commit(struct mount *m, struct fh *h)
+static int commit(struct mount *m, struct fh *h, enum commit_kind kind)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
 	int r = read_fd(h->fd, &text, &len);
-	if (r < 0)
-		return r;
+	_cleanup_free_ char *path = fh_path(m, h);
+	if (r < 0) {
+		log_warn("%s: not committed: cannot read what was written "
+			 "(%s)",
+			 path, strerror(-r));
+		return commit_errno(r);
+	}
 	struct vault *v = m->v;
 	struct write_opts o = {.source = h->source, .save_rejected = true};
 	struct write_outcome out = {0};
 	_cleanup_free_ char *msg = NULL;
-	mount_write_begin(h->path, NULL);
 	vault_write_lock(v);
-	struct pending_delete *p = pending_take(m, h->path);
-	r = vault_commit(v, h->path, text, len, &o, &out, &msg);
+	/* Renames wait for the writer lock: under it the path is current. */
+	free(path);
+	path = fh_path(m, h);
+	mount_write_begin(path, NULL);
+	if (kind == COMMIT_FLUSH && !h->has_base) {
+		char *old = NULL;
+		size_t ol = 0;
+		int e = file_read(vault_rootfd(v), path, COMMIT_MAX, &old, &ol,
+				  NULL);
+		if (e == 0 || e == -ENOENT) {
+			h->base = old;
+			h->base_len = ol;
+			h->has_base = true;
+			h->base_absent = e == -ENOENT;
+		}
+	}
+	struct pending_delete *p = pending_take(m, path);
+	bool keep_pending = false, gone = false;
+	r = vault_commit(v, path, text, len, &o, &out, &msg);
 	if (r == 0) {
+		h->last_hash = hash_bytes(text, len);
+		if (kind == COMMIT_FSYNC)
+			drop_base(h);
 		if (out.warning)
-			log_warn("%s: accepted with a warning (%s): %s",
-				 h->path, h->source, out.warning);
+			log_warn("%s: accepted with a warning (%s): %s", path,
+				 h->source, out.warning);
 	} else {
-		log_warn("%s: write refused (%s): %s", h->path, h->source,
+		log_warn("%s: write refused (%s): %s", path, h->source,
 			 msg ? msg : strerror(-r));
 		if (p) {
-			/* Put the old note back where the editor took it. */
-			file_write_atomic(vault_rootfd(v), h->path, p->old_text,
-					  p->len, WRITE_MKDIRS, NULL);
-			vault_sync_path(v, h->path, h->source, SYNC_NO_GUARD);
+			keep_pending = !restore_pending(m, p, path, h->source);
+		} else if (h->has_base) {
+			gone = h->base_absent;
+			revert_to_base(m, h, path);
 		} else if (h->created) {
 			/* A refused new note does not come into being. */
-			file_unlink(vault_rootfd(v), h->path);
+			gone = true;
+			file_unlink(vault_rootfd(v), path);
 		}
 	}
 	vault_write_unlock(v);
 	mount_write_end();
-	if (p)
+	if (p && keep_pending) {
+		own(m, p->path, -1);
+		pending_free(p);
+	} else if (p) {
 		pending_done(m, p);
+	}
 	/* The node now names the note's current file (or none). */
-	int fd = beneath_open(vault_rootfd(v), h->path, O_PATH | O_NOFOLLOW, 0);
+	int fd = beneath_open(vault_rootfd(v), path, O_PATH | O_NOFOLLOW, 0);
 	if (fd >= 0)
 		node_swap(m, h->node, fd);
 	queue_inval(m, false, ino_of(m, h->node), NULL);
-	if (r < 0 && h->created && !p)
-		inval_path(m, h->path);
+	if (gone)
+		inval_path(m, path);
 	write_outcome_clear(&out);
 	h->dirty = h->created = false;
-	return r == -EPERM || r == 0 ? r : -EIO;
+	return commit_errno(r);
+}
+
+static struct fh *new_fh(int fd, struct node *n, int flags)
+{
+	struct fh *h = xcalloc(1, sizeof(*h));
+	h->tag = FH_FILE;
+	h->fd = fd;
+	h->orig_fd = -1;
+	h->node = n;
+	h->writable = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
+	h->append = (flags & O_APPEND) != 0;
+	struct stat st;
+	h->open_ino = fstat(fd, &st) == 0 ? st.st_ino : 0;
+	pthread_mutex_init(&h->mu, NULL);
+	return h;
+}
+
+/* Handles that can write are listed, for renames (see convert_writers). */
+static void register_fh(struct mount *m, struct fh *h)
+{
+	pthread_mutex_lock(&m->hmu);
+	h->hprev = NULL;
+	h->hnext = m->fhs;
+	if (m->fhs)
+		m->fhs->hprev = h;
+	m->fhs = h;
+	h->listed = true;
+	pthread_mutex_unlock(&m->hmu);
+}
+
+static void destroy_fh(struct mount *m, struct fh *h)
+{
+	if (h->shadow && h->path)
+		own(m, h->path, -1);
+	if (h->shadow) {
+		pthread_mutex_lock(&m->tmu);
+		if (h->node->writer_fd == h->fd)
+			h->node->writer_fd = -1;
+		pthread_mutex_unlock(&m->tmu);
+	}
+	close(h->fd);
+	if (h->orig_fd >= 0)
+		close(h->orig_fd);
+	free(h->path);
+	free(h->source);
+	drop_base(h);
+	pthread_mutex_destroy(&h->mu);
+	free(h);
+}
+
+static void free_fh(struct mount *m, struct fh *h)
+{
+	pthread_mutex_lock(&m->hmu);
+	if (h->listed) {
+		if (h->hprev)
+			h->hprev->hnext = h->hnext;
+		else
+			m->fhs = h->hnext;
+		if (h->hnext)
+			h->hnext->hprev = h->hprev;
+		h->listed = false;
+	}
+	/* A rename working on it frees it when done. */
+	bool later = h->refs > 0;
+	h->released = later;
+	pthread_mutex_unlock(&m->hmu);
+	if (!later)
+		destroy_fh(m, h);
+}
+
+static void put_fh(struct mount *m, struct fh *h)
+{
+	pthread_mutex_lock(&m->hmu);
+	bool gone = --h->refs == 0 && h->released;
+	pthread_mutex_unlock(&m->hmu);
+	if (gone)
+		destroy_fh(m, h);
+}
+
+static int fh_fd(struct fh *h)
+{
+	return __atomic_load_n(&h->fd, __ATOMIC_ACQUIRE);
+}
+
+static bool fh_shadow(struct fh *h)
+{
+	return __atomic_load_n(&h->shadow, __ATOMIC_ACQUIRE);
+}
+
+/* ---- who holds what
+ * -------------------------------------------------------------- */
+
+/*
+ * Whether the process closing a descriptor of this open file (a flush)
+ * still holds another one: `echo text > note` in a shell opens the note,
+ * dup2()s it onto stdout and closes the first descriptor before any text
+ * is written. The truncation and the text are one write, judged when the
+ * last descriptor goes. Read from /proc/<pid>/fdinfo, which names the
+ * mount and inode of each descriptor (no request to the mount).
+ */
+static bool still_held(struct mount *m, struct fh *h, pid_t pid)
+{
+	if (pid <= 0 || m->conn.mnt_id <= 0)
+		return false;
+	char dir[64];
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	DIR *d = opendir(dir);
+	if (!d)
+		return false;
+	pthread_mutex_lock(&m->tmu);
+	ino_t cur = h->node->ino;
+	pthread_mutex_unlock(&m->tmu);
+	size_t mpl = strlen(m->mountpoint);
+	bool held = false;
+	struct dirent *e;
+	while (!held && (e = readdir(d))) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		char p[320], link[PATH_MAX];
+		snprintf(p, sizeof(p), "/proc/%d/fd/%s", (int)pid, e->d_name);
+		ssize_t l = readlink(p, link, sizeof(link) - 1);
+		if (l <= (ssize_t)mpl || strncmp(link, m->mountpoint, mpl) ||
+		    link[mpl] != '/')
+			continue;
+		snprintf(p, sizeof(p), "/proc/%d/fdinfo/%s", (int)pid,
+			 e->d_name);
+		FILE *f = fopen(p, "re");
+		if (!f)
+			continue;
+		char line[128];
+		unsigned long flags = 0, ino = 0;
+		int mnt = -1;
+		while (fgets(line, sizeof(line), f)) {
+			if (!strncmp(line, "flags:", 6))
+				flags = strtoul(line + 6, NULL, 8);
+			else if (!strncmp(line, "mnt_id:", 7))
+				mnt = atoi(line + 7);
+			else if (!strncmp(line, "ino:", 4))
+				ino = strtoul(line + 4, NULL, 10);
+		}
+		fclose(f);
+		held = mnt == m->conn.mnt_id &&
+		       (flags & O_ACCMODE) != O_RDONLY &&
+		       ((ino_t)ino == h->open_ino || (ino_t)ino == cur);
+	}
+	closedir(d);
+	return held;
+}
+
+/* The note that shares this file's inode (a hard link made in the vault
+ * folder), or NULL. */
+static char *note_of_inode(struct mount *m, const struct stat *st)
+{
+	struct stat rs;
+	if (!S_ISREG(st->st_mode) || st->st_nlink < 2 ||
+	    fstat(vault_rootfd(m->v), &rs) < 0 || rs.st_dev != st->st_dev)
+		return NULL;
+	char *found = NULL;
+	vault_read_lock(m->v);
+	size_t it = 0;
+	struct note *n;
+	while (!found && index_next(vault_index(m->v), &it, &n))
+		if (n->ino == (uint64_t)st->st_ino)
+			found = xstrdup(n->path);
+	vault_read_unlock(m->v);
+	return found;
+}
+
+/*
+ * Writing a file that is a note under another name would change the note
+ * unjudged: EPERM (0 when it is no such file).
+ */
+static int refuse_note_link(struct mount *m, struct node *n, const char *what)
+{
+	struct stat st;
+	int fd = node_get(n);
+	int r = fstatat(fd, "", &st, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW);
+	node_put(n);
+	if (r < 0 || !S_ISREG(st.st_mode) || st.st_nlink < 2)
+		return 0;
+	_cleanup_free_ char *note = note_of_inode(m, &st);
+	if (!note)
+		return 0;
+	_cleanup_free_ char *path = node_path(m, n);
+	log_warn("%s: refused: %s a hard link to the note %s (write the note "
+		 "itself)",
+		 path ? path : "?", what, note);
+	return EPERM;
+}
+
+/* A guarded note opened for writing: its shadow copy. */
+static int open_shadow(struct mount *m, fuse_req_t req, struct node *n,
+		       char *path, struct fuse_file_info *fi, bool created,
+		       bool claimed)
+{
+	int rfd = (fi->flags & O_TRUNC) ? -1 : open_node(n, O_RDONLY);
+	int fd = make_shadow(m, rfd, rfd >= 0);
+	if (rfd >= 0)
+		close(rfd);
+	if (fd < 0) {
+		if (claimed)
+			own(m, path, -1);
+		free(path);
+		return -fd;
+	}
+	struct fh *h = new_fh(fd, n, fi->flags);
+	h->shadow = true;
+	h->writable = true;
+	h->path = path;
+	h->source = source_of(req);
+	h->created = created;
+	/* An O_TRUNC open is a write, even if nothing follows. */
+	h->dirty = (fi->flags & O_TRUNC) != 0;
+	if (!claimed)
+		own(m, path, 1);
+	pthread_mutex_lock(&m->tmu);
+	n->nlookup++; /* the handle keeps its node */
+	n->writer_fd = fd;
+	h->open_ino = n->ino;
+	pthread_mutex_unlock(&m->tmu);
+	register_fh(m, h);
+	fi->fh = (uint64_t)(uintptr_t)h;
+	/* Uncommitted bytes stay out of the shared page cache. */
+	fi->direct_io = 1;
+	return 0;
+}
+
+/*
+ * A file open for writing is being renamed onto a note (written under a
+ * temporary name, renamed over the note, then written again through the
+ * descriptor kept open): from the rename on, its handles write to shadow
+ * copies that the guard judges like any other write to the note. The
+ * handles are found and locked (no write in flight) before the rename.
+ */
+struct writers {
+	struct fh **h;
+	int *shadow; /* prepared copies */
+	size_t n;
+};
+
+static int writers_take(struct mount *m, ino_t ino, struct writers *ret)
+{
+	struct writers w = {0};
+	pthread_mutex_lock(&m->hmu);
+	for (struct fh *h = m->fhs; h; h = h->hnext)
+		if (!h->shadow && h->writable && h->open_ino == ino)
+			w.n++;
+	w.h = xcalloc(w.n + 1, sizeof(*w.h));
+	w.shadow = xcalloc(w.n + 1, sizeof(*w.shadow));
+	size_t i = 0;
+	for (struct fh *h = m->fhs; h && i < w.n; h = h->hnext)
+		if (!h->shadow && h->writable && h->open_ino == ino) {
+			h->refs++;
+			w.h[i++] = h;
+		}
+	w.n = i;
+	pthread_mutex_unlock(&m->hmu);
+	int err = 0;
+	for (i = 0; i < w.n; i++) {
+		pthread_mutex_lock(&w.h[i]->mu);
+		w.shadow[i] = err ? -1 : make_shadow(m, w.h[i]->fd, true);
+		if (w.shadow[i] < 0 && !err)
+			err = w.shadow[i];
+	}
+	*ret = w;
+	return err;
+}
+
+/* After the rename (ok: it happened): switch the handles, or not. */
+static void writers_done(struct mount *m, struct writers *w, bool ok,
+			 const char *to, fuse_req_t req)
+{
+	for (size_t i = 0; i < w->n; i++) {
+		struct fh *h = w->h[i];
+		if (ok && w->shadow[i] >= 0) {
+			if (!h->source)
+				h->source = source_of(req);
+			pthread_mutex_lock(&m->hmu);
+			h->path = xstrdup(to);
+			pthread_mutex_unlock(&m->hmu);
+			own(m, to, 1);
+			pthread_mutex_lock(&m->tmu);
+			h->node->nlookup++;
+			h->node->writer_fd = w->shadow[i];
+			pthread_mutex_unlock(&m->tmu);
+			h->orig_fd = h->fd;
+			h->dirty = false;
+			__atomic_store_n(&h->fd, w->shadow[i],
+					 __ATOMIC_RELEASE);
+			__atomic_store_n(&h->shadow, true, __ATOMIC_RELEASE);
+			log_info("%s: a descriptor open across the rename now "
+				 "writes through the guard",
+				 to);
+		} else if (w->shadow[i] >= 0) {
+			close(w->shadow[i]);
+		}
+		pthread_mutex_unlock(&h->mu);
+		put_fh(m, h);
+	}
+	free(w->h);
+	free(w->shadow);
+	memset(w, 0, sizeof(*w));
+}
+
+/*
+ * Shadow copies follow their note when it or a folder above it is
+ * renamed, so a commit never recreates the old name. Writer lock held
+ * (commits read the path under it).
+ */
+static void follow_rename(struct mount *m, const char *from, const char *to)
+{
+	size_t fl = strlen(from);
+	pthread_mutex_lock(&m->hmu);
+	for (struct fh *h = m->fhs; h; h = h->hnext) {
+		if (!h->shadow || !h->path || strncmp(h->path, from, fl) ||
+		    (h->path[fl] && h->path[fl] != '/'))
+			continue;
+		char *np = xasprintf("%s%s", to, h->path + fl);
+		own(m, h->path, -1);
+		own(m, np, 1);
+		free(h->path);
+		h->path = np;
+	}
+	pthread_mutex_unlock(&m->hmu);
 }
 
 /* ---- operations
@@ -759,8 +1257,11 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
 	if (conn->capable & FUSE_CAP_EXPORT_SUPPORT)
 		conn->want |= FUSE_CAP_EXPORT_SUPPORT;
-	if (conn->capable & FUSE_CAP_FLOCK_LOCKS)
-		conn->want |= FUSE_CAP_FLOCK_LOCKS;
+	/* flock() stays with the kernel: a lock goes with the last close()
+	 * at once, as on any file system (passed to vaultd, its release
+	 * would wait for the asynchronous RELEASE). Locks are then shared
+	 * by the users of the mount only, not with the vault folder. */
+	conn->want &= ~FUSE_CAP_FLOCK_LOCKS;
 	/* Zero copy for reads and writes where the kernel can. */
 	if (conn->capable & FUSE_CAP_SPLICE_WRITE)
 		conn->want |= FUSE_CAP_SPLICE_WRITE;
@@ -813,7 +1314,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	struct fh *h = file_fh(fi);
 	struct mount *m = mnt(req);
 	pthread_mutex_lock(&m->tmu);
-	int wfd = h && h->shadow ? h->fd : n->writer_fd;
+	int wfd = h && fh_shadow(h) ? fh_fd(h) : n->writer_fd;
 	struct stat sh;
 	bool have = wfd >= 0 && fstat(wfd, &sh) == 0;
 	pthread_mutex_unlock(&m->tmu);
@@ -833,6 +1334,7 @@ static int truncate_note(struct mount *m, fuse_req_t req, struct node *n,
 	if (rfd < 0)
 		return errno;
 	struct fh h = {.tag = FH_FILE,
+		       .orig_fd = -1,
 		       .node = n,
 		       .path = (char *)path,
 		       .source = source_of(req)};
@@ -843,7 +1345,8 @@ static int truncate_note(struct mount *m, fuse_req_t req, struct node *n,
 		return -shadow;
 	}
 	h.fd = shadow;
-	int r = ftruncate(shadow, size) < 0 ? -errno : commit(m, &h);
+	int r = ftruncate(shadow, size) < 0 ? -errno
+					    : commit(m, &h, COMMIT_TRUNCATE);
 	close(shadow);
 	free(h.source);
 	return -r;
@@ -874,21 +1377,27 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 	}
 	node_put(n);
 	if (!err && (valid & FUSE_SET_ATTR_SIZE)) {
-		if (h && h->shadow) {
+		if (h) {
+			pthread_mutex_lock(&h->mu);
 			if (ftruncate(h->fd, attr->st_size) < 0)
 				err = errno;
-			else
+			else if (h->shadow)
 				h->dirty = true;
-		} else if (h) {
-			if (ftruncate(h->fd, attr->st_size) < 0)
-				err = errno;
+			pthread_mutex_unlock(&h->mu);
 		} else {
 			_cleanup_free_ char *path = node_path(m, n);
 			if (guarded(m, path))
 				err = truncate_note(m, req, n, path,
 						    attr->st_size);
-			else if (truncate(p, attr->st_size) < 0)
-				err = errno;
+			else if (!(err = refuse_note_link(m, n,
+							  "truncated "
+							  "through"))) {
+				fd = node_get(n);
+				snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+				if (truncate(p, attr->st_size) < 0)
+					err = errno;
+				node_put(n);
+			}
 		}
 	}
 	if (!err && (valid & (FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME))) {
@@ -904,8 +1413,8 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 			tv[1] = attr->st_mtim;
 		fd = node_get(n);
 		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
-		if (h && !h->shadow) {
-			if (futimens(h->fd, tv) < 0)
+		if (h && !fh_shadow(h)) {
+			if (futimens(fh_fd(h), tv) < 0)
 				err = errno;
 		} else if (utimensat(AT_FDCWD, p, tv, 0) < 0) {
 			err = errno;
@@ -996,6 +1505,14 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name,
 	else
 		r = mknodat(pfd, name, mode, rdev);
 	int err = errno;
+	/* The kernel applied the caller's umask to mode already; vaultd's
+	 * own umask must not narrow it further. */
+	if (r >= 0 && !S_ISLNK(mode) &&
+	    fchmodat(pfd, name, mode & 07777, AT_SYMLINK_NOFOLLOW) < 0 &&
+	    errno != EOPNOTSUPP) {
+		err = errno;
+		r = -1;
+	}
 	node_put(p);
 	reply_created(req, m, r < 0 ? err : 0, parent, name, S_ISREG(mode));
 }
@@ -1023,6 +1540,23 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 {
 	struct mount *m = mnt(req);
 	struct node *n = node_of(m, ino), *p = node_of(m, newparent);
+	/* A second name for a note would be a way around the guard (and
+	 * the index): hard links to notes are refused. */
+	{
+		_cleanup_free_ char *from = node_path(m, n);
+		_cleanup_free_ char *to = child_path(m, newparent, newname);
+		int err = guarded(m, from) || guarded(m, to)
+				  ? EPERM
+				  : refuse_note_link(m, n, "linked to");
+		if (err) {
+			if (guarded(m, from) || guarded(m, to))
+				log_warn("hard link %s -> %s refused: notes "
+					 "have one name",
+					 from ? from : "?", to ? to : "?");
+			fuse_reply_err(req, err);
+			return;
+		}
+	}
 	char src[64];
 	int fd = node_get(n);
 	snprintf(src, sizeof(src), "/proc/self/fd/%d", fd);
@@ -1045,8 +1579,19 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		char *text = NULL;
 		size_t len = 0;
 		struct stat st;
-		if (file_stat(rootfd, path, &st) == 0 && S_ISREG(st.st_mode))
-			file_read(rootfd, path, 1u << 30, &text, &len, NULL);
+		if (file_stat(rootfd, path, &st) == 0 && S_ISREG(st.st_mode)) {
+			/* Its text puts it back if a save that follows is
+			 * refused: no text, no delete. */
+			int e = file_read(rootfd, path, COMMIT_MAX, &text, &len,
+					  NULL);
+			if (e < 0) {
+				log_warn("%s: delete refused: cannot read it "
+					 "(%s)",
+					 path, strerror(-e));
+				fuse_reply_err(req, e == -EFBIG ? EFBIG : EIO);
+				return;
+			}
+		}
 		_cleanup_free_ char *trash = NULL;
 		for (int i = 1; i < 10000 && !trash; i++) {
 			_cleanup_free_ char *stem =
@@ -1107,6 +1652,7 @@ static void sync_tree(struct mount *m, fuse_req_t req, const char *from,
 	_cleanup_free_ char *src = source_of(req);
 	struct ptrvec gone = {0};
 	vault_write_lock(m->v);
+	follow_rename(m, from, to);
 	vault_read_lock(m->v);
 	struct index *ix = vault_index(m->v);
 	size_t it = 0, fl = strlen(from);
@@ -1162,6 +1708,8 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 			mount_write_begin(from, to);
 			r = vault_rename(m->v, n, to, src, false, &res, &msg);
 			mount_write_end();
+			if (r == 0)
+				follow_rename(m, from, to);
 			if (r < 0)
 				log_warn("rename %s -> %s refused (%s): %s",
 					 from, to, src,
@@ -1178,11 +1726,23 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		/* A file saved under another name, then renamed over the
 		 * note (VS Code, vim backupcopy=no): the guard judges its
 		 * text before it becomes the note. */
+		/* Descriptors still open on it write through the guard from
+		 * now on; none writes while the text is judged. */
+		struct stat fst;
+		struct writers w = {0};
+		r = file_stat(rootfd, from, &fst);
+		if (r == 0)
+			r = writers_take(m, fst.st_ino, &w);
 		char *text = NULL;
 		size_t len = 0;
-		r = file_read(rootfd, from, 1u << 30, &text, &len, NULL);
+		if (r == 0)
+			r = file_read(rootfd, from, COMMIT_MAX, &text, &len,
+				      NULL);
 		if (r < 0) {
-			fuse_reply_err(req, -r);
+			writers_done(m, &w, false, to, req);
+			log_warn("rename %s -> %s refused: cannot read it (%s)",
+				 from, to, strerror(-r));
+			fuse_reply_err(req, r == -ENOENT ? ENOENT : EIO);
 			return;
 		}
 		struct write_opts o = {.source = src, .save_rejected = true};
@@ -1192,7 +1752,9 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		free(text);
 		if (r < 0) {
 			vault_write_unlock(m->v);
-			log_warn("%s: write refused (%s): %s", to, src, msg);
+			writers_done(m, &w, false, to, req);
+			log_warn("%s: write refused (%s): %s", to, src,
+				 msg ? msg : strerror(-r));
 			fuse_reply_err(req, EPERM);
 			return;
 		}
@@ -1202,6 +1764,8 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		r = renameat2(pfd, name, npfd, newname, flags) < 0 ? -errno : 0;
 		node_put(np);
 		node_put(p);
+		writers_done(m, &w, r == 0 && !(flags & RENAME_EXCHANGE), to,
+			     req);
 		if (r == 0) {
 			struct pending_delete *pd = pending_take(m, to);
 			mount_write_begin(from, to);
@@ -1220,13 +1784,21 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		 * judged under their new names. */
 		char *a = NULL, *b = NULL;
 		size_t al = 0, bl = 0;
-		file_read(rootfd, from, 1u << 30, &a, &al, NULL);
-		if (flags & RENAME_EXCHANGE)
-			file_read(rootfd, to, 1u << 30, &b, &bl, NULL);
+		/* A text that cannot be read is not judged: no rename. */
+		r = file_read(rootfd, from, COMMIT_MAX, &a, &al, NULL);
+		if (!r && (flags & RENAME_EXCHANGE))
+			r = file_read(rootfd, to, COMMIT_MAX, &b, &bl, NULL);
+		if (r < 0) {
+			free(a);
+			log_warn("rename %s -> %s refused: cannot read it (%s)",
+				 from, to, strerror(-r));
+			fuse_reply_err(req, EIO);
+			return;
+		}
 		struct write_opts o = {.source = src, .save_rejected = true};
 		_cleanup_free_ char *msg = NULL;
 		vault_write_lock(m->v);
-		r = a ? vault_guard(m->v, to, a, al, &o, NULL, &msg) : 0;
+		r = vault_guard(m->v, to, a, al, &o, NULL, &msg);
 		if (!r && b)
 			r = vault_guard(m->v, from, b, bl, &o, NULL, &msg);
 		free(a);
@@ -1256,8 +1828,17 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	 * gone: deleted after the grace period unless it comes back. */
 	char *text = NULL;
 	size_t len = 0;
-	if (gfrom && !(flags & RENAME_EXCHANGE))
-		file_read(rootfd, from, 1u << 30, &text, &len, NULL);
+	if (gfrom && !(flags & RENAME_EXCHANGE)) {
+		/* Its text puts it back if the save that follows is refused:
+		 * no text, no rename. */
+		r = file_read(rootfd, from, COMMIT_MAX, &text, &len, NULL);
+		if (r < 0) {
+			log_warn("rename %s -> %s refused: cannot read it (%s)",
+				 from, to ? to : "?", strerror(-r));
+			fuse_reply_err(req, EIO);
+			return;
+		}
+	}
 	struct stat st;
 	bool dir = from && file_stat(rootfd, from, &st) == 0 &&
 		   S_ISDIR(st.st_mode);
@@ -1289,74 +1870,13 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	fuse_reply_err(req, 0);
 }
 
-static struct fh *new_fh(int fd, struct node *n)
-{
-	struct fh *h = xcalloc(1, sizeof(*h));
-	h->tag = FH_FILE;
-	h->fd = fd;
-	h->node = n;
-	pthread_mutex_init(&h->mu, NULL);
-	return h;
-}
-
-static void free_fh(struct mount *m, struct fh *h)
-{
-	if (h->shadow && h->path)
-		own(m, h->path, -1);
-	if (h->shadow) {
-		pthread_mutex_lock(&m->tmu);
-		if (h->node->writer_fd == h->fd)
-			h->node->writer_fd = -1;
-		pthread_mutex_unlock(&m->tmu);
-	}
-	close(h->fd);
-	free(h->path);
-	free(h->source);
-	pthread_mutex_destroy(&h->mu);
-	free(h);
-}
-
-/* A guarded note opened for writing: its shadow copy. */
-static int open_shadow(struct mount *m, fuse_req_t req, struct node *n,
-		       char *path, struct fuse_file_info *fi, bool created,
-		       bool claimed)
-{
-	int rfd = (fi->flags & O_TRUNC) ? -1 : open_node(n, O_RDONLY);
-	int fd = make_shadow(m, rfd, rfd >= 0);
-	if (rfd >= 0)
-		close(rfd);
-	if (fd < 0) {
-		if (claimed)
-			own(m, path, -1);
-		free(path);
-		return -fd;
-	}
-	struct fh *h = new_fh(fd, n);
-	h->shadow = true;
-	h->path = path;
-	h->source = source_of(req);
-	h->created = created;
-	h->append = (fi->flags & O_APPEND) != 0;
-	/* An O_TRUNC open is a write, even if nothing follows. */
-	h->dirty = (fi->flags & O_TRUNC) != 0;
-	if (!claimed)
-		own(m, path, 1);
-	pthread_mutex_lock(&m->tmu);
-	n->nlookup++; /* the handle keeps its node */
-	n->writer_fd = fd;
-	pthread_mutex_unlock(&m->tmu);
-	fi->fh = (uint64_t)(uintptr_t)h;
-	/* Uncommitted bytes stay out of the shared page cache. */
-	fi->direct_io = 1;
-	return 0;
-}
-
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct mount *m = mnt(req);
 	struct node *n = node_of(m, ino);
 	/* O_TRUNC changes a note even when opened read-only. */
-	if (fi->flags & (O_WRONLY | O_RDWR | O_TRUNC)) {
+	bool writing = fi->flags & (O_WRONLY | O_RDWR | O_TRUNC);
+	if (writing) {
 		char *path = node_path(m, n);
 		if (guarded(m, path)) {
 			int err =
@@ -1368,13 +1888,21 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			return;
 		}
 		free(path);
+		int err = refuse_note_link(m, n, "opened for writing through");
+		if (err) {
+			fuse_reply_err(req, err);
+			return;
+		}
 	}
 	int fd = open_node(n, fi->flags);
 	if (fd < 0) {
 		fuse_reply_err(req, errno);
 		return;
 	}
-	fi->fh = (uint64_t)(uintptr_t)new_fh(fd, NULL);
+	struct fh *h = new_fh(fd, n, fi->flags);
+	fi->fh = (uint64_t)(uintptr_t)h;
+	if (h->writable)
+		register_fh(m, h);
 	fi->keep_cache = 1;
 	/* Closing a file opened for reading has nothing to report. */
 	if ((fi->flags & O_ACCMODE) == O_RDONLY)
@@ -1405,9 +1933,32 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		else if (errno == EEXIST && !(fi->flags & O_EXCL))
 			fd = openat(pfd, name, O_RDWR | O_CLOEXEC);
 	} else {
-		fd = openat(pfd, name, flags | O_CLOEXEC, mode);
+		fd = openat(pfd, name, flags | O_EXCL | O_CLOEXEC, mode);
+		if (fd >= 0) {
+			created = true;
+		} else if (errno == EEXIST && !(fi->flags & O_EXCL)) {
+			/* Not through a hard link to a note (O_TRUNC would
+			 * change it before any check). */
+			struct stat st;
+			_cleanup_free_ char *link =
+				fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW)
+					? NULL
+					: note_of_inode(m, &st);
+			if (link) {
+				log_warn("%s: refused: opened for writing "
+					 "through a hard link to the note %s",
+					 path ? path : name, link);
+				errno = EPERM;
+			} else {
+				fd = openat(pfd, name, flags | O_CLOEXEC, mode);
+			}
+		}
 	}
 	int err = errno;
+	/* The kernel applied the caller's umask to mode already; vaultd's
+	 * own umask must not narrow it further. */
+	if (created && fchmod(fd, mode & 07777) < 0)
+		err = errno;
 	node_put(p);
 	if (fd < 0) {
 		if (note)
@@ -1418,15 +1969,17 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	}
 	struct fuse_entry_param e;
 	err = do_lookup(m, parent, name, &e);
+	struct node *n = err ? NULL : node_of(m, e.ino);
 	if (err) {
 		if (note)
 			own(m, path, -1);
+		if (n)
+			unref_node(m, n, 1);
 		close(fd);
 		free(path);
 		fuse_reply_err(req, err);
 		return;
 	}
-	struct node *n = node_of(m, e.ino);
 	if (note) {
 		close(fd);
 		err = open_shadow(m, req, n, path, fi, created, true);
@@ -1436,7 +1989,10 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 			return;
 		}
 	} else {
-		fi->fh = (uint64_t)(uintptr_t)new_fh(fd, NULL);
+		struct fh *h = new_fh(fd, n, fi->flags);
+		fi->fh = (uint64_t)(uintptr_t)h;
+		if (h->writable)
+			register_fh(m, h);
 		sync_path(m, req, path);
 		free(path);
 	}
@@ -1448,7 +2004,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 {
 	struct fuse_bufvec buf = FUSE_BUFVEC_INIT(size);
 	buf.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
-	buf.buf[0].fd = fh_of(fi)->fd;
+	buf.buf[0].fd = fh_fd(fh_of(fi));
 	buf.buf[0].pos = off;
 	fuse_reply_data(req, &buf, FUSE_BUF_SPLICE_MOVE);
 }
@@ -1457,6 +2013,7 @@ static void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in,
 			 off_t off, struct fuse_file_info *fi)
 {
 	struct fh *h = fh_of(fi);
+	pthread_mutex_lock(&h->mu);
 	/* The kernel places an O_APPEND write at the size it knows, which
 	 * lags when the note was just replaced (a refused write put back,
 	 * the invalidation still on its way): the shadow's end is where the
@@ -1469,32 +2026,43 @@ static void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in,
 	out.buf[0].fd = h->fd;
 	out.buf[0].pos = off;
 	ssize_t r = fuse_buf_copy(&out, in, 0);
-	if (r < 0) {
-		fuse_reply_err(req, (int)-r);
-		return;
-	}
-	if (h->shadow)
+	if (r >= 0 && h->shadow)
 		h->dirty = true;
-	fuse_reply_write(req, (size_t)r);
+	pthread_mutex_unlock(&h->mu);
+	if (r < 0)
+		fuse_reply_err(req, (int)-r);
+	else
+		fuse_reply_write(req, (size_t)r);
 }
 
 /* The commit point of a note: close() gets EPERM when the guard refuses. */
-static int commit_if_needed(struct mount *m, struct fh *h)
+static int commit_if_needed(struct mount *m, struct fh *h,
+			    enum commit_kind kind)
 {
 	pthread_mutex_lock(&h->mu);
-	int r = (h->shadow && (h->dirty || h->created)) ? commit(m, h) : 0;
+	int r = (h->shadow && (h->dirty || h->created)) ? commit(m, h, kind)
+							: 0;
+	if (kind == COMMIT_RELEASE)
+		drop_base(h);
 	pthread_mutex_unlock(&h->mu);
 	return r;
 }
 
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
+	struct mount *m = mnt(req);
 	struct fh *h = fh_of(fi);
-	if (h->shadow) {
-		fuse_reply_err(req, -commit_if_needed(mnt(req), h));
+	if (fh_shadow(h)) {
+		/* Another descriptor of the open file is still there: the
+		 * text is not complete yet. */
+		const struct fuse_ctx *ctx = fuse_req_ctx(req);
+		int r = still_held(m, h, ctx ? ctx->pid : 0)
+				? 0
+				: commit_if_needed(m, h, COMMIT_FLUSH);
+		fuse_reply_err(req, -r);
 		return;
 	}
-	int r = close(dup(h->fd));
+	int r = close(dup(fh_fd(h)));
 	fuse_reply_err(req, r < 0 ? errno : 0);
 }
 
@@ -1505,8 +2073,8 @@ static void op_release(fuse_req_t req, fuse_ino_t ino,
 	struct fh *h = fh_of(fi);
 	/* Writes after the last flush (or none came): the guard still
 	 * judges them; a refusal is logged and recorded. */
-	commit_if_needed(m, h);
-	struct node *n = h->shadow ? h->node : NULL;
+	commit_if_needed(m, h, COMMIT_RELEASE);
+	struct node *n = fh_shadow(h) ? h->node : NULL;
 	free_fh(m, h);
 	if (n)
 		unref_node(m, n, 1);
@@ -1517,11 +2085,13 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync,
 		     struct fuse_file_info *fi)
 {
 	struct fh *h = fh_of(fi);
-	if (h->shadow) {
-		fuse_reply_err(req, -commit_if_needed(mnt(req), h));
+	if (fh_shadow(h)) {
+		fuse_reply_err(req,
+			       -commit_if_needed(mnt(req), h, COMMIT_FSYNC));
 		return;
 	}
-	int r = datasync ? fdatasync(h->fd) : fsync(h->fd);
+	int fd = fh_fd(h);
+	int r = datasync ? fdatasync(fd) : fsync(fd);
 	fuse_reply_err(req, r < 0 ? errno : 0);
 }
 
@@ -1674,23 +2244,19 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 			 off_t len, struct fuse_file_info *fi)
 {
 	struct fh *h = fh_of(fi);
+	pthread_mutex_lock(&h->mu);
 	int r = fallocate(h->fd, mode, off, len);
+	int err = errno;
 	if (r == 0 && h->shadow)
 		h->dirty = true;
-	fuse_reply_err(req, r < 0 ? errno : 0);
-}
-
-static void op_flock(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
-		     int op)
-{
-	int r = flock(fh_of(fi)->fd, op);
-	fuse_reply_err(req, r < 0 ? errno : 0);
+	pthread_mutex_unlock(&h->mu);
+	fuse_reply_err(req, r < 0 ? err : 0);
 }
 
 static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
 		     struct fuse_file_info *fi)
 {
-	off_t r = lseek(fh_of(fi)->fd, off, whence);
+	off_t r = lseek(fh_fd(fh_of(fi)), off, whence);
 	if (r < 0)
 		fuse_reply_err(req, errno);
 	else
@@ -1703,15 +2269,17 @@ static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 			       size_t len, int flags)
 {
 	struct fh *out = fh_of(fi_out);
-	ssize_t r = copy_file_range(fh_of(fi_in)->fd, &off_in, out->fd,
+	pthread_mutex_lock(&out->mu);
+	ssize_t r = copy_file_range(fh_fd(fh_of(fi_in)), &off_in, out->fd,
 				    &off_out, len, (unsigned)flags);
-	if (r < 0) {
-		fuse_reply_err(req, errno);
-		return;
-	}
-	if (out->shadow)
+	int err = errno;
+	if (r >= 0 && out->shadow)
 		out->dirty = true;
-	fuse_reply_write(req, (size_t)r);
+	pthread_mutex_unlock(&out->mu);
+	if (r < 0)
+		fuse_reply_err(req, err);
+	else
+		fuse_reply_write(req, (size_t)r);
 }
 
 /* The reply to getxattr/listxattr: the size asked for (size 0) or the
@@ -1811,7 +2379,6 @@ static const struct fuse_lowlevel_ops OPS = {
 	.fsyncdir = op_fsyncdir,
 	.statfs = op_statfs,
 	.fallocate = op_fallocate,
-	.flock = op_flock,
 	.lseek = op_lseek,
 	.copy_file_range = op_copy_file_range,
 	.getxattr = op_getxattr,
@@ -1823,25 +2390,6 @@ static const struct fuse_lowlevel_ops OPS = {
 /* ---- life cycle
  * ----------------------------------------------------------------- */
 
-/* A mount left by a crashed daemon answers ENOTCONN: detach it. */
-static void clean_stale(const char *mp)
-{
-	struct stat st;
-	if (stat(mp, &st) == 0 || errno != ENOTCONN)
-		return;
-	log_warn("%s: stale mount from an earlier run; unmounting it", mp);
-	if (umount2(mp, MNT_DETACH) == 0)
-		return;
-	pid_t pid = fork();
-	if (pid == 0) {
-		execlp("fusermount3", "fusermount3", "-u", "-z", mp,
-		       (char *)NULL);
-		_exit(127);
-	}
-	if (pid > 0)
-		waitpid(pid, NULL, 0);
-}
-
 static void *loop_thread(void *arg)
 {
 	struct mount *m = arg;
@@ -1852,6 +2400,10 @@ static void *loop_thread(void *arg)
 	fuse_loop_cfg_destroy(cfg);
 	if (r)
 		log_warn("FUSE loop ended: %s", strerror(r < 0 ? -r : r));
+	pthread_mutex_lock(&m->qmu);
+	m->loop_done = true;
+	pthread_cond_broadcast(&m->qcv);
+	pthread_mutex_unlock(&m->qmu);
 	return NULL;
 }
 
@@ -1859,7 +2411,27 @@ int mount_start(struct vault *v, const struct mount_config *cfg,
 		struct mount **ret, char **ret_msg)
 {
 	char real[PATH_MAX];
-	clean_stale(cfg->mountpoint);
+	_cleanup_free_ char *fsname = xasprintf("vaultd:%s", vault_name(v));
+	/* Mounts of this vault left by a daemon that died (the caller holds
+	 * the vault's lock: nobody serves them). A dead mount point cannot
+	 * be resolved itself (ENOTCONN): its folder is. */
+	int stale = 0;
+	{
+		_cleanup_free_ char *dir = xstrdup(cfg->mountpoint);
+		_cleanup_free_ char *base = xstrdup(cfg->mountpoint);
+		char *rdir = realpath(dirname(dir), NULL);
+		if (rdir) {
+			_cleanup_free_ char *abs = xasprintf(
+				"%s/%s", strcmp(rdir, "/") ? rdir : "",
+				basename(base));
+			stale = fuseconn_clean_stale(abs, "fuse.vaultd",
+						     fsname);
+			free(rdir);
+		}
+	}
+	if (stale)
+		log_warn("%s: %d stale mount%s from an earlier run unmounted",
+			 cfg->mountpoint, stale, stale > 1 ? "s" : "");
 	if (!realpath(cfg->mountpoint, real)) {
 		*ret_msg = xasprintf("mount point %s: %s", cfg->mountpoint,
 				     strerror(errno));
@@ -1887,6 +2459,7 @@ int mount_start(struct vault *v, const struct mount_config *cfg,
 	pthread_cond_init(&m->qcv, NULL);
 	pthread_mutex_init(&m->pmu, NULL);
 	pthread_mutex_init(&m->omu, NULL);
+	pthread_mutex_init(&m->hmu, NULL);
 	m->root_node.fd = open(m->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	m->root_node.nlookup = 2;
 	m->root_node.writer_fd = -1;
@@ -1896,9 +2469,9 @@ int mount_start(struct vault *v, const struct mount_config *cfg,
 				     O_RDONLY | O_DIRECTORY, 0);
 
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
-	_cleanup_free_ char *opts = xasprintf(
-		"default_permissions,fsname=vaultd:%s,subtype=vaultd%s",
-		vault_name(v), cfg->allow_other ? ",allow_other" : "");
+	_cleanup_free_ char *opts =
+		xasprintf("default_permissions,fsname=%s,subtype=vaultd%s",
+			  fsname, cfg->allow_other ? ",allow_other" : "");
 	fuse_opt_add_arg(&args, "vaultd");
 	fuse_opt_add_arg(&args, "-o");
 	fuse_opt_add_arg(&args, opts);
@@ -1915,6 +2488,13 @@ int mount_start(struct vault *v, const struct mount_config *cfg,
 		return -EIO;
 	}
 	m->mounted = true;
+	/* Its connection, for the reaper and an abort at stop, and its
+	 * mount id, to tell descriptors on it (still_held). */
+	if (fuseconn_find(m->mountpoint, "fuse.vaultd", fsname, &m->conn) < 0)
+		log_warn("%s: not found in /proc/self/mountinfo",
+			 m->mountpoint);
+	else if (m->conn.dev)
+		reaper_arm(m->conn.dev, m->mountpoint);
 	vault_add_listener(v, on_vault_event, m);
 	m->listening = true;
 	pthread_create(&m->qthread, NULL, inval_thread, m);
@@ -1931,10 +2511,28 @@ struct mount *mount_stop(struct mount *m)
 	if (m->listening)
 		vault_remove_listener(m->v, on_vault_event, m);
 	if (m->se) {
+		/* No new requests are read; the mount leaves the namespace
+		 * (nothing new is opened); requests in flight finish. What
+		 * is still waiting after a moment (a writer holding a file
+		 * open, an invalidation waiting for a lock) is ended by an
+		 * abort of the connection, so stop never hangs. */
 		fuse_session_exit(m->se);
-		fuse_session_unmount(m->se);
-		m->mounted = false;
+		if (fuseconn_detach(m->mountpoint) < 0)
+			log_warn("%s: cannot unmount", m->mountpoint);
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 2;
+		pthread_mutex_lock(&m->qmu);
+		while (!m->loop_done &&
+		       pthread_cond_timedwait(&m->qcv, &m->qmu, &until) == 0)
+			;
+		bool done = m->loop_done;
+		pthread_mutex_unlock(&m->qmu);
+		if (!done && m->conn.dev && fuseconn_abort(m->conn.dev) < 0)
+			log_warn("%s: cannot abort the FUSE connection",
+				 m->mountpoint);
 		pthread_join(m->loop, NULL);
+		__atomic_store_n(&m->mounted, false, __ATOMIC_RELEASE);
 		__atomic_store_n(&m->stop_timer, true, __ATOMIC_RELEASE);
 		pthread_join(m->timer, NULL);
 		pthread_mutex_lock(&m->qmu);
@@ -1942,7 +2540,9 @@ struct mount *mount_stop(struct mount *m)
 		pthread_cond_signal(&m->qcv);
 		pthread_mutex_unlock(&m->qmu);
 		pthread_join(m->qthread, NULL);
+		fuse_session_unmount(m->se);
 		fuse_session_destroy(m->se);
+		reaper_disarm();
 	}
 	/* Deletes still in their grace period stand. */
 	while (m->pending) {

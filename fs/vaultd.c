@@ -14,6 +14,7 @@
 #include "ctl_server.h"
 #include "fileio.h"
 #include "fuse_ops.h"
+#include "fuseconn.h"
 #include "log.h"
 #include "runtime.h"
 #include "sdnotify.h"
@@ -492,6 +493,16 @@ int main(int argc, char **argv)
 		 * the open file, which the child shares). */
 	}
 	write_pid(lockfd);
+	/* Before any thread starts: the process that aborts and detaches
+	 * the mount if vaultd is killed. */
+	if (o.mount) {
+		int rr = reaper_start();
+		if (rr < 0)
+			log_warn(
+				"a killed vaultd would leave its mount behind: "
+				"%s",
+				strerror(-rr));
+	}
 
 	/* Signals are read from a signalfd by the server loop. */
 	sigset_t mask;
