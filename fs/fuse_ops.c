@@ -832,25 +832,26 @@ static int commit(struct mount *m, struct fh *h, enum commit_kind kind)
 	free(path);
 	path = fh_path(m, h);
 	mount_write_begin(path, NULL);
-	if (kind == COMMIT_FLUSH && !h->has_base) {
-		char *old = NULL;
-		size_t ol = 0;
-		int e = file_read(vault_rootfd(v), path, COMMIT_MAX, &old, &ol,
-				  NULL);
-		if (e == 0 || e == -ENOENT) {
-			h->base = old;
-			h->base_len = ol;
-			h->has_base = true;
-			h->base_absent = e == -ENOENT;
-		}
-	}
+	/* What the note was, kept if this commit is taken (see fh). */
+	_cleanup_free_ char *old = NULL;
+	size_t ol = 0;
+	int old_err = -1;
+	if (kind == COMMIT_FLUSH && !h->has_base)
+		old_err = file_read(vault_rootfd(v), path, COMMIT_MAX, &old,
+				    &ol, NULL);
 	struct pending_delete *p = pending_take(m, path);
 	bool keep_pending = false, gone = false;
 	r = vault_commit(v, path, text, len, &o, &out, &msg);
 	if (r == 0) {
 		h->last_hash = hash_bytes(text, len);
-		if (kind == COMMIT_FSYNC)
+		if (kind == COMMIT_FSYNC) {
 			drop_base(h);
+		} else if (old_err == 0 || old_err == -ENOENT) {
+			h->base = TAKE_PTR(old);
+			h->base_len = ol;
+			h->has_base = true;
+			h->base_absent = old_err == -ENOENT || h->created;
+		}
 		if (out.warning)
 			log_warn("%s: accepted with a warning (%s): %s", path,
 				 h->source, out.warning);

@@ -2379,6 +2379,254 @@ PAIR(mmap)
 PAIR(copy_range)
 PAIR(direct)
 
+/* ---- the guard against hostile writers ----------------------------------- */
+
+static void write_file(const char *path, const char *text);
+
+/* A command run by sh with M and V set to the mount and the vault; its
+ * exit status. */
+static int shell(const char *cmd)
+{
+	setenv("M", g_mnt, 1);
+	setenv("V", g_vault, 1);
+	int st = system(cmd);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *vpath(const char *rel)
+{
+	return xasprintf("%s/%s", g_vault, rel);
+}
+
+/* Put a note's text in the vault folder itself. */
+static void vault_put(const char *rel, const char *text)
+{
+	_cleanup_free_ char *p = vpath(rel);
+	write_file(p, text);
+}
+
+static void vault_expect(const char *rel, const char *want, const char *step)
+{
+	_cleanup_free_ char *p = vpath(rel);
+	note_expect(p, want, step);
+}
+
+/*
+ * A shell's `> note` opens with O_TRUNC, dup2()s onto stdout and closes
+ * the first descriptor before a byte is written: the truncation and the
+ * text are one write, judged once; refused, the note stays as it was.
+ */
+static void test_redirect(void)
+{
+	vault_put("Keep.md", "precious\n");
+	shell("bash -c \"echo 'new #unknowntag' > $M/Keep.md\"");
+	vault_expect("Keep.md", "precious\n", "bash echo > (refused)");
+	shell("sh -c \"echo 'new #unknowntag' > $M/Keep.md\"");
+	vault_expect("Keep.md", "precious\n", "sh echo > (refused)");
+	shell("bash -c \"printf 'a\\n' > $M/Keep.md; exec 3>$M/Keep.md; "
+	      "echo '#unknowntag' >&3; exec 3>&-\"");
+	vault_expect("Keep.md", "a\n", "exec 3> (refused)");
+	/* A child process closes its copy first (a provisional commit of
+	 * "ok"), the refused rest comes after: back to what it was. */
+	vault_put("Keep.md", "precious\n");
+	shell("bash -c \"(echo ok; /bin/true; echo '#unknowntag') > "
+	      "$M/Keep.md\"");
+	vault_expect("Keep.md", "precious\n", "subshell (refused)");
+	shell("bash -c \"(echo ok; /bin/echo '#unknowntag') > $M/Keep.md\" "
+	      "2>/dev/null");
+	vault_expect("Keep.md", "precious\n", "child writes (refused)");
+	CU_ASSERT_EQUAL(shell("echo 'fine #known' > $M/Keep.md"), 0);
+	vault_expect("Keep.md", "fine #known\n", "echo > (accepted)");
+	shell("echo '#unknowntag' >> $M/Keep.md");
+	vault_expect("Keep.md", "fine #known\n", ">> (refused)");
+	CU_ASSERT_EQUAL(shell("echo more >> $M/Keep.md"), 0);
+	vault_expect("Keep.md", "fine #known\nmore\n", ">> (accepted)");
+	vault_put("src.txt", "copied #known\n");
+	CU_ASSERT_EQUAL(shell("cat $V/src.txt > $M/Keep.md"), 0);
+	vault_expect("Keep.md", "copied #known\n", "cat > (accepted)");
+	shell("echo 'x #unknowntag' | tee $M/Keep.md >/dev/null 2>&1");
+	vault_expect("Keep.md", "copied #known\n", "tee (refused)");
+	CU_ASSERT_NOT_EQUAL(shell("sed -i 's/copied/#unknowntag/' $M/Keep.md "
+				  "2>/dev/null"),
+			    0);
+	vault_expect("Keep.md", "copied #known\n", "sed -i (refused)");
+	CU_ASSERT_EQUAL(shell("sed -i 's/copied/edited/' $M/Keep.md"), 0);
+	vault_expect("Keep.md", "edited #known\n", "sed -i (accepted)");
+	shell("printf '#unknowntag' | dd of=$M/Keep.md conv=notrunc "
+	      "status=none 2>/dev/null");
+	vault_expect("Keep.md", "edited #known\n", "dd (refused)");
+	CU_ASSERT_EQUAL(shell("cp $V/src.txt $M/Keep.md"), 0);
+	vault_expect("Keep.md", "copied #known\n", "cp (accepted)");
+	/* A new note refused does not come into being. */
+	shell("bash -c \"echo '#unknowntag' > $M/Fresh.md\"");
+	_cleanup_free_ char *fresh = vpath("Fresh.md");
+	CU_ASSERT(access(fresh, F_OK) < 0 && errno == ENOENT);
+}
+
+/*
+ * A file opened for writing under a temporary name, renamed over a note
+ * (accepted), then written again through the descriptor kept open: the
+ * later bytes are judged like any write to the note.
+ */
+static void test_rename_open_fd(void)
+{
+	_cleanup_free_ char *tmp = xasprintf("%s/x.tmp", g_mnt);
+	_cleanup_free_ char *note = xasprintf("%s/Renamed.md", g_mnt);
+	int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(write(fd, "harmless\n", 9), 9);
+	CU_ASSERT_EQUAL(rename(tmp, note), 0);
+	vault_expect("Renamed.md", "harmless\n", "renamed over");
+	CU_ASSERT_EQUAL(write(fd, "#forbiddentag\n", 14), 14);
+	errno = 0;
+	CU_ASSERT_EQUAL(close(fd), -1);
+	CU_ASSERT_EQUAL(errno, EPERM);
+	vault_expect("Renamed.md", "harmless\n", "write after the rename");
+	/* An accepted write through it lands in the note. */
+	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(write(fd, "one\n", 4), 4);
+	CU_ASSERT_EQUAL(rename(tmp, note), 0);
+	CU_ASSERT_EQUAL(write(fd, "two #known\n", 11), 11);
+	CU_ASSERT_EQUAL(close(fd), 0);
+	vault_expect("Renamed.md", "one\ntwo #known\n", "accepted through it");
+	/* A note open for writing follows its folder's rename. */
+	_cleanup_free_ char *d1 = xasprintf("%s/fold1", g_mnt);
+	_cleanup_free_ char *d2 = xasprintf("%s/fold2", g_mnt);
+	_cleanup_free_ char *n1 = xasprintf("%s/fold1/In.md", g_mnt);
+	CU_ASSERT_EQUAL(mkdir(d1, 0755), 0);
+	fd = open(n1, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(write(fd, "inside\n", 7), 7);
+	CU_ASSERT_EQUAL(fsync(fd), 0);
+	CU_ASSERT_EQUAL(rename(d1, d2), 0);
+	CU_ASSERT_EQUAL(write(fd, "later\n", 6), 6);
+	CU_ASSERT_EQUAL(close(fd), 0);
+	vault_expect("fold2/In.md", "inside\nlater\n", "after folder rename");
+	_cleanup_free_ char *old = vpath("fold1");
+	CU_ASSERT(access(old, F_OK) < 0);
+}
+
+/* A second name for a note is a way around the guard: refused. */
+static void test_hard_links(void)
+{
+	_cleanup_free_ char *mn = xasprintf("%s/Linked.md", g_mnt);
+	note_put(mn, "linked #known\n"); /* indexed when close() returns */
+	_cleanup_free_ char *ml = xasprintf("%s/linked.txt", g_mnt);
+	_cleanup_free_ char *ml2 = xasprintf("%s/Linked2.md", g_mnt);
+	errno = 0;
+	CU_ASSERT_EQUAL(link(mn, ml), -1);
+	CU_ASSERT_EQUAL(errno, EPERM);
+	errno = 0;
+	CU_ASSERT_EQUAL(link(mn, ml2), -1);
+	CU_ASSERT_EQUAL(errno, EPERM);
+	/* Made in the vault folder: not written through the mount. */
+	_cleanup_free_ char *vn = vpath("Linked.md");
+	_cleanup_free_ char *vl = vpath("back.txt");
+	CU_ASSERT_EQUAL(link(vn, vl), 0);
+	_cleanup_free_ char *mb = xasprintf("%s/back.txt", g_mnt);
+	/* Refused at open, or judged as a write to the note. */
+	static const int modes[] = {O_WRONLY | O_APPEND, O_WRONLY | O_TRUNC,
+				    O_RDWR};
+	for (size_t i = 0; i < sizeof(modes) / sizeof(*modes); i++) {
+		errno = 0;
+		int fd = open(mb, modes[i]);
+		if (fd >= 0) {
+			CU_ASSERT_EQUAL(write(fd, "#forbiddentag\n", 14), 14);
+			errno = 0;
+			CU_ASSERT_EQUAL(close(fd), -1);
+		}
+		CU_ASSERT_EQUAL(errno, EPERM);
+	}
+	size_t len = 0;
+	char *t = slurp(mb, &len); /* reading is fine */
+	ASSERT_STR_EQ(t, "linked #known\n");
+	free(t);
+	vault_expect("Linked.md", "linked #known\n", "after the attempts");
+	unlink(vl);
+}
+
+/* Mounts of fuse.vaultd at the test's mount point, per mountinfo. */
+static int vaultd_mounts(void)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return -1;
+	char line[8192];
+	int n = 0;
+	_cleanup_free_ char *pat = xasprintf(" %s ", g_mnt);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, pat) && strstr(line, " fuse.vaultd "))
+			n++;
+	fclose(f);
+	return n;
+}
+
+static bool wait_mounts(int want)
+{
+	for (int i = 0; i < 250; i++) {
+		if (vaultd_mounts() == want)
+			return true;
+		usleep(20000);
+	}
+	return false;
+}
+
+static pid_t reaper_of(pid_t daemon)
+{
+	DIR *d = opendir("/proc");
+	pid_t found = -1;
+	struct dirent *e;
+	while (d && (e = readdir(d)) && found < 0) {
+		char p[300], buf[512];
+		snprintf(p, sizeof(p), "/proc/%s/stat", e->d_name);
+		FILE *f = fopen(p, "re");
+		if (!f)
+			continue;
+		int pid = 0, ppid = 0;
+		char comm[64] = "";
+		if (fgets(buf, sizeof(buf), f) &&
+		    sscanf(buf, "%d (%63[^)]) %*c %d", &pid, comm, &ppid) ==
+			    3 &&
+		    ppid == daemon && !strcmp(comm, "vaultd-reaper"))
+			found = pid;
+		fclose(f);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+static int start_daemon(void);
+
+/*
+ * A killed daemon leaves no mount behind (its reaper aborts and detaches
+ * it); a mount left anyway (the reaper killed too) is found in mountinfo
+ * and cleaned at the next start, never stacked.
+ */
+static void test_crash_mounts(void)
+{
+	CU_ASSERT_EQUAL(vaultd_mounts(), 1);
+	kill(g_pid, SIGKILL);
+	waitpid(g_pid, NULL, 0);
+	g_pid = -1;
+	CU_ASSERT(wait_mounts(0));
+	CU_ASSERT_FATAL(start_daemon() == 0);
+	CU_ASSERT_EQUAL(vaultd_mounts(), 1);
+	pid_t r = reaper_of(g_pid);
+	CU_ASSERT(r > 0);
+	if (r > 0)
+		kill(r, SIGKILL);
+	usleep(50000);
+	kill(g_pid, SIGKILL);
+	waitpid(g_pid, NULL, 0);
+	g_pid = -1;
+	CU_ASSERT_EQUAL(vaultd_mounts(), 1); /* stale: nobody serves it */
+	CU_ASSERT_FATAL(start_daemon() == 0);
+	CU_ASSERT_EQUAL(vaultd_mounts(), 1);
+	vault_expect("Keep.md", "copied #known\n", "after the restarts");
+}
+
 static void test_xattr(void)
 {
 	/* Skipped when the backing file system has no user xattrs. */
@@ -2579,6 +2827,10 @@ int main(void)
 	p = xasprintf("%s/b.md", g_vault);
 	write_file(p, "world\n\nSee [[a]].\n");
 	free(p);
+	/* A vault with a tag: unknown tags are refused. */
+	p = xasprintf("%s/tagged.md", g_vault);
+	write_file(p, "#known\n");
+	free(p);
 
 	int rc = 1;
 	if (start_daemon() < 0) {
@@ -2627,7 +2879,12 @@ int main(void)
 		{"note_readback", test_note_readback},
 		{"note_size", test_note_size},
 		{"random_notes", test_random_notes},
+		{"redirect", test_redirect},
+		{"rename_open_fd", test_rename_open_fd},
+		{"hard_links", test_hard_links},
 		{"still_mounted", test_still_mounted},
+		{"crash_mounts", test_crash_mounts},
+		{"still_mounted_after", test_still_mounted},
 	};
 	signal(SIGALRM, on_alarm);
 	alarm(540);
