@@ -581,6 +581,9 @@ struct fh {
 	bool dirty;   /* written since the last commit */
 	bool created; /* a new note: commit even if nothing was written */
 	bool append;  /* opened with O_APPEND: writes go to the end */
+	/* A write to the shadow failed (a full disk): its text is not what
+	 * the writer meant, and is never committed. */
+	int write_err;
 	struct node *node;
 	ino_t open_ino; /* the file's inode when opened */
 	char *path;	/* vault path of the note (shadow only) */
@@ -815,8 +818,14 @@ static int commit(struct mount *m, struct fh *h, enum commit_kind kind)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
-	int r = read_fd(h->fd, &text, &len);
 	_cleanup_free_ char *path = fh_path(m, h);
+	if (h->write_err) {
+		log_warn("%s: not committed: a write to it failed (%s); the "
+			 "note keeps its text",
+			 path, strerror(h->write_err));
+		return commit_errno(-h->write_err);
+	}
+	int r = read_fd(h->fd, &text, &len);
 	if (r < 0) {
 		log_warn("%s: not committed: cannot read what was written "
 			 "(%s)",
@@ -1384,6 +1393,8 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 				err = errno;
 			else if (h->shadow)
 				h->dirty = true;
+			if (err && h->shadow)
+				h->write_err = err;
 			pthread_mutex_unlock(&h->mu);
 		} else {
 			_cleanup_free_ char *path = node_path(m, n);
@@ -2029,6 +2040,8 @@ static void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in,
 	ssize_t r = fuse_buf_copy(&out, in, 0);
 	if (r >= 0 && h->shadow)
 		h->dirty = true;
+	else if (h->shadow)
+		h->write_err = (int)-r;
 	pthread_mutex_unlock(&h->mu);
 	if (r < 0)
 		fuse_reply_err(req, (int)-r);
@@ -2250,6 +2263,8 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 	int err = errno;
 	if (r == 0 && h->shadow)
 		h->dirty = true;
+	else if (h->shadow && err != EOPNOTSUPP)
+		h->write_err = err;
 	pthread_mutex_unlock(&h->mu);
 	fuse_reply_err(req, r < 0 ? err : 0);
 }
@@ -2276,6 +2291,9 @@ static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 	int err = errno;
 	if (r >= 0 && out->shadow)
 		out->dirty = true;
+	else if (out->shadow && err != EXDEV && err != EOPNOTSUPP &&
+		 err != EINVAL)
+		out->write_err = err;
 	pthread_mutex_unlock(&out->mu);
 	if (r < 0)
 		fuse_reply_err(req, err);
