@@ -4,6 +4,8 @@
 #include "u8.h"
 #include "util.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -16,6 +18,105 @@ static mode_t create_mask = 022;
 void file_set_umask(mode_t mask)
 {
 	create_mask = mask & 0777;
+}
+
+static long narrow_dir(int dfd, mode_t mask, int depth)
+{
+	long n = 0;
+	struct stat st;
+	if (fstat(dfd, &st) == 0 && (st.st_mode & mask)) {
+		if (fchmod(dfd, st.st_mode & 07777 & ~mask) == 0)
+			n++;
+	}
+	if (depth > 64)
+		return n;
+	int fd = dup(dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return n;
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			int sub = openat(dfd, de->d_name,
+					 O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+						 O_CLOEXEC);
+			if (sub >= 0) {
+				n += narrow_dir(sub, mask, depth + 1);
+				close(sub);
+			}
+		} else if (S_ISREG(st.st_mode) || S_ISSOCK(st.st_mode)) {
+			if ((st.st_mode & mask) &&
+			    fchmodat(dfd, de->d_name,
+				     st.st_mode & 07777 & ~mask, 0) == 0)
+				n++;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+long file_narrow_modes(int rootfd, const char *rel, mode_t mask)
+{
+	_cleanup_close_ int fd =
+		beneath_open(rootfd, rel, O_RDONLY | O_DIRECTORY, 0);
+	if (fd < 0)
+		return fd;
+	return narrow_dir(fd, mask & 0777, 0);
+}
+
+bool file_temp_owner(const char *name, pid_t *ret_pid)
+{
+	size_t n = strlen(name);
+	if (name[0] != '.' || n < 12 || strcmp(name + n - 4, ".tmp"))
+		return false;
+	const char *m = strstr(name, ".vaultd-");
+	if (!m)
+		return false;
+	const char *p;
+	for (;;) { /* the last ".vaultd-" */
+		const char *next = strstr(m + 1, ".vaultd-");
+		if (!next)
+			break;
+		m = next;
+	}
+	p = m + 8;
+	char *end;
+	long pid = strtol(p, &end, 10);
+	if (end == p || *end != '-' || pid <= 0)
+		return false;
+	p = end + 1;
+	const char *stop = name + n - 4;
+	if (p == stop)
+		return false;
+	for (; p < stop; p++)
+		if (!isxdigit((unsigned char)*p))
+			return false;
+	if (ret_pid)
+		*ret_pid = (pid_t)pid;
+	return true;
+}
+
+long file_remove_temps(int rootfd, const char *rel)
+{
+	DIR *d = dir_open_beneath(rootfd, rel);
+	if (!d)
+		return -errno;
+	long n = 0;
+	struct dirent *de;
+	pid_t owner;
+	while ((de = readdir(d)))
+		if (file_temp_owner(de->d_name, &owner) && owner != getpid() &&
+		    unlinkat(dirfd(d), de->d_name, 0) == 0)
+			n++;
+	closedir(d);
+	return n;
 }
 
 int path_check(const char *path, char **ret_norm, const char **ret_msg)
@@ -283,7 +384,7 @@ int file_write_atomic(int rootfd, const char *rel, const char *data, size_t len,
 	char tmp[300];
 	int fd = -1;
 	for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
-		snprintf(tmp, sizeof(tmp), ".%.200s.vaultd-%d-%u.tmp", base,
+		snprintf(tmp, sizeof(tmp), ".%.200s.vaultd-%d-%x.tmp", base,
 			 (int)getpid(),
 			 (unsigned)(hash_bytes(&attempt, sizeof(attempt)) ^
 				    now_ns()) &

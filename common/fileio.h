@@ -45,11 +45,26 @@ int file_write_atomic(int rootfd, const char *rel, const char *data, size_t len,
 		      unsigned flags, struct stat *ret_st);
 
 /*
- * The umask vaultd applies to files and folders it creates. The daemon
- * runs with umask 0 (the kernel already applied each FUSE caller's), so
- * it remembers the user's umask here. Default 022.
+ * The umask vaultd applies to the notes and folders it creates: the
+ * user's, narrowed to the vault folder's own mode. Default 022.
  */
 void file_set_umask(mode_t mask);
+
+/*
+ * Take the bits in mask away from rel and everything beneath it (never
+ * following a symlink). Returns the number of files changed, or -errno
+ * when rel cannot be opened (-ENOENT: nothing there).
+ */
+long file_narrow_modes(int rootfd, const char *rel, mode_t mask);
+
+/*
+ * vaultd's own temporary file name for base: ".<base>.vaultd-<pid>-<hex>.tmp".
+ * file_temp_owner() says whether name is one, and of which process.
+ */
+bool file_temp_owner(const char *name, pid_t *ret_pid);
+/* Remove the temp files of other processes in the folder rel (not
+ * beneath it). Returns how many, or -errno. */
+long file_remove_temps(int rootfd, const char *rel);
 
 /* mkdir -p beneath rootfd for the folder part of rel (or rel itself). */
 int file_mkdirs(int rootfd, const char *dir);

@@ -58,6 +58,7 @@ struct vault {
 	atomic_size_t fts_done, fts_total;
 	atomic_bool fts_ready;
 	char *fts_note;
+	atomic_size_t stale_temps; /* vaultd's temp files removed by scans */
 };
 
 static void load_violations(struct vault *v)
@@ -119,6 +120,11 @@ int vault_open(const char *root, struct vault **ret, char **ret_msg)
 	load_violations(v);
 	*ret = v;
 	return 0;
+}
+
+size_t vault_stale_temps(struct vault *v)
+{
+	return atomic_exchange(&v->stale_temps, 0);
 }
 
 struct vault *vault_free(struct vault *v)
@@ -268,6 +274,15 @@ static void walk(struct scan *s, const char *dir)
 	struct ptrvec subdirs = {0};
 	struct dirent *de;
 	while ((de = readdir(d))) {
+		pid_t owner;
+		if (file_temp_owner(de->d_name, &owner)) {
+			/* Left by a vaultd that died mid-write (only one owns
+			 * the vault): the note it was replacing is whole. */
+			if (owner != getpid() &&
+			    unlinkat(dirfd(d), de->d_name, 0) == 0)
+				atomic_fetch_add(&s->v->stale_temps, 1);
+			continue;
+		}
 		if (de->d_name[0] == '.')
 			continue;
 		_cleanup_free_ char *p =

@@ -36,6 +36,9 @@ typedef void (*vault_listener_fn)(const struct vault_event *ev, void *ud);
 
 /* Open the vault folder and load its policy; does not index yet. */
 int vault_open(const char *root, struct vault **ret, char **ret_msg);
+/* How many of vaultd's own temp files (left by a crash) the scans since
+ * the last call removed. */
+size_t vault_stale_temps(struct vault *v);
 struct vault *vault_free(struct vault *v);
 
 /* Index every note; readers see the old (empty) index until it is done. */

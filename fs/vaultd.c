@@ -198,6 +198,11 @@ static void *index_thread(void *arg)
 	else
 		log_info("indexed %zu notes in %.2f s", n,
 			 (double)(now_ns() - t0) / 1e9);
+	size_t tmps = vault_stale_temps(ix->v);
+	if (tmps)
+		log_info("removed %zu temp files a stopped vaultd left in note "
+			 "folders",
+			 tmps);
 	ctl_server_index_ready(ix->srv);
 	if (st.enabled &&
 	    pthread_create(&ix->fts, NULL, fulltext_thread, ix->v) == 0)
@@ -309,6 +314,50 @@ static int take_lock(const char *socket_path, int *ret_fd)
 	}
 	*ret_fd = fd;
 	return 0;
+}
+
+/*
+ * One owner per vault folder, wherever it is reached from (another path,
+ * a moved folder, another socket): a lock on a file inside it.
+ */
+static int take_vault_lock(struct vault *v, int *ret_fd)
+{
+	int r = file_mkdirs(vault_rootfd(v), ".vaultd");
+	if (r < 0)
+		return r;
+	int fd = beneath_open(vault_rootfd(v), ".vaultd/lock",
+			      O_RDWR | O_CREAT | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return fd;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno;
+		close(fd);
+		return e == EWOULDBLOCK ? -EBUSY : -e;
+	}
+	*ret_fd = fd;
+	return 0;
+}
+
+/* What a killed vaultd may have left: its temp files, and (from older
+ * versions) state others could write. */
+static void repair_leftovers(struct vault *v, mode_t mask)
+{
+	static const char *const own[] = {".vaultd", ".trash"};
+	for (size_t i = 0; i < ARRAY_SIZE(own); i++) {
+		long n = file_narrow_modes(vault_rootfd(v), own[i], mask);
+		if (n > 0)
+			log_warn("%s/%s: took write access for others away "
+				 "from %ld files",
+				 vault_root(v), own[i], n);
+	}
+	static const char *const tmps[] = {".vaultd", ".vaultd/rejected"};
+	for (size_t i = 0; i < ARRAY_SIZE(tmps); i++) {
+		long n = file_remove_temps(vault_rootfd(v), tmps[i]);
+		if (n > 0)
+			log_info("removed %ld temp files a stopped vaultd left "
+				 "in %s",
+				 n, tmps[i]);
+	}
 }
 
 /* The lock file names the daemon's pid (after going to the background). */
@@ -434,12 +483,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	log_init("vaultd");
-	/* The kernel applies each FUSE caller's umask; vaultd applies the
-	 * user's to what it creates itself. */
-	mode_t user_umask = umask(0);
-	file_set_umask(user_umask);
-	if (!o.mount)
-		umask(user_umask);
+	/* What vaultd creates is never wider than the user's umask and the
+	 * vault folder's own mode allow; its own state (history, cache,
+	 * sockets) is never writable by others. The mount applies each
+	 * caller's mode exactly and does not depend on this. */
+	mode_t vmask = umask(022);
+	struct stat vst;
+	if (stat(o.vault, &vst) == 0)
+		vmask |= 0777 & ~vst.st_mode;
+	file_set_umask(vmask);
+	umask(vmask | 022);
 	if (o.mount && access("/dev/fuse", R_OK | W_OK) < 0) {
 		fprintf(stderr,
 			"vaultd: /dev/fuse: %s (no FUSE here: use "
@@ -479,6 +532,21 @@ int main(int argc, char **argv)
 		vault_free(v);
 		return 1;
 	}
+
+	int vlockfd = -1;
+	r = take_vault_lock(v, &vlockfd);
+	if (r < 0) {
+		if (r == -EBUSY)
+			log_error("another vaultd owns %s (its .vaultd/lock is "
+				  "held)",
+				  vault_root(v));
+		else
+			log_error("cannot lock %s/.vaultd/lock: %s",
+				  vault_root(v), strerror(-r));
+		vault_free(v);
+		return 1;
+	}
+	repair_leftovers(v, vmask | 022);
 
 	int notify_fd = -1;
 	if (!o.foreground) {
@@ -570,5 +638,7 @@ int main(int argc, char **argv)
 	_cleanup_free_ char *lockpath = xasprintf("%s.lock", sock);
 	unlink(lockpath);
 	close(lockfd);
+	if (vlockfd >= 0)
+		close(vlockfd);
 	return r < 0 || mount_failed ? 1 : 0;
 }
