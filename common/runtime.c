@@ -92,8 +92,16 @@ int socket_path_for(const char *vault_path, char **ret, const char **ret_msg)
 {
 	char real[PATH_MAX];
 	if (!realpath(vault_path, real)) {
-		*ret_msg = "the vault folder does not exist";
-		return -errno;
+		/* A folder moved away under its vaultd: that vaultd still
+		 * answers (that the folder is gone) on the old name. */
+		size_t n = strlen(vault_path);
+		if (errno != ENOENT || vault_path[0] != '/' || n >= PATH_MAX) {
+			*ret_msg = "the vault folder does not exist";
+			return -errno;
+		}
+		memcpy(real, vault_path, n + 1);
+		while (n > 1 && real[n - 1] == '/')
+			real[--n] = 0;
 	}
 	_cleanup_free_ char *dir = NULL;
 	int r = runtime_dir(&dir, ret_msg);

@@ -725,6 +725,14 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 		cJSON_Delete(empty);
 		return;
 	}
+	char *gone = vault_gone(v);
+	if (gone) {
+		ret->is_error = true;
+		ret->code = code_of(-ENOENT);
+		ret->text = gone;
+		cJSON_Delete(empty);
+		return;
+	}
 	_cleanup_free_ char *src =
 		(source && !strcmp(source, "mcp"))
 			? xasprintf("mcp:%s", name)

@@ -59,6 +59,7 @@ struct vault {
 	atomic_bool fts_ready;
 	char *fts_note;
 	atomic_size_t stale_temps; /* vaultd's temp files removed by scans */
+	char *gone; /* under vmu: why the vault folder is no longer served */
 };
 
 static void load_violations(struct vault *v)
@@ -122,6 +123,22 @@ int vault_open(const char *root, struct vault **ret, char **ret_msg)
 	return 0;
 }
 
+void vault_set_gone(struct vault *v, const char *why)
+{
+	pthread_mutex_lock(&v->vmu);
+	if (!v->gone)
+		v->gone = xstrdup(why);
+	pthread_mutex_unlock(&v->vmu);
+}
+
+char *vault_gone(struct vault *v)
+{
+	pthread_mutex_lock(&v->vmu);
+	char *r = v->gone ? xstrdup(v->gone) : NULL;
+	pthread_mutex_unlock(&v->vmu);
+	return r;
+}
+
 size_t vault_stale_temps(struct vault *v)
 {
 	return atomic_exchange(&v->stale_temps, 0);
@@ -145,6 +162,7 @@ struct vault *vault_free(struct vault *v)
 	pv_free(&v->dirty);
 	hmap_free(v->dirty_set);
 	free(v->fts_note);
+	free(v->gone);
 	store_close(v->store);
 	if (v->rootfd >= 0)
 		close(v->rootfd);

@@ -36,6 +36,13 @@ typedef void (*vault_listener_fn)(const struct vault_event *ev, void *ud);
 
 /* Open the vault folder and load its policy; does not index yet. */
 int vault_open(const char *root, struct vault **ret, char **ret_msg);
+/*
+ * The vault folder was moved or deleted under vaultd: from now on every
+ * answer is this error, never an empty vault. vault_gone(): the reason
+ * (to free), or NULL while the folder is there.
+ */
+void vault_set_gone(struct vault *v, const char *why);
+char *vault_gone(struct vault *v);
 /* How many of vaultd's own temp files (left by a crash) the scans since
  * the last call removed. */
 size_t vault_stale_temps(struct vault *v);

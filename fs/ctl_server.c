@@ -289,6 +289,11 @@ static cJSON *status_json(struct ctl_server *s)
 		cJSON_AddStringToObject(si, "path", st.path);
 		cJSON_AddNumberToObject(si, "bytes", (double)st.bytes);
 	}
+	char *gone = vault_gone(s->v);
+	if (gone) {
+		cJSON_AddStringToObject(o, "gone", gone);
+		free(gone);
+	}
 	struct history *h = vault_history(s->v);
 	cJSON *hi = cJSON_AddObjectToObject(o, "history");
 	cJSON_AddStringToObject(hi, "state", h ? "on" : "off");
@@ -486,7 +491,13 @@ static void run_job(struct ctl_server *s, struct job *j)
 	cJSON *res = NULL;
 	int code = 0;
 	char *msg = NULL;
-	if (needs_index(j->method) && !wait_index(s)) {
+	char *gone = needs_index(j->method) && strcmp(j->method, "tools/call")
+			     ? vault_gone(s->v)
+			     : NULL;
+	if (gone) {
+		code = RPC_SERVER_ERROR;
+		msg = gone;
+	} else if (needs_index(j->method) && !wait_index(s)) {
 		code = RPC_SERVER_ERROR;
 		msg = xasprintf("The vault is still being indexed (%d%%); try "
 				"again in a moment",

@@ -94,7 +94,11 @@ static struct ctl_client *connect_daemon(const struct opts *o, bool quiet)
 	}
 	struct ctl_client *c = NULL;
 	int r = ctl_connect(path, &c);
-	if (r < 0 && !quiet)
+	if (r < 0 && !quiet && o->vault && access(o->vault, F_OK) < 0)
+		fprintf(stderr,
+			"vaultctl: the vault folder does not exist: %s\n",
+			o->vault);
+	else if (r < 0 && !quiet)
 		fprintf(stderr,
 			"vaultctl: no vaultd is running for this vault (%s: "
 			"%s)\nStart it with: vaultd --vault %s\n",
@@ -144,6 +148,10 @@ static int cmd_status(const struct opts *o)
 		const cJSON *mnt = cJSON_GetObjectItem(st, "mount");
 		printf("vault:    %s\n",
 		       cJSON_GetStringValue(cJSON_GetObjectItem(st, "vault")));
+		const char *gone =
+			cJSON_GetStringValue(cJSON_GetObjectItem(st, "gone"));
+		if (gone)
+			printf("GONE:     %s\n", gone);
 		printf("vaultd:   %s, pid %.0f, up %.0f s\n",
 		       cJSON_GetStringValue(cJSON_GetObjectItem(st, "version")),
 		       cJSON_GetNumberValue(cJSON_GetObjectItem(st, "pid")),

@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 
 struct opts {
 	const char *vault;
@@ -88,6 +89,128 @@ struct indexer {
 	bool hopen_started;
 	struct history *history;
 };
+
+/*
+ * The vault folder under vaultd's feet: the path it was started on must
+ * still name the folder it holds. Replaced there (a restored backup, a
+ * fresh clone): vaultd starts over on the new folder (re-executes itself:
+ * new index, mount and history, same socket). Moved or deleted: every
+ * answer says so for a moment, then vaultd stops with an error.
+ */
+struct rootwatch {
+	struct vault *v;
+	struct ctl_server *srv;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool stop;
+	pthread_t th;
+	bool started;
+	bool replaced, gone; /* read after the join */
+};
+
+#define ROOTWATCH_MS 1000
+#define ROOTWATCH_MISSING 3 /* checks without a folder there: gone */
+#define ROOTWATCH_STABLE 2  /* checks a new folder must stay the same */
+#define GONE_SERVE_MS 5000  /* answering "gone" before stopping */
+
+/* Sleep ms, or less when told to stop (true). */
+static bool rootwatch_sleep(struct rootwatch *w, long ms)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&w->mu);
+	while (!w->stop &&
+	       pthread_cond_timedwait(&w->cv, &w->mu, &ts) != ETIMEDOUT) {
+	}
+	bool stop = w->stop;
+	pthread_mutex_unlock(&w->mu);
+	return stop;
+}
+
+static void *rootwatch_thread(void *arg)
+{
+	struct rootwatch *w = arg;
+	const char *root = vault_root(w->v);
+	struct stat held;
+	if (fstat(vault_rootfd(w->v), &held) < 0)
+		return NULL;
+	int missing = 0, stable = 0;
+	dev_t ndev = 0;
+	ino_t nino = 0;
+	while (!rootwatch_sleep(w, ROOTWATCH_MS)) {
+		struct stat now;
+		bool there = stat(root, &now) == 0 && S_ISDIR(now.st_mode);
+		if (there && now.st_dev == held.st_dev &&
+		    now.st_ino == held.st_ino) {
+			missing = stable = 0;
+			continue;
+		}
+		if (!there) {
+			/* A restore (rm -rf, then cp -a) is given a moment. */
+			stable = 0;
+			if (++missing < ROOTWATCH_MISSING)
+				continue;
+			_cleanup_free_ char *why = xasprintf(
+				"the vault folder %s is gone (moved or deleted): "
+				"vaultd stops; start it again on the folder's "
+				"new place",
+				root);
+			vault_set_gone(w->v, why);
+			log_error("%s", why);
+			sd_notifyf("STATUS=%s", why);
+			w->gone = true;
+			rootwatch_sleep(w, GONE_SERVE_MS);
+			ctl_server_stop(w->srv);
+			return NULL;
+		}
+		missing = 0;
+		if (now.st_dev != ndev || now.st_ino != nino) {
+			ndev = now.st_dev;
+			nino = now.st_ino;
+			stable = 0;
+		}
+		if (++stable < ROOTWATCH_STABLE)
+			continue;
+		log_warn("the vault folder %s was replaced by another folder: "
+			 "starting over on it",
+			 root);
+		sd_notifyf("RELOADING=1\nSTATUS=The vault folder was "
+			   "replaced: starting over");
+		w->replaced = true;
+		ctl_server_stop(w->srv);
+		return NULL;
+	}
+	return NULL;
+}
+
+static void rootwatch_start(struct rootwatch *w)
+{
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	w->started = pthread_create(&w->th, NULL, rootwatch_thread, w) == 0;
+}
+
+static void rootwatch_stop(struct rootwatch *w)
+{
+	pthread_mutex_lock(&w->mu);
+	w->stop = true;
+	pthread_cond_broadcast(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	if (w->started)
+		pthread_join(w->th, NULL);
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->cv);
+}
 
 /* Records the notes as they are at start, then commits what writers
  * change, a batch at a time. */
@@ -610,7 +733,10 @@ int main(int argc, char **argv)
 	    pthread_create(&ixr.hopen, NULL, open_history_thread, &ixr) == 0)
 		ixr.hopen_started = true;
 	pthread_create(&ixr.th, NULL, index_thread, &ixr);
+	struct rootwatch rw = {.v = v, .srv = srv};
+	rootwatch_start(&rw);
 	r = ctl_server_run(srv);
+	rootwatch_stop(&rw);
 	sd_notifyf("STOPPING=1\nSTATUS=Stopping");
 	log_info("stopping");
 	pthread_join(ixr.th, NULL);
@@ -640,5 +766,18 @@ int main(int argc, char **argv)
 	close(lockfd);
 	if (vlockfd >= 0)
 		close(vlockfd);
-	return r < 0 || mount_failed ? 1 : 0;
+	if (rw.replaced) {
+		/* Everything above is closed or close-on-exec. */
+		char **nargv = xcalloc((size_t)argc + 2, sizeof(*nargv));
+		for (int i = 0; i < argc; i++)
+			nargv[i] = argv[i];
+		if (!o.foreground)
+			nargv[argc] = (char *)"--foreground";
+		execv("/proc/self/exe", nargv);
+		log_error("cannot start over on the new vault folder: %s",
+			  strerror(errno));
+		free(nargv);
+		return 1;
+	}
+	return r < 0 || mount_failed || rw.gone ? 1 : 0;
 }
