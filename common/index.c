@@ -714,6 +714,16 @@ bool index_next(const struct index *ix, size_t *iter, struct note **ret)
 	return true;
 }
 
+bool index_next_file(const struct index *ix, size_t *iter,
+		     const struct note **ret)
+{
+	void *v;
+	if (!hmap_next(ix->files, iter, NULL, &v))
+		return false;
+	*ret = v;
+	return true;
+}
+
 char *index_display_name(const struct index *ix, const struct note *n)
 {
 	const struct ptrvec *pv = hmap_get(ix->by_name, n->fold_name);

@@ -1642,6 +1642,7 @@ int vault_forget_note(struct vault *v, const char *path, const char *source)
 		struct rewrite_req req = {.mode = REWRITE_DELETED, .target = n};
 		if (rewrite_sources(v, n, &req, &p, &np, &links, &msg) < 0) {
 			free(msg);
+			msg = NULL;
 			p = NULL;
 			np = 0;
 		}

@@ -1672,6 +1672,12 @@ static void sync_tree(struct mount *m, fuse_req_t req, const char *from,
 	while (index_next(ix, &it, &n))
 		if (!strncmp(n->path, from, fl) && n->path[fl] == '/')
 			pv_push(&gone, xstrdup(n->path));
+	/* The folder's attachments went with it. */
+	const struct note *f;
+	it = 0;
+	while (index_next_file(ix, &it, &f))
+		if (!strncmp(f->path, from, fl) && f->path[fl] == '/')
+			pv_push(&gone, xstrdup(f->path));
 	vault_read_unlock(m->v);
 	mount_write_begin(from, to);
 	for (size_t i = 0; i < gone.n; i++) {

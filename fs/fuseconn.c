@@ -257,6 +257,28 @@ static void reap(const struct reaper_msg *m)
 		detach(m->mountpoint);
 }
 
+/*
+ * A crashing vaultd dumping core waits for all its threads; one blocked
+ * in a kernel cache notification (which needs a folder lock held by a
+ * request only vaultd could answer) never comes: the dump, the mount and
+ * everyone using it would hang for good. The reaper sees the dump begin.
+ */
+static bool dumping_core(pid_t pid)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	const char *c = strstr(buf, "\nCoreDumping:");
+	return c && atoi(c + 14) == 1;
+}
+
 static _Noreturn void reaper_main(int rfd, pid_t parent)
 {
 	struct sigaction ign = {.sa_handler = SIG_IGN};
@@ -278,11 +300,16 @@ static _Noreturn void reaper_main(int rfd, pid_t parent)
 		for (;;) {
 			struct pollfd p[2] = {{.fd = rfd, .events = POLLIN},
 					      {.fd = sfd, .events = POLLIN}};
-			int r = poll(p, sfd >= 0 ? 2 : 1, -1);
+			int r = poll(p, sfd >= 0 ? 2 : 1, cur.armed ? 250 : -1);
 			if (r < 0 && errno == EINTR)
 				continue;
 			if (r < 0 || (sfd >= 0 && p[1].revents))
 				break;
+			if (r == 0) {
+				if (dumping_core(parent))
+					break;
+				continue;
+			}
 			static struct reaper_msg m;
 			ssize_t n = read(rfd, &m, sizeof(m));
 			if (n < 0 && errno == EINTR)

@@ -119,6 +119,11 @@ static void sync_folder(struct watcher *w, const char *dir, bool appeared)
 	while (index_next(ix, &it, &n))
 		if (!strncmp(n->path, dir, dl) && n->path[dl] == '/')
 			pv_push(&paths, xstrdup(n->path));
+	const struct note *f;
+	it = 0;
+	while (index_next_file(ix, &it, &f))
+		if (!strncmp(f->path, dir, dl) && f->path[dl] == '/')
+			pv_push(&paths, xstrdup(f->path));
 	vault_read_unlock(w->v);
 	for (size_t i = 0; i < paths.n; i++) {
 		sync_one(w, paths.v[i]);

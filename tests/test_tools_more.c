@@ -1817,6 +1817,33 @@ static void test_concurrent_appends(void)
  * ------------------------------------------------------------------------------------
  */
 
+/*
+ * A note deleted through the mount is forgotten after its grace period;
+ * a note linking to it that cannot be read at that moment (replaced by a
+ * folder here) leaves its links alone, and nothing is freed twice.
+ */
+static void test_forget_unreadable_source(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "Target.md", "target\n");
+	tv_write(&t, "Src.md", "see [[Target]]\n");
+	tv_open(&t);
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/Target.md", t.dir);
+	CU_ASSERT_EQUAL(unlink(path), 0);
+	snprintf(path, sizeof(path), "%s/Src.md", t.dir);
+	CU_ASSERT_EQUAL(unlink(path), 0);
+	CU_ASSERT_EQUAL(mkdir(path, 0755), 0);
+	vault_write_lock(t.v);
+	vault_forget_note(t.v, "Target.md", "test");
+	vault_write_unlock(t.v);
+	vault_read_lock(t.v);
+	CU_ASSERT_PTR_NULL(index_by_path(vault_index(t.v), "Target.md"));
+	vault_read_unlock(t.v);
+	tv_close(&t);
+}
+
 int main(void)
 {
 	static const struct test_case tests[] = {
@@ -1842,6 +1869,7 @@ int main(void)
 		{"search_modes", test_search_modes},
 		{"search_paging", test_search_paging},
 		{"concurrent_appends", test_concurrent_appends},
+		{"forget_unreadable_source", test_forget_unreadable_source},
 	};
 	return run_tests("tools_more", tests, ARRAY_SIZE(tests));
 }
