@@ -83,6 +83,7 @@ static cJSON *plain_scalar(const char *s)
 struct anchor {
 	char *name;
 	cJSON *node;
+	size_t nodes; /* values in node, itself included */
 };
 
 struct yparse {
@@ -92,6 +93,7 @@ struct yparse {
 	struct anchor *anchors;
 	size_t nanchors;
 	const char *err;
+	size_t nodes;	 /* values made so far, aliases expanded */
 	size_t len;	 /* of the YAML text */
 	size_t err_line; /* 0-based line within the YAML text */
 	char errbuf[160];
@@ -121,7 +123,9 @@ static int next_event(struct yparse *y)
 	return 0;
 }
 
-static void add_anchor(struct yparse *y, const yaml_char_t *name, cJSON *node)
+/* node holds the values made since `first` (the count before it). */
+static void add_anchor(struct yparse *y, const yaml_char_t *name, cJSON *node,
+		       size_t first)
 {
 	if (!name)
 		return;
@@ -129,6 +133,7 @@ static void add_anchor(struct yparse *y, const yaml_char_t *name, cJSON *node)
 		xrealloc(y->anchors, (y->nanchors + 1) * sizeof(*y->anchors));
 	y->anchors[y->nanchors].name = xstrdup((const char *)name);
 	y->anchors[y->nanchors].node = node;
+	y->anchors[y->nanchors].nodes = y->nodes - first;
 	y->nanchors++;
 }
 
@@ -140,6 +145,22 @@ static int fail(struct yparse *y, const char *msg, size_t line)
 	return -EBADMSG;
 }
 
+/* Count n more values against the budget (aliases copy whole trees: a
+ * few hundred bytes of anchors and aliases could ask for billions). */
+static int take_nodes(struct yparse *y, size_t n, size_t line)
+{
+	if (n > FM_MAX_NODES - y->nodes) {
+		char msg[128];
+		snprintf(msg, sizeof(msg),
+			 "frontmatter too complex: more than %d values "
+			 "(counting what aliases repeat)",
+			 FM_MAX_NODES);
+		return fail(y, msg, line);
+	}
+	y->nodes += n;
+	return 0;
+}
+
 /* Parse the node starting at the current event. On success the current
  * event is the last event of the node. */
 static int parse_node(struct yparse *y, int depth, cJSON **ret,
@@ -148,6 +169,12 @@ static int parse_node(struct yparse *y, int depth, cJSON **ret,
 	yaml_event_t *e = &y->ev;
 	if (depth > 64)
 		return fail(y, "nesting too deep", e->start_mark.line);
+	size_t first = y->nodes;
+	if (e->type != YAML_ALIAS_EVENT) {
+		int r = take_nodes(y, 1, e->start_mark.line);
+		if (r < 0)
+			return r;
+	}
 	switch (e->type) {
 	case YAML_SCALAR_EVENT: {
 		const char *v = (const char *)e->data.scalar.value;
@@ -159,7 +186,7 @@ static int parse_node(struct yparse *y, int depth, cJSON **ret,
 			n = plain_scalar(v);
 		else
 			n = cJSON_CreateString(v);
-		add_anchor(y, e->data.scalar.anchor, n);
+		add_anchor(y, e->data.scalar.anchor, n, first);
 		*ret_end = e->end_mark;
 		*ret = n;
 		return 0;
@@ -168,6 +195,10 @@ static int parse_node(struct yparse *y, int depth, cJSON **ret,
 		const char *a = (const char *)e->data.alias.anchor;
 		for (size_t i = y->nanchors; i-- > 0;) {
 			if (strcmp(y->anchors[i].name, a) == 0) {
+				int r = take_nodes(y, y->anchors[i].nodes,
+						   e->start_mark.line);
+				if (r < 0)
+					return r;
 				*ret = cJSON_Duplicate(y->anchors[i].node, 1);
 				*ret_end = e->end_mark;
 				return 0;
@@ -203,7 +234,7 @@ static int parse_node(struct yparse *y, int depth, cJSON **ret,
 			cJSON_AddItemToArray(arr, item);
 		}
 		*ret_end = y->ev.end_mark;
-		add_anchor(y, anchor, arr);
+		add_anchor(y, anchor, arr, first);
 		free(anchor);
 		*ret = arr;
 		return 0;
@@ -254,7 +285,7 @@ static int parse_node(struct yparse *y, int depth, cJSON **ret,
 			return r;
 		}
 		*ret_end = y->ev.end_mark;
-		add_anchor(y, anchor, obj);
+		add_anchor(y, anchor, obj, first);
 		free(anchor);
 		*ret = obj;
 		return 0;
@@ -322,6 +353,14 @@ void fm_parse(const char *text, size_t len, struct frontmatter *fm)
 	fm->body_off = bo;
 	fm->valid = true;
 	fm->data = cJSON_CreateObject();
+	if (fe - fs > FM_MAX_BYTES) {
+		char msg[96];
+		snprintf(msg, sizeof(msg),
+			 "frontmatter too large: more than %d KiB of YAML",
+			 FM_MAX_BYTES >> 10);
+		set_invalid(fm, msg, line_of_offset(text, fs));
+		return;
+	}
 
 	struct yparse y = {0};
 	yaml_parser_initialize(&y.p);

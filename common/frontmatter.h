@@ -11,6 +11,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/*
+ * Limits on what one frontmatter may cost: its YAML text, and the values
+ * it makes once aliases are expanded (each alias counts the whole tree
+ * it repeats). Over them the frontmatter is reported as an error, like
+ * broken YAML, and the note stays readable as text.
+ */
+#define FM_MAX_BYTES (1 << 20)
+#define FM_MAX_NODES 100000
+
 struct fm_key {
 	char *key;
 	size_t start, end; /* byte range of "key: value" lines in the note */

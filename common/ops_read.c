@@ -156,7 +156,7 @@ int op_get_note_metadata(struct tool_ctx *c)
 	cJSON_AddStringToObject(o, "uri", uri);
 	if (!fm.valid) {
 		_cleanup_free_ char *e = xasprintf(
-			"frontmatter is not valid YAML (line %d: %s); it is "
+			"frontmatter cannot be read (line %d: %s); it is "
 			"kept as it is",
 			fm.err_line, fm.err_msg);
 		cJSON_AddStringToObject(o, "frontmatter_error", e);

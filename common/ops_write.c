@@ -540,7 +540,7 @@ static int fm_error(struct tool_ctx *c, const char *ref, const char *text,
 	fm_parse(text, len, &fm);
 	int r = op_fail(c, -EBADMSG,
 			"Cannot change the frontmatter of note '%s': its YAML "
-			"is invalid at line %d (%s). Fix it first; nothing "
+			"cannot be read at line %d (%s). Fix it first; nothing "
 			"was changed.",
 			ref, fm.err_line, fm.err_msg ? fm.err_msg : "?");
 	fm_clear(&fm);

@@ -235,6 +235,133 @@ static void test_keys_ranges(void)
 	fm_clear(&fm);
 }
 
+/* ---- hostile YAML ---------------------------------------------------------
+ */
+
+/*
+ * "Billion laughs": key k0 is a list of `width` scalars, each next key a
+ * list of `width` aliases of the one before. levels=9, width=9 is 372
+ * bytes asking for 9^9 values.
+ */
+static char *alias_bomb(int levels, int width)
+{
+	struct sbuf b = {0};
+	sb_puts(&b, "---\n");
+	for (int l = 0; l < levels; l++) {
+		sb_printf(&b, "%c: &%c [", 'a' + l, 'a' + l);
+		for (int i = 0; i < width; i++) {
+			if (l == 0)
+				sb_printf(&b, "%s\"lol\"", i ? "," : "");
+			else
+				sb_printf(&b, "%s*%c", i ? "," : "",
+					  'a' + l - 1);
+		}
+		sb_puts(&b, "]\n");
+	}
+	sb_puts(&b, "---\nThe body.\n");
+	return sb_steal(&b);
+}
+
+static void parse_bomb(void *ud)
+{
+	const char *text = ud;
+	struct frontmatter fm;
+	parse(text, &fm);
+	CU_ASSERT_TRUE(fm.present);
+	CU_ASSERT_FALSE(fm.valid);
+	ASSERT_CONTAINS(fm.err_msg, "frontmatter too complex");
+	/* The line of the alias that went over the budget. */
+	CU_ASSERT_TRUE(fm.err_line >= 2 && fm.err_line <= 10);
+	CU_ASSERT_EQUAL(cJSON_GetArraySize(fm.data), 0);
+	CU_ASSERT_EQUAL(fm.nkeys, 0);
+	ASSERT_STR_EQ(text + fm.body_off, "The body.\n");
+	fm_clear(&fm);
+	/* Never rewritten. */
+	cJSON *v = cJSON_CreateString("x");
+	char *out = NULL;
+	CU_ASSERT_EQUAL(fm_set(text, strlen(text), "k", v, &out), -EBADMSG);
+	CU_ASSERT_PTR_NULL(out);
+	cJSON_Delete(v);
+}
+
+static void test_alias_bomb(void)
+{
+	_cleanup_free_ char *bomb = alias_bomb(9, 9);
+	CU_ASSERT_TRUE(strlen(bomb) < 400);
+	/* A regression would take gigabytes and minutes: in a child with
+	 * 512 MiB that must be done within seconds. */
+	CU_ASSERT_TRUE(run_capped(parse_bomb, bomb, 512u << 20, 20));
+}
+
+static void parse_budget(void *ud)
+{
+	(void)ud;
+	/* 5 levels of 9: 74,732 values, under the budget. */
+	_cleanup_free_ char *ok = alias_bomb(5, 9);
+	struct frontmatter fm;
+	parse(ok, &fm);
+	CU_ASSERT_TRUE(fm.valid);
+	CU_ASSERT_EQUAL(cJSON_GetArraySize(get(&fm, "e")), 9);
+	const cJSON *leaf = get(&fm, "e");
+	for (int i = 0; i < 5 && leaf; i++)
+		leaf = cJSON_GetArrayItem(leaf, 8);
+	CU_ASSERT_TRUE(is_str(leaf, "lol"));
+	fm_clear(&fm);
+	/* One level more (672,603 values) is over: no partial data. */
+	_cleanup_free_ char *over = alias_bomb(6, 9);
+	parse(over, &fm);
+	CU_ASSERT_FALSE(fm.valid);
+	ASSERT_CONTAINS(fm.err_msg, "frontmatter too complex");
+	CU_ASSERT_EQUAL(fm.err_line, 7); /* "f: &f [*e, ..." */
+	CU_ASSERT_EQUAL(cJSON_GetArraySize(fm.data), 0);
+	fm_clear(&fm);
+	/* Wide instead of deep: one anchor repeated 100,001 times. */
+	struct sbuf b = {0};
+	sb_puts(&b, "---\na: &a x\nb: [");
+	for (int i = 0; i <= FM_MAX_NODES; i++)
+		sb_puts(&b, i ? ",*a" : "*a");
+	sb_puts(&b, "]\n---\n");
+	parse(sb_str(&b), &fm);
+	CU_ASSERT_FALSE(fm.valid);
+	ASSERT_CONTAINS(fm.err_msg, "frontmatter too complex");
+	fm_clear(&fm);
+	sb_free(&b);
+}
+
+static void test_alias_budget(void)
+{
+	CU_ASSERT_TRUE(run_capped(parse_budget, NULL, 512u << 20, 60));
+}
+
+static void test_frontmatter_size_cap(void)
+{
+	/* Over 1 MiB of YAML: refused before it is parsed. */
+	struct sbuf b = {0};
+	sb_puts(&b, "---\ntitle: big\nnotes: |\n");
+	while (b.len <= FM_MAX_BYTES)
+		sb_puts(&b, "  a line of text in a block scalar\n");
+	sb_puts(&b, "---\nbody\n");
+	struct frontmatter fm;
+	parse(sb_str(&b), &fm);
+	CU_ASSERT_TRUE(fm.present);
+	CU_ASSERT_FALSE(fm.valid);
+	ASSERT_CONTAINS(fm.err_msg, "frontmatter too large");
+	CU_ASSERT_EQUAL(fm.err_line, 2);
+	ASSERT_STR_EQ(sb_str(&b) + fm.body_off, "body\n");
+	fm_clear(&fm);
+	/* Just under it, it is read. */
+	sb_free(&b);
+	sb_puts(&b, "---\ntitle: big\nnotes: |\n");
+	while (b.len < FM_MAX_BYTES - 100)
+		sb_puts(&b, "  a line of text in a block scalar\n");
+	sb_puts(&b, "---\nbody\n");
+	parse(sb_str(&b), &fm);
+	CU_ASSERT_TRUE(fm.valid);
+	CU_ASSERT_TRUE(is_str(get(&fm, "title"), "big"));
+	fm_clear(&fm);
+	sb_free(&b);
+}
+
 /* ---- invalid ------------------------------------------------------------ */
 
 static void test_invalid_line_number(void)
@@ -709,6 +836,9 @@ int main(void)
 		{"nested_maps", test_nested_maps},
 		{"anchors_aliases", test_anchors_aliases},
 		{"keys_ranges", test_keys_ranges},
+		{"alias_bomb", test_alias_bomb},
+		{"alias_budget", test_alias_budget},
+		{"frontmatter_size_cap", test_frontmatter_size_cap},
 		{"invalid_line_number", test_invalid_line_number},
 		{"invalid_duplicate_keys", test_invalid_duplicate_keys},
 		{"invalid_not_mapping", test_invalid_not_mapping},

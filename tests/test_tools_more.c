@@ -6,6 +6,8 @@
  * path safety, the policy guard, search and concurrent writers.
  */
 #include "testutil.h"
+#include "check.h"
+#include "json.h"
 #include "util.h"
 
 #include <errno.h>
@@ -797,6 +799,78 @@ static void test_invalid_yaml(void)
 	CU_ASSERT_PTR_NOT_NULL(m);
 	CU_ASSERT(names_a_line(jstr(m, "frontmatter_error")));
 	tv_close(&t);
+}
+
+/* A "billion laughs" frontmatter: 9 levels of 9 aliases, 350 bytes. */
+static char *alias_bomb_note(void)
+{
+	struct sbuf b = {0};
+	sb_puts(&b, "---\n");
+	for (int l = 0; l < 9; l++) {
+		sb_printf(&b, "%c: &%c [", 'a' + l, 'a' + l);
+		for (int i = 0; i < 9; i++)
+			sb_printf(&b, "%s%s", i ? "," : "",
+				  l ? (char[]){'*', (char)('a' + l - 1), 0}
+				    : "\"lol\"");
+		sb_puts(&b, "]\n");
+	}
+	sb_puts(&b, "---\nSee [[Other]].\n");
+	return sb_steal(&b);
+}
+
+static void bomb_vault(void *ud)
+{
+	const char *bomb = ud;
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "Bomb.md", bomb);
+	tv_write(&t, "Other.md", "---\ntags: [x]\n---\nplain #y\n");
+	tv_open(&t);
+
+	/* The note is indexed (by name and links) and reads as text. */
+	_cleanup_free_ char *txt = callt(&t, "read_note", "name", "Bomb", NULL);
+	ASSERT_STR_EQ(txt, bomb);
+	_cleanup_json_ cJSON *m =
+		callj(&t, "get_note_metadata", "name", "Bomb", NULL);
+	ASSERT_CONTAINS(jstr(m, "frontmatter_error"),
+			"frontmatter too complex");
+	CU_ASSERT(json_equal_text(cJSON_GetObjectItem(m, "frontmatter"), "{}"));
+	CU_ASSERT(json_equal_text(cJSON_GetObjectItem(m, "outgoing"),
+				  "[\"Other\"]"));
+	/* Frontmatter edits are refused; the file is untouched. */
+	_cleanup_free_ char *e = calle(&t, "set_frontmatter", "name", "Bomb",
+				       "key", "k", "value", "v", NULL);
+	ASSERT_CONTAINS(e, "frontmatter too complex");
+	_cleanup_free_ char *e2 =
+		calle(&t, "add_tag", "name", "Bomb", "tag", "x", NULL);
+	ASSERT_CONTAINS(e2, "frontmatter too complex");
+	CU_ASSERT(file_is(&t, "Bomb.md", bomb));
+	/* The check lists it; the rest of the vault goes on working. */
+	_cleanup_json_ cJSON *ck = vault_check(t.v);
+	_cleanup_free_ char *ckt = json_dumps(ck);
+	ASSERT_CONTAINS(ckt, "\"Bomb.md\"");
+	CU_ASSERT_EQUAL(cJSON_GetArraySize(
+				cJSON_GetObjectItem(ck, "frontmatter_errors")),
+			1);
+	_cleanup_json_ cJSON *tags = callj(&t, "list_tags", NULL);
+	_cleanup_free_ char *tagt = tags ? json_dumps(tags) : NULL;
+	ASSERT_CONTAINS(tagt, "\"x\"");
+	CU_ASSERT(callok(&t, "append_note", "name", "Bomb", "text", "more",
+			 NULL));
+	_cleanup_free_ char *after = tv_read(&t, "Bomb.md");
+	CU_ASSERT(after && str_has_prefix(after, bomb));
+	tv_reindex(&t);
+	_cleanup_free_ char *txt2 =
+		callt(&t, "read_note", "name", "Bomb", NULL);
+	ASSERT_STR_EQ(txt2, after);
+	tv_close(&t);
+}
+
+static void test_alias_bomb_vault(void)
+{
+	_cleanup_free_ char *bomb = alias_bomb_note();
+	CU_ASSERT_TRUE(strlen(bomb) < 400);
+	CU_ASSERT_TRUE(run_capped(bomb_vault, bomb, 512u << 20, 60));
 }
 
 /* ---- 9. get_note_metadata
@@ -1855,6 +1929,7 @@ int main(void)
 		{"write_tools_basic", test_write_tools_basic},
 		{"update_frontmatter", test_update_frontmatter},
 		{"invalid_yaml", test_invalid_yaml},
+		{"alias_bomb_vault", test_alias_bomb_vault},
 		{"note_metadata", test_note_metadata},
 		{"link_forms", test_link_forms},
 		{"duplicate_names", test_duplicate_names},

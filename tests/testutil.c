@@ -7,7 +7,19 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
 
 void tv_init(struct tvault *t)
 {
@@ -146,6 +158,61 @@ char *tv_call_err(struct tvault *t, const char *tool, const char *args_json)
 			args_json ? args_json : "", r.text);
 	tool_result_clear(&r);
 	return msg;
+}
+
+static size_t nfailures(void)
+{
+	size_t n = 0;
+	for (CU_pFailureRecord f = CU_get_failure_list(); f; f = f->pNext)
+		n++;
+	return n;
+}
+
+bool run_capped(void (*fn)(void *ud), void *ud, size_t max_mem,
+		unsigned max_secs)
+{
+	size_t before = nfailures();
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid < 0) {
+		perror("fork");
+		return false;
+	}
+	if (pid == 0) {
+#ifndef UNDER_ASAN
+		struct rlimit rl = {max_mem, max_mem};
+		if (setrlimit(RLIMIT_AS, &rl) < 0) {
+			perror("setrlimit");
+			_exit(3);
+		}
+#endif
+		alarm(max_secs);
+		fn(ud);
+		size_t i = 0;
+		for (CU_pFailureRecord f = CU_get_failure_list(); f;
+		     f = f->pNext, i++)
+			if (i >= before)
+				fprintf(stderr, "  %s:%u: %s\n", f->strFileName,
+					f->uiLineNumber, f->strCondition);
+		fflush(stdout);
+		fflush(stderr);
+		_exit(nfailures() > before ? 1 : 0);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR) {
+			perror("waitpid");
+			return false;
+		}
+	if (WIFSIGNALED(st))
+		fprintf(stderr, "  capped child killed by signal %d%s\n",
+			WTERMSIG(st),
+			WTERMSIG(st) == SIGALRM ? " (out of time)" : "");
+	else if (WEXITSTATUS(st) != 0)
+		fprintf(stderr, "  capped child exited with %d\n",
+			WEXITSTATUS(st));
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
 }
 
 bool json_equal_text(const cJSON *got, const char *want_json)

@@ -40,6 +40,16 @@ cJSON *tv_call_json(struct tvault *t, const char *tool, const char *args_json);
 /* Call expecting an error; returns the message (caller frees) or NULL. */
 char *tv_call_err(struct tvault *t, const char *tool, const char *args_json);
 
+/*
+ * Run fn(ud) in a child process with at most max_mem bytes of address
+ * space (not under AddressSanitizer: its shadow memory alone is larger)
+ * and max_secs seconds. True when the child came to the end without a
+ * failed assertion; otherwise says on stderr how it ended. For hostile
+ * input that could eat the machine's memory on a regression.
+ */
+bool run_capped(void (*fn)(void *ud), void *ud, size_t max_mem,
+		unsigned max_secs);
+
 /* Compare JSON values structurally (object key order ignored). */
 bool json_equal_text(const cJSON *got, const char *want_json);
 
