@@ -1117,8 +1117,33 @@ cJSON *vault_violations(struct vault *v, int limit)
 }
 
 /* Keep refused text: .vaultd/rejected/<time>-<path with / as __>. */
+static char *save_rejected_in(struct vault *v, const char *dir, const char *ts,
+			      const char *flat, const char *text, size_t len,
+			      int *ret_err)
+{
+	for (int i = 1; i < 1000; i++) {
+		char *rel = i == 1 ? xasprintf("%s%s-%s", dir, ts, flat)
+				   : xasprintf("%s%s-%d-%s", dir, ts, i, flat);
+		int r = file_write_atomic(v->rootfd, rel, text, len,
+					  WRITE_NOREPLACE | WRITE_MKDIRS, NULL);
+		if (r == 0)
+			return rel;
+		free(rel);
+		*ret_err = r;
+		if (r != -EEXIST)
+			break;
+	}
+	return NULL;
+}
+
+/*
+ * Keep refused text: .vaultd/rejected/<time>-<path with / as __>. When
+ * that folder cannot be used (a symlink planted there, a full disk),
+ * directly in .vaultd/ as rejected-<time>-<path>, and *ret_why says why.
+ * NULL: the text could not be kept anywhere (*ret_why says why).
+ */
 static char *save_rejected(struct vault *v, const char *path, const char *text,
-			   size_t len)
+			   size_t len, char **ret_why)
 {
 	char ts[32];
 	format_iso8601(now_s(), ts);
@@ -1132,22 +1157,20 @@ static char *save_rejected(struct vault *v, const char *path, const char *text,
 		else
 			sb_putc(&flat, *p);
 	}
-	for (int i = 1; i < 1000; i++) {
-		_cleanup_free_ char *rel =
-			i == 1 ? xasprintf(REJECTED_DIR "/%s-%s", ts, flat.s)
-			       : xasprintf(REJECTED_DIR "/%s-%d-%s", ts, i,
-					   flat.s);
-		int r = file_write_atomic(v->rootfd, rel, text, len,
-					  WRITE_NOREPLACE | WRITE_MKDIRS, NULL);
-		if (r == 0) {
-			sb_free(&flat);
-			return TAKE_PTR(rel);
-		}
-		if (r != -EEXIST)
-			break;
+	int err = 0, err2 = 0;
+	char *rel = save_rejected_in(v, REJECTED_DIR "/", ts, flat.s, text, len,
+				     &err);
+	if (!rel) {
+		rel = save_rejected_in(v, ".vaultd/rejected-", ts, flat.s, text,
+				       len, &err2);
+		*ret_why = rel ? xasprintf(".vaultd/rejected cannot be used "
+					   "(%s)",
+					   strerror(-err))
+			       : xasprintf("it could not be saved: %s",
+					   strerror(-err2));
 	}
 	sb_free(&flat);
-	return NULL;
+	return rel;
 }
 
 /* ---- writes ------------------------------------------------------------ */
@@ -1185,18 +1208,29 @@ int vault_guard(struct vault *v, const char *path, const char *text, size_t len,
 	note_free(after);
 	if (r == 0)
 		return 0;
-	_cleanup_free_ char *saved = o->save_rejected && !v->pol->warn
-					     ? save_rejected(v, path, text, len)
-					     : NULL;
+	_cleanup_free_ char *why = NULL;
+	_cleanup_free_ char *saved =
+		o->save_rejected && !v->pol->warn
+			? save_rejected(v, path, text, len, &why)
+			: NULL;
 	vault_record_violation(v, o->source, path, msg, saved, v->pol->warn);
 	if (v->pol->warn) {
 		if (out)
 			out->warning = TAKE_PTR(msg);
 		return 0;
 	}
-	*ret_msg = saved ? xasprintf("%s (The refused text was saved as %s.)",
-				     msg, saved)
-			 : TAKE_PTR(msg);
+	if (saved && why)
+		*ret_msg = xasprintf("%s (The refused text was saved as %s: "
+				     "%s.)",
+				     msg, saved, why);
+	else if (saved)
+		*ret_msg = xasprintf("%s (The refused text was saved as %s.)",
+				     msg, saved);
+	else if (why)
+		*ret_msg = xasprintf("%s (The refused text was not kept: %s.)",
+				     msg, why);
+	else
+		*ret_msg = TAKE_PTR(msg);
 	if (out)
 		out->rejected_path = TAKE_PTR(saved);
 	return -EPERM;
@@ -1525,18 +1559,39 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 	return 0;
 }
 
-static char *trash_path(struct vault *v, const char *path)
+int vault_trash_path(struct vault *v, const char *path, char **ret,
+		     char **ret_msg)
 {
+	*ret = NULL;
+	struct stat st;
+	if (fstatat(v->rootfd, ".trash", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    !S_ISDIR(st.st_mode)) {
+		*ret_msg = xasprintf(
+			"'.trash' in the vault is %s, not a folder: vaultd keeps "
+			"deleted notes only in a real .trash folder (move it "
+			"away); '%s' was not deleted",
+			S_ISLNK(st.st_mode) ? "a symlink" : "a file", path);
+		return -ENOTDIR;
+	}
 	_cleanup_free_ char *stem = xstrndup(path, strlen(path) - 3);
 	for (int i = 1; i < 10000; i++) {
 		char *t = i == 1 ? xasprintf(".trash/%s", path)
 				 : xasprintf(".trash/%s %d.md", stem, i);
-		struct stat st;
-		if (file_stat(v->rootfd, t, &st) == -ENOENT)
-			return t;
+		int r = file_stat(v->rootfd, t, &st);
+		if (r == -ENOENT) {
+			*ret = t;
+			return 0;
+		}
 		free(t);
+		if (r < 0 && r != -EEXIST) {
+			*ret_msg = xasprintf("Cannot use .trash for '%s': %s "
+					     "(a symlink in .trash?)",
+					     path, strerror(-r));
+			return r;
+		}
 	}
-	return NULL;
+	*ret_msg = xasprintf("No free name in .trash for '%s'", path);
+	return -EEXIST;
 }
 
 int vault_delete(struct vault *v, struct note *n, const char *source,
@@ -1552,11 +1607,11 @@ int vault_delete(struct vault *v, struct note *n, const char *source,
 	int r = rewrite_sources(v, n, &req, &p, &np, &links, ret_msg);
 	if (r < 0)
 		return r;
-	_cleanup_free_ char *trash = trash_path(v, path);
-	if (!trash) {
+	_cleanup_free_ char *trash = NULL;
+	r = vault_trash_path(v, path, &trash, ret_msg);
+	if (r < 0) {
 		pending_free(p, np);
-		*ret_msg = xasprintf("No free name in .trash for '%s'", path);
-		return -EEXIST;
+		return r;
 	}
 	cJSON *res = cJSON_CreateObject();
 	cJSON_AddStringToObject(res, "name", name);

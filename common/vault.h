@@ -192,6 +192,13 @@ int vault_sync_path(struct vault *v, const char *path, const char *source,
  * period): drop it from the index and mark or keep the links to it per
  * policy. Writer lock held.
  */
+/*
+ * A free name in .trash for the note at path (*ret, to free). Errors
+ * (with *ret_msg): .trash is a symlink or a file, or cannot be used.
+ */
+int vault_trash_path(struct vault *v, const char *path, char **ret,
+		     char **ret_msg);
+
 int vault_forget_note(struct vault *v, const char *path, const char *source);
 
 /* Recorded policy violations, newest first. */

@@ -1604,21 +1604,12 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 				return;
 			}
 		}
-		_cleanup_free_ char *trash = NULL;
-		for (int i = 1; i < 10000 && !trash; i++) {
-			_cleanup_free_ char *stem =
-				xstrndup(path, strlen(path) - 3);
-			char *t =
-				i == 1 ? xasprintf(".trash/%s", path)
-				       : xasprintf(".trash/%s %d.md", stem, i);
-			if (file_stat(rootfd, t, &st) == -ENOENT)
-				trash = t;
-			else
-				free(t);
-		}
+		_cleanup_free_ char *trash = NULL, *why = NULL;
+		if (vault_trash_path(m->v, path, &trash, &why) < 0)
+			log_warn("%s: delete refused: %s", path, why);
 		own(m, path, 1);
 		int r = trash ? file_rename(rootfd, path, trash, true, true)
-			      : -EEXIST;
+			      : -EPERM;
 		if (r < 0) {
 			own(m, path, -1);
 			free(text);

@@ -448,8 +448,10 @@ static int take_vault_lock(struct vault *v, int *ret_fd)
 	int r = file_mkdirs(vault_rootfd(v), ".vaultd");
 	if (r < 0)
 		return r;
+	/* Read-only: the vault's file system can still be remounted
+	 * read-only under vaultd. */
 	int fd = beneath_open(vault_rootfd(v), ".vaultd/lock",
-			      O_RDWR | O_CREAT | O_NOFOLLOW, 0600);
+			      O_RDONLY | O_CREAT | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return fd;
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {

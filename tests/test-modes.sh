@@ -121,6 +121,21 @@ $bad"
 	# ... and the first one still serves.
 	ctl status >/dev/null || fail "$vmode: first daemon gone"
 
+	# A symlink planted at .vaultd/rejected: the refused text is kept
+	# in .vaultd/ instead, never outside the vault.
+	if [ $mount_ok = 1 ]; then
+		mkdir -p "$R/outside"
+		rm -rf "$V/.vaultd/rejected"
+		ln -s "$R/outside" "$V/.vaultd/rejected"
+		printf 'planted #forbidden\n' >"$M/Planted.md" 2>/dev/null
+		[ -z "$(ls -A "$R/outside")" ] ||
+			fail "$vmode: refused text written outside the vault"
+		grep -qs 'planted #forbidden' "$V"/.vaultd/rejected-* ||
+			fail "$vmode: the refused text was not kept"
+		grep -q "rejected cannot be used" "$R/log" ||
+			fail "$vmode: the log does not say .vaultd/rejected cannot be used"
+	fi
+
 	ctl stop >/dev/null 2>&1
 	for _ in $(seq 200); do
 		kill -0 "$dpid" 2>/dev/null || break

@@ -10,6 +10,7 @@
 #include "json.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -1918,6 +1919,52 @@ static void test_forget_unreadable_source(void)
 	tv_close(&t);
 }
 
+/* Symlinks planted where vaultd keeps things: clear errors, nothing
+ * written outside the vault (refused text kept elsewhere: test-modes.sh,
+ * through the mount). */
+static void test_planted_symlinks(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "Keep.md", "keep #known\n");
+	tv_write(&t, "Gone.md", "gone\n");
+	char out[4096], link[4096];
+	snprintf(out, sizeof(out), "%s.outside", t.dir);
+	CU_ASSERT_EQUAL(mkdir(out, 0700), 0);
+	snprintf(link, sizeof(link), "%s/.trash", t.dir);
+	CU_ASSERT_EQUAL(symlink(out, link), 0);
+	CU_ASSERT_EQUAL(mkdir(strcat(strcpy(link, t.dir), "/.vaultd"), 0755),
+			0);
+	snprintf(link, sizeof(link), "%s/.vaultd/rejected", t.dir);
+	CU_ASSERT_EQUAL(symlink(out, link), 0);
+	tv_open(&t);
+
+	char *err = tv_call_err(&t, "delete_note", "{\"name\": \"Gone\"}");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(err);
+	CU_ASSERT_PTR_NOT_NULL(strstr(err, "symlink"));
+	free(err);
+	CU_ASSERT(tv_exists(&t, "Gone.md"));
+
+	/* A refused write through the tools keeps nothing (the client has
+	 * the text) and writes nothing outside. */
+	err = tv_call_err(&t, "create_note",
+			  "{\"name\": \"Bad\", \"content\": \"x #forbidden\"}");
+	CU_ASSERT_PTR_NOT_NULL(err);
+	free(err);
+	/* Nothing landed outside. */
+	DIR *d = opendir(out);
+	int n = 0;
+	struct dirent *de;
+	while (d && (de = readdir(d)))
+		if (de->d_name[0] != '.')
+			n++;
+	if (d)
+		closedir(d);
+	CU_ASSERT_EQUAL(n, 0);
+	rmdir(out);
+	tv_close(&t);
+}
+
 int main(void)
 {
 	static const struct test_case tests[] = {
@@ -1945,6 +1992,7 @@ int main(void)
 		{"search_paging", test_search_paging},
 		{"concurrent_appends", test_concurrent_appends},
 		{"forget_unreadable_source", test_forget_unreadable_source},
+		{"planted_symlinks", test_planted_symlinks},
 	};
 	return run_tests("tools_more", tests, ARRAY_SIZE(tests));
 }
