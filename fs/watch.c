@@ -103,9 +103,32 @@ static void sync_one(struct watcher *w, const char *path)
 	}
 	vault_write_lock(w->v);
 	vault_sync_path(w->v, path, "external", 0);
+	/* A hard link to a note (made in the folder): a write through it
+	 * is an outside change to every note sharing the file. */
+	struct ptrvec same = {0};
+	struct stat st;
+	if (file_stat(vault_rootfd(w->v), path, &st) == 0 &&
+	    S_ISREG(st.st_mode) && st.st_nlink > 1) {
+		vault_read_lock(w->v);
+		size_t it = 0;
+		struct note *n;
+		while (index_next(vault_index(w->v), &it, &n))
+			if (n->ino == (uint64_t)st.st_ino &&
+			    strcmp(n->path, path))
+				pv_push(&same, xstrdup(n->path));
+		vault_read_unlock(w->v);
+		for (size_t i = 0; i < same.n; i++)
+			vault_sync_path(w->v, same.v[i], "external", 0);
+	}
 	vault_write_unlock(w->v);
-	if (w->m)
+	if (w->m) {
 		mount_external_change(w->m, path);
+		for (size_t i = 0; i < same.n; i++)
+			mount_external_change(w->m, same.v[i]);
+	}
+	for (size_t i = 0; i < same.n; i++)
+		free(same.v[i]);
+	pv_free(&same);
 }
 
 /* A folder appeared or went away: everything under it changed. */

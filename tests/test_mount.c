@@ -2543,6 +2543,21 @@ static void test_hard_links(void)
 	ASSERT_STR_EQ(t, "linked #known\n");
 	free(t);
 	vault_expect("Linked.md", "linked #known\n", "after the attempts");
+	/* A write through the hard link in the folder is an outside change
+	 * to the note: the mount shows the note's new text. */
+	FILE *f = fopen(vl, "a");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+	fputs("more\n", f);
+	fclose(f);
+	bool seen = false;
+	for (int i = 0; i < 150 && !seen; i++) {
+		t = slurp(mn, &len);
+		seen = t && !strcmp(t, "linked #known\nmore\n");
+		free(t);
+		if (!seen)
+			usleep(20000);
+	}
+	CU_ASSERT(seen);
 	unlink(vl);
 }
 

@@ -162,7 +162,9 @@ describe('concurrent clients', () => {
     const files = {};
     for (let i = 0; i < 30; i++) files[`n${i}.md`] = `note ${i} links [[n${(i + 1) % 30}]] and [[T${i % 3}]] #t${i % 5}\n`;
     for (let t = 0; t < 3; t++) files[`T${t}.md`] = `---\ntags: [t0]\n---\n# T${t}\n`;
-    const v = await daemon(files, ['--workers', '6']);
+    const v = makeVault(files);
+    vaults.push(v);
+    const first = await startDaemon(v, ['-f', '--workers', '6']);
     const sock = socketPath(v);
     const acked = [];
     const fmAcked = new Map();
@@ -206,6 +208,10 @@ describe('concurrent clients', () => {
     const c = await ctlConnect(sock);
     const live = await c.call('graph');
     c.close();
+    // One vaultd per vault folder: the first one goes before the fresh one.
+    const firstGone = new Promise((r) => (first.exitCode !== null ? r() : first.once('exit', r)));
+    first.kill('SIGTERM');
+    await firstGone;
     const fresh = makeVault({});
     vaults.push(fresh);
     const other = spawn(process.env.VAULTD_BIN, ['--no-mount', '-f', '--vault', v.vault, '--socket', path.join(fresh.runtime, 'x.sock')], { env: fresh.env, stdio: 'ignore' });
