@@ -4,6 +4,9 @@
 #include "u8.h"
 #include "util.h"
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 bool json_text_has_nul(const char *s, size_t len)
 {
 	bool in = false;
@@ -32,6 +35,76 @@ static int fail(struct rpc_msg *m, int code, const char *msg,
 	return code;
 }
 
+/*
+ * Deepest nesting of arrays and objects in a JSON text (strings skipped),
+ * and where the text of the top-level object's "id" value is, if it has
+ * one. For text cJSON refused: it stops at CJSON_NESTING_LIMIT levels.
+ */
+static size_t scan_nesting(const char *s, size_t len, const char **ret_id,
+			   size_t *ret_idlen)
+{
+	size_t depth = 0, max = 0, klen = 0;
+	const char *key = NULL, *id = NULL;
+	*ret_id = NULL;
+	*ret_idlen = 0;
+	for (size_t i = 0; i < len; i++) {
+		char c = s[i];
+		if (c == '"') {
+			size_t start = ++i;
+			while (i < len && s[i] != '"')
+				i += s[i] == '\\' ? 2 : 1;
+			if (depth == 1 && !id) {
+				key = s + start;
+				klen = i - start;
+			}
+			continue;
+		}
+		if (depth != 1) {
+			/* nothing to note inside nested values */
+		} else if (c == ':') {
+			if (key && klen == 2 && !memcmp(key, "id", 2))
+				id = s + i + 1;
+			key = NULL;
+		} else if ((c == ',' || c == '}') && id) {
+			*ret_id = id;
+			*ret_idlen = (size_t)(s + i - id);
+			id = NULL;
+		}
+		if (c == '[' || c == '{') {
+			if (++depth > max)
+				max = depth;
+		} else if ((c == ']' || c == '}') && depth) {
+			depth--;
+		}
+	}
+	return max;
+}
+
+/* Refused text nested deeper than cJSON reads: say so, and answer the
+ * request's id when it can be read. */
+static int fail_nesting(const char *line, size_t len, struct rpc_msg *m,
+			const char **ret_msg)
+{
+	const char *idt;
+	size_t idlen;
+	if (scan_nesting(line, len, &idt, &idlen) <= CJSON_NESTING_LIMIT)
+		return 0;
+	cJSON *id = idt ? cJSON_ParseWithLength(idt, idlen) : NULL;
+	if (cJSON_IsString(id) ||
+	    (cJSON_IsNumber(id) &&
+	     id->valuedouble == (double)(long long)id->valuedouble)) {
+		m->root = id;
+		m->id = id;
+	} else {
+		cJSON_Delete(id);
+	}
+	return fail(
+		m, RPC_INVALID_REQUEST,
+		"Invalid Request: JSON too deeply nested (more than " STR(
+			CJSON_NESTING_LIMIT) " levels of arrays and objects)",
+		ret_msg);
+}
+
 int rpc_parse(const char *line, size_t len, struct rpc_msg *m,
 	      const char **ret_msg)
 {
@@ -44,9 +117,13 @@ int rpc_parse(const char *line, size_t len, struct rpc_msg *m,
 	}
 	const char *end = NULL;
 	m->root = cJSON_ParseWithLengthOpts(line, len, &end, false);
-	if (!m->root)
+	if (!m->root) {
+		int r = fail_nesting(line, len, m, ret_msg);
+		if (r)
+			return r;
 		return fail(m, RPC_PARSE_ERROR, "Parse error: invalid JSON",
 			    ret_msg);
+	}
 	/* Nothing but white space may follow the message. */
 	for (const char *p = end; p && p < line + len; p++)
 		if (*p != ' ' && *p != '\t' && *p != '\r' && *p != '\n')

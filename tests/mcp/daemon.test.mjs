@@ -63,6 +63,25 @@ describe('bad input to the control socket', () => {
     c.close();
   });
 
+  test('JSON nested deeper than 1000 levels: "too deeply nested"; the connection goes on', async () => {
+    const v = await daemon({ 'a.md': 'alpha' });
+    const sock = socketPath(v);
+    const r1 = await rawExchange(sock, '['.repeat(1002) + ']'.repeat(1002) + '\n{"jsonrpc":"2.0","id":1,"method":"ping"}\n', 1000);
+    const lines = r1.out.trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(lines[0].error.code, -32600);
+    assert.match(lines[0].error.message, /too deeply nested/);
+    assert.deepEqual(lines[1], { jsonrpc: '2.0', id: 1, result: {} });
+    const c = await ctlConnect(sock);
+    let deep = [];
+    for (let i = 0; i < 1001; i++) deep = { k: deep };
+    await assert.rejects(
+      c.call('tools/call', { name: 'read_note', arguments: { name: 'a', deep } }),
+      (e) => e.code === -32600 && /too deeply nested/.test(e.message),
+    );
+    assert.equal((await c.call('tools/call', { name: 'read_note', arguments: { name: 'a' } })).text, 'alpha');
+    c.close();
+  });
+
   test('a 100 MB line closes that connection only', async () => {
     const v = await daemon({ 'a.md': 'alpha' });
     const sock = socketPath(v);

@@ -61,6 +61,25 @@ describe('malformed input', () => {
     await m.close();
   });
 
+  test('JSON nested deeper than 1000 levels: "too deeply nested"; the session goes on', async () => {
+    const m = new RawMcp(vault());
+    await m.initialize();
+    m.send('['.repeat(1002) + ']'.repeat(1002));
+    const e = await m.next((x) => x.error && !('id' in x));
+    assert.equal(e.error.code, -32600);
+    assert.match(e.error.message, /too deeply nested/);
+    // Deep arguments inside a real request: answered under its id.
+    let deep = 'x';
+    for (let i = 0; i < 1002; i++) deep = { k: deep };
+    m.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'read_note', arguments: { name: 'a', deep } } });
+    const r3 = await m.byId(3);
+    assert.equal(r3.error.code, -32600);
+    assert.match(r3.error.message, /too deeply nested/);
+    const r = await m.request(4, 'tools/call', { name: 'read_note', arguments: { name: 'a' } });
+    assert.match(r.result.content[0].text, /^alpha \[\[b\]\]/);
+    await m.close();
+  });
+
   test('calls before initialize are refused; ping works', async () => {
     const m = new RawMcp(vault());
     assert.deepEqual((await m.request(1, 'ping')).result, {});
