@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "json.h"
+#include "u8.h"
 #include "util.h"
 
 #include <errno.h>
@@ -8,10 +9,25 @@
 #include <stdio.h>
 #include <sys/random.h>
 
+/* Text that is not UTF-8 (a note with stray bytes) is written with U+FFFD
+ * in their place: every JSON text that leaves here is valid UTF-8. */
 static void dump_string(struct sbuf *b, const char *s)
 {
 	sb_putc(b, '"');
+	const char *end = s + strlen(s);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p >= 0x80) {
+			int32_t cp;
+			int l = u8_decode((const char *)p,
+					  (size_t)(end - (const char *)p), &cp);
+			if (l < 0) {
+				sb_puts(b, U8_REPLACEMENT);
+			} else {
+				sb_add(b, (const char *)p, (size_t)l);
+				p += l - 1;
+			}
+			continue;
+		}
 		switch (*p) {
 		case '"':
 			sb_puts(b, "\\\"");
@@ -95,6 +111,35 @@ static void dump(struct sbuf *b, const cJSON *v, const char *comma,
 	} else {
 		sb_puts(b, "null");
 	}
+}
+
+bool json_repair_utf8(cJSON *v)
+{
+	bool changed = false;
+	for (; v; v = v->next) {
+		if (v->string && u8_invalid_at(v->string, strlen(v->string)) <
+					 strlen(v->string)) {
+			char *r = u8_repair(v->string, strlen(v->string));
+			if (!(v->type & cJSON_StringIsConst))
+				cJSON_free(v->string);
+			v->type &= ~cJSON_StringIsConst;
+			/* cJSON frees keys with cJSON_free (malloc). */
+			v->string = r;
+			changed = true;
+		}
+		if ((cJSON_IsString(v) || cJSON_IsRaw(v)) && v->valuestring &&
+		    u8_invalid_at(v->valuestring, strlen(v->valuestring)) <
+			    strlen(v->valuestring)) {
+			char *r = u8_repair(v->valuestring,
+					    strlen(v->valuestring));
+			cJSON_free(v->valuestring);
+			v->valuestring = r;
+			changed = true;
+		}
+		if (v->child && json_repair_utf8(v->child))
+			changed = true;
+	}
+	return changed;
 }
 
 char *json_dumps(const cJSON *v)

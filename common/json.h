@@ -12,6 +12,10 @@
 #include <stdint.h>
 
 char *json_dumps(const cJSON *v);
+/* Strings and keys of v, its children and the siblings after it: bytes
+ * that are not UTF-8 become U+FFFD. True when something changed. (The
+ * dumps above do the same on the way out.) */
+bool json_repair_utf8(cJSON *v);
 /* Compact JSON (no spaces) for the wire; always valid UTF-8 JSON. */
 char *json_compact(const cJSON *v);
 

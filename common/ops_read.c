@@ -43,7 +43,14 @@ int op_read_note(struct tool_ctx *c)
 	int r = op_find(c, arg_str(c, "name", ""), &n);
 	if (r < 0)
 		return r;
-	return read_text(c, n, &c->text, &len);
+	if ((r = read_text(c, n, &c->text, &len)) < 0)
+		return r;
+	/* Up to a NUL byte: the text ends there for JSON. */
+	len = strnlen(c->text, len);
+	if (u8_invalid_at(c->text, len) < len)
+		c->warning =
+			xasprintf("Note '%s': " TOOL_NOT_UTF8_WARNING, n->path);
+	return 0;
 }
 
 /* Outgoing link names: resolved notes by display name, the rest as

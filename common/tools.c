@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "tools.h"
 #include "json.h"
+#include "u8.h"
 
 #include <errno.h>
 #include <math.h>
@@ -565,6 +566,7 @@ const struct tool *tools_find(const char *name)
 void tool_result_clear(struct tool_result *r)
 {
 	free(r->text);
+	free(r->warning);
 	cJSON_Delete(r->structured);
 	memset(r, 0, sizeof(*r));
 }
@@ -748,6 +750,12 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 		ret->is_error = true;
 		ret->code = code_of(r);
 		ret->text = c.msg ? TAKE_PTR(c.msg) : xstrdup(strerror(-r));
+		size_t len = strlen(ret->text);
+		if (u8_invalid_at(ret->text, len) < len) {
+			char *fixed = u8_repair(ret->text, len);
+			free(ret->text);
+			ret->text = fixed;
+		}
 		free(c.text);
 		cJSON_Delete(c.json);
 		free(c.warning);
@@ -757,9 +765,21 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 	if (t->flags & TOOL_TEXT) {
 		ret->text = c.text ? TAKE_PTR(c.text) : xstrdup("");
 		cJSON_Delete(c.json);
+		size_t len = strlen(ret->text);
+		if (u8_invalid_at(ret->text, len) < len) {
+			char *fixed = u8_repair(ret->text, len);
+			free(ret->text);
+			ret->text = fixed;
+			if (!c.warning)
+				c.warning =
+					xstrdup("The " TOOL_NOT_UTF8_WARNING);
+		}
+		ret->warning = TAKE_PTR(c.warning);
 	} else {
 		if (!c.json)
 			c.json = cJSON_CreateObject();
+		if (json_repair_utf8(c.json) && !c.warning)
+			c.warning = xstrdup("Some " TOOL_NOT_UTF8_WARNING);
 		if (c.warning && cJSON_IsObject(c.json))
 			cJSON_AddStringToObject(c.json, "warning", c.warning);
 		ret->text = json_dumps(c.json);

@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include "u8.h"
 #include "vault.h"
 
 #include <cjson/cJSON.h>
@@ -16,6 +17,13 @@ enum {
 	TOOL_IDEMPOTENT = 1 << 2,
 	TOOL_TEXT = 1 << 3, /* the result is plain text, not JSON */
 };
+
+/* Results are valid UTF-8 (JSON needs it): stray bytes in a note are
+ * shown as U+FFFD, with a warning saying so. */
+#define TOOL_NOT_UTF8_WARNING                                            \
+	"the text is not valid UTF-8: bytes that are not are shown as "  \
+	"U+FFFD (" U8_REPLACEMENT "); the file itself is unchanged and " \
+	"edits keep them as they are"
 
 /* JSON-RPC application error codes (seed 002). */
 enum {
@@ -66,6 +74,7 @@ struct tool_result {
 	int code;	   /* RPC code when is_error */
 	char *text;	   /* the text the seeds show (JSON or plain) */
 	cJSON *structured; /* JSON result as an object, or NULL */
+	char *warning;	   /* text results: said apart from the text */
 };
 void tool_result_clear(struct tool_result *r);
 

@@ -26,6 +26,39 @@ bool u8_valid(const char *s, size_t n)
 	return true;
 }
 
+size_t u8_invalid_at(const char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n) {
+		if ((unsigned char)s[i] < 0x80) {
+			i++;
+			continue;
+		}
+		int32_t cp;
+		int l = u8_decode(s + i, n - i, &cp);
+		if (l < 0)
+			return i;
+		i += (size_t)l;
+	}
+	return n;
+}
+
+char *u8_repair(const char *s, size_t n)
+{
+	struct sbuf b = {0};
+	sb_grow(&b, n);
+	size_t i = 0;
+	while (i < n) {
+		size_t bad = i + u8_invalid_at(s + i, n - i);
+		sb_add(&b, s + i, bad - i);
+		if (bad == n)
+			break;
+		sb_puts(&b, U8_REPLACEMENT);
+		i = bad + 1;
+	}
+	return sb_steal(&b);
+}
+
 static bool is_ascii(const char *s, size_t n)
 {
 	for (size_t i = 0; i < n; i++)

@@ -12,6 +12,16 @@
 
 /* True when s[0..n) is well-formed UTF-8 without NUL bytes. */
 bool u8_valid(const char *s, size_t n);
+/* Offset of the first byte of s[0..n) that does not start a well-formed
+ * UTF-8 character (NUL is one), or n. */
+size_t u8_invalid_at(const char *s, size_t n);
+/*
+ * s[0..n) with each such byte replaced by U+FFFD (malloc'd, NUL-ended).
+ * For showing text only: the replacement must never be written back.
+ */
+char *u8_repair(const char *s, size_t n);
+#define U8_REPLACEMENT "\xef\xbf\xbd"
+
 /* NFC form of s (malloc'd); NULL when s is not valid UTF-8. */
 char *u8_nfc(const char *s);
 /* NFC + case fold (malloc'd); NULL when s is not valid UTF-8. */

@@ -266,6 +266,10 @@ static int print_tool_result(const struct opts *o, cJSON *res)
 		if (*text && text[strlen(text) - 1] != '\n')
 			fputc('\n', stdout);
 	}
+	const char *warn =
+		cJSON_GetStringValue(cJSON_GetObjectItem(res, "warning"));
+	if (!o->json && !err && warn)
+		fprintf(stderr, "vaultctl: warning: %s\n", warn);
 	cJSON_Delete(res);
 	return err ? EXIT_TOOL : EXIT_OK;
 }

@@ -378,6 +378,17 @@ static void finish_tool(struct mcp_session *s, struct pending *p,
 	cJSON_AddStringToObject(block, "type", "text");
 	cJSON_AddStringToObject(block, "text", text);
 	cJSON_AddItemToArray(content, block);
+	/* A text result's warning (a note that is not UTF-8) comes after
+	 * the text, apart from it: the text stays the note's text. */
+	const char *warn =
+		cJSON_GetStringValue(cJSON_GetObjectItem(dres, "warning"));
+	if (warn && !is_error) {
+		cJSON *wb = cJSON_CreateObject();
+		cJSON_AddStringToObject(wb, "type", "text");
+		_cleanup_free_ char *w = xasprintf("Warning: %s", warn);
+		cJSON_AddStringToObject(wb, "text", w);
+		cJSON_AddItemToArray(content, wb);
+	}
 	if (structured && !is_error && has_structured(p->modern, p->version))
 		cJSON_AddItemToObject(r, "structuredContent",
 				      TAKE_PTR(structured));

@@ -4,9 +4,11 @@
  * search through the on-disk index: ranking, paging, Unicode, snippets,
  * keeping in step with writes, reuse at restart, rebuilding when damaged.
  */
+#include "json.h"
 #include "query.h"
 #include "store.h"
 #include "testutil.h"
+#include "u8.h"
 #include "util.h"
 
 #include <fcntl.h>
@@ -480,6 +482,29 @@ static void test_unicode(void)
 	tv_close(&t);
 }
 
+/* Snippets of a note with bytes that are not UTF-8: valid UTF-8 (JSON),
+ * U+FFFD in their place, and a warning saying so. */
+static void test_not_utf8_snippets(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "Bad.md",
+		 "Some words \xff\xfe around the keyword here.\n");
+	open_indexed(&t);
+	struct tool_result r;
+	tv_call(&t, "search_notes",
+		"{\"query\":\"keyword\",\"mode\":\"fulltext\"}", &r);
+	CU_ASSERT_FALSE(r.is_error);
+	CU_ASSERT_EQUAL(u8_invalid_at(r.text, strlen(r.text)), strlen(r.text));
+	ASSERT_CONTAINS(r.text, "\"Bad\"");
+	ASSERT_CONTAINS(r.text, "\xef\xbf\xbd");
+	ASSERT_CONTAINS(r.text, "not valid UTF-8");
+	_cleanup_free_ char *d = r.structured ? json_dumps(r.structured) : NULL;
+	CU_ASSERT(d && u8_invalid_at(d, strlen(d)) == strlen(d));
+	tool_result_clear(&r);
+	tv_close(&t);
+}
+
 static void test_case_sensitive(void)
 {
 	struct tvault t;
@@ -944,6 +969,7 @@ int main(void)
 		{"ranking: title, rare words", test_ranking},
 		{"paging: every result once; bad cursors", test_paging},
 		{"unicode: Cyrillic, diacritics, CJK", test_unicode},
+		{"not_utf8_snippets", test_not_utf8_snippets},
 		{"case_sensitive", test_case_sensitive},
 		{"query errors and odd input", test_query_errors},
 		{"index follows every write", test_follows_writes},

@@ -8,6 +8,7 @@
 #include "testutil.h"
 #include "check.h"
 #include "json.h"
+#include "u8.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -872,6 +873,158 @@ static void test_alias_bomb_vault(void)
 	_cleanup_free_ char *bomb = alias_bomb_note();
 	CU_ASSERT_TRUE(strlen(bomb) < 400);
 	CU_ASSERT_TRUE(run_capped(bomb_vault, bomb, 512u << 20, 60));
+}
+
+/* ---- bytes that are not UTF-8 ------------------------------------------- */
+
+static bool is_utf8(const char *s)
+{
+	return s && u8_invalid_at(s, strlen(s)) == strlen(s);
+}
+
+/* Call; the result (error or not) must be valid UTF-8 through and
+ * through. Returns it for more checks. */
+static void call_u8(struct tvault *t, const char *tool, const char *args,
+		    struct tool_result *r)
+{
+	tv_call(t, tool, args, r);
+	CU_ASSERT(is_utf8(r->text));
+	if (r->structured) {
+		_cleanup_free_ char *d = json_dumps(r->structured);
+		CU_ASSERT(is_utf8(d));
+	}
+	if (r->warning)
+		CU_ASSERT(is_utf8(r->warning));
+}
+
+#define BAD_BODY                                                       \
+	"Start \xff\xfe end\n\n## S\nsec \xc3 text\n\n## Other\nkeep " \
+	"\xed\xa0\x80 me\n"
+#define BAD_NOTE "---\ntitle: T\n---\n" BAD_BODY
+
+static void test_not_utf8_read(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "Bad.md", BAD_NOTE);
+	tv_write(&t, "Good.md", "---\ntags: [x]\n---\nsee [[Bad]] end\n");
+	tv_open(&t);
+
+	/* read_note: U+FFFD for each stray byte, and a warning apart from
+	 * the text naming the note. */
+	struct tool_result r;
+	call_u8(&t, "read_note", "{\"name\":\"Bad\"}", &r);
+	CU_ASSERT_FALSE(r.is_error);
+	ASSERT_STR_EQ(r.text,
+		      "---\ntitle: T\n---\nStart \xef\xbf\xbd\xef\xbf\xbd"
+		      " end\n\n## S\nsec \xef\xbf\xbd text\n\n## Other\n"
+		      "keep \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd me\n");
+	ASSERT_CONTAINS(r.warning, "Bad.md");
+	ASSERT_CONTAINS(r.warning, "not valid UTF-8");
+	ASSERT_CONTAINS(r.warning, "U+FFFD");
+	tool_result_clear(&r);
+	/* A valid note gets no warning. */
+	call_u8(&t, "read_note", "{\"name\":\"Good\"}", &r);
+	CU_ASSERT_PTR_NULL(r.warning);
+	tool_result_clear(&r);
+
+	/* Other tools that show note text. */
+	call_u8(&t, "read_section", "{\"name\":\"Bad\",\"section\":\"S\"}", &r);
+	CU_ASSERT_FALSE(r.is_error);
+	ASSERT_CONTAINS(r.text, "sec \xef\xbf\xbd text");
+	ASSERT_CONTAINS(r.warning, "not valid UTF-8");
+	tool_result_clear(&r);
+	call_u8(&t, "search_notes",
+		"{\"query\":\"end\",\"mode\":\"content\",\"limit\":10}", &r);
+	CU_ASSERT_FALSE(r.is_error);
+	ASSERT_CONTAINS(r.text, "Start \xef\xbf\xbd\xef\xbf\xbd end");
+	ASSERT_CONTAINS(r.text, "not valid UTF-8");
+	tool_result_clear(&r);
+	call_u8(&t, "get_note_metadata", "{\"name\":\"Bad\"}", &r);
+	CU_ASSERT_FALSE(r.is_error);
+	tool_result_clear(&r);
+	call_u8(&t, "replace_text",
+		"{\"name\":\"Bad\",\"old_text\":\"nowhere\",\"new_text\":\"x\"}",
+		&r);
+	CU_ASSERT_TRUE(r.is_error);
+	tool_result_clear(&r);
+	/* Nothing of that reached the file. */
+	CU_ASSERT(file_is(&t, "Bad.md", BAD_NOTE));
+	tv_close(&t);
+}
+
+static void test_not_utf8_edits(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "Bad.md", BAD_NOTE);
+	tv_write(&t, "Good.md", "---\ntags: [x]\n---\ngood\n");
+	tv_open(&t);
+
+	/* Edits splice bytes: the stray ones outside the edited part stay
+	 * exactly as they were; no U+FFFD is ever written. */
+	CU_ASSERT(callok(&t, "set_frontmatter", "name", "Bad", "key", "status",
+			 "value", "draft", NULL));
+	CU_ASSERT(file_is(&t, "Bad.md",
+			  "---\ntitle: T\nstatus: draft\n---\n" BAD_BODY));
+	CU_ASSERT(callok(&t, "add_tag", "name", "Bad", "tag", "x", NULL));
+	CU_ASSERT(file_is(
+		&t, "Bad.md",
+		"---\ntitle: T\nstatus: draft\ntags:\n  - x\n---\n" BAD_BODY));
+	CU_ASSERT(callok(&t, "remove_tag", "name", "Bad", "tag", "x", NULL));
+	CU_ASSERT(callok(&t, "update_frontmatter", "name", "Bad", "=updates",
+			 "{\"status\":null}", NULL));
+	CU_ASSERT(file_is(&t, "Bad.md",
+			  "---\ntitle: T\ntags: []\n---\n" BAD_BODY));
+	tv_write(&t, "Bad.md", BAD_NOTE);
+	tv_reindex(&t);
+	CU_ASSERT(callok(&t, "replace_text", "name", "Bad", "old_text", "end",
+			 "new_text", "END", NULL));
+	CU_ASSERT(callok(&t, "insert_text", "name", "Bad", "text", "inserted",
+			 "after", "keep", NULL));
+	CU_ASSERT(callok(&t, "append_section", "name", "Bad", "section", "S",
+			 "text", "added", NULL));
+	CU_ASSERT(callok(&t, "prepend_note", "name", "Bad", "text", "first",
+			 NULL));
+	CU_ASSERT(
+		callok(&t, "append_note", "name", "Bad", "text", "last", NULL));
+	_cleanup_free_ char *now = tv_read(&t, "Bad.md");
+	ASSERT_STR_EQ(now, "---\ntitle: T\n---\nfirst\n\nStart \xff\xfe END\n\n"
+			   "## S\nsec \xc3 text\nadded\n\n## Other\nkeep "
+			   "\xed\xa0\x80 me\ninserted\n\nlast");
+	ASSERT_NOT_CONTAINS(now, U8_REPLACEMENT);
+	/* Replacing one section keeps the others' bytes. */
+	CU_ASSERT(callok(&t, "update_section", "name", "Bad", "section", "S",
+			 "content", "clean\n", NULL));
+	_cleanup_free_ char *now2 = tv_read(&t, "Bad.md");
+	ASSERT_CONTAINS(now2, "Start \xff\xfe END\n");
+	ASSERT_CONTAINS(now2, "keep \xed\xa0\x80 me\n");
+	ASSERT_NOT_CONTAINS(now2, U8_REPLACEMENT);
+	/* Text as shown (U+FFFD) is not the file's: it is not found, and
+	 * nothing changes. */
+	_cleanup_free_ char *before = tv_read(&t, "Bad.md");
+	_cleanup_free_ char *e =
+		calle(&t, "replace_text", "name", "Bad", "old_text",
+		      "Start \xef\xbf\xbd\xef\xbf\xbd", "new_text", "x", NULL);
+	CU_ASSERT_PTR_NOT_NULL(e);
+	CU_ASSERT(file_is(&t, "Bad.md", before));
+
+	/* Stray bytes in the frontmatter: libyaml refuses them, so the
+	 * frontmatter edits are refused with the line; the file stays. */
+	static const char BADFM[] = "---\ntitle: \xff\xfe\n---\nbody\n";
+	tv_write(&t, "BadFm.md", BADFM);
+	tv_reindex(&t);
+	_cleanup_free_ char *e2 = calle(&t, "set_frontmatter", "name", "BadFm",
+					"key", "k", "value", "v", NULL);
+	ASSERT_CONTAINS(e2, "BadFm");
+	CU_ASSERT(names_a_line(e2));
+	CU_ASSERT(is_utf8(e2));
+	CU_ASSERT(file_is(&t, "BadFm.md", BADFM));
+	CU_ASSERT(callok(&t, "append_note", "name", "BadFm", "text", "more",
+			 NULL));
+	CU_ASSERT(file_is(&t, "BadFm.md",
+			  "---\ntitle: \xff\xfe\n---\nbody\n\nmore"));
+	tv_close(&t);
 }
 
 /* ---- 9. get_note_metadata
@@ -1977,6 +2130,8 @@ int main(void)
 		{"update_frontmatter", test_update_frontmatter},
 		{"invalid_yaml", test_invalid_yaml},
 		{"alias_bomb_vault", test_alias_bomb_vault},
+		{"not_utf8_read", test_not_utf8_read},
+		{"not_utf8_edits", test_not_utf8_edits},
 		{"note_metadata", test_note_metadata},
 		{"link_forms", test_link_forms},
 		{"duplicate_names", test_duplicate_names},

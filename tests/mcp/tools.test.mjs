@@ -2,8 +2,10 @@
 // every tool on a fresh vault, the seed's test cases TC1-TC68 through MCP,
 // and the auto-context rule (first tool result of a session only).
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { jsonOf, makeVault, mcpClient, readNote, textOf, writeNote } from './lib.mjs';
+import { jsonOf, makeVault, mcpClient, readNote, textOf, vaultctl, writeNote } from './lib.mjs';
 
 const EXPECTED_TOOLS = [
   'read_note', 'get_note_metadata', 'list_notes', 'browse', 'search_notes', 'get_links',
@@ -390,6 +392,42 @@ describe('every tool on a fresh vault', () => {
     assert.ok(r.structuredContent.result.length < 300);
     const t = await call(client, 'read_note', { name: 'big' });
     assert.match(textOf(t), /\[Result cut: 8192 of 20000 bytes shown/);
+    await client.close();
+  });
+});
+
+describe('hostile notes', () => {
+  test('a note that is not UTF-8 reads as valid JSON with U+FFFD and a warning; edits keep its bytes; a YAML alias bomb is refused', async () => {
+    const bad = Buffer.concat([Buffer.from('---\ntitle: T\n---\nStart '), Buffer.from([0xff, 0xfe]), Buffer.from(' end\n')]);
+    let bomb = '---\n';
+    for (let l = 0; l < 9; l++) {
+      const c = String.fromCharCode(97 + l);
+      const items = Array(9).fill(l ? '*' + String.fromCharCode(96 + l) : '"lol"');
+      bomb += `${c}: &${c} [${items.join(',')}]\n`;
+    }
+    bomb += '---\nbody\n';
+    const { v, client } = await primed({ 'Bad.md': bad, 'Bomb.md': bomb, 'Good.md': 'good' });
+    const r = await call(client, 'read_note', { name: 'Bad' });
+    assert.equal(r.isError, undefined);
+    assert.equal(textOf(r), '---\ntitle: T\n---\nStart \uFFFD\uFFFD end\n');
+    assert.match(r.content[1].text, /Bad\.md.*not valid UTF-8.*U\+FFFD/);
+    // The session goes on; an edit elsewhere in the note keeps the bytes.
+    assert.equal(textOf(await call(client, 'read_note', { name: 'Good' })), 'good');
+    const s = await call(client, 'set_frontmatter', { name: 'Bad', key: 'status', value: 'x' });
+    assert.equal(s.isError, undefined, textOf(s));
+    const onDisk = fs.readFileSync(path.join(v.vault, 'Bad.md'));
+    assert.ok(onDisk.equals(Buffer.concat([Buffer.from('---\ntitle: T\nstatus: x\n---\nStart '), Buffer.from([0xff, 0xfe]), Buffer.from(' end\n')])));
+    // The bomb: indexed, readable, its frontmatter reported.
+    assert.equal(textOf(await call(client, 'read_note', { name: 'Bomb' })), bomb);
+    const m = await call(client, 'get_note_metadata', { name: 'Bomb' });
+    assert.match(m.structuredContent.frontmatter_error, /frontmatter too complex/);
+    // vaultctl on the same daemon.
+    const vc = vaultctl(v, ['call', 'read_note', 'name=Bad']);
+    assert.equal(vc.code, 0, vc.err);
+    assert.equal(vc.out, '---\ntitle: T\nstatus: x\n---\nStart \uFFFD\uFFFD end\n');
+    assert.match(vc.err, /warning: .*not valid UTF-8/);
+    assert.equal(vaultctl(v, ['call', 'read_note', 'name=Good']).out, 'good\n');
+    assert.equal(textOf(await call(client, 'list_notes')).includes('Bomb'), true);
     await client.close();
   });
 });
