@@ -9,6 +9,7 @@
  */
 #include "history.h"
 #include "testutil.h"
+#include "u8.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -426,10 +427,54 @@ static void test_not_available(void)
 	tv_close(&t);
 }
 
+/* Old versions and diffs of a note with bytes that are not UTF-8 are
+ * shown with U+FFFD and a warning; the history keeps the bytes. */
+static void test_not_utf8_versions(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "Bad.md", "one \xff\xfe\n");
+	struct history *h = open_recorded(&t);
+	CU_ASSERT(vault_history_scan(t.v) >= 0);
+	struct tool_result r = {0};
+	tv_call(&t, "append_note",
+		"{\"name\":\"Bad\",\"text\":\"two \xc3\xa9\"}", &r);
+	CU_ASSERT_FALSE(r.is_error);
+	tool_result_clear(&r);
+	char *s = call_text(&t, "get_note_history", "{\"name\":\"Bad\"}");
+	char ids[4][8];
+	CU_ASSERT_EQUAL_FATAL(ids_of(s, ids, 4), 2);
+	free(s);
+	char *args = xasprintf("{\"name\":\"Bad\",\"version\":\"%s\"}", ids[1]);
+	tv_call(&t, "get_note_version", args, &r);
+	free(args);
+	CU_ASSERT_FALSE(r.is_error);
+	CU_ASSERT_EQUAL(u8_invalid_at(r.text, strlen(r.text)), strlen(r.text));
+	ASSERT_CONTAINS(r.text, "one \xef\xbf\xbd\xef\xbf\xbd\n");
+	ASSERT_CONTAINS(r.warning, "not valid UTF-8");
+	tool_result_clear(&r);
+	args = xasprintf("{\"name\":\"Bad\",\"from_version\":\"%s\","
+			 "\"to_version\":\"%s\"}",
+			 ids[1], ids[0]);
+	tv_call(&t, "diff_note_versions", args, &r);
+	free(args);
+	CU_ASSERT_FALSE(r.is_error);
+	CU_ASSERT_EQUAL(u8_invalid_at(r.text, strlen(r.text)), strlen(r.text));
+	ASSERT_CONTAINS(r.text, "+two \xc3\xa9");
+	ASSERT_CONTAINS(r.warning, "not valid UTF-8");
+	tool_result_clear(&r);
+	char *disk = tv_read(&t, "Bad.md");
+	ASSERT_STR_EQ(disk, "one \xff\xfe\n\ntwo \xc3\xa9");
+	free(disk);
+	detach(&t, h);
+	tv_close(&t);
+}
+
 int main(void)
 {
 	static const struct test_case tests[] = {
 		{"lifecycle", test_lifecycle},
+		{"not_utf8_versions", test_not_utf8_versions},
 		{"restore_is_guarded", test_restore_is_guarded},
 		{"batches", test_batches},
 		{"damaged_repository", test_damaged_repository},
