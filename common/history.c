@@ -427,6 +427,38 @@ static void close_repo(struct history *h)
 	h->have_head = false;
 }
 
+/*
+ * Lock files a killed vaultd left in its repository (refs/heads/main.lock,
+ * index.lock, ...): while they stay, every commit fails. Only vaultd
+ * writes there, and only one vaultd owns a vault (its .vaultd/lock), so
+ * at open they are stale. Returns how many were removed.
+ */
+static int remove_stale_locks(const char *dir, int depth)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int n = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		const char *name = de->d_name;
+		size_t l = strlen(name);
+		if (name[0] == '.' || !strcmp(name, "objects"))
+			continue;
+		_cleanup_free_ char *p = xasprintf("%s/%s", dir, name);
+		struct stat st;
+		if (lstat(p, &st) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode) && depth < 16)
+			n += remove_stale_locks(p, depth + 1);
+		else if (S_ISREG(st.st_mode) && l > 5 &&
+			 !strcmp(name + l - 5, ".lock") && unlink(p) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
 int history_open(int rootfd, const char *root, struct history **ret,
 		 char **ret_note)
 {
@@ -449,6 +481,7 @@ int history_open(int rootfd, const char *root, struct history **ret,
 		history_free(h);
 		return -e;
 	}
+	int stale = remove_stale_locks(h->dir, 0);
 	int r = open_repo(h);
 	if (r == 0)
 		r = load_index(h);
@@ -486,6 +519,10 @@ int history_open(int rootfd, const char *root, struct history **ret,
 				      "current notes",
 				      h->dir, why, aside);
 	}
+	if (stale && !*ret_note)
+		*ret_note = xasprintf("history: removed %d stale lock files a "
+				      "stopped vaultd left in %s",
+				      stale, h->dir);
 	/* Objects written since the last pack (a pack that was cut short
 	 * by a stop, say) are packed soon. */
 	if (h->have_head) {

@@ -370,6 +370,38 @@ static void test_damaged_repository(void)
 	tv_close(&t);
 }
 
+/* A killed vaultd's lock files in the repository: removed at open, and
+ * history goes on (new notes get versions). */
+static void test_stale_locks(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "A.md", "a\n");
+	struct history *h = open_recorded(&t);
+	detach(&t, h);
+	tv_write(&t, ".vaultd/history.git/refs/heads/main.lock", "");
+	tv_write(&t, ".vaultd/history.git/index.lock", "");
+	char *note = NULL;
+	CU_ASSERT_EQUAL(
+		history_open(vault_rootfd(t.v), vault_root(t.v), &h, &note), 0);
+	ASSERT_CONTAINS(note, "removed 2 stale lock files");
+	free(note);
+	CU_ASSERT_FALSE(
+		tv_exists(&t, ".vaultd/history.git/refs/heads/main.lock"));
+	vault_attach_history(t.v, h);
+	CU_ASSERT(vault_history_scan(t.v) >= 0);
+	cJSON_Delete(tv_call_json(&t, "create_note",
+				  "{\"name\":\"B\",\"content\":\"b\"}"));
+	CU_ASSERT(history_commit(h, true) >= 0);
+	CU_ASSERT_STRING_EQUAL(history_error(h), "");
+	char *s = call_text(&t, "get_note_history", "{\"name\":\"B\"}");
+	ASSERT_CONTAINS(s, "Version history for B");
+	ASSERT_CONTAINS(s, "by test");
+	free(s);
+	detach(&t, h);
+	tv_close(&t);
+}
+
 /* Enough versions that two share their first four hex digits: such a
  * short id is refused as ambiguous, a longer one works. */
 static void test_ambiguous_version(void)
@@ -478,6 +510,7 @@ int main(void)
 		{"restore_is_guarded", test_restore_is_guarded},
 		{"batches", test_batches},
 		{"damaged_repository", test_damaged_repository},
+		{"stale_locks", test_stale_locks},
 		{"ambiguous_version", test_ambiguous_version},
 		{"not_available", test_not_available},
 	};
