@@ -74,6 +74,7 @@ struct history {
 	git_index *idx;
 	git_oid head;
 	bool have_head;
+	size_t failed_commits; /* in a row, under mu */
 	/* The pending batch. */
 	char *author;
 	struct change *pend;
@@ -1021,7 +1022,8 @@ bool history_settled(struct history *h)
 {
 	pthread_mutex_lock(&h->mu);
 	bool due = h->since_pack >= PACK_EVERY || h->loose >= PACK_LOOSE;
-	bool settled = !due && !h->npend && !atomic_load(&h->packing);
+	bool settled = !due && !h->npend && !atomic_load(&h->packing) &&
+		       !h->failed_commits;
 	pthread_mutex_unlock(&h->mu);
 	return settled;
 }
@@ -1163,6 +1165,22 @@ int history_commit(struct history *h, bool force)
 	if (h->npend &&
 	    (force || now_ns() - h->first_ns >= HISTORY_BATCH_MS * 1000000ull))
 		r = commit_pending_locked(h);
+	if (r < 0)
+		h->failed_commits++;
+	else if (r > 0)
+		h->failed_commits = 0;
+	pthread_mutex_unlock(&h->mu);
+	return r;
+}
+
+char *history_failing(struct history *h)
+{
+	pthread_mutex_lock(&h->mu);
+	char *r = h->failed_commits
+			  ? xasprintf("%zu commits failed in a row; the last: "
+				      "%s",
+				      h->failed_commits, h->err)
+			  : NULL;
 	pthread_mutex_unlock(&h->mu);
 	return r;
 }

@@ -103,6 +103,9 @@ bool history_wait_due(struct history *h);
 void history_stop(struct history *h);
 /* Commits made, and bytes the repository takes on disk. */
 void history_stats(struct history *h, size_t *ret_commits, uint64_t *bytes);
+/* Commits are failing now (the last one did): why, to free; else NULL.
+ * history_settled() is false meanwhile. */
+char *history_failing(struct history *h);
 /* Why the last failed operation failed (libgit2's words), or "". */
 const char *history_error(struct history *h);
 

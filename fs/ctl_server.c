@@ -303,6 +303,11 @@ static cJSON *status_json(struct ctl_server *s)
 		history_stats(h, &versions, &bytes);
 		cJSON_AddNumberToObject(hi, "versions", (double)versions);
 		cJSON_AddBoolToObject(hi, "settled", history_settled(h));
+		char *failing = history_failing(h);
+		if (failing) {
+			cJSON_AddStringToObject(hi, "error", failing);
+			free(failing);
+		}
 		cJSON_AddStringToObject(hi, "path", history_path(h));
 		cJSON_AddNumberToObject(hi, "bytes", (double)bytes);
 	}

@@ -192,6 +192,10 @@ static int cmd_status(const struct opts *o)
 				       cJSON_GetObjectItem(hi, "path")));
 		else if (hst)
 			printf("history:  off\n");
+		const char *herr =
+			cJSON_GetStringValue(cJSON_GetObjectItem(hi, "error"));
+		if (herr)
+			printf("history:  FAILING: %s\n", herr);
 		printf("clients:  %.0f\n",
 		       cJSON_GetNumberValue(
 			       cJSON_GetObjectItem(st, "clients")));

@@ -398,6 +398,23 @@ static void test_stale_locks(void)
 	ASSERT_CONTAINS(s, "Version history for B");
 	ASSERT_CONTAINS(s, "by test");
 	free(s);
+	/* Commits that fail at run time are reported, never "settled". */
+	char lock[4096];
+	snprintf(lock, sizeof(lock),
+		 "%s/.vaultd/history.git/refs/heads/main.lock", t.dir);
+	CU_ASSERT_EQUAL(mkdir(lock, 0755), 0);
+	cJSON_Delete(tv_call_json(&t, "append_note",
+				  "{\"name\":\"B\",\"text\":\"more\"}"));
+	CU_ASSERT(history_commit(h, true) < 0);
+	char *why = history_failing(h);
+	CU_ASSERT_PTR_NOT_NULL(why);
+	free(why);
+	CU_ASSERT_FALSE(history_settled(h));
+	rmdir(lock);
+	cJSON_Delete(tv_call_json(&t, "append_note",
+				  "{\"name\":\"B\",\"text\":\"again\"}"));
+	CU_ASSERT(history_commit(h, true) > 0);
+	CU_ASSERT_PTR_NULL(history_failing(h));
 	detach(&t, h);
 	tv_close(&t);
 }
