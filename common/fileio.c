@@ -71,7 +71,7 @@ long file_narrow_modes(int rootfd, const char *rel, mode_t mask)
 	return narrow_dir(fd, mask & 0777, 0);
 }
 
-bool file_temp_owner(const char *name, pid_t *ret_pid)
+bool file_is_stale_temp(const char *name)
 {
 	size_t n = strlen(name);
 	if (name[0] != '.' || n < 12 || strcmp(name + n - 4, ".tmp"))
@@ -79,27 +79,19 @@ bool file_temp_owner(const char *name, pid_t *ret_pid)
 	const char *m = strstr(name, ".vaultd-");
 	if (!m)
 		return false;
-	const char *p;
-	for (;;) { /* the last ".vaultd-" */
-		const char *next = strstr(m + 1, ".vaultd-");
-		if (!next)
-			break;
-		m = next;
-	}
-	p = m + 8;
+	for (const char *next; (next = strstr(m + 1, ".vaultd-"));)
+		m = next; /* the last ".vaultd-" */
+	const char *p = m + 8;
 	char *end;
 	long pid = strtol(p, &end, 10);
-	if (end == p || *end != '-' || pid <= 0)
+	if (end == p || *end != '-' || pid <= 0 || pid == (long)getpid())
 		return false;
-	p = end + 1;
 	const char *stop = name + n - 4;
-	if (p == stop)
+	if (end + 1 == stop)
 		return false;
-	for (; p < stop; p++)
+	for (p = end + 1; p < stop; p++)
 		if (!isxdigit((unsigned char)*p))
 			return false;
-	if (ret_pid)
-		*ret_pid = (pid_t)pid;
 	return true;
 }
 
@@ -110,9 +102,8 @@ long file_remove_temps(int rootfd, const char *rel)
 		return -errno;
 	long n = 0;
 	struct dirent *de;
-	pid_t owner;
 	while ((de = readdir(d)))
-		if (file_temp_owner(de->d_name, &owner) && owner != getpid() &&
+		if (file_is_stale_temp(de->d_name) &&
 		    unlinkat(dirfd(d), de->d_name, 0) == 0)
 			n++;
 	closedir(d);

@@ -58,10 +58,11 @@ void file_set_umask(mode_t mask);
 long file_narrow_modes(int rootfd, const char *rel, mode_t mask);
 
 /*
- * vaultd's own temporary file name for base: ".<base>.vaultd-<pid>-<hex>.tmp".
- * file_temp_owner() says whether name is one, and of which process.
+ * Whether name is a temp file of file_write_atomic()
+ * (".<base>.vaultd-<pid>-<hex>.tmp") made by another process than this
+ * one: with one vaultd per vault, one left by a vaultd that died.
  */
-bool file_temp_owner(const char *name, pid_t *ret_pid);
+bool file_is_stale_temp(const char *name);
 /* Remove the temp files of other processes in the folder rel (not
  * beneath it). Returns how many, or -errno. */
 long file_remove_temps(int rootfd, const char *rel);

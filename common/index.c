@@ -714,14 +714,24 @@ bool index_next(const struct index *ix, size_t *iter, struct note **ret)
 	return true;
 }
 
-bool index_next_file(const struct index *ix, size_t *iter,
-		     const struct note **ret)
+static void push_under(struct hmap *m, const char *dir, size_t dl,
+		       struct ptrvec *ret)
 {
+	size_t it = 0;
 	void *v;
-	if (!hmap_next(ix->files, iter, NULL, &v))
-		return false;
-	*ret = v;
-	return true;
+	while (hmap_next(m, &it, NULL, &v)) {
+		const struct note *n = v;
+		if (!strncmp(n->path, dir, dl) && n->path[dl] == '/')
+			pv_push(ret, xstrdup(n->path));
+	}
+}
+
+void index_paths_under(const struct index *ix, const char *dir,
+		       struct ptrvec *ret)
+{
+	size_t dl = strlen(dir);
+	push_under(ix->by_path, dir, dl, ret);
+	push_under(ix->files, dir, dl, ret);
 }
 
 char *index_display_name(const struct index *ix, const struct note *n)

@@ -39,9 +39,10 @@ int index_remove(struct index *ix, const char *path);
 void index_put_file(struct index *ix, const char *path);
 void index_remove_file(struct index *ix, const char *path);
 bool index_has_file(const struct index *ix, const char *path);
-/* Iterate the attachments (their ->path); *iter starts at 0. */
-bool index_next_file(const struct index *ix, size_t *iter,
-		     const struct note **ret);
+/* The paths of every note and attachment beneath the folder dir (copies
+ * pushed to ret). */
+void index_paths_under(const struct index *ix, const char *dir,
+		       struct ptrvec *ret);
 
 size_t index_count(const struct index *ix);
 size_t index_file_count(const struct index *ix);

@@ -292,15 +292,11 @@ static void walk(struct scan *s, const char *dir)
 	struct ptrvec subdirs = {0};
 	struct dirent *de;
 	while ((de = readdir(d))) {
-		pid_t owner;
-		if (file_temp_owner(de->d_name, &owner)) {
-			/* Left by a vaultd that died mid-write (only one owns
-			 * the vault): the note it was replacing is whole. */
-			if (owner != getpid() &&
-			    unlinkat(dirfd(d), de->d_name, 0) == 0)
-				atomic_fetch_add(&s->v->stale_temps, 1);
-			continue;
-		}
+		/* Left by a vaultd that died mid-write: the note it was
+		 * replacing is whole. */
+		if (file_is_stale_temp(de->d_name) &&
+		    unlinkat(dirfd(d), de->d_name, 0) == 0)
+			atomic_fetch_add(&s->v->stale_temps, 1);
 		if (de->d_name[0] == '.')
 			continue;
 		_cleanup_free_ char *p =
@@ -1116,7 +1112,6 @@ cJSON *vault_violations(struct vault *v, int limit)
 	return out;
 }
 
-/* Keep refused text: .vaultd/rejected/<time>-<path with / as __>. */
 static char *save_rejected_in(struct vault *v, const char *dir, const char *ts,
 			      const char *flat, const char *text, size_t len,
 			      int *ret_err)

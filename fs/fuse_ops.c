@@ -1657,19 +1657,10 @@ static void sync_tree(struct mount *m, fuse_req_t req, const char *from,
 	vault_write_lock(m->v);
 	follow_rename(m, from, to);
 	vault_read_lock(m->v);
-	struct index *ix = vault_index(m->v);
-	size_t it = 0, fl = strlen(from);
-	struct note *n;
-	while (index_next(ix, &it, &n))
-		if (!strncmp(n->path, from, fl) && n->path[fl] == '/')
-			pv_push(&gone, xstrdup(n->path));
-	/* The folder's attachments went with it. */
-	const struct note *f;
-	it = 0;
-	while (index_next_file(ix, &it, &f))
-		if (!strncmp(f->path, from, fl) && f->path[fl] == '/')
-			pv_push(&gone, xstrdup(f->path));
+	/* Its notes and attachments went with the folder. */
+	index_paths_under(vault_index(m->v), from, &gone);
 	vault_read_unlock(m->v);
+	size_t fl = strlen(from);
 	mount_write_begin(from, to);
 	for (size_t i = 0; i < gone.n; i++) {
 		const char *old = gone.v[i];

@@ -423,13 +423,12 @@ static bool ctl_mount_ok(const struct indexer *ix)
 	return ix->mounted_once;
 }
 
-/* One daemon per vault: an exclusive lock next to the socket. */
-static int take_lock(const char *socket_path, int *ret_fd)
+/* An exclusive lock on fd (or -errno), else -EBUSY when held elsewhere;
+ * the descriptor is closed on failure. */
+static int lock_or_close(int fd, int *ret_fd)
 {
-	_cleanup_free_ char *p = xasprintf("%s.lock", socket_path);
-	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		int e = errno;
 		close(fd);
@@ -437,6 +436,14 @@ static int take_lock(const char *socket_path, int *ret_fd)
 	}
 	*ret_fd = fd;
 	return 0;
+}
+
+/* One daemon per vault: an exclusive lock next to the socket. */
+static int take_lock(const char *socket_path, int *ret_fd)
+{
+	_cleanup_free_ char *p = xasprintf("%s.lock", socket_path);
+	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	return lock_or_close(fd < 0 ? -errno : fd, ret_fd);
 }
 
 /*
@@ -450,17 +457,10 @@ static int take_vault_lock(struct vault *v, int *ret_fd)
 		return r;
 	/* Read-only: the vault's file system can still be remounted
 	 * read-only under vaultd. */
-	int fd = beneath_open(vault_rootfd(v), ".vaultd/lock",
-			      O_RDONLY | O_CREAT | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return fd;
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
-		int e = errno;
-		close(fd);
-		return e == EWOULDBLOCK ? -EBUSY : -e;
-	}
-	*ret_fd = fd;
-	return 0;
+	return lock_or_close(beneath_open(vault_rootfd(v), ".vaultd/lock",
+					  O_RDONLY | O_CREAT | O_NOFOLLOW,
+					  0600),
+			     ret_fd);
 }
 
 /* What a killed vaultd may have left: its temp files, and (from older

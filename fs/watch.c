@@ -136,17 +136,7 @@ static void sync_folder(struct watcher *w, const char *dir, bool appeared)
 {
 	struct ptrvec paths = {0};
 	vault_read_lock(w->v);
-	struct index *ix = vault_index(w->v);
-	size_t it = 0, dl = strlen(dir);
-	struct note *n;
-	while (index_next(ix, &it, &n))
-		if (!strncmp(n->path, dir, dl) && n->path[dl] == '/')
-			pv_push(&paths, xstrdup(n->path));
-	const struct note *f;
-	it = 0;
-	while (index_next_file(ix, &it, &f))
-		if (!strncmp(f->path, dir, dl) && f->path[dl] == '/')
-			pv_push(&paths, xstrdup(f->path));
+	index_paths_under(vault_index(w->v), dir, &paths);
 	vault_read_unlock(w->v);
 	for (size_t i = 0; i < paths.n; i++) {
 		sync_one(w, paths.v[i]);
