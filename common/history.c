@@ -44,6 +44,21 @@ struct change {
 	char *from; /* 'R': the old path */
 };
 
+/* A change that came before the recording at start, with its writer. */
+struct held {
+	struct change c;
+	char *author;
+};
+
+/* A note as it was before vaultd's first change to it (absent: it did not
+ * exist), kept until the recording at start has run. */
+struct orig {
+	git_oid id;
+	int64_t mtime_ns, size;
+	uint64_t ino;
+	bool absent;
+};
+
 struct commit_rec {
 	git_oid id;
 	char hex[41];
@@ -86,6 +101,14 @@ struct history {
 	struct hmap *texts;
 	/* history_prepare()'s blobs: path -> struct prepared. */
 	struct hmap *prepared;
+	/* Until the recording at start has run (recorded), changes are held
+	 * and the notes' texts before them kept (path -> struct orig): the
+	 * first recording holds every note as it was before vaultd changed
+	 * it, and the changes follow as versions of their own. */
+	bool recorded;
+	struct held *held;
+	size_t nheld, capheld;
+	struct hmap *origs;
 	uint64_t first_ns;
 	/* The log. */
 	struct commit_rec *commits;
@@ -112,6 +135,9 @@ struct history {
 
 static void drop_texts(struct history *h);
 static void drop_prepared(struct history *h);
+static void drop_held(struct history *h);
+static bool stat_matches(const git_index_entry *e,
+			 const struct history_file *f);
 
 static void set_err(struct history *h, const char *what)
 {
@@ -475,6 +501,7 @@ int history_open(int rootfd, const char *root, struct history **ret,
 	h->pend_at = hmap_new();
 	h->texts = hmap_new();
 	h->paths = hmap_new();
+	h->origs = hmap_new();
 	_cleanup_free_ char *vd = xasprintf("%s/.vaultd", root);
 	if (mkdir(vd, 0755) < 0 && errno != EEXIST) {
 		int e = errno;
@@ -569,6 +596,8 @@ void history_free(struct history *h)
 	drop_texts(h);
 	hmap_free(h->texts);
 	drop_prepared(h);
+	drop_held(h);
+	hmap_free(h->origs);
 	free_log(h);
 	hmap_free(h->paths);
 	close_repo(h);
@@ -747,66 +776,200 @@ static void batch_for(struct history *h, const char *author)
 	}
 }
 
+static void changed_locked(struct history *h, const char *path,
+			   const char *author)
+{
+	batch_for(h, author);
+	int r = put_file(h, path, true);
+	/* -ENOENT: gone again, its deletion comes next; another error: the
+	 * change is in the next scan. */
+	if (r > 0)
+		pend(h, 'C', path, NULL);
+}
+
+static void deleted_locked(struct history *h, const char *path,
+			   const char *author)
+{
+	batch_for(h, author);
+	if (drop_file(h, path) > 0)
+		pend(h, 'D', path, NULL);
+}
+
+static void renamed_locked(struct history *h, const char *old_path,
+			   const char *new_path, const char *author)
+{
+	batch_for(h, author);
+	int r = drop_file(h, old_path);
+	if (r >= 0)
+		r = put_file(h, new_path, true);
+	if (r < 0)
+		return;
+	/* A note renamed back and forth within a batch: only the first name
+	 * and the last count. */
+	size_t at = (size_t)(uintptr_t)hmap_get(h->pend_at, old_path);
+	if (at && h->pend[at - 1].kind == 'C') {
+		/* Changed, then renamed: the rename says it all. */
+		h->pend[at - 1].kind = 'X';
+		hmap_del(h->pend_at, old_path);
+		pend(h, 'R', new_path, old_path);
+	} else if (at && h->pend[at - 1].kind == 'R') {
+		struct change *c = &h->pend[at - 1];
+		_cleanup_free_ char *from = TAKE_PTR(c->from);
+		hmap_del(h->pend_at, old_path);
+		c->kind = 'D';
+		pend(h, 'R', new_path, from);
+	} else {
+		pend(h, 'R', new_path, old_path);
+	}
+}
+
+/* Before the recording at start: keep the change for later (true). */
+static bool hold(struct history *h, char kind, const char *path,
+		 const char *from, const char *author)
+{
+	if (h->recorded)
+		return false;
+	if (h->nheld == h->capheld) {
+		h->capheld = h->capheld ? 2 * h->capheld : 16;
+		h->held = xrealloc(h->held, h->capheld * sizeof(*h->held));
+	}
+	h->held[h->nheld++] = (struct held){
+		{kind, xstrdup(path), from ? xstrdup(from) : NULL},
+		xstrdup(author)};
+	return true;
+}
+
+static void drop_held(struct history *h)
+{
+	for (size_t i = 0; i < h->nheld; i++) {
+		free(h->held[i].c.path);
+		free(h->held[i].c.from);
+		free(h->held[i].author);
+	}
+	free(h->held);
+	h->held = NULL;
+	h->nheld = h->capheld = 0;
+	size_t it = 0;
+	void *val;
+	while (hmap_next(h->origs, &it, NULL, &val))
+		free(val);
+	hmap_free(h->origs);
+	h->origs = hmap_new();
+}
+
+/* The recording at start has run: the held changes become versions. */
+static void replay_held(struct history *h)
+{
+	h->recorded = true;
+	for (size_t i = 0; i < h->nheld; i++) {
+		struct held *x = &h->held[i];
+		if (x->c.kind == 'C')
+			changed_locked(h, x->c.path, x->author);
+		else if (x->c.kind == 'D')
+			deleted_locked(h, x->c.path, x->author);
+		else
+			renamed_locked(h, x->c.from, x->c.path, x->author);
+	}
+	drop_held(h);
+	if (h->npend)
+		pthread_cond_broadcast(&h->cv);
+}
+
 int history_note_changed(struct history *h, const char *path,
 			 const char *author)
 {
 	pthread_mutex_lock(&h->mu);
-	batch_for(h, author);
-	int r = put_file(h, path, true);
-	if (r == -ENOENT)
-		r = 0; /* gone again: its deletion comes next */
-	else if (r > 0)
-		pend(h, 'C', path, NULL);
+	if (!hold(h, 'C', path, NULL, author))
+		changed_locked(h, path, author);
 	if (h->npend)
 		pthread_cond_broadcast(&h->cv);
 	pthread_mutex_unlock(&h->mu);
-	return r < 0 ? r : 0;
+	return 0;
 }
 
 int history_note_deleted(struct history *h, const char *path,
 			 const char *author)
 {
 	pthread_mutex_lock(&h->mu);
-	batch_for(h, author);
-	int r = drop_file(h, path);
-	if (r > 0)
-		pend(h, 'D', path, NULL);
+	if (!hold(h, 'D', path, NULL, author))
+		deleted_locked(h, path, author);
 	if (h->npend)
 		pthread_cond_broadcast(&h->cv);
 	pthread_mutex_unlock(&h->mu);
-	return r < 0 ? r : 0;
+	return 0;
 }
 
 int history_note_renamed(struct history *h, const char *old_path,
 			 const char *new_path, const char *author)
 {
 	pthread_mutex_lock(&h->mu);
-	batch_for(h, author);
-	int r = drop_file(h, old_path);
-	if (r >= 0)
-		r = put_file(h, new_path, true);
-	if (r >= 0) {
-		/* A note renamed back and forth within a batch: only the
-		 * first name and the last count. */
-		size_t at = (size_t)(uintptr_t)hmap_get(h->pend_at, old_path);
-		if (at && h->pend[at - 1].kind == 'C') {
-			/* Changed, then renamed: the rename says it all. */
-			h->pend[at - 1].kind = 'X';
-			hmap_del(h->pend_at, old_path);
-			pend(h, 'R', new_path, old_path);
-		} else if (at && h->pend[at - 1].kind == 'R') {
-			struct change *c = &h->pend[at - 1];
-			_cleanup_free_ char *from = TAKE_PTR(c->from);
-			hmap_del(h->pend_at, old_path);
-			c->kind = 'D';
-			pend(h, 'R', new_path, from);
-		} else {
-			pend(h, 'R', new_path, old_path);
-		}
-	}
+	if (!hold(h, 'R', new_path, old_path, author))
+		renamed_locked(h, old_path, new_path, author);
 	pthread_cond_broadcast(&h->cv);
 	pthread_mutex_unlock(&h->mu);
-	return r < 0 ? r : 0;
+	return 0;
+}
+
+bool history_recorded(struct history *h)
+{
+	pthread_mutex_lock(&h->mu);
+	bool r = h->recorded;
+	pthread_mutex_unlock(&h->mu);
+	return r;
+}
+
+bool history_packing(struct history *h)
+{
+	return atomic_load(&h->packing);
+}
+
+int history_keep_original(struct history *h, const char *path)
+{
+	pthread_mutex_lock(&h->mu);
+	if (h->recorded || hmap_get(h->origs, path)) {
+		pthread_mutex_unlock(&h->mu);
+		return 0;
+	}
+	struct orig *o = xcalloc(1, sizeof(*o));
+	struct stat st;
+	int r = file_stat(h->rootfd, path, &st);
+	if (r == -ENOENT) {
+		o->absent = true;
+		r = 0;
+	} else if (r == 0) {
+		struct history_file f = {path,
+					 (int64_t)st.st_mtim.tv_sec *
+							 1000000000 +
+						 st.st_mtim.tv_nsec,
+					 st.st_size, st.st_ino};
+		o->mtime_ns = f.mtime_ns;
+		o->size = f.size;
+		o->ino = f.ino;
+		const git_index_entry *e =
+			git_index_get_bypath(h->idx, path, 0);
+		if (e && stat_matches(e, &f)) {
+			o->id = e->id; /* recorded as it is */
+		} else {
+			_cleanup_free_ char *text = NULL;
+			size_t len;
+			r = file_read(h->rootfd, path,
+				      (size_t)NOTE_MAX_INDEXED * 4, &text, &len,
+				      NULL);
+			if (r == 0 && git_blob_create_from_buffer(
+					      &o->id, h->repo, text, len) < 0) {
+				set_err(h, "cannot record a note");
+				r = -EIO;
+			}
+			if (r == 0)
+				h->loose++;
+		}
+	}
+	if (r == 0)
+		hmap_put(h->origs, path, o);
+	else
+		free(o);
+	pthread_mutex_unlock(&h->mu);
+	return r;
 }
 
 /* ---- committing ------------------------------------------------------- */
@@ -942,6 +1105,8 @@ static int pack_main(struct history *h, void *arg)
 	git_revwalk_free(w);
 	git_packbuilder_free(pb);
 	git_repository_free(repo);
+	if ((r < 0 || !name) && atomic_load(&h->quit))
+		return -ECANCELED; /* stopping: the next start packs */
 	if (r < 0 || !name) {
 		pthread_mutex_lock(&h->mu);
 		set_err(h, "cannot pack the history");
@@ -1022,8 +1187,8 @@ bool history_settled(struct history *h)
 {
 	pthread_mutex_lock(&h->mu);
 	bool due = h->since_pack >= PACK_EVERY || h->loose >= PACK_LOOSE;
-	bool settled = !due && !h->npend && !atomic_load(&h->packing) &&
-		       !h->failed_commits;
+	bool settled = h->recorded && !due && !h->npend &&
+		       !atomic_load(&h->packing) && !h->failed_commits;
 	pthread_mutex_unlock(&h->mu);
 	return settled;
 }
@@ -1394,13 +1559,23 @@ static int put_prepared(struct history *h, const struct history_file *f)
 	return add_entry(h, &e);
 }
 
+/* A kept original in h->idx (as it was before vaultd changed it). */
+static int put_orig(struct history *h, const char *path, const struct orig *o)
+{
+	git_index_entry e = {0};
+	e.id = o->id;
+	entry_init(&e, path, o->mtime_ns, o->size, o->ino);
+	return add_entry(h, &e);
+}
+
 int history_scan(struct history *h, const struct history_file *files, size_t n)
 {
 	if (atomic_load(&h->quit))
 		return -ECANCELED;
 	pthread_mutex_lock(&h->mu);
-	/* The first time, writes recorded before the scan are part of the
-	 * initial state; later, they are versions of their own first. */
+	/* Changes vaultd made since it started are held (they follow as
+	 * versions of their own); the notes they changed are recorded as
+	 * they were before. */
 	bool first = !h->have_head;
 	if (!first)
 		commit_pending_locked(h);
@@ -1411,12 +1586,17 @@ int history_scan(struct history *h, const struct history_file *files, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		const struct history_file *f = &files[i];
 		hmap_put(seen, f->path, (void *)1);
+		const struct orig *o = hmap_get(h->origs, f->path);
 		const git_index_entry *e =
 			git_index_get_bypath(h->idx, f->path, 0);
-		if (e && stat_matches(e, f))
+		int p;
+		if (o && o->absent)
+			continue; /* made since: not part of this state */
+		else if (o)
+			p = put_orig(h, f->path, o);
+		else if (e && stat_matches(e, f))
 			continue;
-		int p = put_prepared(h, f);
-		if (p == -ENOENT)
+		else if ((p = put_prepared(h, f)) == -ENOENT)
 			p = put_file(h, f->path, false);
 		if (p == -ENOENT)
 			continue; /* gone meanwhile: its event follows */
@@ -1429,6 +1609,21 @@ int history_scan(struct history *h, const struct history_file *files, size_t n)
 			if (!first)
 				sb_printf(&body, "Changed: %s\n", f->path);
 		}
+	}
+	/* Notes vaultd renamed or deleted since it started: as they were. */
+	size_t it = 0;
+	const char *key;
+	void *val;
+	while (r == 0 && hmap_next(h->origs, &it, &key, &val)) {
+		const struct orig *o = val;
+		if (o->absent || hmap_get(seen, key))
+			continue;
+		hmap_put(seen, key, (void *)1);
+		int p = put_orig(h, key, o);
+		if (p < 0)
+			r = p;
+		else if (p > 0 && ++changed && !first)
+			sb_printf(&body, "Changed: %s\n", key);
 	}
 	/* Recorded notes that are gone. */
 	struct ptrvec gone = {0};
@@ -1448,16 +1643,12 @@ int history_scan(struct history *h, const struct history_file *files, size_t n)
 	pv_free(&gone);
 	hmap_free(seen);
 	if (r == 0 && first) {
-		_cleanup_free_ char *sum = xasprintf(
-			"Initial state: %zu note%s", n, n == 1 ? "" : "s");
-		_cleanup_free_ char *b = xasprintf("Snapshot: %zu notes\n", n);
-		for (size_t i = 0; i < h->npend; i++) {
-			free(h->pend[i].path);
-			free(h->pend[i].from);
-		}
-		h->npend = 0;
-		hmap_free(h->pend_at);
-		h->pend_at = hmap_new();
+		size_t notes = git_index_entrycount(h->idx);
+		_cleanup_free_ char *sum =
+			xasprintf("Initial state: %zu note%s", notes,
+				  notes == 1 ? "" : "s");
+		_cleanup_free_ char *b =
+			xasprintf("Snapshot: %zu notes\n", notes);
 		r = write_texts(h);
 		if (r == 0)
 			r = commit_locked(h, "vaultd", sum, b);
@@ -1471,6 +1662,8 @@ int history_scan(struct history *h, const struct history_file *files, size_t n)
 
 	sb_free(&body);
 	drop_prepared(h);
+	/* Whatever happened, changes are recorded as they come from now. */
+	replay_held(h);
 	save_index(h);
 	pthread_mutex_unlock(&h->mu);
 	return r < 0 ? r : (int)changed;

@@ -85,6 +85,19 @@ int history_note_renamed(struct history *h, const char *old_path,
 			 const char *new_path, const char *author);
 
 /*
+ * vaultd is about to change, rename or delete the note at path: until the
+ * recording at start (history_scan()) has run, its text as it is now is
+ * kept for that recording (once per note), and changes are held until it
+ * has run. Afterwards, nothing to do. Negative errno when the text could
+ * not be kept.
+ */
+int history_keep_original(struct history *h, const char *path);
+/* The recording at start has run. */
+bool history_recorded(struct history *h);
+/* A pack is being written. */
+bool history_packing(struct history *h);
+
+/*
  * Commit the pending batch if it is due (or now, with force). Returns the
  * number of commits made (0 or 1) or a negative errno.
  */
@@ -96,7 +109,8 @@ int history_commit(struct history *h, bool force);
  */
 bool history_pack_due(struct history *h);
 int history_pack(struct history *h);
-/* Nothing pending, nothing to pack, no pack running. */
+/* The notes recorded at start, nothing pending, nothing to pack, no pack
+ * running. */
 bool history_settled(struct history *h);
 /* Block until a batch is due (true) or history_stop() (false). */
 bool history_wait_due(struct history *h);

@@ -58,7 +58,21 @@ int op_get_note_history(struct tool_ctx *c)
 	history_log(h, path, (size_t)limit, &v, &n, &total);
 	_cleanup_free_ char *name = shown(path);
 	struct sbuf b = {0};
-	if (!n) {
+	_cleanup_free_ char *failing = n ? NULL : history_failing(h);
+	if (!n && failing) {
+		sb_printf(&b,
+			  "No version history available for %s: recording "
+			  "history is failing (%s). The note itself is not "
+			  "affected; see `vaultctl status` and the vaultd "
+			  "log.",
+			  name, failing);
+	} else if (!n && !history_recorded(h)) {
+		sb_printf(&b,
+			  "No version history available for %s yet: vaultd "
+			  "has just started and is recording the notes as "
+			  "they are; ask again in a moment.",
+			  name);
+	} else if (!n) {
 		sb_printf(&b, "No version history available for %s", name);
 	} else {
 		sb_printf(&b, "Version history for %s:\n", name);

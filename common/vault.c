@@ -621,6 +621,12 @@ void vault_attach_history(struct vault *v, struct history *h)
 		vault_add_listener(v, history_listener, h);
 }
 
+void vault_keep_original(struct vault *v, const char *path)
+{
+	if (v->hist)
+		history_keep_original(v->hist, path);
+}
+
 struct history *vault_history(struct vault *v)
 {
 	return v->hist;
@@ -1249,6 +1255,7 @@ int vault_commit(struct vault *v, const char *path, const char *text,
 		if (r < 0)
 			return r;
 	}
+	vault_keep_original(v, path);
 	struct stat st;
 	int r = file_write_atomic(
 		v->rootfd, path, text, len,
@@ -1406,6 +1413,7 @@ static int apply_sources(struct vault *v, struct pending *p, size_t n,
 {
 	for (size_t i = 0; i < n; i++) {
 		struct stat st;
+		vault_keep_original(v, p[i].src->path);
 		int r = file_write_atomic(v->rootfd, p[i].src->path, p[i].text,
 					  p[i].len, 0, &st);
 		if (r < 0) {
@@ -1513,6 +1521,8 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 		return 0;
 	}
 
+	vault_keep_original(v, old_path);
+	vault_keep_original(v, new_path);
 	r = file_rename(v->rootfd, old_path, new_path, true, true);
 	if (r < 0) {
 		pending_free(p, np);
@@ -1653,6 +1663,7 @@ int vault_delete(struct vault *v, struct note *n, const char *source,
 		*ret = res;
 		return 0;
 	}
+	vault_keep_original(v, path);
 	r = file_rename(v->rootfd, path, trash, true, true);
 	if (r < 0) {
 		pending_free(p, np);

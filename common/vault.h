@@ -69,6 +69,10 @@ struct history;
  */
 void vault_attach_history(struct vault *v, struct history *h);
 struct history *vault_history(struct vault *v);
+/* The note at path is about to be changed, renamed or deleted by vaultd
+ * (writer lock held): before the first recording, its text now is kept
+ * for it (history_keep_original()). */
+void vault_keep_original(struct vault *v, const char *path);
 /* Record the notes as they are now (after the index is built; blocks
  * writers meanwhile). Returns the number of notes found changed. */
 int vault_history_scan(struct vault *v);

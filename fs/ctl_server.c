@@ -303,6 +303,8 @@ static cJSON *status_json(struct ctl_server *s)
 		history_stats(h, &versions, &bytes);
 		cJSON_AddNumberToObject(hi, "versions", (double)versions);
 		cJSON_AddBoolToObject(hi, "settled", history_settled(h));
+		cJSON_AddBoolToObject(hi, "recorded", history_recorded(h));
+		cJSON_AddBoolToObject(hi, "packing", history_packing(h));
 		char *failing = history_failing(h);
 		if (failing) {
 			cJSON_AddStringToObject(hi, "error", failing);

@@ -1608,6 +1608,8 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 		if (vault_trash_path(m->v, path, &trash, &why) < 0)
 			log_warn("%s: delete refused: %s", path, why);
 		own(m, path, 1);
+		if (trash)
+			vault_keep_original(m->v, path);
 		int r = trash ? file_rename(rootfd, path, trash, true, true)
 			      : -EPERM;
 		if (r < 0) {
@@ -1758,6 +1760,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 			fuse_reply_err(req, EPERM);
 			return;
 		}
+		vault_keep_original(m->v, to);
 		struct node *p = node_of(m, parent),
 			    *np = node_of(m, newparent);
 		int pfd = node_get(p), npfd = node_get(np);
@@ -1804,6 +1807,8 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		free(a);
 		free(b);
 		if (!r) {
+			vault_keep_original(m->v, from);
+			vault_keep_original(m->v, to);
 			struct node *p = node_of(m, parent),
 				    *np = node_of(m, newparent);
 			int pfd = node_get(p), npfd = node_get(np);
@@ -1845,6 +1850,10 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	bool away = gfrom && !(flags & RENAME_EXCHANGE);
 	if (away)
 		own(m, from, 1);
+	if (gfrom)
+		vault_keep_original(m->v, from);
+	if (to && guarded(m, to))
+		vault_keep_original(m->v, to);
 	struct node *p = node_of(m, parent), *np = node_of(m, newparent);
 	int pfd = node_get(p), npfd = node_get(np);
 	r = renameat2(pfd, name, npfd, newname, flags) < 0 ? -errno : 0;

@@ -245,7 +245,10 @@ static void *history_thread(void *arg)
 			 r, r == 1 ? "" : "s", (double)(now_ns() - t0) / 1e9,
 			 versions, (double)bytes / 1e6, history_path(h));
 	for (;;) {
-		if (history_pack_due(h) && history_pack(h) < 0)
+		int p = history_pack_due(h) ? history_pack(h) : 0;
+		if (p == -ECANCELED)
+			break; /* stopping */
+		if (p < 0)
 			log_warn("history: %s", history_error(h));
 		if (!history_wait_due(h))
 			break;

@@ -410,11 +410,92 @@ static void test_stale_locks(void)
 	CU_ASSERT_PTR_NOT_NULL(why);
 	free(why);
 	CU_ASSERT_FALSE(history_settled(h));
+	/* A note made meanwhile has no versions: the answer says why. */
+	cJSON_Delete(tv_call_json(&t, "create_note",
+				  "{\"name\":\"C\",\"content\":\"c\"}"));
+	CU_ASSERT(history_commit(h, true) < 0);
+	s = call_text(&t, "get_note_history", "{\"name\":\"C\"}");
+	ASSERT_CONTAINS(s, "No version history available for C: recording "
+			   "history is failing (");
+	free(s);
 	rmdir(lock);
 	cJSON_Delete(tv_call_json(&t, "append_note",
 				  "{\"name\":\"B\",\"text\":\"again\"}"));
 	CU_ASSERT(history_commit(h, true) > 0);
 	CU_ASSERT_PTR_NULL(history_failing(h));
+	detach(&t, h);
+	tv_close(&t);
+}
+
+/* Before the recording at start has run, vaultd's changes are held: the
+ * first version holds every note as it was before vaultd changed,
+ * renamed or deleted it, and each change follows as a version of its
+ * own, by its writer. */
+static void test_originals_kept(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "A.md", "original A\n");
+	tv_write(&t, "B.md", "original B [[A]]\n");
+	tv_write(&t, "C.md", "original C\n");
+	tv_write(&t, "D.md", "original D\n");
+	tv_open(&t);
+	struct history *h = attach(&t);
+	char *s = call_text(&t, "get_note_history", "{\"name\":\"A\"}");
+	ASSERT_CONTAINS(s, "No version history available for A yet");
+	free(s);
+	free(call_text(&t, "update_note",
+		       "{\"name\":\"A\",\"content\":\"new A\\n\"}"));
+	free(call_text(&t, "append_note",
+		       "{\"name\":\"A\",\"text\":\"more\"}"));
+	free(call_text(&t, "rename_note",
+		       "{\"old_name\":\"C\",\"new_name\":\"C2\"}"));
+	free(call_text(&t, "delete_note", "{\"name\":\"D\"}"));
+	free(call_text(&t, "create_note",
+		       "{\"name\":\"E\",\"content\":\"e\\n\"}"));
+	CU_ASSERT_FALSE(history_recorded(h));
+	CU_ASSERT_FALSE(history_settled(h));
+	CU_ASSERT(vault_history_scan(t.v) >= 0);
+	CU_ASSERT_TRUE(history_recorded(h));
+	CU_ASSERT(history_commit(h, true) > 0);
+
+	char *git = xasprintf("cd '%s/.vaultd/history.git' && "
+			      "git log --reverse --format='%%an|%%s' && "
+			      "first=$(git rev-list --max-parents=0 HEAD) && "
+			      "git ls-tree --name-only $first && "
+			      "git show $first:A.md $first:B.md $first:C.md "
+			      "$first:D.md",
+			      t.dir);
+	s = run(git);
+	free(git);
+	if (s && *s)
+		ASSERT_STR_EQ(s, "vaultd|Initial state: 4 notes\n"
+				 "test|Update 4 notes: A, C2, D, E\n"
+				 "A.md\nB.md\nC.md\nD.md\n"
+				 "original A\noriginal B [[A]]\n"
+				 "original C\noriginal D\n");
+	free(s);
+	/* Through the tools: A's oldest version is its original text. */
+	s = call_text(&t, "get_note_history", "{\"name\":\"A\"}");
+	char ids[4][8];
+	CU_ASSERT_EQUAL(ids_of(s, ids, 4), 2);
+	ASSERT_CONTAINS(s, "by vaultd\n  Initial state: 4 notes");
+	free(s);
+	char *args = xasprintf("{\"name\":\"A\",\"version\":\"%s\"}", ids[1]);
+	s = call_text(&t, "get_note_version", args);
+	free(args);
+	ASSERT_CONTAINS(s, "\n---\n\noriginal A\n");
+	free(s);
+	s = call_text(&t, "get_note_history", "{\"name\":\"C2\"}");
+	CU_ASSERT_EQUAL(ids_of(s, ids, 4), 2);
+	free(s);
+	s = call_text(&t, "get_note_history", "{\"name\":\"E\"}");
+	CU_ASSERT_EQUAL(ids_of(s, ids, 4), 1);
+	free(s);
+	/* A restart finds nothing new. */
+	detach(&t, h);
+	h = attach(&t);
+	CU_ASSERT_EQUAL(vault_history_scan(t.v), 0);
 	detach(&t, h);
 	tv_close(&t);
 }
@@ -528,6 +609,7 @@ int main(void)
 		{"batches", test_batches},
 		{"damaged_repository", test_damaged_repository},
 		{"stale_locks", test_stale_locks},
+		{"originals_kept", test_originals_kept},
 		{"ambiguous_version", test_ambiguous_version},
 		{"not_available", test_not_available},
 	};
