@@ -1763,7 +1763,7 @@ static size_t refs_in(struct history *h, const char *path, uint32_t lo,
 			v[n++] = (struct ref){ci, 'C', NULL};
 		}
 	}
-	if (h->nsnaps)
+	if (n > 1)
 		qsort(v, n, sizeof(*v), cmp_ref);
 	*ret = v;
 	return n;
