@@ -129,6 +129,10 @@ struct history {
 	bool stop;
 	atomic_bool quit; /* history_stop() was called: long work ends */
 	atomic_bool packing;
+	/* The thread of run_idle(), while it runs (under idle_mu). */
+	pthread_mutex_t idle_mu;
+	pthread_t idle_thread;
+	bool idle_running;
 	uint64_t du_bytes, du_ns; /* history_stats()'s last sum, and when */
 	char err[256];
 };
@@ -495,6 +499,7 @@ int history_open(int rootfd, const char *root, struct history **ret,
 	git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
 	struct history *h = xcalloc(1, sizeof(*h));
 	pthread_mutex_init(&h->mu, NULL);
+	pthread_mutex_init(&h->idle_mu, NULL);
 	pthread_cond_init(&h->cv, NULL);
 	h->rootfd = rootfd;
 	h->dir = xasprintf("%s/.vaultd/history.git", root);
@@ -602,6 +607,7 @@ void history_free(struct history *h)
 	hmap_free(h->paths);
 	close_repo(h);
 	pthread_mutex_destroy(&h->mu);
+	pthread_mutex_destroy(&h->idle_mu);
 	pthread_cond_destroy(&h->cv);
 	free(h->dir);
 	free(h);
@@ -998,11 +1004,16 @@ struct idle_call {
 	int ret;
 };
 
+/* Long work runs at idle priority, so that it never slows the vault's
+ * clients down; a stop raises it back (on a busy machine, idle work
+ * would never get to see it is told to stop). */
 static void *idle_main(void *p)
 {
 	struct idle_call *c = p;
 	struct sched_param sp = {0};
 	pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+	if (atomic_load(&c->h->quit))
+		pthread_setschedparam(pthread_self(), SCHED_OTHER, &sp);
 	c->ret = c->fn(c->h, c->arg);
 	return NULL;
 }
@@ -1014,7 +1025,14 @@ static int run_idle(int (*fn)(struct history *h, void *arg), struct history *h,
 	pthread_t t;
 	if (pthread_create(&t, NULL, idle_main, &c) != 0)
 		return fn(h, arg);
+	pthread_mutex_lock(&h->idle_mu);
+	h->idle_thread = t;
+	h->idle_running = true;
+	pthread_mutex_unlock(&h->idle_mu);
 	pthread_join(t, NULL);
+	pthread_mutex_lock(&h->idle_mu);
+	h->idle_running = false;
+	pthread_mutex_unlock(&h->idle_mu);
 	return c.ret;
 }
 
@@ -1383,6 +1401,12 @@ bool history_wait_due(struct history *h)
 void history_stop(struct history *h)
 {
 	atomic_store(&h->quit, true);
+	pthread_mutex_lock(&h->idle_mu);
+	if (h->idle_running) {
+		struct sched_param sp = {0};
+		pthread_setschedparam(h->idle_thread, SCHED_OTHER, &sp);
+	}
+	pthread_mutex_unlock(&h->idle_mu);
 	pthread_mutex_lock(&h->mu);
 	h->stop = true;
 	commit_pending_locked(h);

@@ -282,13 +282,38 @@ struct scan {
 	atomic_size_t next;
 	vault_progress_fn progress;
 	void *ud;
+	/* Folders and notes that are there but could not be read. */
+	pthread_mutex_t emu;
+	size_t nerr;
+	int err;
+	char *err_path;
 };
+
+/* A read error other than "not there any more". */
+static bool read_failed(int err)
+{
+	return err < 0 && err != -ENOENT && err != -ENOTDIR && err != -ELOOP &&
+	       err != -EISDIR;
+}
+
+static void scan_error(struct scan *s, const char *path, int err)
+{
+	pthread_mutex_lock(&s->emu);
+	if (!s->nerr++) {
+		s->err = err;
+		s->err_path = xstrdup(*path ? path : ".");
+	}
+	pthread_mutex_unlock(&s->emu);
+}
 
 static void walk(struct scan *s, const char *dir)
 {
 	DIR *d = dir_open_beneath(s->v->rootfd, dir);
-	if (!d)
+	if (!d) {
+		if (read_failed(-errno))
+			scan_error(s, dir, -errno);
 		return;
+	}
 	struct ptrvec subdirs = {0};
 	struct dirent *de;
 	while ((de = readdir(d))) {
@@ -390,14 +415,19 @@ static bool same_file(const struct note *n, const struct stat *st)
 
 /* Read and parse one note; NULL when it vanished meanwhile. The text is
  * handed back when asked for. */
+/* The note at path, read and parsed; NULL when it cannot be read (the
+ * error in *ret_err when asked). */
 static struct note *load_note(int rootfd, const char *path, char **ret_text,
-			      size_t *ret_len)
+			      size_t *ret_len, int *ret_err)
 {
 	char *text;
 	size_t len;
 	struct stat st;
 	int64_t btime;
-	if (read_note_file(rootfd, path, &text, &len, &st, &btime) < 0)
+	int r = read_note_file(rootfd, path, &text, &len, &st, &btime);
+	if (ret_err)
+		*ret_err = r;
+	if (r < 0)
 		return NULL;
 	struct note *n = note_new(path, text, len);
 	n->too_big = text == NULL;
@@ -460,9 +490,13 @@ static void *scan_worker(void *arg)
 			s->parsed[i] = cached_note(s->v->rootfd, path, e);
 		if (s->parsed[i])
 			s->cached[i] = true;
-		else
+		else {
+			int err;
 			s->parsed[i] =
-				load_note(s->v->rootfd, path, NULL, NULL);
+				load_note(s->v->rootfd, path, NULL, NULL, &err);
+			if (read_failed(err))
+				scan_error(s, path, err);
+		}
 		size_t done = atomic_fetch_add(&s->v->idx_done, 1) + 1;
 		if (s->progress && (done % 1024 == 0))
 			s->progress(done, s->notes.n, s->ud);
@@ -489,9 +523,13 @@ static void dirty_add_locked(struct vault *v, const char *path)
  * ready as soon as anything is. */
 #define SYNC_CATCH_UP 2000
 
-int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud)
+int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud,
+		    char **ret_msg)
 {
-	struct scan s = {.v = v, .progress = progress, .ud = ud};
+	struct scan s = {.v = v,
+			 .progress = progress,
+			 .ud = ud,
+			 .emu = PTHREAD_MUTEX_INITIALIZER};
 	atomic_store(&v->idx_ready, false);
 	atomic_store(&v->idx_done, 0);
 	atomic_store(&v->idx_total, 0);
@@ -580,6 +618,18 @@ int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud)
 	if (progress)
 		progress(atomic_load(&v->idx_done), atomic_load(&v->idx_total),
 			 ud);
+	if (s.nerr) {
+		if (ret_msg)
+			*ret_msg = xasprintf(
+				"%zu file%s or folder%s could not be read and "
+				"%s not in the index (the first: %s: %s)",
+				s.nerr, s.nerr == 1 ? "" : "s",
+				s.nerr == 1 ? "" : "s",
+				s.nerr == 1 ? "is" : "are", s.err_path,
+				strerror(-s.err));
+		free(s.err_path);
+		return s.err;
+	}
 	return 0;
 }
 
@@ -1294,7 +1344,13 @@ int vault_sync_path(struct vault *v, const char *path, const char *source,
 	uint64_t old_ino = old ? old->ino : 0;
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
-	struct note *n = load_note(v->rootfd, path, &text, &len);
+	int err;
+	struct note *n = load_note(v->rootfd, path, &text, &len, &err);
+	/* A file that is there but cannot be read now (EIO, EMFILE, ...)
+	 * is not a deleted note: the index keeps what it had. */
+	if (!n && err != -ENOENT && err != -ENOTDIR && err != -ELOOP &&
+	    err != -EISDIR)
+		return err;
 	if (!n) {
 		if (!old)
 			return 0;

@@ -48,9 +48,13 @@ char *vault_gone(struct vault *v);
 size_t vault_stale_temps(struct vault *v);
 struct vault *vault_free(struct vault *v);
 
-/* Index every note; readers see the old (empty) index until it is done. */
+/* Index every note; readers see the old (empty) index until it is done.
+ * Notes and folders that are there but cannot be read are left out: then
+ * the first error is returned (negative errno) and *ret_msg, when asked,
+ * says which and how many. */
 typedef void (*vault_progress_fn)(size_t done, size_t total, void *ud);
-int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud);
+int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud,
+		    char **ret_msg);
 /* Progress of the running or last build. */
 void vault_index_state(struct vault *v, size_t *ret_done, size_t *ret_total,
 		       bool *ret_ready);
@@ -186,7 +190,8 @@ enum {
 /*
  * Reflect a change made outside vaultd (inotify, the mount's pass-through
  * paths): re-read the file and update the index; violations are recorded,
- * never refused. Writer lock held.
+ * never refused. Writer lock held. A note that is there but cannot be read
+ * (EIO, EMFILE, ...) keeps its entry: the error is returned.
  */
 int vault_sync_path(struct vault *v, const char *path, const char *source,
 		    unsigned flags);

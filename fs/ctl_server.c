@@ -793,8 +793,21 @@ int ctl_server_new(struct vault *v, const struct ctl_config *cfg,
 	epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->sigfd, &ev);
 	s->nworkers = cfg->workers > 0 ? cfg->workers : 4;
 	s->workers = xcalloc((size_t)s->nworkers, sizeof(pthread_t));
+	int started = 0;
 	for (int i = 0; i < s->nworkers; i++)
-		pthread_create(&s->workers[i], NULL, worker, s);
+		if (pthread_create(&s->workers[started], NULL, worker, s) == 0)
+			started++;
+	if (started < s->nworkers)
+		log_warn("control socket: %d of %d workers started", started,
+			 s->nworkers);
+	s->nworkers = started;
+	if (s->epfd < 0 || s->evfd < 0 || s->sigfd < 0 || !started) {
+		*ret_msg = xasprintf("cannot serve %s: out of descriptors or "
+				     "threads",
+				     cfg->socket_path);
+		ctl_server_free(s);
+		return -EAGAIN;
+	}
 	vault_add_listener(v, on_event, s);
 	*ret = s;
 	return 0;

@@ -80,6 +80,8 @@ struct mount {
 	struct inval *qhead, *qtail;
 	bool qstop;
 	pthread_t qthread;
+	/* Which of the mount's threads were started. */
+	bool qthread_started, timer_started, loop_started;
 	/* deletes waiting out the grace period */
 	pthread_mutex_t pmu;
 	struct pending_delete *pending;
@@ -2513,9 +2515,24 @@ int mount_start(struct vault *v, const struct mount_config *cfg,
 		reaper_arm(m->conn.dev, m->mountpoint);
 	vault_add_listener(v, on_vault_event, m);
 	m->listening = true;
-	pthread_create(&m->qthread, NULL, inval_thread, m);
-	pthread_create(&m->timer, NULL, timer_thread, m);
-	pthread_create(&m->loop, NULL, loop_thread, m);
+	int tr = pthread_create(&m->qthread, NULL, inval_thread, m);
+	m->qthread_started = tr == 0;
+	if (tr == 0) {
+		tr = pthread_create(&m->timer, NULL, timer_thread, m);
+		m->timer_started = tr == 0;
+	}
+	if (tr == 0) {
+		tr = pthread_create(&m->loop, NULL, loop_thread, m);
+		m->loop_started = tr == 0;
+	}
+	if (tr != 0) {
+		*ret_msg = xasprintf("cannot serve the mount at %s: out of "
+				     "threads",
+				     m->mountpoint);
+		m->loop_done = true;
+		mount_stop(m);
+		return -EAGAIN;
+	}
 	*ret = m;
 	return 0;
 }
@@ -2547,15 +2564,32 @@ struct mount *mount_stop(struct mount *m)
 		if (!done && m->conn.dev && fuseconn_abort(m->conn.dev) < 0)
 			log_warn("%s: cannot abort the FUSE connection",
 				 m->mountpoint);
-		pthread_join(m->loop, NULL);
+		if (m->loop_started)
+			pthread_join(m->loop, NULL);
 		__atomic_store_n(&m->mounted, false, __ATOMIC_RELEASE);
 		__atomic_store_n(&m->stop_timer, true, __ATOMIC_RELEASE);
-		pthread_join(m->timer, NULL);
+		if (m->timer_started)
+			pthread_join(m->timer, NULL);
 		pthread_mutex_lock(&m->qmu);
 		m->qstop = true;
 		pthread_cond_signal(&m->qcv);
 		pthread_mutex_unlock(&m->qmu);
-		pthread_join(m->qthread, NULL);
+		/* An invalidation can wait for a folder lock that a request
+		 * no one will read any more holds (a rename queued in the
+		 * kernel): the abort ends that request, and the wait. */
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 500 * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		if (m->qthread_started &&
+		    pthread_timedjoin_np(m->qthread, NULL, &until) != 0) {
+			if (!m->conn.dev || fuseconn_abort(m->conn.dev) < 0)
+				log_warn("%s: cannot abort the FUSE connection",
+					 m->mountpoint);
+			pthread_join(m->qthread, NULL);
+		}
 		fuse_session_unmount(m->se);
 		fuse_session_destroy(m->se);
 		reaper_disarm();

@@ -249,7 +249,9 @@ static int cmd_check(const struct opts *o)
 		fprintf(stderr, "vaultctl: %s\n", msg);
 		return EXIT_TOOL;
 	}
-	vault_index_all(v, NULL, NULL);
+	_cleanup_free_ char *ixmsg = NULL;
+	if (vault_index_all(v, NULL, NULL, &ixmsg) < 0)
+		fprintf(stderr, "vaultctl: warning: %s\n", ixmsg);
 	int rc = report_check(o, vault_check(v));
 	vault_free(v);
 	return rc;

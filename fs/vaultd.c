@@ -308,7 +308,9 @@ static void *index_thread(void *arg)
 	if (watch_start(ix->v, &ix->watch, &wmsg) < 0)
 		log_warn("changes made outside vaultd will not be seen: %s",
 			 wmsg);
-	vault_index_all(ix->v, progress, NULL);
+	_cleanup_free_ char *ixmsg = NULL;
+	if (vault_index_all(ix->v, progress, NULL, &ixmsg) < 0)
+		log_error("%s", ixmsg);
 	if (ix->hopen_started)
 		pthread_join(ix->hopen, NULL);
 	vault_read_lock(ix->v);
@@ -333,9 +335,19 @@ static void *index_thread(void *arg)
 	if (st.enabled &&
 	    pthread_create(&ix->fts, NULL, fulltext_thread, ix->v) == 0)
 		ix->fts_started = true;
+	else if (st.enabled)
+		log_error("full-text search will not be brought up to date: "
+			  "cannot start its thread");
 	if (vault_history(ix->v) &&
-	    pthread_create(&ix->hist, NULL, history_thread, ix->v) == 0)
+	    pthread_create(&ix->hist, NULL, history_thread, ix->v) == 0) {
 		ix->hist_started = true;
+	} else if (vault_history(ix->v)) {
+		/* Nothing would ever record what writers change. */
+		log_error("history is off: cannot start its thread");
+		vault_write_lock(ix->v);
+		vault_attach_history(ix->v, NULL);
+		vault_write_unlock(ix->v);
+	}
 	/* The mount comes after the index: the guard judges writes against
 	 * what the vault holds, so it must know all of it. */
 	if (ix->o->mount) {
@@ -737,7 +749,12 @@ int main(int argc, char **argv)
 	if (!o.no_history &&
 	    pthread_create(&ixr.hopen, NULL, open_history_thread, &ixr) == 0)
 		ixr.hopen_started = true;
-	pthread_create(&ixr.th, NULL, index_thread, &ixr);
+	else if (!o.no_history)
+		log_error("history is off: cannot start a thread to open it");
+	if (pthread_create(&ixr.th, NULL, index_thread, &ixr) != 0) {
+		log_error("cannot start indexing: out of threads");
+		return EXIT_FAILURE;
+	}
 	struct rootwatch rw = {.v = v, .srv = srv};
 	rootwatch_start(&rw);
 	r = ctl_server_run(srv);

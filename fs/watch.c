@@ -63,6 +63,12 @@ static void add_tree(struct watcher *w, const char *dir)
 			log_warn("inotify watch limit reached at %s; raise "
 				 "fs.inotify.max_user_watches",
 				 dir);
+		else if (errno != ENOENT && errno != ENOTDIR)
+			log_warn("cannot watch %s (%s): changes made there "
+				 "outside the mount are not seen until the "
+				 "next start",
+				 *dir ? dir : "the vault folder",
+				 strerror(errno));
 		return;
 	}
 	char key[16];
@@ -102,7 +108,11 @@ static void sync_one(struct watcher *w, const char *path)
 		return;
 	}
 	vault_write_lock(w->v);
-	vault_sync_path(w->v, path, "external", 0);
+	int r = vault_sync_path(w->v, path, "external", 0);
+	if (r < 0)
+		log_warn("%s changed but cannot be read (%s): the index keeps "
+			 "what it had until it can",
+			 path, strerror(-r));
 	/* A hard link to a note (made in the folder): a write through it
 	 * is an outside change to every note sharing the file. */
 	struct ptrvec same = {0};
@@ -118,7 +128,10 @@ static void sync_one(struct watcher *w, const char *path)
 				pv_push(&same, xstrdup(n->path));
 		vault_read_unlock(w->v);
 		for (size_t i = 0; i < same.n; i++)
-			vault_sync_path(w->v, same.v[i], "external", 0);
+			if (vault_sync_path(w->v, same.v[i], "external", 0) < 0)
+				log_warn("%s changed (a hard link to %s) but "
+					 "cannot be read",
+					 (char *)same.v[i], path);
 	}
 	vault_write_unlock(w->v);
 	if (w->m) {
@@ -232,7 +245,11 @@ static void *watch_thread(void *arg)
 				log_warn(
 					"too many changes at once in the vault "
 					"folder: indexing it again");
-				vault_index_all(w->v, NULL, NULL);
+				/* Folders made meanwhile are watched too. */
+				add_tree(w, "");
+				_cleanup_free_ char *msg = NULL;
+				if (vault_index_all(w->v, NULL, NULL, &msg) < 0)
+					log_error("indexing again: %s", msg);
 			} else {
 				handle(w, e);
 			}
@@ -249,19 +266,26 @@ int watch_start(struct vault *v, struct watcher **ret, char **ret_msg)
 	w->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	w->stopfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (w->ifd < 0 || w->stopfd < 0) {
-		*ret_msg = xasprintf("inotify: %s", strerror(errno));
+		int e = errno;
+		*ret_msg = xasprintf("inotify: %s", strerror(e));
 		if (w->ifd >= 0)
 			close(w->ifd);
 		if (w->stopfd >= 0)
 			close(w->stopfd);
 		free(w);
-		return -errno;
+		return -e;
 	}
 	w->dirs = hmap_new();
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	add_tree(w, "");
-	pthread_create(&w->th, NULL, watch_thread, w);
+	int r = pthread_create(&w->th, NULL, watch_thread, w);
+	if (r != 0) {
+		*ret_msg =
+			xasprintf("cannot start the watcher: %s", strerror(r));
+		watch_stop(w);
+		return -r;
+	}
 	w->started = true;
 	*ret = w;
 	return 0;

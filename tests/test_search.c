@@ -150,7 +150,7 @@ static void open_indexed(struct tvault *t)
 	free(note);
 	free(dir);
 	vault_attach_store(t->v, s);
-	vault_index_all(t->v, NULL, NULL);
+	vault_index_all(t->v, NULL, NULL, NULL);
 	vault_fulltext_work(t->v);
 }
 
@@ -830,7 +830,7 @@ static void test_damaged_index_rebuilt(void)
 	free(note);
 	if (r == 0) {
 		vault_attach_store(t.v, s);
-		vault_index_all(t.v, NULL, NULL);
+		vault_index_all(t.v, NULL, NULL, NULL);
 		/* A search may find the damage; either way the index is
 		 * rebuilt by the next round of work. */
 		char *e = NULL;
@@ -899,7 +899,7 @@ static void test_first_build(void)
 	CU_ASSERT_FATAL(store_open(dir, vault_root(t.v), &s, &note) == 0);
 	free(dir);
 	vault_attach_store(t.v, s);
-	vault_index_all(t.v, NULL, NULL);
+	vault_index_all(t.v, NULL, NULL, NULL);
 	struct vault_store_state st;
 	vault_store_state(t.v, &st);
 	CU_ASSERT(!st.ready);

@@ -19,6 +19,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -2072,6 +2073,65 @@ static void test_forget_unreadable_source(void)
 	tv_close(&t);
 }
 
+/* A note that cannot be read for a moment (no descriptor left, a failing
+ * disk) is not a deleted note: the index keeps it, its links stay, and
+ * the error is returned to the caller (which logs it). */
+static void test_sync_failing_read(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "Target.md", "target #known\n");
+	tv_write(&t, "Src.md", "see [[Target]]\n");
+	tv_open(&t);
+	tv_write(&t, "Target.md", "changed\n");
+	/* Every descriptor number from the lowest free one is over the
+	 * limit: the next open fails with EMFILE. */
+	int lowest = fcntl(0, F_DUPFD, 0);
+	CU_ASSERT_FATAL(lowest >= 0);
+	close(lowest);
+	struct rlimit old, low;
+	CU_ASSERT_EQUAL_FATAL(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = (rlim_t)lowest;
+	CU_ASSERT_EQUAL_FATAL(setrlimit(RLIMIT_NOFILE, &low), 0);
+	vault_write_lock(t.v);
+	int r = vault_sync_path(t.v, "Target.md", "external", 0);
+	vault_write_unlock(t.v);
+	CU_ASSERT_EQUAL(setrlimit(RLIMIT_NOFILE, &old), 0);
+	CU_ASSERT_EQUAL(r, -EMFILE);
+	vault_read_lock(t.v);
+	struct note *n = index_by_path(vault_index(t.v), "Target.md");
+	CU_ASSERT_PTR_NOT_NULL(n);
+	CU_ASSERT_TRUE(n && n->ntags == 1);
+	vault_read_unlock(t.v);
+	cJSON *bl = callj(&t, "get_backlinks", "name", "Target", NULL);
+	char *s = bl ? cJSON_PrintUnformatted(bl) : NULL;
+	ASSERT_CONTAINS(s, "Src");
+	cJSON_free(s);
+	cJSON_Delete(bl);
+	/* Once it reads again, the change is taken. */
+	vault_write_lock(t.v);
+	CU_ASSERT_EQUAL(vault_sync_path(t.v, "Target.md", "external", 0), 0);
+	vault_write_unlock(t.v);
+	vault_read_lock(t.v);
+	n = index_by_path(vault_index(t.v), "Target.md");
+	CU_ASSERT_TRUE(n && n->ntags == 0);
+	vault_read_unlock(t.v);
+	/* A whole index build that cannot read the folder says so. */
+	char *msg = NULL;
+	lowest = fcntl(0, F_DUPFD, 0);
+	close(lowest);
+	low.rlim_cur = (rlim_t)lowest;
+	CU_ASSERT_EQUAL_FATAL(setrlimit(RLIMIT_NOFILE, &low), 0);
+	r = vault_index_all(t.v, NULL, NULL, &msg);
+	CU_ASSERT_EQUAL(setrlimit(RLIMIT_NOFILE, &old), 0);
+	CU_ASSERT_EQUAL(r, -EMFILE);
+	ASSERT_CONTAINS(msg, "could not be read and is not in the index (the "
+			     "first: .: Too many open files)");
+	free(msg);
+	tv_close(&t);
+}
+
 /* Symlinks planted where vaultd keeps things: clear errors, nothing
  * written outside the vault (refused text kept elsewhere: test-modes.sh,
  * through the mount). */
@@ -2148,6 +2208,7 @@ int main(void)
 		{"concurrent_appends", test_concurrent_appends},
 		{"forget_unreadable_source", test_forget_unreadable_source},
 		{"planted_symlinks", test_planted_symlinks},
+		{"sync_failing_read", test_sync_failing_read},
 	};
 	return run_tests("tools_more", tests, ARRAY_SIZE(tests));
 }

@@ -68,12 +68,12 @@ void tv_open(struct tvault *t)
 		fprintf(stderr, "vault_open: %s\n", msg);
 		abort();
 	}
-	vault_index_all(t->v, NULL, NULL);
+	vault_index_all(t->v, NULL, NULL, NULL);
 }
 
 void tv_reindex(struct tvault *t)
 {
-	vault_index_all(t->v, NULL, NULL);
+	vault_index_all(t->v, NULL, NULL, NULL);
 }
 
 static int rm_cb(const char *p, const struct stat *st, int flag, struct FTW *f)

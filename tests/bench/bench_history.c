@@ -73,7 +73,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench_history: %s\n", msg);
 		return 1;
 	}
-	vault_index_all(v, NULL, NULL);
+	vault_index_all(v, NULL, NULL, NULL);
 	size_t nnotes;
 	struct note *const *all = index_sorted(vault_index(v), &nnotes);
 	char **names = xcalloc(nnotes, sizeof(*names));

@@ -37,7 +37,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	uint64_t t0 = now_ns();
-	vault_index_all(v, NULL, NULL);
+	vault_index_all(v, NULL, NULL, NULL);
 	double secs = (double)(now_ns() - t0) / 1e9;
 	long rss = peak_rss_kb();
 

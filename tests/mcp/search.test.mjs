@@ -216,6 +216,15 @@ describe('the index across restarts', () => {
     fs.closeSync(fd);
     log = '';
     child = start();
+    // Its socket first: a client connecting sooner would start a daemon
+    // of its own, and this one would find the vault taken.
+    for (let i = 0; i < 400; i++) {
+      try {
+        await status(v);
+        break;
+      } catch {}
+      await sleep(25);
+    }
     const c3 = await mcpClient(v);
     clients.push(c3);
     const r3 = await c3.callTool({ name: 'search_notes', arguments: { query: 'meeting', mode: 'fulltext', limit: 5 } }, undefined, {
