@@ -7,7 +7,7 @@
 #   test-check-property.sh VAULTD VAULTCTL [ROUNDS] [OPS]
 # VAULTD_CHECK_SEED=n replays a seed.
 set -u
-abs() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
+. "$(dirname "$0")/lib.sh"
 vaultd=$(abs "$1")
 vaultctl=$(abs "$2")
 rounds=${3:-3}
@@ -15,14 +15,7 @@ ops=${4:-150}
 [ -e /dev/fuse ] || { echo "no /dev/fuse: skipping"; exit 77; }
 [ "$(id -u)" = 0 ] || { echo "not root: skipping"; exit 77; }
 command -v node >/dev/null || { echo "no node: skipping"; exit 77; }
-tmp=$(mktemp -d)
-M=$tmp/mnt
-cleanup() {
-	[ -n "${dpid:-}" ] && kill -9 "$dpid" 2>/dev/null
-	umount -l "$M" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+make_tmp
 export XDG_RUNTIME_DIR=$tmp/run XDG_CACHE_HOME=$tmp/cache
 mkdir -p "$XDG_RUNTIME_DIR" "$M"
 chmod 700 "$XDG_RUNTIME_DIR"

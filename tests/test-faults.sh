@@ -5,26 +5,17 @@
 # is gone. Needs root (a small tmpfs) and /dev/fuse; else skipped (77).
 #   test-faults.sh VAULTD VAULTCTL
 set -u
-abs() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
+. "$(dirname "$0")/lib.sh"
 vaultd=$(abs "$1")
 vaultctl=$(abs "$2")
 [ -e /dev/fuse ] || { echo "no /dev/fuse: skipping"; exit 77; }
 [ "$(id -u)" = 0 ] || { echo "not root (no tmpfs): skipping"; exit 77; }
-tmp=$(mktemp -d)
+make_tmp
 fs=$tmp/fs
 V=$fs/vault
-M=$tmp/mnt
+cleanup_more() { umount -l "$fs" 2>/dev/null; }
 mkdir -p "$fs" "$M" "$tmp/run" "$tmp/cache"
 mount -t tmpfs -o size=4m tmpfs "$fs" || { echo "no tmpfs: skipping"; exit 77; }
-cleanup() {
-	[ -n "${dpid:-}" ] && kill -9 "$dpid" 2>/dev/null
-	umount -l "$M" 2>/dev/null
-	umount -l "$fs" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 ctl() { XDG_RUNTIME_DIR=$tmp/run "$vaultctl" --vault "$V" "$@"; }
 same() { # note expected-text what
 	[ "$(cat "$V/$1")" = "$2" ] || fail "$3: $1 is now '$(head -c 80 "$V/$1")'"

@@ -8,26 +8,17 @@
 # the packing.
 #   test-history-start.sh VAULTD VAULTCTL GEN_VAULT
 set -u
-abs() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
+. "$(dirname "$0")/lib.sh"
 vaultd=$(abs "$1")
 vaultctl=$(abs "$2")
 gen=$(abs "$3")
 command -v git >/dev/null || { echo "no git: skipping"; exit 77; }
-tmp=$(mktemp -d)
+make_tmp
 V=$tmp/vault
-M=$tmp/mnt
 mkdir -p "$tmp/run" "$tmp/cache" "$tmp/orig" "$M"
 export XDG_RUNTIME_DIR=$tmp/run XDG_CACHE_HOME=$tmp/cache
 mount=
 [ "$(id -u)" = 0 ] && [ -e /dev/fuse ] && mount=1
-cleanup() {
-	[ -n "${dpid:-}" ] && kill -9 "$dpid" 2>/dev/null
-	umount -l "$M" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 ctl() { "$vaultctl" --vault "$V" "$@"; }
 git_h() { git --git-dir="$V/.vaultd/history.git" "$@"; }
 # status field: history.KEY is true

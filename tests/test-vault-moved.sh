@@ -8,19 +8,10 @@
 # With /dev/fuse and root it mounts; else it runs without the mount.
 #   test-vault-moved.sh VAULTD VAULTCTL
 set -u
-abs() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
+. "$(dirname "$0")/lib.sh"
 vaultd=$(abs "$1")
 vaultctl=$(abs "$2")
-tmp=$(mktemp -d)
-M=$tmp/mnt
-cleanup() {
-	[ -n "${dpid:-}" ] && kill -9 "$dpid" 2>/dev/null
-	umount -l "$M" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-failures=0
-fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
+make_tmp
 mount_ok=0
 [ -e /dev/fuse ] && [ "$(id -u)" = 0 ] && mount_ok=1
 export XDG_RUNTIME_DIR=$tmp/run XDG_CACHE_HOME=$tmp/cache
