@@ -5,7 +5,7 @@ cJSON *vault_check(struct vault *v)
 {
 	vault_read_lock(v);
 	struct index *ix = vault_index(v);
-	const struct policy *pol = vault_policy(v);
+	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
 	size_t n, ntags, links = 0, broken = 0, orphans = 0;
 	struct note *const *all = index_sorted(ix, &n);
 	free(index_tags(ix, &ntags));

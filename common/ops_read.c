@@ -320,6 +320,7 @@ int op_browse(struct tool_ctx *c)
 		cJSON_SetNumberValue(cnt, cnt->valuedouble + 1);
 	}
 	/* Folders without notes exist only on disk. */
+	_cleanup_policy_ struct policy *pol = vault_policy_get(c->v);
 	_cleanup_close_ int dfd =
 		fl ? beneath_open(vault_rootfd(c->v), folder,
 				  O_RDONLY | O_DIRECTORY, 0)
@@ -339,8 +340,7 @@ int op_browse(struct tool_ctx *c)
 					fl ? xasprintf("%s/%s", folder,
 						       de->d_name)
 					   : xstrdup(de->d_name);
-				if (policy_ignored(vault_policy(c->v), sub,
-						   true))
+				if (policy_ignored(pol, sub, true))
 					continue;
 				bool known = false;
 				for (size_t k = 0; k < folders.n && !known; k++)
@@ -700,7 +700,8 @@ int op_recent_notes(struct tool_ctx *c)
 int op_get_policy(struct tool_ctx *c)
 {
 	READ_LOCKED(c);
-	c->json = policy_to_json(vault_policy(c->v), vault_index(c->v));
+	_cleanup_policy_ struct policy *pol = vault_policy_get(c->v);
+	c->json = policy_to_json(pol, vault_index(c->v));
 	return 0;
 }
 
@@ -790,8 +791,8 @@ char *context_block(struct vault *v)
 			    "needed.\n");
 	sb_putc(&b, '\n');
 	sb_puts(&b, "## Allowed tags\n\n");
-	_cleanup_strv_free_ char **allowed =
-		policy_allowed_tags(vault_policy(v), ix);
+	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
+	_cleanup_strv_free_ char **allowed = policy_allowed_tags(pol, ix);
 	if (!allowed[0]) {
 		sb_puts(&b, "No tags in the vault yet.\n");
 	} else {

@@ -62,7 +62,8 @@ static int new_note_path(struct tool_ctx *c, const char *given,
 	char *path = (!strchr(norm, '/') && default_dir && *default_dir)
 			     ? xasprintf("%s/%s.md", default_dir, norm)
 			     : xasprintf("%s.md", norm);
-	if (policy_ignored(vault_policy(c->v), path, false)) {
+	_cleanup_policy_ struct policy *pol = vault_policy_get(c->v);
+	if (policy_ignored(pol, path, false)) {
 		int r = op_fail(c, -EINVAL,
 				"Invalid note name '%s': '%s' is hidden or "
 				"ignored by the vault's policy",

@@ -37,9 +37,15 @@ struct policy *policy_default(void)
 	return p;
 }
 
+struct policy *policy_ref(struct policy *p)
+{
+	atomic_fetch_add(&p->refs, 1);
+	return p;
+}
+
 struct policy *policy_free(struct policy *p)
 {
-	if (!p)
+	if (!p || atomic_fetch_sub(&p->refs, 1) > 0)
 		return NULL;
 	strv_free(p->allowed_tags);
 	strv_free(p->ignore);

@@ -14,8 +14,10 @@
 #pragma once
 
 #include "index.h"
+#include "util.h"
 
 #include <cjson/cJSON.h>
+#include <stdatomic.h>
 
 #define POLICY_PATH ".vaultd/policy.yaml"
 
@@ -34,6 +36,9 @@ struct policy {
 	bool keep_links; /* delete_links: keep */
 	char **ignore;
 	bool from_file;
+	/* References besides the first: policy_ref() adds one, policy_free()
+	 * drops one (a policy in use is never freed by a reload). */
+	atomic_int refs;
 };
 
 struct policy *policy_default(void);
@@ -45,7 +50,14 @@ struct policy *policy_default(void);
 int policy_load(int rootfd, struct policy **ret, char **ret_msg);
 int policy_parse(const char *text, size_t len, struct policy **ret,
 		 char **ret_msg);
+/* Drop a reference; the last one frees the policy. Returns NULL. */
 struct policy *policy_free(struct policy *p);
+struct policy *policy_ref(struct policy *p);
+static inline void policy_freep(struct policy **p)
+{
+	policy_free(*p);
+}
+#define _cleanup_policy_ _cleanup_(policy_freep)
 
 /* Hidden paths (any component starting with '.') and ignore globs. */
 bool policy_ignored(const struct policy *p, const char *path, bool is_dir);

@@ -29,6 +29,10 @@ struct vault {
 	char *name;
 	int rootfd;
 	struct index *ix;
+	/* The policy: swapped by a reload under polmu; users take their own
+	 * reference (vault_policy_get()), so a reload never frees one in
+	 * use. polmu nests inside every other lock and holds none. */
+	pthread_mutex_t polmu;
 	struct policy *pol;
 	pthread_rwlock_t rw;
 	pthread_mutex_t wmu;
@@ -113,6 +117,7 @@ int vault_open(const char *root, struct vault **ret, char **ret_msg)
 	v->ix = index_new();
 	pthread_rwlock_init(&v->rw, NULL);
 	pthread_mutex_init(&v->wmu, NULL);
+	pthread_mutex_init(&v->polmu, NULL);
 	pthread_mutex_init(&v->vmu, NULL);
 	pthread_mutex_init(&v->fmu, NULL);
 	pthread_mutex_init(&v->smu, NULL);
@@ -153,6 +158,7 @@ struct vault *vault_free(struct vault *v)
 	cJSON_Delete(v->violations);
 	pthread_rwlock_destroy(&v->rw);
 	pthread_mutex_destroy(&v->wmu);
+	pthread_mutex_destroy(&v->polmu);
 	pthread_mutex_destroy(&v->vmu);
 	pthread_mutex_destroy(&v->fmu);
 	pthread_mutex_destroy(&v->smu);
@@ -246,9 +252,12 @@ struct index *vault_index(struct vault *v)
 	return v->ix;
 }
 
-const struct policy *vault_policy(struct vault *v)
+struct policy *vault_policy_get(struct vault *v)
 {
-	return v->pol;
+	pthread_mutex_lock(&v->polmu);
+	struct policy *p = policy_ref(v->pol);
+	pthread_mutex_unlock(&v->polmu);
+	return p;
 }
 
 int vault_reload_policy(struct vault *v, char **ret_msg)
@@ -257,10 +266,11 @@ int vault_reload_policy(struct vault *v, char **ret_msg)
 	int r = policy_load(v->rootfd, &p, ret_msg);
 	if (r < 0)
 		return r;
-	pthread_rwlock_wrlock(&v->rw);
-	policy_free(v->pol);
+	pthread_mutex_lock(&v->polmu);
+	struct policy *old = v->pol;
 	v->pol = p;
-	pthread_rwlock_unlock(&v->rw);
+	pthread_mutex_unlock(&v->polmu);
+	policy_free(old); /* freed when the last write using it is done */
 	return 0;
 }
 
@@ -282,6 +292,7 @@ struct scan {
 	atomic_size_t next;
 	vault_progress_fn progress;
 	void *ud;
+	struct policy *pol; /* the policy when the build started */
 	/* Folders and notes that are there but could not be read. */
 	pthread_mutex_t emu;
 	size_t nerr;
@@ -339,10 +350,10 @@ static void walk(struct scan *s, const char *dir)
 		}
 		/* Symlinks are not followed: nothing outside the vault. */
 		if (t == DT_DIR) {
-			if (!policy_ignored(s->v->pol, p, true))
+			if (!policy_ignored(s->pol, p, true))
 				pv_push(&subdirs, TAKE_PTR(p));
 		} else if (t == DT_REG) {
-			if (policy_ignored(s->v->pol, p, false))
+			if (policy_ignored(s->pol, p, false))
 				continue;
 			if (path_is_note(p))
 				pv_push(&s->notes, TAKE_PTR(p));
@@ -526,9 +537,11 @@ static void dirty_add_locked(struct vault *v, const char *path)
 int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud,
 		    char **ret_msg)
 {
+	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
 	struct scan s = {.v = v,
 			 .progress = progress,
 			 .ud = ud,
+			 .pol = pol,
 			 .emu = PTHREAD_MUTEX_INITIALIZER};
 	atomic_store(&v->idx_ready, false);
 	atomic_store(&v->idx_done, 0);
@@ -1252,20 +1265,21 @@ int vault_guard(struct vault *v, const char *path, const char *text, size_t len,
 		const struct write_opts *o, struct write_outcome *out,
 		char **ret_msg)
 {
+	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
 	struct note *old = index_by_path(v->ix, path);
 	struct note *after = note_new(path, text, len);
 	_cleanup_free_ char *msg = NULL;
-	int r = policy_check(v->pol, v->ix, old, after, &msg);
+	int r = policy_check(pol, v->ix, old, after, &msg);
 	note_free(after);
 	if (r == 0)
 		return 0;
 	_cleanup_free_ char *why = NULL;
 	_cleanup_free_ char *saved =
-		o->save_rejected && !v->pol->warn
+		o->save_rejected && !pol->warn
 			? save_rejected(v, path, text, len, &why)
 			: NULL;
-	vault_record_violation(v, o->source, path, msg, saved, v->pol->warn);
-	if (v->pol->warn) {
+	vault_record_violation(v, o->source, path, msg, saved, pol->warn);
+	if (pol->warn) {
 		if (out)
 			out->warning = TAKE_PTR(msg);
 		return 0;
@@ -1328,7 +1342,8 @@ int vault_commit(struct vault *v, const char *path, const char *text,
 int vault_sync_path(struct vault *v, const char *path, const char *source,
 		    unsigned flags)
 {
-	if (policy_ignored(v->pol, path, false))
+	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
+	if (policy_ignored(pol, path, false))
 		return 0;
 	if (!path_is_note(path)) {
 		struct stat st;
@@ -1369,7 +1384,7 @@ int vault_sync_path(struct vault *v, const char *path, const char *source,
 	/* Cannot be refused, but the guard's findings are recorded. */
 	_cleanup_free_ char *msg = NULL;
 	if (!(flags & SYNC_NO_GUARD) &&
-	    policy_check(v->pol, v->ix, old, n, &msg) < 0)
+	    policy_check(pol, v->ix, old, n, &msg) < 0)
 		vault_record_violation(v, source, path, msg, NULL, true);
 	bool existed = old != NULL;
 	index_swap_in(v, n);
@@ -1507,7 +1522,8 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 		*ret_msg = xasprintf("Note '%s' already exists", new_name);
 		return -EEXIST;
 	}
-	if (policy_ignored(v->pol, new_path, false)) {
+	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
+	if (policy_ignored(pol, new_path, false)) {
 		*ret_msg = xasprintf("'%s' is hidden or ignored by the policy; "
 				     "choose another name",
 				     new_path);
@@ -1524,12 +1540,12 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 	/* The guard judges the note under its new name (e.g. Person). */
 	struct note *probe = note_new(new_path, text, len);
 	_cleanup_free_ char *gmsg = NULL;
-	r = policy_check(v->pol, v->ix, n, probe, &gmsg);
+	r = policy_check(pol, v->ix, n, probe, &gmsg);
 	note_free(probe);
 	if (r < 0) {
 		vault_record_violation(v, source, new_path, gmsg, NULL,
-				       v->pol->warn);
-		if (!v->pol->warn) {
+				       pol->warn);
+		if (!pol->warn) {
 			*ret_msg = TAKE_PTR(gmsg);
 			return -EPERM;
 		}
@@ -1660,7 +1676,8 @@ int vault_delete(struct vault *v, struct note *n, const char *source,
 {
 	_cleanup_free_ char *path = xstrdup(n->path);
 	_cleanup_free_ char *name = index_display_name(v->ix, n);
-	bool keep = v->pol->keep_links;
+	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
+	bool keep = pol->keep_links;
 	struct rewrite_req req = {.mode = REWRITE_DELETED, .target = n};
 	struct pending *p = NULL;
 	size_t np = 0;
@@ -1755,7 +1772,8 @@ int vault_forget_note(struct vault *v, const char *path, const char *source)
 	size_t np = 0;
 	int links = 0;
 	char *msg = NULL;
-	if (!v->pol->keep_links) {
+	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
+	if (!pol->keep_links) {
 		struct rewrite_req req = {.mode = REWRITE_DELETED, .target = n};
 		if (rewrite_sources(v, n, &req, &p, &np, &links, &msg) < 0) {
 			free(msg);

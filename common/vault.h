@@ -130,7 +130,9 @@ void vault_write_lock(struct vault *v);
 void vault_write_unlock(struct vault *v);
 /* Valid under the read lock or the writer lock. */
 struct index *vault_index(struct vault *v);
-const struct policy *vault_policy(struct vault *v);
+/* The policy now, as a reference of the caller's own (policy_free() it;
+ * _cleanup_policy_): a reload while it is used never frees it. */
+struct policy *vault_policy_get(struct vault *v);
 /* Re-read .vaultd/policy.yaml; on error the old policy stays. */
 int vault_reload_policy(struct vault *v, char **ret_msg);
 

@@ -291,10 +291,8 @@ static bool guarded(struct mount *m, const char *path)
 	if (!path || !path_is_note(path))
 		return false;
 	struct vault *v = m->v;
-	vault_read_lock(v);
-	bool ign = policy_ignored(vault_policy(v), path, false);
-	vault_read_unlock(v);
-	return !ign;
+	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
+	return !policy_ignored(pol, path, false);
 }
 
 /* "mount:<process name>" for the request's process. */

@@ -2132,6 +2132,65 @@ static void test_sync_failing_read(void)
 	tv_close(&t);
 }
 
+/* The policy reloaded (policy.yaml saved) while notes are written: a
+ * write keeps the policy it started with; none is freed under it (seen
+ * by AddressSanitizer as a use after free before). */
+struct reload_arg {
+	struct tvault *t;
+	atomic_bool stop;
+	int reloads;
+};
+
+static void *reload_loop(void *p)
+{
+	struct reload_arg *a = p;
+	for (int i = 0; !atomic_load(&a->stop) && i < 2000; i++) {
+		tv_write(a->t, ".vaultd/policy.yaml",
+			 i % 2 ? "allowed_tags: [known, other]\n"
+			       : "allowed_tags: [known]\non_violation: warn\n");
+		char *msg = NULL;
+		if (vault_reload_policy(a->t->v, &msg) == 0)
+			a->reloads++;
+		free(msg);
+	}
+	return NULL;
+}
+
+static void test_policy_reload_under_writes(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "Known.md", "known #known\n");
+	tv_write(&t, ".vaultd/policy.yaml", "allowed_tags: [known]\n");
+	tv_open(&t);
+	struct reload_arg a = {.t = &t};
+	pthread_t th;
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, reload_loop, &a), 0);
+	/* Refused or not (the policy changes under them), every write
+	 * answers. */
+	for (int i = 0; i < 300; i++) {
+		char args[128];
+		struct tool_result r;
+		snprintf(args, sizeof(args),
+			 "{\"name\":\"N%d\",\"content\":\"text #%s\"}", i,
+			 i % 3 ? "known" : "other");
+		tv_call(&t, "create_note", args, &r);
+		CU_ASSERT_PTR_NOT_NULL(r.text);
+		tool_result_clear(&r);
+		snprintf(args, sizeof(args),
+			 "{\"name\":\"N%d\",\"text\":\"more #other\"}", i);
+		tv_call(&t, "append_note", args, &r);
+		tool_result_clear(&r);
+		tv_call(&t, "get_policy", NULL, &r);
+		CU_ASSERT_FALSE(r.is_error);
+		tool_result_clear(&r);
+	}
+	atomic_store(&a.stop, true);
+	pthread_join(th, NULL);
+	CU_ASSERT_TRUE(a.reloads > 0);
+	tv_close(&t);
+}
+
 /* Symlinks planted where vaultd keeps things: clear errors, nothing
  * written outside the vault (refused text kept elsewhere: test-modes.sh,
  * through the mount). */
@@ -2209,6 +2268,7 @@ int main(void)
 		{"forget_unreadable_source", test_forget_unreadable_source},
 		{"planted_symlinks", test_planted_symlinks},
 		{"sync_failing_read", test_sync_failing_read},
+		{"policy_reload_under_writes", test_policy_reload_under_writes},
 	};
 	return run_tests("tools_more", tests, ARRAY_SIZE(tests));
 }
