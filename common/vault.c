@@ -36,6 +36,10 @@ struct vault {
 	struct policy *pol;
 	pthread_rwlock_t rw;
 	pthread_mutex_t wmu;
+	/* Index builds running, and the paths changed meanwhile (under
+	 * wmu): a build's result would not have them. */
+	int building;
+	struct ptrvec touched;
 	struct listener *listeners;
 	size_t nlisteners;
 	/* Ring of recent violations, oldest first. */
@@ -166,6 +170,9 @@ struct vault *vault_free(struct vault *v)
 	for (size_t i = v->dirty_head; i < v->dirty.n; i++)
 		free(v->dirty.v[i]);
 	pv_free(&v->dirty);
+	for (size_t i = 0; i < v->touched.n; i++)
+		free(v->touched.v[i]);
+	pv_free(&v->touched);
 	hmap_free(v->dirty_set);
 	free(v->fts_note);
 	free(v->gone);
@@ -204,9 +211,19 @@ void vault_remove_listener(struct vault *v, vault_listener_fn fn, void *ud)
 	pthread_mutex_unlock(&v->wmu);
 }
 
+/* A path changed while an index build runs (writer lock held): the build
+ * takes it again from the folder when it is put in place. */
+static void touched(struct vault *v, const char *path)
+{
+	if (v->building && path)
+		pv_push(&v->touched, xstrdup(path));
+}
+
 static void emit(struct vault *v, enum vault_event_type t, const char *path,
 		 const char *old_path, const char *source, uint64_t old_ino)
 {
+	touched(v, path);
+	touched(v, old_path);
 	struct vault_event ev = {t, path, old_path, source, old_ino};
 	for (size_t i = 0; i < v->nlisteners; i++)
 		v->listeners[i].fn(&ev, v->listeners[i].ud);
@@ -543,6 +560,9 @@ int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud,
 			 .ud = ud,
 			 .pol = pol,
 			 .emu = PTHREAD_MUTEX_INITIALIZER};
+	pthread_mutex_lock(&v->wmu);
+	v->building++;
+	pthread_mutex_unlock(&v->wmu);
 	atomic_store(&v->idx_ready, false);
 	atomic_store(&v->idx_done, 0);
 	atomic_store(&v->idx_total, 0);
@@ -616,12 +636,29 @@ int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud,
 	pv_free(&s.notes);
 	pv_free(&s.files);
 
+	/* In place, with what writers changed while it was built taken again
+	 * from the folder (their events were sent already). */
+	pthread_mutex_lock(&v->wmu);
 	pthread_rwlock_wrlock(&v->rw);
 	struct index *old = v->ix;
 	v->ix = ix;
 	v->idx_cached = cached;
 	v->idx_parsed = parsed;
 	pthread_rwlock_unlock(&v->rw);
+	struct ptrvec again = {0};
+	if (--v->building == 0) {
+		again = v->touched;
+		v->touched = (struct ptrvec){0};
+	} else {
+		for (size_t i = 0; i < v->touched.n; i++)
+			pv_push(&again, xstrdup(v->touched.v[i]));
+	}
+	for (size_t i = 0; i < again.n; i++) {
+		vault_sync_path(v, again.v[i], "vaultd", SYNC_NO_GUARD);
+		free(again.v[i]);
+	}
+	pv_free(&again);
+	pthread_mutex_unlock(&v->wmu);
 	index_free(old);
 	if (v->store && ndirty && ndirty <= SYNC_CATCH_UP) {
 		vault_fulltext_work(v);
@@ -1347,6 +1384,7 @@ int vault_sync_path(struct vault *v, const char *path, const char *source,
 		return 0;
 	if (!path_is_note(path)) {
 		struct stat st;
+		touched(v, path);
 		pthread_rwlock_wrlock(&v->rw);
 		if (file_stat(v->rootfd, path, &st) == 0 && S_ISREG(st.st_mode))
 			index_put_file(v->ix, path);
