@@ -1676,6 +1676,77 @@ static void sync_tree(struct mount *m, fuse_req_t req, const char *from,
 	pv_free(&gone);
 }
 
+/* A folder the guard does not look into (hidden, or ignored by the
+ * policy). */
+static bool folder_unjudged(struct mount *m, const char *path)
+{
+	_cleanup_policy_ struct policy *pol = vault_policy_get(m->v);
+	return policy_ignored(pol, path, true);
+}
+
+/*
+ * A folder moved from where the guard does not look to where it does:
+ * every note it holds is judged under its new path, as if written there.
+ * 0, or -EPERM (logged) when one is refused, or the error reading one.
+ * Writer lock held.
+ */
+static int judge_tree(struct mount *m, const char *from, const char *to,
+		      const char *src)
+{
+	int rootfd = vault_rootfd(m->v);
+	struct ptrvec stack = {0};
+	pv_push(&stack, xstrdup(from));
+	int r = 0;
+	size_t fl = strlen(from);
+	while (stack.n) {
+		_cleanup_free_ char *d = stack.v[--stack.n];
+		DIR *dp = r == 0 ? dir_open_beneath(rootfd, d) : NULL;
+		struct dirent *de;
+		while (dp && r == 0 && (de = readdir(dp))) {
+			if (!strcmp(de->d_name, ".") ||
+			    !strcmp(de->d_name, ".."))
+				continue;
+			char *p = xasprintf("%s/%s", d, de->d_name);
+			if (de->d_type == DT_DIR) {
+				pv_push(&stack, p);
+				continue;
+			}
+			_cleanup_free_ char *path = p;
+			_cleanup_free_ char *neu =
+				xasprintf("%s%s", to, path + fl);
+			if (de->d_type != DT_REG || !guarded(m, neu))
+				continue;
+			char *text = NULL;
+			size_t len = 0;
+			r = file_read(rootfd, path, COMMIT_MAX, &text, &len,
+				      NULL);
+			if (r < 0) {
+				log_warn(
+					"rename %s -> %s refused: cannot read %s "
+					"(%s)",
+					from, to, path, strerror(-r));
+				r = -EIO;
+				break;
+			}
+			struct write_opts o = {.source = src,
+					       .save_rejected = true};
+			_cleanup_free_ char *msg = NULL;
+			r = vault_guard(m->v, neu, text, len, &o, NULL, &msg);
+			free(text);
+			if (r < 0)
+				log_warn("rename %s -> %s refused (%s): %s",
+					 from, to, src,
+					 msg ? msg : strerror(-r));
+		}
+		if (dp)
+			closedir(dp);
+	}
+	for (size_t i = 0; i < stack.n; i++)
+		free(stack.v[i]);
+	pv_free(&stack);
+	return r;
+}
+
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      fuse_ino_t newparent, const char *newname,
 		      unsigned int flags)
@@ -1847,6 +1918,20 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct stat st;
 	bool dir = from && file_stat(rootfd, from, &st) == 0 &&
 		   S_ISDIR(st.st_mode);
+	/* A folder brought in from where the guard does not look: its notes
+	 * are judged first, and stay out if one is refused. */
+	bool judged = dir && from && to && !(flags & RENAME_EXCHANGE) &&
+		      folder_unjudged(m, from) && !folder_unjudged(m, to);
+	if (judged) {
+		vault_write_lock(m->v);
+		r = judge_tree(m, from, to, src);
+		if (r < 0) {
+			vault_write_unlock(m->v);
+			free(text);
+			fuse_reply_err(req, -r);
+			return;
+		}
+	}
 	bool away = gfrom && !(flags & RENAME_EXCHANGE);
 	if (away)
 		own(m, from, 1);
@@ -1859,6 +1944,8 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	r = renameat2(pfd, name, npfd, newname, flags) < 0 ? -errno : 0;
 	node_put(np);
 	node_put(p);
+	if (judged)
+		vault_write_unlock(m->v);
 	if (r < 0) {
 		if (away)
 			own(m, from, -1);

@@ -136,6 +136,7 @@ mkdir -p "$V/.vaultd" "$V/sub"
 cat >"$V/.vaultd/policy.yaml" <<'EOF'
 allowed_tags: [known]
 on_violation: reject
+ignore: ["templates/"]
 EOF
 printf '# Hub\n#known\n' >"$V/Hub.md"
 for i in $(seq 200); do
@@ -346,6 +347,12 @@ sleep 0.3
 	ln -s "$tmp/forb.md" T12link.md
 	printf '#forbidden\n' >New1.md
 	mkdir -p nd && cp "$tmp/forb.md" nd/New2.md
+	# Folders the guard does not look into, moved into the vault.
+	mkdir .hidden && cp "$tmp/forb.md" .hidden/n.md && mv .hidden visible
+	mkdir -p .h2/deep/er && cp "$tmp/forb.md" .h2/deep/er/n.md &&
+		mv .h2/deep visible2
+	mkdir -p templates/t && cp "$tmp/forb.md" templates/t/n.md &&
+		mv templates/t fromtemplates
 	# Two notes swapped, one forbidden under its new name.
 	cp "$tmp/forb.md" T12.tmp && mv -T T12.tmp T12.md
 	if [ -x /usr/bin/python3 ]; then
@@ -367,11 +374,12 @@ ctl call update_note name=T1 'content=sock #forbidden' >/dev/null 2>&1
 ctl call append_note name=T2 'text=#forbidden' >/dev/null 2>&1
 ctl call create_note name=New3 'content=#forbidden' >/dev/null 2>&1
 sleep 1
+# Hidden and ignored folders may hold anything: they are not the vault's.
 bypassed=$(grep -rl --include='*.md' -e '#forbidden' "$V" |
-	grep -v -e "^$V/.vaultd/" -e "^$V/.trash/")
+	grep -v -e "^$V/.*/\." -e "^$V/\." -e "^$V/templates/")
 bypasses=$(echo "$bypassed" | grep -c .)
 [ "$bypasses" = 0 ] || fail "the guard let #forbidden into: $bypassed"
-echo "guard bypass attempts: 22 in $(($(date +%s) - t1)) s"
+echo "guard bypass attempts: 25 in $(($(date +%s) - t1)) s"
 
 # ---- 3. path escapes ---------------------------------------------------------
 
