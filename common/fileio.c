@@ -144,10 +144,17 @@ int path_check(const char *path, char **ret_norm, const char **ret_msg)
 	_cleanup_free_ char *copy = xstrdup(path);
 	char *save = NULL;
 	struct sbuf b = {0};
+	size_t depth = 0;
 	for (char *t = strtok_r(copy, "/", &save); t;
 	     t = strtok_r(NULL, "/", &save)) {
 		if (strcmp(t, ".") == 0)
 			continue;
+		if (++depth > PATH_MAX_DEPTH) {
+			sb_free(&b);
+			*ret_msg = "folders are nested too deep (at most "
+				   "64 levels)";
+			return -EINVAL;
+		}
 		if (strcmp(t, "..") == 0) {
 			sb_free(&b);
 			*ret_msg = "'..' is not allowed in paths";

@@ -15,11 +15,14 @@
 
 /*
  * Check a vault-relative path from a client. Refuses empty, absolute,
- * "..", NUL, control characters and invalid UTF-8. On success returns 0
+ * "..", NUL, control characters, invalid UTF-8 and folders nested over
+ * PATH_MAX_DEPTH levels. On success returns 0
  * and the normalised (NFC, "./" removed, no trailing '/') path. The
  * message says what is wrong.
  */
 int path_check(const char *path, char **ret_norm, const char **ret_msg);
+/* How deep a path path_check() accepts may nest folders. */
+#define PATH_MAX_DEPTH 64
 
 /* openat() beneath rootfd (no escape by "..", absolute or symlink). */
 int beneath_open(int rootfd, const char *rel, int flags, mode_t mode);

@@ -438,14 +438,30 @@ static void on_vault_event(const struct vault_event *ev, void *ud)
 				n->nlookup++;
 		}
 		pthread_mutex_unlock(&m->tmu);
+		/* Only the old file itself (replaced, so no longer linked
+		 * anywhere). When no node held it, its inode number may
+		 * already be another file's: that node stays as it is. */
+		bool replaced = false;
 		if (n) {
+			struct stat nst;
+			int nfd = node_get(n);
+			replaced = fstatat(nfd, "", &nst,
+					   AT_EMPTY_PATH |
+						   AT_SYMLINK_NOFOLLOW) == 0 &&
+				   nst.st_nlink == 0;
+			node_put(n);
+		}
+		if (n && replaced) {
 			int fd = beneath_open(vault_rootfd(m->v), ev->path,
 					      O_PATH | O_NOFOLLOW, 0);
 			if (fd >= 0)
 				node_swap(m, n, fd);
 			queue_inval(m, false, ino_of(m, n), NULL);
-			unref_node(m, n, 1);
 		}
+		if (n)
+			unref_node(m, n, 1);
+		if (!replaced)
+			inval_path(m, ev->path);
 	}
 	if (ev->type != VEV_CHANGED || external)
 		inval_path(m, ev->path);

@@ -124,6 +124,17 @@ static void test_path_check_refuses(void)
 	memset(longc, 'x', 256);
 	strcpy(longc + 256, ".md");
 	expect_refused(longc);
+	/* Folders nested deeper than anyone uses (a watcher walks them). */
+	struct sbuf deep = {0};
+	for (int i = 0; i < PATH_MAX_DEPTH; i++)
+		sb_puts(&deep, "d/");
+	sb_puts(&deep, "n.md");
+	expect_refused(deep.s);
+	const char *shallower = deep.s + 2; /* one level less: fine */
+	char *dn = NULL;
+	CU_ASSERT_EQUAL(pc(shallower, &dn), 0);
+	free(dn);
+	sb_free(&deep);
 	char *longp = xmalloc(5000);
 	for (int i = 0; i < 4998; i++)
 		longp[i] = (i % 10 == 9) ? '/' : 'a';
