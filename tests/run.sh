@@ -42,7 +42,12 @@ test)
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 		UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
 		meson test -C build-asan --suite unit --suite mount --suite e2e \
-		--print-errorlogs --num-processes 2
+		--suite stress --print-errorlogs --num-processes 2
+	# Every kind of work at once under ThreadSanitizer: no data race,
+	# no lock taken in two orders.
+	build build-tsan -Db_sanitize=thread -Dbuildtype=debug
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+		meson test -C build-tsan --suite stress --print-errorlogs
 	echo "all tests passed"
 	;;
 esac
