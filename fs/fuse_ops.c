@@ -1024,6 +1024,12 @@ static bool still_held(struct mount *m, struct fh *h, pid_t pid)
 	pthread_mutex_lock(&m->tmu);
 	ino_t cur = h->node->ino;
 	pthread_mutex_unlock(&m->tmu);
+	/* The kernel's inode number for the file is the one it was given at
+	 * its first lookup, and stays so after vaultd replaced the file
+	 * under it: the descriptor is also known by its path. */
+	_cleanup_free_ char *rel = fh_path(m, h);
+	_cleanup_free_ char *full =
+		rel ? xasprintf("%s/%s", m->mountpoint, rel) : NULL;
 	size_t mpl = strlen(m->mountpoint);
 	bool held = false;
 	struct dirent *e;
@@ -1053,9 +1059,11 @@ static bool still_held(struct mount *m, struct fh *h, pid_t pid)
 				ino = strtoul(line + 4, NULL, 10);
 		}
 		fclose(f);
+		link[l] = 0;
 		held = mnt == m->conn.mnt_id &&
 		       (flags & O_ACCMODE) != O_RDONLY &&
-		       ((ino_t)ino == h->open_ino || (ino_t)ino == cur);
+		       ((ino_t)ino == h->open_ino || (ino_t)ino == cur ||
+			(full && !strcmp(link, full)));
 	}
 	closedir(d);
 	return held;
