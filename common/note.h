@@ -50,8 +50,9 @@ struct note {
 	bool too_big; /* indexed by name only */
 };
 
-/* Largest note whose contents are indexed (bigger ones by name only). */
-#define NOTE_MAX_INDEXED (16u << 20)
+/* Largest note whose contents are indexed (bigger ones by name only;
+ * search results name them). Indexing is linear in the note's size. */
+#define NOTE_MAX_INDEXED (64u << 20)
 
 /* NFC + case fold; invalid UTF-8 falls back to ASCII lower-casing. */
 char *fold_key(const char *s);

@@ -143,6 +143,35 @@ static int content_match(struct vault *v, const struct note *n, const char *fq,
 static const char *const MODES[] = {"name", "name_partial", "content",
 				    "tag",  "fulltext",	    NULL};
 
+/* Notes too big to have their text searched are named, never silently
+ * left out: {"not_searched": {"notes": [...], "why": ...}}. */
+static void not_searched(struct index *ix, cJSON *o)
+{
+	size_t n;
+	struct note *const *all = index_sorted(ix, &n);
+	cJSON *a = NULL;
+	size_t count = 0;
+	for (size_t i = 0; i < n; i++) {
+		if ((uint64_t)all[i]->size <= NOTE_MAX_INDEXED)
+			continue;
+		if (!a)
+			a = cJSON_CreateArray();
+		if (count++ < 20)
+			cJSON_AddItemToArray(a,
+					     cJSON_CreateString(all[i]->path));
+	}
+	if (!a)
+		return;
+	cJSON *ns = cJSON_AddObjectToObject(o, "not_searched");
+	cJSON_AddItemToObject(ns, "notes", a);
+	cJSON_AddNumberToObject(ns, "total", (double)count);
+	_cleanup_free_ char *why = xasprintf(
+		"notes over %u MiB are found by name, tag and links, not by "
+		"their text",
+		NOTE_MAX_INDEXED >> 20);
+	cJSON_AddStringToObject(ns, "why", why);
+}
+
 static cJSON *page(struct tool_ctx *c, const char *query, const char *mode,
 		   cJSON *results, size_t total, const char *scope,
 		   uint64_t gen, size_t offset, size_t limit)
@@ -157,6 +186,8 @@ static cJSON *page(struct tool_ctx *c, const char *query, const char *mode,
 			cursor_make(scope, gen, offset + limit);
 		cJSON_AddStringToObject(o, "next_cursor", next);
 	}
+	if (!strcmp(mode, "fulltext") || !strcmp(mode, "content"))
+		not_searched(vault_index(c->v), o);
 	c->json = o;
 	return o;
 }

@@ -16,6 +16,9 @@
  * of it: stored entries are only as good as the parser that made them. */
 #define LAYOUT (5 * 1000 + NOTE_FORMAT)
 #define POOL_MAX 8
+/* Ranking: BM25 with a note's name and aliases weighing ten times its
+ * text, with bounded work per note (ftsaux.h). */
+#define RANK "vrank(10.0, 1.0)"
 /* Trigrams taken from a long content query (the rest is checked). */
 #define MAX_TRIGRAMS 24
 
@@ -1259,12 +1262,10 @@ static char *snippet_for(sqlite3 *db, const char *match, const char *cjk,
 {
 	sqlite3_stmt *st;
 	char *r = NULL;
-	if (match &&
-	    sqlite3_prepare_v2(
-		    db,
-		    "SELECT snippet(fts, 1, '**', '**', '\xe2\x80\xa6',"
-		    " 16) FROM fts WHERE fts MATCH ?1 AND rowid = ?2",
-		    -1, &st, NULL) == SQLITE_OK) {
+	if (match && sqlite3_prepare_v2(db,
+					"SELECT vsnippet(fts, 1) FROM fts"
+					" WHERE fts MATCH ?1 AND rowid = ?2",
+					-1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 2, id);
 		if (sqlite3_step(st) == SQLITE_ROW &&
@@ -1432,6 +1433,7 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 		sel = xasprintf(
 			"SELECT n.path, -fts.rank, n.id FROM fts JOIN notes"
 			" n ON n.id = fts.rowid WHERE fts MATCH ?1 AND"
+			" fts.rank MATCH '" RANK "' AND"
 			" (%s) ORDER BY fts.rank, n.name, n.path"
 			" LIMIT ?2 OFFSET ?3",
 			cond);
@@ -1443,7 +1445,8 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 		sel = xasprintf(
 			"SELECT n.path, coalesce(-r.rank, 0) AS score,"
 			" n.id FROM notes n LEFT JOIN (SELECT rowid, rank"
-			" FROM fts WHERE fts MATCH ?1) r ON r.rowid = n.id"
+			" FROM fts WHERE fts MATCH ?1 AND rank MATCH"
+			" '" RANK "') r ON r.rowid = n.id"
 			" WHERE %s ORDER BY score DESC, n.name, n.path"
 			" LIMIT ?2 OFFSET ?3",
 			cond);

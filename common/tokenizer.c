@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "tokenizer.h"
+#include "ftsaux.h"
 #include "u8.h"
 #include "util.h"
 
@@ -179,5 +180,6 @@ int tokenizer_register(sqlite3 *db)
 	if (!api || api->iVersion < 2)
 		return SQLITE_ERROR;
 	fts5_tokenizer t = {tok_create, tok_delete, tok_tokenize};
-	return api->xCreateTokenizer(api, "vaultd", api, &t, NULL);
+	int rc = api->xCreateTokenizer(api, "vaultd", api, &t, NULL);
+	return rc == SQLITE_OK ? ftsaux_register(api) : rc;
 }

@@ -123,12 +123,13 @@ static const struct tool TOOLS[] = {
 			"prefix*, title:word, tag:x, folder:path, AND, OR, "
 			"-term, -tag:x, ( ... )). Pages with limit (default "
 			"50; fulltext 10) and the next_cursor of the previous "
-			"page.",
+			"page. Notes over 64 MiB are searched by name and tag "
+			"only; not_searched names them.",
 		.input_schema = OBJ(
 			P_TEXT("query", "What to look for") ",\"mode\":{\"type\":\"string\",\"enum\":[\"name\",\"name_partial\",\"content\",\"tag\",\"fulltext\"],\"default\":\"name_partial\"},\"tag_logic\":{\"type\":\"string\",\"enum\":[\"or\",\"and\"],\"default\":\"or\"}," P_INT("limit", "50", "1", "100", "Results per page (fulltext: default 10)") "," P_BOOL("case_sensitive", "false", "fulltext: match the words' case exactly") "," P_TEXT("cursor", "next_cursor from the previous page"),
 			"\"query\""),
 		.output_schema = OUT(
-			O_STR("query") "," O_STR("mode") ",\"results\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("name") "," O_STR("path") "," O_STRS("tags") ",\"score\":{\"type\":\"number\"}," O_STR("snippet") "," O_INT("line") "," O_STR("text") "}}}," O_INT("total") "," O_STR("next_cursor"),
+			O_STR("query") "," O_STR("mode") ",\"results\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("name") "," O_STR("path") "," O_STRS("tags") ",\"score\":{\"type\":\"number\"}," O_STR("snippet") "," O_INT("line") "," O_STR("text") "}}}," O_INT("total") "," O_STR("next_cursor") ",\"not_searched\":{\"type\":\"object\",\"description\":\"Notes too big for their text to be searched (content, fulltext)\",\"properties\":{" O_STRS("notes") "," O_INT("total") "," O_STR("why") "}}",
 			"\"results\",\"total\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
 		.run = op_search_notes,

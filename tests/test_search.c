@@ -957,6 +957,54 @@ static void test_first_build(void)
 	CU_ASSERT_EQUAL(total_of(&t, "bassoon 4", "content"), 110);
 	tv_close(&t);
 }
+/* Big notes with a word on every line: ranking and snippets do bounded
+ * work per note (FTS5's snippet() took minutes on 5 MB), the snippet is
+ * the first hit's window wherever it is. */
+static void test_big_notes(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	struct sbuf b = {0};
+	for (int i = 0; i < 100000; i++)
+		sb_puts(&b, "the orchard grows plums in the orchard\n");
+	tv_write(&t, "Big.md", b.s);
+	b.len = 0;
+	for (int i = 0; i < 50000; i++)
+		sb_puts(&b, "nothing to see here, only filler words\n");
+	sb_puts(&b, "and at the very end a lonely orchard appears.\n");
+	tv_write(&t, "Late.md", b.s);
+	sb_free(&b);
+	tv_write(&t, "Orchard.md", "A short note.\n");
+	tv_write(&t, "CJK.md", "我们正在研究知识管理系统的设计。\n");
+	open_indexed(&t);
+	expect_names(&t, "orchard", "Big,Orchard,Late");
+	expect_names(&t, "orchard plums", "Big");
+	cJSON *r = ft(&t, "orchard plums", NULL);
+	const char *snip = cJSON_GetStringValue(cJSON_GetObjectItem(
+		cJSON_GetArrayItem(cJSON_GetObjectItem(r, "results"), 0),
+		"snippet"));
+	CU_ASSERT_STRING_EQUAL(snip, "the **orchard** grows **plums** in the "
+				     "**orchard** the **orchard** grows "
+				     "**plums** in the **orchard** the "
+				     "**orchard**\xe2\x80\xa6");
+	cJSON_Delete(r);
+	r = ft(&t, "lonely", NULL);
+	snip = cJSON_GetStringValue(cJSON_GetObjectItem(
+		cJSON_GetArrayItem(cJSON_GetObjectItem(r, "results"), 0),
+		"snippet"));
+	CU_ASSERT_STRING_EQUAL(snip, "\xe2\x80\xa6"
+				     "at the very end a "
+				     "**lonely** orchard appears.");
+	cJSON_Delete(r);
+	/* Overlapping CJK pairs: the whole word is marked once. */
+	r = ft(&t, "管理系", NULL);
+	snip = cJSON_GetStringValue(cJSON_GetObjectItem(
+		cJSON_GetArrayItem(cJSON_GetObjectItem(r, "results"), 0),
+		"snippet"));
+	ASSERT_CONTAINS(snip, "知识**管理系**统");
+	cJSON_Delete(r);
+	tv_close(&t);
+}
 
 int main(void)
 {
@@ -978,6 +1026,7 @@ int main(void)
 		{"restart reuses the index", test_restart_reuses_index},
 		{"damaged index is rebuilt", test_damaged_index_rebuilt},
 		{"first build in the background", test_first_build},
+		{"big notes: bounded rank and snippet", test_big_notes},
 	};
 	return run_tests("search", tests, ARRAY_SIZE(tests));
 }
