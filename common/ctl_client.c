@@ -49,10 +49,23 @@ int ctl_fd(const struct ctl_client *c)
 	return c->fd;
 }
 
+static int send_line(struct ctl_client *c, char *line);
+
 long ctl_send(struct ctl_client *c, const char *method, cJSON *params)
 {
 	long id = ++c->next_id;
-	char *line = rpc_request_line(id, method, params);
+	int r = send_line(c, rpc_request_line(id, method, params));
+	return r < 0 ? r : id;
+}
+
+int ctl_notify(struct ctl_client *c, const char *method, cJSON *params)
+{
+	return send_line(c, rpc_notify_line(method, params));
+}
+
+/* Send one line (taking it); 0 or -errno. */
+static int send_line(struct ctl_client *c, char *line)
+{
 	size_t n = strlen(line), off = 0;
 	line[n] = '\n'; /* replaces the NUL; length is known */
 	n++;
@@ -68,7 +81,7 @@ long ctl_send(struct ctl_client *c, const char *method, cJSON *params)
 		off += (size_t)w;
 	}
 	free(line);
-	return r < 0 ? r : id;
+	return r;
 }
 
 int ctl_pump(struct ctl_client *c, bool block, ctl_msg_fn fn, void *ud)
@@ -124,8 +137,12 @@ struct waiter {
 static void on_msg(struct rpc_msg *m, void *ud)
 {
 	struct waiter *w = ud;
-	if (!m->method && m->id && cJSON_IsNumber(m->id) &&
-	    (long)m->id->valuedouble == w->id) {
+	/* An error without an id answers nothing in particular: vaultd
+	 * refusing the connection (too many), or not understanding it. */
+	bool refusal =
+		!m->method && m->error && (!m->id || cJSON_IsNull(m->id));
+	if (refusal || (!m->method && m->id && cJSON_IsNumber(m->id) &&
+			(long)m->id->valuedouble == w->id)) {
 		w->done = true;
 		if (m->error) {
 			const cJSON *code =
@@ -149,8 +166,18 @@ int ctl_call(struct ctl_client *c, const char *method, cJSON *params,
 	     ctl_msg_fn fn, void *ud, cJSON **ret_result, char **ret_msg)
 {
 	long id = ctl_send(c, method, params);
-	if (id < 0)
+	if (id < 0) {
+		/* vaultd may have said why it hung up. */
+		struct waiter w = {.id = -1};
+		ctl_pump(c, false, on_msg, &w);
+		cJSON_Delete(w.result);
+		if (w.done && w.code) {
+			*ret_msg = w.msg;
+			return w.code;
+		}
+		free(w.msg);
 		return -EPIPE;
+	}
 	struct waiter w = {.id = id, .fn = fn, .ud = ud};
 	while (!w.done) {
 		int r = ctl_pump(c, true, on_msg, &w);

@@ -13,6 +13,8 @@ int ctl_fd(const struct ctl_client *c);
 
 /* Send a request (params taken); returns its id (> 0) or -errno. */
 long ctl_send(struct ctl_client *c, const char *method, cJSON *params);
+/* Send a notification (no answer), taking params; 0 or -errno. */
+int ctl_notify(struct ctl_client *c, const char *method, cJSON *params);
 
 typedef void (*ctl_msg_fn)(struct rpc_msg *m, void *ud);
 /* Read what has arrived and hand each message to fn (which must not keep

@@ -219,8 +219,10 @@ static int fulltext_ready(struct tool_ctx *c)
 				"Indexing note text: %zu of %zu notes", st.done,
 				st.total);
 			c->progress(c->progress_ud, st.done, st.total, m);
-			if (vault_fulltext_wait_ready(c->v, 1000))
+			if (vault_fulltext_wait_ready(c->v, 250))
 				return 0;
+			if (cancel_requested())
+				return op_fail(c, -ECANCELED, "Cancelled");
 			vault_store_state(c->v, &st);
 			if (!st.enabled)
 				return fulltext_ready(c);
@@ -424,6 +426,8 @@ int op_search_notes(struct tool_ctx *c)
 		const struct note *nt = all[i];
 		struct hit h = {.n = nt};
 		if (content) {
+			if (cancel_requested())
+				break;
 			/* Until the on-disk index is built: the files. */
 			h.line = content_match(c->v, nt, fq, &h.text);
 			if (!h.line)

@@ -148,15 +148,20 @@ int rpc_parse(const char *line, size_t len, struct rpc_msg *m,
 		return fail(m, RPC_INVALID_REQUEST,
 			    "Invalid Request: \"jsonrpc\" must be \"2.0\"",
 			    ret_msg);
+	const cJSON *method =
+		cJSON_GetObjectItemCaseSensitive(m->root, "method");
+	m->result = cJSON_GetObjectItemCaseSensitive(m->root, "result");
+	m->error = cJSON_GetObjectItemCaseSensitive(m->root, "error");
+	/* An error that answers no request in particular (a message that
+	 * could not be read, a refused connection) has no id, or a null
+	 * one. */
+	if (!method && m->error && (!id || cJSON_IsNull(id)))
+		return 0;
 	if (id && !m->id)
 		return fail(m, RPC_INVALID_REQUEST,
 			    "Invalid Request: \"id\" must be a string or an "
 			    "integer",
 			    ret_msg);
-	const cJSON *method =
-		cJSON_GetObjectItemCaseSensitive(m->root, "method");
-	m->result = cJSON_GetObjectItemCaseSensitive(m->root, "result");
-	m->error = cJSON_GetObjectItemCaseSensitive(m->root, "error");
 	if (!method) {
 		if (m->id && (m->result || m->error))
 			return 0; /* a response */

@@ -208,13 +208,24 @@ static int open_conn(const char *path, bool create, sqlite3 **ret)
 	return SQLITE_OK;
 }
 
+static int interrupted(void *ud)
+{
+	(void)ud;
+	return cancel_requested();
+}
+
 static sqlite3 *acquire(struct store *s)
 {
 	pthread_mutex_lock(&s->pmu);
 	sqlite3 *db = s->npool ? s->pool[--s->npool] : NULL;
 	pthread_mutex_unlock(&s->pmu);
-	if (!db && open_conn(s->path, false, &db) != SQLITE_OK)
-		return NULL;
+	if (!db) {
+		if (open_conn(s->path, false, &db) != SQLITE_OK)
+			return NULL;
+		/* Searches stop when their request is cancelled. Only
+		 * readers: the writer's work is never cut short. */
+		sqlite3_progress_handler(db, 2000, interrupted, NULL);
+	}
 	return db;
 }
 
@@ -1172,6 +1183,10 @@ static void conjuncts(const struct qnode *q, struct ptrvec *out)
 static int search_error(struct store *s, sqlite3 *db, char **ret_msg)
 {
 	int code = sqlite3_errcode(db);
+	if (code == SQLITE_INTERRUPT) {
+		*ret_msg = xstrdup("Cancelled");
+		return -ECANCELED;
+	}
 	if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB) {
 		atomic_store(&s->failed, true);
 		*ret_msg =

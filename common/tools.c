@@ -61,7 +61,7 @@ static const struct tool TOOLS[] = {
 		.title = "Read note",
 		.description = "Read a note's full text: frontmatter and body.",
 		.input_schema = OBJ(P_NAME, "\"name\""),
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT | TOOL_QUICK,
 		.run = op_read_note,
 	},
 	{
@@ -76,7 +76,7 @@ static const struct tool TOOLS[] = {
 			O_STR("name") "," O_ANYOBJ("frontmatter") "," O_STRS(
 				"outgoing") "," O_STRS("incoming") "," O_STR("path") "," O_STRS("tags") "," O_STRS("aliases") ",\"headings\":{\"type\":\"array\"}," O_INT("size") "," O_STR("created") "," O_STR("modified") "," O_STR("uri"),
 			"\"name\",\"frontmatter\",\"outgoing\",\"incoming\""),
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK,
 		.run = op_get_note_metadata,
 	},
 	{
@@ -91,7 +91,7 @@ static const struct tool TOOLS[] = {
 		.output_schema = OUT(O_STRS("names") "," O_INT(
 					     "total") "," O_INT("limit") "," O_INT("offset"),
 				     "\"names\",\"total\",\"limit\",\"offset\""),
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK,
 		.run = op_list_notes,
 	},
 	{
@@ -107,7 +107,7 @@ static const struct tool TOOLS[] = {
 			O_STR("path") ",\"note\":" O_BRIEF
 				      ",\"folders\":{\"type\":\"array\"},\"notes\":{\"type\":\"array\",\"items\":" O_BRIEF "}",
 			"\"path\",\"folders\",\"notes\""),
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK,
 		.run = op_browse,
 	},
 	{
@@ -145,7 +145,7 @@ static const struct tool TOOLS[] = {
 			"\"name\""),
 		.output_schema = OUT(O_STR("name") "," O_STRS("outgoing") "," O_STRS("incoming"),
 				     "\"name\""),
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK,
 		.run = op_get_links,
 	},
 	{
@@ -159,7 +159,7 @@ static const struct tool TOOLS[] = {
 		.output_schema = OUT(
 			O_STR("target") "," O_BOOL("exists") ",\"backlinks\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("name") "," O_STR("path") "," O_INT("count") ",\"lines\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}}}}}," O_INT("notes") "," O_INT("links"),
 			"\"target\",\"exists\",\"backlinks\""),
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK,
 		.run = op_get_backlinks,
 	},
 	{
@@ -205,7 +205,7 @@ static const struct tool TOOLS[] = {
 		.output_schema = OUT_LIST(
 			"{\"type\":\"object\",\"properties\":{" O_INT(
 				"level") "," O_STR("text") "}}"),
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK,
 		.run = op_get_headings,
 	},
 	{
@@ -215,7 +215,7 @@ static const struct tool TOOLS[] = {
 			       "line), up to the next heading of the same or "
 			       "a higher level.",
 		.input_schema = OBJ(P_NAME "," P_SECTION, "\"name\",\"section\""),
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT | TOOL_QUICK,
 		.run = op_read_section,
 	},
 	{
@@ -437,7 +437,7 @@ static const struct tool TOOLS[] = {
 		.input_schema = OBJ("", ""),
 		.output_schema = OUT(O_STRS("allowed_tags") ",\"tag_rules\":{\"type\":\"array\"}," O_STR("on_violation") "," O_STR("delete_links"),
 				     "\"allowed_tags\""),
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK,
 		.run = op_get_policy,
 	},
 	{
@@ -513,7 +513,7 @@ static const struct tool TOOLS[] = {
 		.output_schema = OUT_LIST(
 			"{\"type\":\"object\",\"properties\":{" O_STR(
 				"name") "," O_STR("params") "," O_STR("description") "}}"),
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK,
 		.run = op_get_help,
 	},
 };
@@ -683,6 +683,8 @@ static int code_of(int err)
 		return RPC_TIMEOUT;
 	case -EINVAL:
 		return RPC_INVALID_PARAMS;
+	case -ECANCELED:
+		return RPC_CANCELLED;
 	default:
 		return RPC_SERVER_ERROR;
 	}
@@ -745,7 +747,10 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 			     .source = src,
 			     .progress = call->progress,
 			     .progress_ud = call->progress_ud};
-	int r = t->run(&c);
+	int r = cancel_requested() ? op_fail(&c, -ECANCELED, "Cancelled")
+				   : t->run(&c);
+	if (r >= 0 && cancel_requested() && (t->flags & TOOL_READ_ONLY))
+		r = op_fail(&c, -ECANCELED, "Cancelled");
 	cJSON_Delete(empty);
 	if (r < 0) {
 		ret->is_error = true;

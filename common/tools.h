@@ -16,6 +16,9 @@ enum {
 	TOOL_DESTRUCTIVE = 1 << 1,
 	TOOL_IDEMPOTENT = 1 << 2,
 	TOOL_TEXT = 1 << 3, /* the result is plain text, not JSON */
+	/* Answered from memory in bounded time (one note, its links): the
+	 * control socket runs it even while slow calls fill its workers. */
+	TOOL_QUICK = 1 << 4,
 };
 
 /* Results are valid UTF-8 (JSON needs it): stray bytes in a note are
@@ -33,6 +36,8 @@ enum {
 	RPC_PERMISSION = -32005,
 	RPC_TIMEOUT = -32006,
 	RPC_INVALID_PARAMS = -32602,
+	/* The caller cancelled the request (the code LSP uses). */
+	RPC_CANCELLED = -32800,
 };
 
 struct tool_ctx {

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -390,4 +391,21 @@ void format_double(double d, char out[32])
 	/* Python writes 1e+16 and 0.1 alike; make sure it reads as a float. */
 	if (!strpbrk(out, ".eEn"))
 		strcat(out, ".0");
+}
+
+static _Thread_local const _Atomic bool *cancel_flag_tl;
+
+void cancel_bind(const _Atomic bool *flag)
+{
+	cancel_flag_tl = flag;
+}
+
+const _Atomic bool *cancel_flag(void)
+{
+	return cancel_flag_tl;
+}
+
+bool cancel_requested(void)
+{
+	return cancel_flag_tl && atomic_load(cancel_flag_tl);
 }

@@ -129,3 +129,14 @@ char *url_encode_path(const char *s, bool keep_slash);
 void format_double(double d, char out[32]);
 /* 64-bit hash of a byte string (FNV-1a with a final mix). */
 uint64_t hash_bytes(const void *p, size_t n);
+
+/*
+ * Cancellation of the current thread's work. Whoever runs a request on a
+ * thread points it at that request's flag (NULL: none); long loops and
+ * queries ask cancel_requested() and stop early, before they change
+ * anything. Writes that have begun are finished, never left half done.
+ */
+void cancel_bind(const _Atomic bool *flag);
+bool cancel_requested(void);
+/* The current thread's flag, for the threads it hands work to. */
+const _Atomic bool *cancel_flag(void);

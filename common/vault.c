@@ -309,7 +309,8 @@ struct scan {
 	atomic_size_t next;
 	vault_progress_fn progress;
 	void *ud;
-	struct policy *pol; /* the policy when the build started */
+	struct policy *pol;	    /* the policy when the build started */
+	const _Atomic bool *cancel; /* the caller's (cancel_bind) */
 	/* Folders and notes that are there but could not be read. */
 	pthread_mutex_t emu;
 	size_t nerr;
@@ -509,7 +510,7 @@ static void *scan_worker(void *arg)
 	struct scan *s = arg;
 	for (;;) {
 		size_t i = atomic_fetch_add(&s->next, 1);
-		if (i >= s->notes.n)
+		if (i >= s->notes.n || (s->cancel && atomic_load(s->cancel)))
 			break;
 		const char *path = s->notes.v[i];
 		struct store_entry *e =
@@ -551,6 +552,34 @@ static void dirty_add_locked(struct vault *v, const char *path)
  * ready as soon as anything is. */
 #define SYNC_CATCH_UP 2000
 
+/* A build stopped half way (vaultd stopping): nothing of it is used, the
+ * index and the stored entries stay as they were. */
+static int index_cancelled(struct vault *v, struct scan *s, char **ret_msg)
+{
+	for (size_t i = 0; i < s->notes.n; i++) {
+		note_free(s->parsed[i]);
+		free(s->notes.v[i]);
+	}
+	for (size_t i = 0; i < s->files.n; i++)
+		free(s->files.v[i]);
+	free(s->parsed);
+	free(s->cached);
+	pv_free(&s->notes);
+	pv_free(&s->files);
+	store_entries_free(s->stored);
+	free(s->err_path);
+	pthread_mutex_lock(&v->wmu);
+	if (--v->building == 0) {
+		for (size_t i = 0; i < v->touched.n; i++)
+			free(v->touched.v[i]);
+		pv_free(&v->touched);
+	}
+	pthread_mutex_unlock(&v->wmu);
+	if (ret_msg)
+		*ret_msg = xstrdup("indexing was cancelled");
+	return -ECANCELED;
+}
+
 int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud,
 		    char **ret_msg)
 {
@@ -559,6 +588,7 @@ int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud,
 			 .progress = progress,
 			 .ud = ud,
 			 .pol = pol,
+			 .cancel = cancel_flag(),
 			 .emu = PTHREAD_MUTEX_INITIALIZER};
 	pthread_mutex_lock(&v->wmu);
 	v->building++;
@@ -593,6 +623,8 @@ int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud,
 	scan_worker(&s);
 	for (size_t i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
+	if (cancel_requested())
+		return index_cancelled(v, &s, ret_msg);
 
 	struct index *ix = index_new();
 	size_t cached = 0, parsed = 0;
@@ -1481,7 +1513,15 @@ static int rewrite_sources(struct vault *v, const struct note *n,
 		struct note *s = srcs.v[i];
 		_cleanup_free_ char *text = NULL;
 		size_t len;
-		int r = vault_read_text(v, s, &text, &len);
+		/* Nothing is written yet: a cancelled rename stops here. */
+		int r = cancel_requested() ? -ECANCELED
+					   : vault_read_text(v, s, &text, &len);
+		if (r == -ECANCELED) {
+			*ret_msg = xstrdup("Cancelled");
+			pending_free(p, np);
+			pv_free(&srcs);
+			return r;
+		}
 		if (r < 0) {
 			*ret_msg = xasprintf("Cannot read '%s': %s", s->path,
 					     strerror(-r));

@@ -13,7 +13,9 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <inttypes.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -23,10 +25,18 @@
 
 /* How long a tool call waits for the first index before giving up. */
 #define INDEX_WAIT_S 120
+/* Workers that slow calls leave to quick ones. */
+#define QUICK_RESERVE 2
+#define DEFAULT_WORKERS 8
+#define DEFAULT_MAX_CLIENTS 512
+#define DEFAULT_MAX_PER_PEER 128
+/* Descriptors kept for the mount, the index and the history. */
+#define FD_RESERVE 256
 
 struct client {
 	int fd;
 	unsigned id;
+	pid_t pid;
 	int refs; /* under server mu */
 	bool closed;
 	bool subscribed;
@@ -45,6 +55,14 @@ struct job {
 	cJSON *id;
 	char *method;
 	cJSON *params;
+	bool slow;
+	_Atomic bool cancelled;
+};
+
+/* A queue of jobs (under server mu). */
+struct lane {
+	struct job *head, *tail;
+	size_t n;
 };
 
 struct ctl_server {
@@ -52,9 +70,16 @@ struct ctl_server {
 	struct ctl_config cfg;
 	char *path;
 	int lfd, epfd, evfd, sigfd;
-	pthread_mutex_t mu; /* clients, jobs, refs */
+	/* mu protects: clients, the lanes, running, slow_running, calls,
+	 * stopping, next_id, every client's refs and jobs. It nests inside
+	 * no other lock of the server; a client's mu may be taken inside it
+	 * (never the other way round); the vault's locks are never held
+	 * with it. */
+	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct job *head, *tail;
+	struct lane quick, slow;
+	struct ptrvec running; /* struct job *, being run */
+	int slow_running, max_slow;
 	struct ptrvec clients;
 	struct ptrvec closed; /* closed in this epoll batch, main thread */
 	pthread_t *workers;
@@ -62,6 +87,11 @@ struct ctl_server {
 	bool stopping;
 	unsigned next_id;
 	int64_t started;
+	unsigned max_clients, max_per_peer;
+	int spare_fd;	     /* closed to accept (and refuse) when out of fds */
+	uint64_t idle_since; /* main thread */
+	uint64_t refused;    /* connections refused, main thread */
+	uint64_t refused_logged;
 	/* The first index. */
 	pthread_mutex_t ready_mu;
 	pthread_cond_t ready_cv;
@@ -69,6 +99,10 @@ struct ctl_server {
 	char *mountpoint;
 	uint64_t calls;
 };
+
+static struct job *cancel_jobs(struct ctl_server *s, struct client *c,
+			       const cJSON *id);
+static void drop_jobs(struct ctl_server *s, struct job *j);
 
 /* ---- clients ------------------------------------------------------------ */
 
@@ -129,7 +163,10 @@ static void client_close(struct ctl_server *s, struct client *c)
 	pthread_mutex_unlock(&c->mu);
 	pthread_mutex_lock(&s->mu);
 	pv_remove(&s->clients, c);
+	/* Nobody waits for its answers any more. */
+	struct job *dropped = cancel_jobs(s, c, NULL);
 	pthread_mutex_unlock(&s->mu);
+	drop_jobs(s, dropped);
 	log_debug("client %u disconnected", c->id);
 	/* Events of the current epoll batch may still name this client:
 	 * its last reference goes after the batch (release_closed()). */
@@ -230,9 +267,25 @@ static bool wait_index(struct ctl_server *s)
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += INDEX_WAIT_S;
 	pthread_mutex_lock(&s->ready_mu);
-	while (!s->ready && !s->stopping)
-		if (pthread_cond_timedwait(&s->ready_cv, &s->ready_mu, &until))
+	while (!s->ready && !s->stopping && !cancel_requested()) {
+		/* In slices: a cancelled call stops waiting. */
+		struct timespec slice;
+		clock_gettime(CLOCK_REALTIME, &slice);
+		slice.tv_nsec += 100000000;
+		if (slice.tv_nsec >= 1000000000) {
+			slice.tv_sec++;
+			slice.tv_nsec -= 1000000000;
+		}
+		if (slice.tv_sec > until.tv_sec ||
+		    (slice.tv_sec == until.tv_sec &&
+		     slice.tv_nsec > until.tv_nsec))
+			slice = until;
+		if (pthread_cond_timedwait(&s->ready_cv, &s->ready_mu,
+					   &slice) &&
+		    (slice.tv_sec == until.tv_sec &&
+		     slice.tv_nsec == until.tv_nsec))
 			break;
+	}
 	bool ok = s->ready;
 	pthread_mutex_unlock(&s->ready_mu);
 	return ok;
@@ -253,7 +306,11 @@ static cJSON *status_json(struct ctl_server *s)
 	cJSON_AddNumberToObject(o, "uptime_s", (double)(now_s() - s->started));
 	pthread_mutex_lock(&s->mu);
 	cJSON_AddNumberToObject(o, "clients", (double)s->clients.n);
+	cJSON_AddNumberToObject(o, "max_clients", (double)s->max_clients);
 	cJSON_AddNumberToObject(o, "calls", (double)s->calls);
+	cJSON_AddNumberToObject(o, "calls_running", (double)s->running.n);
+	cJSON_AddNumberToObject(o, "calls_queued",
+				(double)(s->quick.n + s->slow.n));
 	pthread_mutex_unlock(&s->mu);
 	vault_read_lock(s->v);
 	cJSON_AddNumberToObject(o, "notes",
@@ -313,6 +370,7 @@ static cJSON *status_json(struct ctl_server *s)
 		cJSON_AddStringToObject(hi, "path", history_path(h));
 		cJSON_AddNumberToObject(hi, "bytes", (double)bytes);
 	}
+	cJSON_AddNumberToObject(o, "idle_exit_s", s->cfg.idle_exit_s);
 	if (s->mountpoint)
 		cJSON_AddStringToObject(o, "mount", s->mountpoint);
 	else
@@ -503,10 +561,14 @@ static void run_job(struct ctl_server *s, struct job *j)
 	char *gone = needs_index(j->method) && strcmp(j->method, "tools/call")
 			     ? vault_gone(s->v)
 			     : NULL;
+	bool indexed = gone || !needs_index(j->method) || wait_index(s);
 	if (gone) {
 		code = RPC_SERVER_ERROR;
 		msg = gone;
-	} else if (needs_index(j->method) && !wait_index(s)) {
+	} else if (cancel_requested()) {
+		code = RPC_CANCELLED;
+		msg = xstrdup("Cancelled");
+	} else if (!indexed) {
 		code = RPC_SERVER_ERROR;
 		msg = xasprintf("The vault is still being indexed (%d%%); try "
 				"again in a moment",
@@ -538,34 +600,161 @@ static void run_job(struct ctl_server *s, struct job *j)
 	free(msg);
 }
 
+static void job_free(struct job *j)
+{
+	cJSON_Delete(j->id);
+	cJSON_Delete(j->params);
+	free(j->method);
+	free(j);
+}
+
+static void lane_push(struct lane *l, struct job *j)
+{
+	j->next = NULL;
+	if (l->tail)
+		l->tail->next = j;
+	else
+		l->head = j;
+	l->tail = j;
+	l->n++;
+}
+
+static struct job *lane_pop(struct lane *l)
+{
+	struct job *j = l->head;
+	if (!j)
+		return NULL;
+	l->head = j->next;
+	if (!l->head)
+		l->tail = NULL;
+	l->n--;
+	return j;
+}
+
+/* Take c's queued jobs (all of them, or the one with that id) out of a
+ * lane, onto *dropped (mu held). */
+static void lane_take(struct lane *l, struct client *c, const cJSON *id,
+		      struct job **dropped)
+{
+	struct job **pp = &l->head;
+	l->tail = NULL;
+	while (*pp) {
+		struct job *j = *pp;
+		if (j->c == c && (!id || cJSON_Compare(j->id, id, true))) {
+			*pp = j->next;
+			l->n--;
+			j->next = *dropped;
+			*dropped = j;
+		} else {
+			l->tail = j;
+			pp = &j->next;
+		}
+	}
+}
+
+/* Cancel c's requests (all, or the one with that id): running ones are
+ * told to stop; queued ones are returned (mu held). */
+static struct job *cancel_jobs(struct ctl_server *s, struct client *c,
+			       const cJSON *id)
+{
+	struct job *dropped = NULL;
+	lane_take(&s->quick, c, id, &dropped);
+	lane_take(&s->slow, c, id, &dropped);
+	for (size_t i = 0; i < s->running.n; i++) {
+		struct job *j = s->running.v[i];
+		if (j->c == c && (!id || cJSON_Compare(j->id, id, true)))
+			atomic_store(&j->cancelled, true);
+	}
+	return dropped;
+}
+
+/* Answer dropped jobs (if their client still listens) and free them. */
+static void drop_jobs(struct ctl_server *s, struct job *j)
+{
+	while (j) {
+		struct job *next = j->next;
+		send_error(s, j->c, j->id, RPC_CANCELLED, "Cancelled");
+		pthread_mutex_lock(&s->mu);
+		j->c->jobs--;
+		pthread_mutex_unlock(&s->mu);
+		client_unref(s, j->c);
+		job_free(j);
+		j = next;
+	}
+}
+
+/* The next job a worker may run (mu held): quick ones first; a slow one
+ * only on a general worker, while fewer than max_slow run. */
+static struct job *next_job(struct ctl_server *s, bool general)
+{
+	struct job *j = lane_pop(&s->quick);
+	if (!j && general && s->slow_running < s->max_slow) {
+		j = lane_pop(&s->slow);
+		if (j)
+			s->slow_running++;
+	}
+	return j;
+}
+
+struct worker_arg {
+	struct ctl_server *s;
+	bool general;
+};
+
+/*
+ * The first QUICK_RESERVE workers run quick calls only; the others run
+ * both, at a lower CPU priority (nice +5, this thread only): slow work
+ * yields the CPU to quick calls, the mount and the user's programs.
+ */
 static void *worker(void *arg)
 {
-	struct ctl_server *s = arg;
+	struct worker_arg *wa = arg;
+	struct ctl_server *s = wa->s;
+	bool general = wa->general;
+	free(wa);
+	if (general)
+		setpriority(PRIO_PROCESS, (id_t)gettid(), 5);
 	for (;;) {
 		pthread_mutex_lock(&s->mu);
-		while (!s->head && !s->stopping)
+		struct job *j = NULL;
+		while (!s->stopping && !(j = next_job(s, general)))
 			pthread_cond_wait(&s->cv, &s->mu);
-		struct job *j = s->head;
 		if (!j) {
 			pthread_mutex_unlock(&s->mu);
 			return NULL;
 		}
-		s->head = j->next;
-		if (!s->head)
-			s->tail = NULL;
+		pv_push(&s->running, j);
 		s->calls++;
 		pthread_mutex_unlock(&s->mu);
+		cancel_bind(&j->cancelled);
 		run_job(s, j);
+		cancel_bind(NULL);
 		pthread_mutex_lock(&s->mu);
+		pv_remove(&s->running, j);
+		if (j->slow) {
+			s->slow_running--;
+			/* A slot for a queued slow job. */
+			pthread_cond_broadcast(&s->cv);
+		}
 		j->c->jobs--;
 		pthread_mutex_unlock(&s->mu);
 		wake(s);
 		client_unref(s, j->c);
-		cJSON_Delete(j->id);
-		cJSON_Delete(j->params);
-		free(j->method);
-		free(j);
+		job_free(j);
 	}
+}
+
+/* Quick: answered from memory in bounded time. */
+static bool is_quick(const char *method, const cJSON *params)
+{
+	if (!strcmp(method, "tools/call")) {
+		const char *name = pstr(params, "name");
+		const struct tool *t = name ? tools_find(name) : NULL;
+		return t && (t->flags & TOOL_QUICK);
+	}
+	return !strcmp(method, "context") || !strcmp(method, "notes/read") ||
+	       !strcmp(method, "notes/list") ||
+	       !strcmp(method, "notes/complete");
 }
 
 static void enqueue(struct ctl_server *s, struct client *c, const cJSON *id,
@@ -576,15 +765,12 @@ static void enqueue(struct ctl_server *s, struct client *c, const cJSON *id,
 	j->id = cJSON_Duplicate(id, 1);
 	j->method = xstrdup(method);
 	j->params = params ? cJSON_Duplicate(params, 1) : cJSON_CreateObject();
+	j->slow = !is_quick(method, j->params);
 	pthread_mutex_lock(&s->mu);
 	c->refs++;
 	c->jobs++;
-	if (s->tail)
-		s->tail->next = j;
-	else
-		s->head = j;
-	s->tail = j;
-	pthread_cond_signal(&s->cv);
+	lane_push(j->slow ? &s->slow : &s->quick, j);
+	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -599,8 +785,19 @@ static void handle_line(struct ctl_server *s, struct client *c,
 		rpc_msg_clear(&m);
 		return;
 	}
+	if (m.method && !m.id && !strcmp(m.method, "cancel")) {
+		const cJSON *id = cJSON_GetObjectItem(m.params, "id");
+		if (id) {
+			pthread_mutex_lock(&s->mu);
+			struct job *dropped = cancel_jobs(s, c, id);
+			pthread_mutex_unlock(&s->mu);
+			drop_jobs(s, dropped);
+		}
+		rpc_msg_clear(&m);
+		return;
+	}
 	if (!m.method || !m.id) {
-		/* Responses and notifications need no answer here. */
+		/* Responses and other notifications need no answer. */
 		rpc_msg_clear(&m);
 		return;
 	}
@@ -679,11 +876,54 @@ static void client_read(struct ctl_server *s, struct client *c)
 	}
 }
 
+/* Say why, then hang up. */
+static void refuse(struct ctl_server *s, int fd, const char *why)
+{
+	_cleanup_free_ char *line =
+		rpc_error_line(NULL, RPC_SERVER_ERROR, why, NULL);
+	_cleanup_free_ char *nl = xasprintf("%s\n", line);
+	if (send(fd, nl, strlen(nl), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+	}
+	close(fd);
+	s->refused++;
+	uint64_t now = now_ns();
+	if (now - s->refused_logged > 10000000000ull) {
+		s->refused_logged = now;
+		log_warn("refused a connection: %s (%" PRIu64
+			 " refused so far)",
+			 why, s->refused);
+	}
+}
+
+/* Connections of one process (mu held). */
+static unsigned peer_clients(struct ctl_server *s, pid_t pid)
+{
+	unsigned n = 0;
+	for (size_t i = 0; i < s->clients.n; i++)
+		n += ((struct client *)s->clients.v[i])->pid == pid;
+	return n;
+}
+
 static void accept_clients(struct ctl_server *s)
 {
 	for (;;) {
 		int fd = accept4(s->lfd, NULL, NULL,
 				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE) &&
+		    s->spare_fd >= 0) {
+			/* Out of descriptors: the spare one lets us say so
+			 * instead of leaving the client hanging (and the
+			 * listening socket readable forever). */
+			close(s->spare_fd);
+			fd = accept4(s->lfd, NULL, NULL, SOCK_CLOEXEC);
+			if (fd >= 0)
+				refuse(s, fd,
+				       "vaultd is out of file descriptors; try "
+				       "again later");
+			s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+			if (fd >= 0)
+				continue;
+		}
 		if (fd < 0)
 			return;
 		struct ucred cred;
@@ -695,8 +935,29 @@ static void accept_clients(struct ctl_server *s)
 			close(fd);
 			continue;
 		}
+		pthread_mutex_lock(&s->mu);
+		size_t total = s->clients.n;
+		unsigned mine = peer_clients(s, cred.pid);
+		pthread_mutex_unlock(&s->mu);
+		if (total >= s->max_clients) {
+			_cleanup_free_ char *why = xasprintf(
+				"Too many connections to vaultd (%u); close "
+				"some and try again",
+				s->max_clients);
+			refuse(s, fd, why);
+			continue;
+		}
+		if (mine >= s->max_per_peer) {
+			_cleanup_free_ char *why = xasprintf(
+				"Too many connections from process %d (%u); "
+				"close some and try again",
+				(int)cred.pid, s->max_per_peer);
+			refuse(s, fd, why);
+			continue;
+		}
 		struct client *c = xcalloc(1, sizeof(*c));
 		c->fd = fd;
+		c->pid = cred.pid;
 		c->refs = 1;
 		pthread_mutex_init(&c->mu, NULL);
 		lb_init(&c->in, s->cfg.max_line);
@@ -791,17 +1052,50 @@ int ctl_server_new(struct vault *v, const struct ctl_config *cfg,
 	epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->evfd, &ev);
 	ev.data.ptr = &s->sigfd;
 	epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->sigfd, &ev);
-	s->nworkers = cfg->workers > 0 ? cfg->workers : 4;
+	s->nworkers = cfg->workers > 0 ? cfg->workers : DEFAULT_WORKERS;
+	if (s->nworkers < QUICK_RESERVE + 1)
+		s->nworkers = QUICK_RESERVE + 1;
+	s->max_slow = s->nworkers - QUICK_RESERVE;
+	/* Connections: as many as asked, but never so many that the mount
+	 * runs out of descriptors. */
+	struct rlimit rl;
+	unsigned fds = 1024;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		if (rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+			getrlimit(RLIMIT_NOFILE, &rl);
+		}
+		fds = rl.rlim_cur > 1u << 20 ? 1u << 20 : (unsigned)rl.rlim_cur;
+	}
+	s->max_clients =
+		cfg->max_clients ? cfg->max_clients : DEFAULT_MAX_CLIENTS;
+	if (fds < FD_RESERVE + 32)
+		s->max_clients = 16;
+	else if (s->max_clients > fds - FD_RESERVE)
+		s->max_clients = fds - FD_RESERVE;
+	s->max_per_peer =
+		cfg->max_per_peer ? cfg->max_per_peer : DEFAULT_MAX_PER_PEER;
+	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	s->workers = xcalloc((size_t)s->nworkers, sizeof(pthread_t));
 	int started = 0;
-	for (int i = 0; i < s->nworkers; i++)
-		if (pthread_create(&s->workers[started], NULL, worker, s) == 0)
+	for (int i = 0; i < s->nworkers; i++) {
+		struct worker_arg *wa = xcalloc(1, sizeof(*wa));
+		wa->s = s;
+		/* The reserve first: a failed start costs general ones. */
+		wa->general = started >= QUICK_RESERVE;
+		if (pthread_create(&s->workers[started], NULL, worker, wa) == 0)
 			started++;
+		else
+			free(wa);
+	}
 	if (started < s->nworkers)
 		log_warn("control socket: %d of %d workers started", started,
 			 s->nworkers);
 	s->nworkers = started;
-	if (s->epfd < 0 || s->evfd < 0 || s->sigfd < 0 || !started) {
+	s->max_slow = started - QUICK_RESERVE;
+	if (s->epfd < 0 || s->evfd < 0 || s->sigfd < 0 ||
+	    started <= QUICK_RESERVE) {
 		*ret_msg = xasprintf("cannot serve %s: out of descriptors or "
 				     "threads",
 				     cfg->socket_path);
@@ -819,24 +1113,55 @@ void ctl_server_set_mount(struct ctl_server *s, const char *mountpoint)
 	s->mountpoint = mountpoint ? xstrdup(mountpoint) : NULL;
 }
 
+/* Whatever runs is cancelled: a stop takes as long as the slowest call
+ * needs to reach its next check, not to finish. */
 void ctl_server_stop(struct ctl_server *s)
 {
 	pthread_mutex_lock(&s->mu);
 	s->stopping = true;
+	for (size_t i = 0; i < s->running.n; i++)
+		atomic_store(&((struct job *)s->running.v[i])->cancelled, true);
+	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
+	pthread_mutex_lock(&s->ready_mu);
+	pthread_cond_broadcast(&s->ready_cv);
+	pthread_mutex_unlock(&s->ready_mu);
 	wake(s);
+}
+
+/* --idle-exit: no client and no call for that long stops the server. */
+static void check_idle(struct ctl_server *s)
+{
+	if (!s->cfg.idle_exit_s)
+		return;
+	pthread_mutex_lock(&s->mu);
+	bool busy = s->clients.n || s->running.n || s->quick.n || s->slow.n;
+	pthread_mutex_unlock(&s->mu);
+	uint64_t now = now_ns();
+	if (busy || !s->idle_since) {
+		s->idle_since = busy ? 0 : now;
+		return;
+	}
+	if (now - s->idle_since >= s->cfg.idle_exit_s * 1000000000ull) {
+		log_info("no client for %u s: stopping (--idle-exit)",
+			 s->cfg.idle_exit_s);
+		ctl_server_stop(s);
+	}
 }
 
 int ctl_server_run(struct ctl_server *s)
 {
 	struct epoll_event evs[64];
+	s->idle_since = now_ns();
 	for (;;) {
 		pthread_mutex_lock(&s->mu);
 		bool stop = s->stopping;
 		pthread_mutex_unlock(&s->mu);
 		if (stop)
 			break;
-		int n = epoll_wait(s->epfd, evs, 64, -1);
+		check_idle(s);
+		int n = epoll_wait(s->epfd, evs, 64,
+				   s->cfg.idle_exit_s ? 1000 : -1);
 		if (n < 0 && errno != EINTR)
 			return -errno;
 		for (int i = 0; i < n; i++) {
@@ -904,16 +1229,15 @@ struct ctl_server *ctl_server_free(struct ctl_server *s)
 	for (int i = 0; i < s->nworkers; i++)
 		pthread_join(s->workers[i], NULL);
 	/* Drop queued jobs that never ran. */
-	while (s->head) {
-		struct job *j = s->head;
-		s->head = j->next;
+	struct job *j;
+	while ((j = lane_pop(&s->quick)) || (j = lane_pop(&s->slow))) {
 		j->c->jobs--;
 		client_unref(s, j->c);
-		cJSON_Delete(j->id);
-		cJSON_Delete(j->params);
-		free(j->method);
-		free(j);
+		job_free(j);
 	}
+	pv_free(&s->running);
+	if (s->spare_fd >= 0)
+		close(s->spare_fd);
 	while (s->clients.n)
 		client_close(s, s->clients.v[s->clients.n - 1]);
 	release_closed(s);

@@ -1,9 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The control socket: JSON-RPC 2.0, one message per line, for vault-mcp,
- * vaultctl and tests. One thread multiplexes every connection; a pool of
- * workers runs tool calls, so reads run side by side and a slow or dead
- * client never holds anyone else up.
+ * vaultctl and tests. One thread multiplexes every connection and
+ * answers ping, status and tools/list itself; a pool of workers runs the
+ * rest, so reads run side by side and a slow or dead client never holds
+ * anyone else up:
+ *  - two lanes: quick calls (reads of a note, the session context, tools
+ *    flagged TOOL_QUICK) may use every worker, slow ones (searches,
+ *    writes, renames, history, check) all but QUICK_RESERVE of them, so a
+ *    new session is answered whatever runs;
+ *  - the notification {"method":"cancel","params":{"id":ID}} cancels the
+ *    caller's request ID (queued: answered at once with code -32800;
+ *    running: it stops at its next check, before it writes anything);
+ *    a client that disconnects cancels its requests, and so does a stop;
+ *  - connections are capped per peer process and in total, below the
+ *    descriptor limit, so that the mount always has descriptors left.
  *
  * Methods: ping, status, tools/list, tools/call, context, check, graph,
  * notes/list, notes/read, notes/complete, shutdown, subscribe (then
@@ -20,6 +31,11 @@ struct ctl_config {
 	size_t max_line;  /* longest accepted message, bytes */
 	size_t max_queue; /* output buffered per client before dropping it */
 	int workers;
+	unsigned max_clients;  /* connections in total (0: the default) */
+	unsigned max_per_peer; /* connections of one process (0: default) */
+	/* Stop after this many seconds with no client and no call
+	 * (0: never). */
+	unsigned idle_exit_s;
 };
 
 /* Bind and listen (the socket is usable when this returns). */

@@ -46,6 +46,8 @@ struct opts {
 	int workers;
 	const char *cache;
 	bool no_history;
+	unsigned idle_exit_s;
+	unsigned max_clients, max_per_peer;
 };
 
 static void usage(FILE *f)
@@ -68,7 +70,17 @@ static void usage(FILE *f)
 	      "  --cache DIR      where the search index lives (default:\n"
 	      "                   $XDG_CACHE_HOME/vaultd/<vault-id>)\n"
 	      "  --no-history     do not record note history (in\n"
-	      "                   <vault>/.vaultd/history.git)\n",
+	      "                   <vault>/.vaultd/history.git)\n"
+	      "  --idle-exit S    stop after S seconds with no control client\n"
+	      "                   and no call (default 0: never; vault-mcp\n"
+	      "                   starts vaultd with 600); not with a mount\n"
+	      "  --workers N      threads running calls (default 8; 2 of\n"
+	      "                   them are kept for quick calls)\n"
+	      "  --max-clients N  control connections in all (default 512,\n"
+	      "                   fewer if the descriptor limit is low)\n"
+	      "  --max-clients-per-process N\n"
+	      "                   control connections of one process\n"
+	      "                   (default 128)\n",
 	      f);
 }
 
@@ -298,10 +310,15 @@ static void *fulltext_thread(void *arg)
 
 static void open_search_index(struct vault *v, const char *dir_opt);
 
+/* Set when vaultd stops: the first index, if still being built, stops
+ * too (a stop must not wait for 100,000 notes to be read). */
+static _Atomic bool stopping;
+
 static void *index_thread(void *arg)
 {
 	struct indexer *ix = arg;
 	uint64_t t0 = now_ns();
+	cancel_bind(&stopping);
 	open_search_index(ix->v, ix->o->cache);
 	/* Watching before indexing: nothing changed meanwhile is missed. */
 	_cleanup_free_ char *wmsg = NULL;
@@ -309,7 +326,15 @@ static void *index_thread(void *arg)
 		log_warn("changes made outside vaultd will not be seen: %s",
 			 wmsg);
 	_cleanup_free_ char *ixmsg = NULL;
-	if (vault_index_all(ix->v, progress, NULL, &ixmsg) < 0)
+	int ixr = vault_index_all(ix->v, progress, NULL, &ixmsg);
+	if (ixr == -ECANCELED) {
+		if (ix->hopen_started)
+			pthread_join(ix->hopen, NULL);
+		ix->hopen_started = false;
+		log_info("stopped before the index was complete");
+		return NULL;
+	}
+	if (ixr < 0)
 		log_error("%s", ixmsg);
 	if (ix->hopen_started)
 		pthread_join(ix->hopen, NULL);
@@ -554,6 +579,9 @@ int main(int argc, char **argv)
 		{"max-message", required_argument, NULL, 'M'},
 		{"workers", required_argument, NULL, 'w'},
 		{"grace-ms", required_argument, NULL, 'g'},
+		{"idle-exit", required_argument, NULL, 'I'},
+		{"max-clients", required_argument, NULL, 'C'},
+		{"max-clients-per-process", required_argument, NULL, 'P'},
 		{"allow-other", no_argument, NULL, 'a'},
 		{"cache", required_argument, NULL, 'c'},
 		{"no-history", no_argument, NULL, 'H'},
@@ -561,7 +589,7 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{},
 	};
-	struct opts o = {.max_line = 32u << 20, .workers = 4};
+	struct opts o = {.max_line = 32u << 20};
 	int c;
 	while ((c = getopt_long(argc, argv, "v:s:m:nfh", longopts, NULL)) !=
 	       -1) {
@@ -590,6 +618,26 @@ int main(int argc, char **argv)
 		case 'g':
 			o.grace_ms = (unsigned)strtoul(optarg, NULL, 10);
 			break;
+		case 'C':
+			o.max_clients = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'P':
+			o.max_per_peer = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'I': {
+			char *end;
+			errno = 0;
+			unsigned long x = strtoul(optarg, &end, 10);
+			if (errno || *end || end == optarg || x > 86400 * 365) {
+				fprintf(stderr,
+					"vaultd: --idle-exit wants seconds, "
+					"not '%s'\n",
+					optarg);
+				return 2;
+			}
+			o.idle_exit_s = (unsigned)x;
+			break;
+		}
 		case 'a':
 			o.allow_other = true;
 			break;
@@ -725,7 +773,13 @@ int main(int argc, char **argv)
 		.max_line = o.max_line,
 		.max_queue = 256u << 20,
 		.workers = o.workers,
+		/* With a mount, editors use vaultd without any client. */
+		.idle_exit_s = o.mount ? 0 : o.idle_exit_s,
+		.max_clients = o.max_clients,
+		.max_per_peer = o.max_per_peer,
 	};
+	if (o.mount && o.idle_exit_s)
+		log_warn("--idle-exit is ignored with a mount");
 	struct ctl_server *srv = NULL;
 	free(msg);
 	msg = NULL;
@@ -758,6 +812,7 @@ int main(int argc, char **argv)
 	struct rootwatch rw = {.v = v, .srv = srv};
 	rootwatch_start(&rw);
 	r = ctl_server_run(srv);
+	atomic_store(&stopping, true);
 	rootwatch_stop(&rw);
 	sd_notifyf("STOPPING=1\nSTATUS=Stopping");
 	log_info("stopping");

@@ -883,8 +883,12 @@ static void handle_cancelled(struct mcp_session *s, const cJSON *params)
 	if (!rid)
 		return;
 	for (struct pending *p = s->pending; p; p = p->next)
-		if (p->id && cJSON_Compare(p->id, rid, true))
+		if (p->id && cJSON_Compare(p->id, rid, true) && !p->cancelled) {
 			p->cancelled = true;
+			/* vaultd stops too, and answers at once. */
+			if (p->did > 0 && s->io.daemon_cancel)
+				s->io.daemon_cancel(s->io.ud, p->did);
+		}
 }
 
 /* 2026-07-28: subscriptions/listen is a long-lived request. */
@@ -1338,6 +1342,11 @@ void mcp_session_tick(struct mcp_session *s)
 void mcp_session_shutdown(struct mcp_session *s)
 {
 	s->shutting_down = true;
+}
+
+bool mcp_session_shutting_down(const struct mcp_session *s)
+{
+	return s->shutting_down;
 }
 
 bool mcp_session_done(const struct mcp_session *s)

@@ -27,6 +27,8 @@ struct mcp_io {
 	void (*out)(void *ud, char *line);
 	/* Send a request to vaultd; returns its id, or < 0. */
 	long (*daemon_send)(void *ud, const char *method, cJSON *params);
+	/* Tell vaultd to stop working on a request sent earlier. */
+	void (*daemon_cancel)(void *ud, long id);
 	void *ud;
 };
 
@@ -44,6 +46,8 @@ void mcp_session_daemon_lost(struct mcp_session *s);
 void mcp_session_tick(struct mcp_session *s);
 /* stdin ended or "exit" arrived. */
 void mcp_session_shutdown(struct mcp_session *s);
+/* True once stdin ended or "exit" arrived. */
+bool mcp_session_shutting_down(const struct mcp_session *s);
 /* True once shut down and nothing is left to answer. */
 bool mcp_session_done(const struct mcp_session *s);
 /* Requests still waiting for vaultd. */

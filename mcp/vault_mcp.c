@@ -8,6 +8,11 @@
  *   OBSIDIAN_VAULT_PATH=DIR vault-mcp [--read-only] [--max-result BYTES]
  *   vault-mcp --vault DIR ...
  *
+ * A vaultd it starts exits by itself after --idle-exit seconds with no
+ * client (default 600). At the end of stdin (or "exit"), what is pending
+ * gets EXIT_GRACE_MS to be answered; then vault-mcp leaves, and closing
+ * its connection cancels whatever vaultd still runs for it.
+ *
  * stdout carries MCP messages only; logs go to stderr.
  */
 #include "config.h"
@@ -26,6 +31,7 @@
 #include <sys/wait.h>
 
 #define MAX_MESSAGE (32u << 20)
+#define EXIT_GRACE_MS 700
 
 struct app {
 	const char *vault;
@@ -33,6 +39,7 @@ struct app {
 	struct ctl_client *daemon;
 	struct mcp_session *session;
 	bool stdin_open;
+	const char *idle_exit;
 };
 
 static void usage(FILE *f)
@@ -46,7 +53,10 @@ static void usage(FILE *f)
 	      "                    (also VAULT_MCP_READ_ONLY=1)\n"
 	      "  --max-result N    cut tool results longer than N bytes\n"
 	      "                    (default 262144)\n"
-	      "  --socket PATH     vaultd's control socket, if not the default\n",
+	      "  --socket PATH     vaultd's control socket, if not the default\n"
+	      "  --idle-exit S     a vaultd started here stops after S seconds\n"
+	      "                    without clients (default 600; 0: never;\n"
+	      "                    also VAULT_MCP_IDLE_EXIT)\n",
 	      f);
 }
 
@@ -76,7 +86,8 @@ static char *vaultd_path(void)
 }
 
 /* Start `vaultd --no-mount --vault DIR`; it returns once it listens. */
-static int start_daemon(const char *vault, const char *socket)
+static int start_daemon(const char *vault, const char *socket,
+			const char *idle_exit)
 {
 	_cleanup_free_ char *bin = vaultd_path();
 	log_info("starting %s for %s", bin, vault);
@@ -87,11 +98,12 @@ static int start_daemon(const char *vault, const char *socket)
 		/* Never let the daemon touch our stdout (MCP messages). */
 		dup2(STDERR_FILENO, STDOUT_FILENO);
 		if (socket)
-			execlp(bin, bin, "--no-mount", "--vault", vault,
-			       "--socket", socket, (char *)NULL);
-		else
-			execlp(bin, bin, "--no-mount", "--vault", vault,
+			execlp(bin, bin, "--no-mount", "--idle-exit", idle_exit,
+			       "--vault", vault, "--socket", socket,
 			       (char *)NULL);
+		else
+			execlp(bin, bin, "--no-mount", "--idle-exit", idle_exit,
+			       "--vault", vault, (char *)NULL);
 		fprintf(stderr, "vault-mcp: cannot run %s: %s\n", bin,
 			strerror(errno));
 		_exit(127);
@@ -123,7 +135,8 @@ static int connect_daemon(struct app *a, bool autostart)
 	 * has closed everything): try again until one answers. */
 	for (int i = 0; i < 300; i++) {
 		if (i % 20 == 0) {
-			int rc = start_daemon(a->vault, a->socket);
+			int rc =
+				start_daemon(a->vault, a->socket, a->idle_exit);
 			if (rc != 0)
 				log_warn("vaultd exited with %d (another one "
 					 "may be starting or stopping)",
@@ -171,6 +184,16 @@ static long daemon_send(void *ud, const char *method, cJSON *params)
 	return ctl_send(a->daemon, method, params);
 }
 
+static void daemon_cancel(void *ud, long id)
+{
+	struct app *a = ud;
+	if (!a->daemon)
+		return;
+	cJSON *p = cJSON_CreateObject();
+	cJSON_AddNumberToObject(p, "id", (double)id);
+	ctl_notify(a->daemon, "cancel", p);
+}
+
 static void on_daemon(struct rpc_msg *m, void *ud)
 {
 	struct app *a = ud;
@@ -199,11 +222,15 @@ int main(int argc, char **argv)
 		{"socket", required_argument, NULL, 's'},
 		{"read-only", no_argument, NULL, 'r'},
 		{"max-result", required_argument, NULL, 'm'},
+		{"idle-exit", required_argument, NULL, 'i'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{},
 	};
-	struct app a = {.stdin_open = true};
+	struct app a = {.stdin_open = true, .idle_exit = "600"};
+	const char *ie = getenv("VAULT_MCP_IDLE_EXIT");
+	if (ie && *ie)
+		a.idle_exit = ie;
 	struct mcp_config cfg = {.max_result = 262144};
 	const char *ro = getenv("VAULT_MCP_READ_ONLY");
 	cfg.read_only = ro && *ro && strcmp(ro, "0") != 0;
@@ -225,6 +252,9 @@ int main(int argc, char **argv)
 		case 'm':
 			cfg.max_result = strtoul(optarg, NULL, 10);
 			break;
+		case 'i':
+			a.idle_exit = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -235,6 +265,15 @@ int main(int argc, char **argv)
 			usage(stderr);
 			return 2;
 		}
+	}
+	char *end;
+	errno = 0;
+	unsigned long idle = strtoul(a.idle_exit, &end, 10);
+	if (errno || *end || end == a.idle_exit || idle > 86400 * 365) {
+		fprintf(stderr,
+			"vault-mcp: --idle-exit wants seconds, not '%s'\n",
+			a.idle_exit);
+		return 2;
 	}
 	if (cfg.max_result < 4096)
 		cfg.max_result = 4096;
@@ -251,22 +290,32 @@ int main(int argc, char **argv)
 	if (fetch_tools(&a, &cfg.tools) < 0)
 		return 1;
 	cfg.vault = a.vault;
-	struct mcp_io io = {
-		.out = out_line, .daemon_send = daemon_send, .ud = &a};
+	struct mcp_io io = {.out = out_line,
+			    .daemon_send = daemon_send,
+			    .daemon_cancel = daemon_cancel,
+			    .ud = &a};
 	a.session = mcp_session_new(&cfg, &io);
 	mcp_session_start(a.session);
 
 	struct linebuf in;
 	lb_init(&in, MAX_MESSAGE);
 	char buf[65536];
+	uint64_t leaving = 0; /* when stdin ended or "exit" came */
 	while (!mcp_session_done(a.session)) {
+		if (mcp_session_shutting_down(a.session)) {
+			uint64_t now = now_ns();
+			if (!leaving)
+				leaving = now;
+			else if (now - leaving >= EXIT_GRACE_MS * 1000000ull)
+				break; /* the rest is cancelled by closing */
+		}
 		struct pollfd pfd[2] = {
 			{.fd = a.stdin_open ? STDIN_FILENO : -1,
 			 .events = POLLIN},
 			{.fd = a.daemon ? ctl_fd(a.daemon) : -1,
 			 .events = POLLIN},
 		};
-		int n = poll(pfd, 2, 250);
+		int n = poll(pfd, 2, leaving ? 50 : 250);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (pfd[1].revents) {
