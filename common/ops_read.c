@@ -187,7 +187,8 @@ static int folder_arg(struct tool_ctx *c, const char *key, char **ret)
 	_cleanup_free_ char *t = xstrndup(f, n);
 	const char *why;
 	if (path_check(t, ret, &why) < 0)
-		return op_fail(c, -EINVAL, "Invalid folder '%s': %s", f, why);
+		return op_fail(c, -EINVAL, "Invalid folder %s: %s", QUOTE(f),
+			       why);
 	return 0;
 }
 
@@ -364,7 +365,8 @@ int op_browse(struct tool_ctx *c)
 		pv_free(&folders);
 		cJSON_Delete(notes);
 		cJSON_Delete(o);
-		return op_fail(c, -ENOENT, "Folder '%s' not found", folder);
+		return op_fail(c, -ENOENT, "Folder %s not found",
+			       QUOTE(folder));
 	}
 	pv_sort(&folders, cmp_folder);
 	cJSON *fa = cJSON_CreateArray();
@@ -632,8 +634,8 @@ int op_read_section(struct tool_ctx *c)
 	if ((r = read_text(c, n, &text, &len)) < 0)
 		return r;
 	if (md_find_section(text, len, sec, &s, &b, &e) < 0)
-		return op_fail(c, -ENOENT,
-			       "Section '%s' not found in note '%s'", sec, ref);
+		return op_fail(c, -ENOENT, "Section %s not found in note %s",
+			       QUOTE(sec), QUOTE(ref));
 	/* Without the heading line and without blank lines around it. */
 	while (e > b && isspace((unsigned char)text[e - 1]))
 		e--;
@@ -663,9 +665,9 @@ int op_recent_notes(struct tool_ctx *c)
 	int64_t since_s = 0;
 	if (since && *since && parse_iso8601(since, &since_s) < 0)
 		return op_fail(c, -EINVAL,
-			       "Invalid 'since' timestamp '%s': use ISO 8601, "
+			       "Invalid 'since' timestamp %s: use ISO 8601, "
 			       "e.g. 2024-01-15T00:00:00Z",
-			       since);
+			       QUOTE(since));
 	struct index *ix = vault_index(c->v);
 	size_t n;
 	struct note *const *all = index_sorted(ix, &n);

@@ -613,9 +613,9 @@ static int validate(const struct tool *t, const cJSON *args, char **ret_msg)
 			const cJSON *q;
 			cJSON_ArrayForEach(q, props) sb_printf(
 				&b, "%s%s", b.len ? ", " : "", q->string);
-			*ret_msg = xasprintf("Unknown argument '%s' for %s. "
+			*ret_msg = xasprintf("Unknown argument %s for %s. "
 					     "Valid: %s",
-					     a->string, t->name,
+					     QUOTE(a->string), t->name,
 					     b.len ? b.s : "(none)");
 			sb_free(&b);
 			return -EINVAL;
@@ -681,10 +681,30 @@ static int code_of(int err)
 	case -ETIMEDOUT:
 		return RPC_TIMEOUT;
 	case -EINVAL:
+	case -ENAMETOOLONG:
 		return RPC_INVALID_PARAMS;
 	default:
 		return RPC_SERVER_ERROR;
 	}
+}
+
+/*
+ * The last bound on what a tool says besides its result: an error or a
+ * warning longer than TOOL_MESSAGE_MAX bytes is cut, and says so. (The
+ * messages quote arguments short already; this is for long lists.)
+ */
+#define TOOL_MESSAGE_MAX 4096
+
+static char *bounded(char *s)
+{
+	size_t len = strlen(s);
+	if (len <= TOOL_MESSAGE_MAX)
+		return s;
+	size_t keep = utf8_cut(s, TOOL_MESSAGE_MAX - 64);
+	char *t = xasprintf("%.*s… [message cut: %zu of %zu bytes shown]",
+			    (int)keep, s, keep, len);
+	free(s);
+	return t;
 }
 
 void tools_call(struct vault *v, const char *name, const cJSON *args,
@@ -703,9 +723,9 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 	if (!t) {
 		ret->is_error = true;
 		ret->code = RPC_INVALID_PARAMS;
-		ret->text = xasprintf("Unknown tool '%s'. Use get_help for "
+		ret->text = xasprintf("Unknown tool %s. Use get_help for "
 				      "the list of tools.",
-				      name);
+				      QUOTE(name));
 		return;
 	}
 	cJSON *empty = NULL;
@@ -756,12 +776,15 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 			free(ret->text);
 			ret->text = fixed;
 		}
+		ret->text = bounded(ret->text);
 		free(c.text);
 		cJSON_Delete(c.json);
 		free(c.warning);
 		return;
 	}
 	free(c.msg);
+	if (c.warning)
+		c.warning = bounded(c.warning);
 	if (t->flags & TOOL_TEXT) {
 		ret->text = c.text ? TAKE_PTR(c.text) : xstrdup("");
 		cJSON_Delete(c.json);

@@ -163,5 +163,7 @@ void rlock_release(struct rlock *l);
 cJSON *str_array(char **v, size_t n);
 /* struct note * by folded name, then path. */
 int cmp_note_name(const void *a, const void *b);
+/* A note name over PATH_MAX_BYTES: fails with "name too long". */
+int op_name_len(struct tool_ctx *c, const char *ref);
 /* Look up a note reference (lock held); fails with the seeds' texts. */
 int op_find(struct tool_ctx *c, const char *ref, struct note **ret);

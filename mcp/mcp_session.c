@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 #include "mcp_session.h"
+#include "fileio.h"
 #include "json.h"
 #include "tools.h"
 #include "util.h"
@@ -274,14 +275,6 @@ static cJSON *largest_array(cJSON *v)
 	return best;
 }
 
-/* Keep valid UTF-8 when cutting text at n bytes. */
-static size_t utf8_cut(const char *s, size_t n)
-{
-	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-		n--;
-	return n;
-}
-
 /*
  * Results are bounded. Text results are cut with a note; JSON results
  * lose items from their longest list (and say so), so what is left still
@@ -419,7 +412,7 @@ static void handle_tools_call(struct mcp_session *s, const cJSON *id,
 	const cJSON *t = find_tool(s, name->valuestring);
 	if (!t) {
 		_cleanup_free_ char *m =
-			xasprintf("Unknown tool: %s", name->valuestring);
+			xasprintf("Unknown tool: %s", QUOTE(name->valuestring));
 		reply_error(s, id, RPC_BAD_PARAMS, m, NULL);
 		return;
 	}
@@ -429,10 +422,10 @@ static void handle_tools_call(struct mcp_session *s, const cJSON *id,
 		cJSON *b = cJSON_CreateObject();
 		cJSON_AddStringToObject(b, "type", "text");
 		_cleanup_free_ char *m = xasprintf(
-			"Tool '%s' is not available: vault-mcp runs read-only "
+			"Tool %s is not available: vault-mcp runs read-only "
 			"(--read-only or VAULT_MCP_READ_ONLY=1), so it only "
 			"reads the vault.",
-			name->valuestring);
+			QUOTE(name->valuestring));
 		cJSON_AddStringToObject(b, "text", m);
 		cJSON_AddItemToArray(content, b);
 		cJSON_AddBoolToObject(r, "isError", true);
@@ -554,6 +547,16 @@ static void handle_resources_read(struct mcp_session *s, const cJSON *id,
 	if (!cJSON_IsString(uri)) {
 		reply_error(s, id, RPC_BAD_PARAMS,
 			    "Invalid params: \"uri\" must be a string", NULL);
+		return;
+	}
+	/* A note's path, percent-encoded (each byte at most 3). */
+	size_t ul = strlen(uri->valuestring);
+	if (ul > strlen(URI_PREFIX) + 3 * PATH_MAX_BYTES) {
+		_cleanup_free_ char *m = xasprintf(
+			"Invalid params: uri too long (%zu bytes; the limit "
+			"is %zu)",
+			ul, strlen(URI_PREFIX) + 3 * PATH_MAX_BYTES);
+		reply_error(s, id, RPC_BAD_PARAMS, m, NULL);
 		return;
 	}
 	_cleanup_free_ char *path = path_of(uri->valuestring);
@@ -717,8 +720,8 @@ static void handle_prompts_get(struct mcp_session *s, const cJSON *id,
 			pr = &PROMPTS[i];
 	if (!pr) {
 		_cleanup_free_ char *m =
-			xasprintf("Invalid params: unknown prompt '%s'",
-				  name ? name : "");
+			xasprintf("Invalid params: unknown prompt %s",
+				  QUOTE(name ? name : ""));
 		reply_error(s, id, RPC_BAD_PARAMS, m, NULL);
 		return;
 	}
@@ -729,6 +732,14 @@ static void handle_prompts_get(struct mcp_session *s, const cJSON *id,
 		reply_error(s, id, RPC_BAD_PARAMS,
 			    "Invalid params: argument 'name' is required",
 			    NULL);
+		return;
+	}
+	if (pr->needs_note && strlen(note) > PATH_MAX_BYTES) {
+		_cleanup_free_ char *m = xasprintf(
+			"Invalid params: argument 'name' is too long (%zu "
+			"bytes; the limit is %d)",
+			strlen(note), PATH_MAX_BYTES);
+		reply_error(s, id, RPC_BAD_PARAMS, m, NULL);
 		return;
 	}
 	_cleanup_free_ char *text =
@@ -958,7 +969,9 @@ static bool check_modern(struct mcp_session *s, const cJSON *id,
 		for (int i = 0; LEGACY[i]; i++)
 			cJSON_AddItemToArray(sup,
 					     cJSON_CreateString(LEGACY[i]));
-		cJSON_AddStringToObject(data, "requested", v->valuestring);
+		if (strlen(v->valuestring) <= QUOTE_MAX)
+			cJSON_AddStringToObject(data, "requested",
+						v->valuestring);
 		reply_error(s, id, -32022, "Unsupported protocol version",
 			    data);
 		return false;
@@ -1031,7 +1044,7 @@ static void dispatch(struct mcp_session *s, const char *method, const cJSON *id,
 			_cleanup_free_ char *m = xasprintf(
 				"Method not found: %s (not part of protocol "
 				"version " MODERN_VERSION ")",
-				method);
+				QUOTE(method));
 			reply_error(s, id, RPC_METHOD_NOT_FOUND, m, NULL);
 		}
 		return;
@@ -1076,7 +1089,7 @@ static void dispatch(struct mcp_session *s, const char *method, const cJSON *id,
 		handle_set_level(s, id, params);
 	else {
 		_cleanup_free_ char *m =
-			xasprintf("Method not found: %s", method);
+			xasprintf("Method not found: %s", QUOTE(method));
 		reply_error(s, id, RPC_METHOD_NOT_FOUND, m, NULL);
 	}
 }

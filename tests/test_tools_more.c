@@ -2237,6 +2237,130 @@ static void test_planted_symlinks(void)
 	tv_close(&t);
 }
 
+/* ---- bounded answers
+ * ------------------------------------------------------------ */
+
+/* A string of n copies of c (caller frees). */
+static char *repeat(char c, size_t n)
+{
+	char *s = xmalloc(n + 1);
+	memset(s, c, n);
+	s[n] = 0;
+	return s;
+}
+
+/* An error that quotes a 20 MB argument is short, and says its size. */
+static bool short_error(char *e, const char *what)
+{
+	bool ok = e && strlen(e) < 1024 && strstr(e, "(20971520 bytes") &&
+		  u8_valid(e, strlen(e));
+	if (!ok)
+		fprintf(stderr, "  %s: %zu bytes: %.200s\n", what,
+			e ? strlen(e) : 0, e ? e : "(no error)");
+	free(e);
+	return ok;
+}
+
+static void test_bounded_errors(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "A.md", "# Head\n\nbody #known\n");
+	tv_open(&t);
+	const size_t big = 20u << 20;
+	_cleanup_free_ char *huge = repeat('a', big);
+
+	CU_ASSERT(short_error(calle(&t, "read_note", "name", huge, NULL),
+			      "read_note"));
+	_cleanup_free_ char *e = calle(&t, "read_note", "name", huge, NULL);
+	ASSERT_CONTAINS(e, "name too long (20971520 bytes; the limit is "
+			   "4096)");
+	CU_ASSERT(short_error(calle(&t, "create_note", "name", huge, NULL),
+			      "create_note"));
+	CU_ASSERT(short_error(calle(&t, "rename_note", "old_name", "A",
+				    "new_name", huge, NULL),
+			      "rename_note"));
+	CU_ASSERT(short_error(calle(&t, "replace_text", "name", "A", "old_text",
+				    huge, "new_text", "x", NULL),
+			      "replace_text"));
+	CU_ASSERT(short_error(calle(&t, "insert_text", "name", "A", "text", "x",
+				    "after", huge, NULL),
+			      "insert_text"));
+	CU_ASSERT(short_error(
+		calle(&t, "read_section", "name", "A", "section", huge, NULL),
+		"read_section"));
+	CU_ASSERT(short_error(calle(&t, "update_section", "name", "A",
+				    "section", huge, "content", "x", NULL),
+			      "update_section"));
+	_cleanup_free_ char *bang = repeat('!', big);
+	CU_ASSERT(short_error(
+		calle(&t, "add_tag", "name", "A", "tag", bang, NULL),
+		"add_tag"));
+	CU_ASSERT(short_error(calle(&t, "list_notes", "folder", huge, NULL),
+			      "list_notes folder"));
+	CU_ASSERT(short_error(calle(&t, "recent_notes", "since", huge, NULL),
+			      "recent_notes since"));
+	CU_ASSERT(short_error(
+		calle(&t, "read_note", "name", "A", huge, "x", NULL),
+		"unknown argument"));
+	struct tool_result r;
+	tools_call(t.v, huge, NULL, "test", &r);
+	CU_ASSERT(r.is_error);
+	CU_ASSERT(short_error(TAKE_PTR(r.text), "unknown tool"));
+	tool_result_clear(&r);
+
+	/* The cut keeps whole characters: 'é' is two bytes. */
+	struct sbuf u = {0};
+	for (int i = 0; i < 100; i++)
+		sb_puts(&u, "\xc3\xa9");
+	const char *q = QUOTE(u.s);
+	CU_ASSERT(u8_valid(q, strlen(q)));
+	ASSERT_CONTAINS(q, "\xc3\xa9…' (200 bytes)");
+	CU_ASSERT(strlen(q) < QUOTE_BUF);
+	CU_ASSERT_STRING_EQUAL(QUOTE("short"), "'short'");
+	_cleanup_free_ char *x81 = repeat('x', QUOTE_MAX + 1);
+	ASSERT_CONTAINS(QUOTE(x81), "…' (81 bytes)");
+	/* One byte over: the cut moves back to the start of 'é'. */
+	_cleanup_free_ char *odd =
+		xasprintf("%.*s\xc3\xa9yy", QUOTE_MAX - 1, x81);
+	q = QUOTE(odd);
+	CU_ASSERT(u8_valid(q, strlen(q)));
+	ASSERT_NOT_CONTAINS(q, "\xc3\xa9");
+	sb_free(&u);
+
+	/* A refusal with a long tag names it short. */
+	_cleanup_free_ char *tag = repeat('t', 100000);
+	_cleanup_free_ char *content = xasprintf("x #%s\n", tag);
+	_cleanup_free_ char *pe =
+		calle(&t, "create_note", "name", "B", "content", content, NULL);
+	CU_ASSERT_PTR_NOT_NULL(pe);
+	CU_ASSERT(pe && strlen(pe) < 1024);
+	ASSERT_CONTAINS(pe, "(100000 bytes)");
+	tv_close(&t);
+}
+
+/* No error says more than a few KiB, even one made of many short parts. */
+static void test_bounded_long_message(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	struct sbuf b = {0};
+	for (int i = 0; i < 2000; i++)
+		sb_printf(&b, "#existing-tag-number-%d\n", i);
+	tv_write(&t, "Tags.md", b.s);
+	sb_free(&b);
+	tv_open(&t);
+	_cleanup_free_ char *e = calle(&t, "create_note", "name", "New",
+				       "content", "#brand-new", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+	ASSERT_CONTAINS(e, "Tags not in allowed list: ['brand-new']");
+	CU_ASSERT(strlen(e) <= 4096);
+	ASSERT_CONTAINS(e, "[message cut: ");
+	CU_ASSERT(u8_valid(e, strlen(e)));
+	CU_ASSERT(!tv_exists(&t, "New.md"));
+	tv_close(&t);
+}
+
 int main(void)
 {
 	static const struct test_case tests[] = {
@@ -2269,6 +2393,8 @@ int main(void)
 		{"planted_symlinks", test_planted_symlinks},
 		{"sync_failing_read", test_sync_failing_read},
 		{"policy_reload_under_writes", test_policy_reload_under_writes},
+		{"bounded_errors", test_bounded_errors},
+		{"bounded_long_message", test_bounded_long_message},
 	};
 	return run_tests("tools_more", tests, ARRAY_SIZE(tests));
 }
