@@ -30,6 +30,13 @@
 #define P_SECTION                                                              \
 	P_TEXT("section", "Heading text of the section (without #)")
 #define P_DRY P_BOOL("dry_run", "false", "Only report what would change")
+/* A list read a page at a time: limit and offset. */
+#define P_PAGE(what)                                                           \
+	P_INT("limit", "1000", "1", "10000", what " per page") ","            \
+	P_INT("offset", "0", "0", "1000000000", what " to skip")
+/* Where a paged list stands: all there are, and the next page's offset
+ * (only while more remain). */
+#define O_PAGE O_INT("total") "," O_INT("next_offset")
 
 #define O_STR(k) "\"" k "\":{\"type\":\"string\"}"
 #define O_INT(k) "\"" k "\":{\"type\":\"integer\"}"
@@ -59,8 +66,14 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "read_note",
 		.title = "Read note",
-		.description = "Read a note's full text: frontmatter and body.",
-		.input_schema = OBJ(P_NAME, "\"name\""),
+		.description =
+			"Read a note's full text: frontmatter and body. A "
+			"long note can be read in parts: offset and length "
+			"in bytes (cut at characters); each part says the "
+			"note's size and the offset of the next part.",
+		.input_schema = OBJ(
+			P_NAME "," P_INT("offset", "0", "0", "1000000000000", "First byte to read") ",\"length\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000000000000,\"description\":\"Most bytes to read from offset (default: to the end)\"}",
+			"\"name\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT,
 		.run = op_read_note,
 	},
@@ -164,34 +177,42 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "find_broken_links",
 		.title = "Broken links",
-		.description = "Every link that points to no existing note or "
-			       "file: [{source, target}].",
-		.input_schema = OBJ("", ""),
-		.output_schema = OUT_LIST(
-			"{\"type\":\"object\",\"properties\":{" O_STR(
-				"source") "," O_STR("target") "}}"),
+		.description =
+			"Every link that points to no existing note or file: "
+			"[{source, target}]. A list longer than limit comes a "
+			"page at a time as {result, total, next_offset}; ask "
+			"for the next page with offset=next_offset.",
+		.input_schema = OBJ(P_PAGE("Links"), ""),
+		.output_schema = OUT(
+			"\"result\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("source") "," O_STR("target") "}}}," O_PAGE,
+			"\"result\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
 		.run = op_find_broken_links,
 	},
 	{
 		.name = "get_orphans",
 		.title = "Orphan notes",
-		.description = "Notes with no links in or out (no other note "
-			       "links to them and they link to no other note).",
-		.input_schema = OBJ("", ""),
-		.output_schema = OUT(O_INT("count") ",\"orphans\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("name") "," O_STR("path") "}}}",
-				     "\"count\",\"orphans\""),
+		.description =
+			"Notes with no links in or out (no other note links to "
+			"them and they link to no other note), a page at a "
+			"time: count (on this page), total and, while more "
+			"remain, next_offset.",
+		.input_schema = OBJ(P_PAGE("Notes"), ""),
+		.output_schema = OUT(O_INT("count") ",\"orphans\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("name") "," O_STR("path") "}}}," O_PAGE,
+				     "\"count\",\"orphans\",\"total\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
 		.run = op_get_orphans,
 	},
 	{
 		.name = "list_tags",
 		.title = "List tags",
-		.description = "Every tag in use, with the number of notes "
-			       "carrying it, most used first.",
-		.input_schema = OBJ("", ""),
+		.description =
+			"Every tag in use, with the number of notes carrying "
+			"it, most used first, a page at a time: total and, "
+			"while more remain, next_offset.",
+		.input_schema = OBJ(P_PAGE("Tags"), ""),
 		.output_schema = OUT(
-			"\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("tag") "," O_INT("count") "}}}," O_INT("total"),
+			"\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("tag") "," O_INT("count") "}}}," O_PAGE,
 			"\"tags\",\"total\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
 		.run = op_list_tags,
@@ -567,6 +588,7 @@ void tool_result_clear(struct tool_result *r)
 {
 	free(r->text);
 	free(r->warning);
+	free(r->info);
 	cJSON_Delete(r->structured);
 	memset(r, 0, sizeof(*r));
 }
@@ -780,6 +802,7 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 		free(c.text);
 		cJSON_Delete(c.json);
 		free(c.warning);
+		free(c.info);
 		return;
 	}
 	free(c.msg);
@@ -798,6 +821,7 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 					xstrdup("The " TOOL_NOT_UTF8_WARNING);
 		}
 		ret->warning = TAKE_PTR(c.warning);
+		ret->info = TAKE_PTR(c.info);
 	} else {
 		if (!c.json)
 			c.json = cJSON_CreateObject();
@@ -815,6 +839,7 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 		}
 	}
 	free(c.warning);
+	free(c.info);
 }
 
 /* ---- descriptions

@@ -44,6 +44,7 @@ struct tool_ctx {
 	cJSON *json;
 	char *msg;
 	char *warning; /* the policy's warn mode: accepted, but ... */
+	char *info;    /* text results: what the text is (a part of a note) */
 	/* Set when the caller can pass progress on: a long wait reports
 	 * through it instead of failing at once. */
 	void (*progress)(void *ud, size_t done, size_t total,
@@ -75,6 +76,7 @@ struct tool_result {
 	char *text;	   /* the text the seeds show (JSON or plain) */
 	cJSON *structured; /* JSON result as an object, or NULL */
 	char *warning;	   /* text results: said apart from the text */
+	char *info;	   /* text results: what the text is, said apart */
 };
 void tool_result_clear(struct tool_result *r);
 

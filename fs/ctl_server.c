@@ -479,6 +479,8 @@ static cJSON *tool_call(struct ctl_server *s, struct job *j, int *ret_code,
 	cJSON_AddStringToObject(o, "text", r.text);
 	if (r.warning)
 		cJSON_AddStringToObject(o, "warning", r.warning);
+	if (r.info)
+		cJSON_AddStringToObject(o, "info", r.info);
 	if (r.is_error)
 		cJSON_AddNumberToObject(o, "code", r.code);
 	if (r.structured)
