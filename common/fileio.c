@@ -117,7 +117,7 @@ int path_check(const char *path, char **ret_norm, const char **ret_msg)
 		*ret_msg = "path is empty";
 		return -EINVAL;
 	}
-	if (n > 4096) {
+	if (n > PATH_MAX_BYTES) {
 		*ret_msg = "path is too long";
 		return -ENAMETOOLONG;
 	}

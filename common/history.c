@@ -1866,10 +1866,10 @@ static int find_commit(struct history *h, const char *version, uint32_t *ret,
 	for (size_t i = 0; hex && i < vl; i++)
 		hex = strchr("0123456789abcdefABCDEF", version[i]) != NULL;
 	if (!hex) {
-		*ret_err = xasprintf("Invalid version '%.40s%s': a version is "
+		*ret_err = xasprintf("Invalid version %s: a version is "
 				     "a commit id of 4 to 40 hex digits, as "
 				     "get_note_history shows",
-				     version, vl > 40 ? "…" : "");
+				     QUOTE(version));
 		return -EINVAL;
 	}
 	_cleanup_free_ char *lower = xstrdup(version);
@@ -1885,13 +1885,13 @@ static int find_commit(struct history *h, const char *version, uint32_t *ret,
 		}
 	}
 	if (!found) {
-		*ret_err = xasprintf("Version '%s' not found", version);
+		*ret_err = xasprintf("Version %s not found", QUOTE(version));
 		return -ENOENT;
 	}
 	if (found > 1) {
-		*ret_err = xasprintf("Version '%s' is ambiguous (%zu versions "
+		*ret_err = xasprintf("Version %s is ambiguous (%zu versions "
 				     "start with it); give more digits",
-				     version, found);
+				     QUOTE(version), found);
 		return -EINVAL;
 	}
 	*ret = at;
@@ -1953,8 +1953,8 @@ static int resolve(struct history *h, const char *path, const char *version,
 	if (p)
 		r = blob_at(h, ci, p, ret_blob);
 	if (!p || r == -ENOENT) {
-		*ret_err = xasprintf("Note '%s' did not exist in version %s",
-				     path, version);
+		*ret_err = xasprintf("Note %s did not exist in version %s",
+				     QUOTE(path), version);
 		free(sv);
 		return -ENOENT;
 	}

@@ -57,18 +57,32 @@ int op_fail(struct tool_ctx *c, int err, const char *fmt, ...)
 	return err < 0 ? err : -EINVAL;
 }
 
+int op_name_len(struct tool_ctx *c, const char *ref)
+{
+	size_t n = strnlen(ref, PATH_MAX_BYTES + 1);
+	if (n <= PATH_MAX_BYTES)
+		return 0;
+	return op_fail(c, -ENAMETOOLONG,
+		       "Invalid note name %s: name too long (%zu bytes; the "
+		       "limit is %d)",
+		       QUOTE(ref), strlen(ref), PATH_MAX_BYTES);
+}
+
 int op_find(struct tool_ctx *c, const char *ref, struct note **ret)
 {
 	_cleanup_free_ char *norm = NULL;
 	const char *why;
+	int r = op_name_len(c, ref);
+	if (r < 0)
+		return r;
 	if (path_check(ref, &norm, &why) < 0)
-		return op_fail(c, -EINVAL, "Invalid note name '%s': %s", ref,
-			       why);
+		return op_fail(c, -EINVAL, "Invalid note name %s: %s",
+			       QUOTE(ref), why);
 	struct ptrvec cands = {0};
-	int r = index_find(vault_index(c->v), norm, ret, &cands);
+	r = index_find(vault_index(c->v), norm, ret, &cands);
 	if (r == -ENOENT) {
 		pv_free(&cands);
-		return op_fail(c, -ENOENT, "Note '%s' not found", ref);
+		return op_fail(c, -ENOENT, "Note %s not found", QUOTE(ref));
 	}
 	if (r == -EEXIST) {
 		struct sbuf b = {0};
@@ -78,9 +92,9 @@ int op_find(struct tool_ctx *c, const char *ref, struct note **ret)
 		}
 		pv_free(&cands);
 		r = op_fail(c, -ENOTUNIQ,
-			    "Ambiguous name '%s': matches %s. Use the path to "
+			    "Ambiguous name %s: matches %s. Use the path to "
 			    "choose one.",
-			    ref, b.s);
+			    QUOTE(ref), b.s);
 		sb_free(&b);
 		return r;
 	}

@@ -190,12 +190,12 @@ int op_restore_note_version(struct tool_ctx *c)
 	version_clear(&ver);
 	if (strlen(text) != len)
 		return op_fail(c, -EINVAL,
-			       "Version %s of '%s' holds a NUL byte and "
+			       "Version %s of %s holds a NUL byte and "
 			       "cannot be restored as a note",
-			       id, ref);
+			       id, QUOTE(ref));
 	r = op_write_text(c, path, text);
 	if (r < 0)
 		return r;
-	c->text = xasprintf("Restored note '%s' to version %s", ref, id);
+	c->text = xasprintf("Restored note %s to version %s", QUOTE(ref), id);
 	return 0;
 }

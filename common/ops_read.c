@@ -35,6 +35,41 @@ static int read_text(struct tool_ctx *c, const struct note *n, char **ret,
 	return 0;
 }
 
+/* The end of the character that starts at s[i] (of n bytes). */
+static size_t char_end(const char *s, size_t i, size_t n)
+{
+	while (++i < n && ((unsigned char)s[i] & 0xc0) == 0x80)
+		;
+	return i;
+}
+
+/*
+ * read_note with offset or length: keep bytes [offset, offset + length)
+ * of text, both ends moved back to the start of a character (and at
+ * least one character, so that a reader always gets on). c->info says
+ * where the part lies.
+ */
+static size_t read_part(struct tool_ctx *c, size_t len)
+{
+	size_t off = (size_t)arg_int(c, "offset", 0);
+	size_t want = (size_t)arg_int(c, "length", (long)len);
+	size_t b = utf8_cut(c->text, off < len ? off : len);
+	size_t e = want < len - b ? utf8_cut(c->text, b + want) : len;
+	if (e <= b && b < len)
+		e = char_end(c->text, b, len);
+	memmove(c->text, c->text + b, e - b);
+	c->text[e - b] = 0;
+	if (e < len)
+		c->info = xasprintf("Bytes %zu to %zu of %zu; the next part "
+				    "starts at offset=%zu.",
+				    b, e, len, e);
+	else
+		c->info = xasprintf("Bytes %zu to %zu of %zu: the end of the "
+				    "note.",
+				    b, e, len);
+	return e - b;
+}
+
 int op_read_note(struct tool_ctx *c)
 {
 	READ_LOCKED(c);
@@ -47,6 +82,9 @@ int op_read_note(struct tool_ctx *c)
 		return r;
 	/* Up to a NUL byte: the text ends there for JSON. */
 	len = strnlen(c->text, len);
+	if (cJSON_GetObjectItemCaseSensitive(c->args, "offset") ||
+	    cJSON_GetObjectItemCaseSensitive(c->args, "length"))
+		len = read_part(c, len);
 	if (u8_invalid_at(c->text, len) < len)
 		c->warning =
 			xasprintf("Note '%s': " TOOL_NOT_UTF8_WARNING, n->path);
@@ -187,7 +225,8 @@ static int folder_arg(struct tool_ctx *c, const char *key, char **ret)
 	_cleanup_free_ char *t = xstrndup(f, n);
 	const char *why;
 	if (path_check(t, ret, &why) < 0)
-		return op_fail(c, -EINVAL, "Invalid folder '%s': %s", f, why);
+		return op_fail(c, -EINVAL, "Invalid folder %s: %s", QUOTE(f),
+			       why);
 	return 0;
 }
 
@@ -364,7 +403,8 @@ int op_browse(struct tool_ctx *c)
 		pv_free(&folders);
 		cJSON_Delete(notes);
 		cJSON_Delete(o);
-		return op_fail(c, -ENOENT, "Folder '%s' not found", folder);
+		return op_fail(c, -ENOENT, "Folder %s not found",
+			       QUOTE(folder));
 	}
 	pv_sort(&folders, cmp_folder);
 	cJSON *fa = cJSON_CreateArray();
@@ -510,10 +550,39 @@ int op_get_backlinks(struct tool_ctx *c)
 	return 0;
 }
 
+/* A paged list: its offset and limit (ranges checked by the schema). */
+struct page {
+	size_t offset, limit;
+	size_t total; /* items counted so far */
+};
+
+static struct page page_args(const struct tool_ctx *c)
+{
+	return (struct page){.offset = (size_t)arg_int(c, "offset", 0),
+			     .limit = (size_t)arg_int(c, "limit", 1000)};
+}
+
+/* Count an item; true when it is on the page. */
+static bool page_take(struct page *p)
+{
+	size_t i = p->total++;
+	return i >= p->offset && i - p->offset < p->limit;
+}
+
+/* All there are, and where the next page starts while more remain. */
+static void page_add(cJSON *o, const struct page *p)
+{
+	cJSON_AddNumberToObject(o, "total", (double)p->total);
+	if (p->offset + p->limit < p->total)
+		cJSON_AddNumberToObject(o, "next_offset",
+					(double)(p->offset + p->limit));
+}
+
 int op_find_broken_links(struct tool_ctx *c)
 {
 	READ_LOCKED(c);
 	struct index *ix = vault_index(c->v);
+	struct page pg = page_args(c);
 	size_t n;
 	struct note *const *all = index_sorted(ix, &n);
 	cJSON *a = cJSON_CreateArray();
@@ -531,6 +600,8 @@ int op_find_broken_links(struct tool_ctx *c)
 			if (dup)
 				continue;
 			pv_push(&seen, l->target);
+			if (!page_take(&pg))
+				continue;
 			if (!src)
 				src = index_display_name(ix, nt);
 			cJSON *o = cJSON_CreateObject();
@@ -540,7 +611,15 @@ int op_find_broken_links(struct tool_ctx *c)
 		}
 		pv_free(&seen);
 	}
-	c->json = a;
+	/* The whole list is the list itself, as ever; a part says where
+	 * it stands. */
+	if (pg.offset == 0 && pg.total <= pg.limit) {
+		c->json = a;
+		return 0;
+	}
+	c->json = cJSON_CreateObject();
+	cJSON_AddItemToObject(c->json, "result", a);
+	page_add(c->json, &pg);
 	return 0;
 }
 
@@ -548,6 +627,7 @@ int op_get_orphans(struct tool_ctx *c)
 {
 	READ_LOCKED(c);
 	struct index *ix = vault_index(c->v);
+	struct page pg = page_args(c);
 	size_t n;
 	struct note *const *all = index_sorted(ix, &n);
 	cJSON *a = cJSON_CreateArray();
@@ -558,7 +638,7 @@ int op_get_orphans(struct tool_ctx *c)
 		bool out = false;
 		for (size_t k = 0; k < nt->nlinks && !out; k++)
 			out = nt->links[k].to && nt->links[k].to != nt;
-		if (out)
+		if (out || !page_take(&pg))
 			continue;
 		cJSON *o = cJSON_CreateObject();
 		_cleanup_free_ char *dn = index_display_name(ix, nt);
@@ -569,6 +649,7 @@ int op_get_orphans(struct tool_ctx *c)
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddNumberToObject(o, "count", cJSON_GetArraySize(a));
 	cJSON_AddItemToObject(o, "orphans", a);
+	page_add(o, &pg);
 	c->json = o;
 	return 0;
 }
@@ -585,12 +666,15 @@ static int cmp_tag_count(const void *a, const void *b)
 int op_list_tags(struct tool_ctx *c)
 {
 	READ_LOCKED(c);
+	struct page pg = page_args(c);
 	size_t n;
 	_cleanup_free_ struct tag_entry **tags =
 		index_tags(vault_index(c->v), &n);
 	qsort(tags, n, sizeof(*tags), cmp_tag_count);
 	cJSON *a = cJSON_CreateArray();
 	for (size_t i = 0; i < n; i++) {
+		if (!page_take(&pg))
+			continue;
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "tag", tags[i]->display);
 		cJSON_AddNumberToObject(o, "count", (double)tags[i]->notes.n);
@@ -598,7 +682,7 @@ int op_list_tags(struct tool_ctx *c)
 	}
 	cJSON *o = cJSON_CreateObject();
 	cJSON_AddItemToObject(o, "tags", a);
-	cJSON_AddNumberToObject(o, "total", (double)n);
+	page_add(o, &pg);
 	c->json = o;
 	return 0;
 }
@@ -632,8 +716,8 @@ int op_read_section(struct tool_ctx *c)
 	if ((r = read_text(c, n, &text, &len)) < 0)
 		return r;
 	if (md_find_section(text, len, sec, &s, &b, &e) < 0)
-		return op_fail(c, -ENOENT,
-			       "Section '%s' not found in note '%s'", sec, ref);
+		return op_fail(c, -ENOENT, "Section %s not found in note %s",
+			       QUOTE(sec), QUOTE(ref));
 	/* Without the heading line and without blank lines around it. */
 	while (e > b && isspace((unsigned char)text[e - 1]))
 		e--;
@@ -663,9 +747,9 @@ int op_recent_notes(struct tool_ctx *c)
 	int64_t since_s = 0;
 	if (since && *since && parse_iso8601(since, &since_s) < 0)
 		return op_fail(c, -EINVAL,
-			       "Invalid 'since' timestamp '%s': use ISO 8601, "
+			       "Invalid 'since' timestamp %s: use ISO 8601, "
 			       "e.g. 2024-01-15T00:00:00Z",
-			       since);
+			       QUOTE(since));
 	struct index *ix = vault_index(c->v);
 	size_t n;
 	struct note *const *all = index_sorted(ix, &n);

@@ -36,38 +36,40 @@ static int new_note_path(struct tool_ctx *c, const char *given,
 {
 	_cleanup_free_ char *norm = NULL;
 	const char *why;
+	int r = op_name_len(c, given);
+	if (r < 0)
+		return r;
 	if (path_check(given, &norm, &why) < 0)
-		return op_fail(c, -EINVAL, "Invalid note name '%s': %s", given,
-			       why);
+		return op_fail(c, -EINVAL, "Invalid note name %s: %s",
+			       QUOTE(given), why);
 	if (str_has_suffix_ci(norm, ".md"))
 		norm[strlen(norm) - 3] = 0;
 	const char *base = strrchr(norm, '/');
 	base = base ? base + 1 : norm;
 	if (!*base)
 		return op_fail(c, -EINVAL,
-			       "Invalid note name '%s': it names "
+			       "Invalid note name %s: it names "
 			       "no note",
-			       given);
+			       QUOTE(given));
 	if (base[0] == '.')
 		return op_fail(c, -EINVAL,
-			       "Invalid note name '%s': names starting with "
+			       "Invalid note name %s: names starting with "
 			       "'.' are hidden from Obsidian",
-			       given);
+			       QUOTE(given));
 	if (strpbrk(base, FORBIDDEN))
-		return op_fail(
-			c, -EINVAL,
-			"Invalid note name '%s': Obsidian does not allow "
-			"any of %s in note names",
-			given, FORBIDDEN);
+		return op_fail(c, -EINVAL,
+			       "Invalid note name %s: Obsidian does not allow "
+			       "any of %s in note names",
+			       QUOTE(given), FORBIDDEN);
 	char *path = (!strchr(norm, '/') && default_dir && *default_dir)
 			     ? xasprintf("%s/%s.md", default_dir, norm)
 			     : xasprintf("%s.md", norm);
 	_cleanup_policy_ struct policy *pol = vault_policy_get(c->v);
 	if (policy_ignored(pol, path, false)) {
-		int r = op_fail(c, -EINVAL,
-				"Invalid note name '%s': '%s' is hidden or "
-				"ignored by the vault's policy",
-				given, path);
+		r = op_fail(c, -EINVAL,
+			    "Invalid note name %s: %s is hidden or "
+			    "ignored by the vault's policy",
+			    QUOTE(given), QUOTE(path));
 		free(path);
 		return r;
 	}
@@ -226,9 +228,9 @@ int op_create_note(struct tool_ctx *c)
 		sb_free(&text);
 		_cleanup_free_ char *nm = path_note_name(path);
 		return op_fail(c, -EEXIST,
-			       "Note '%s' already exists (use overwrite=true "
+			       "Note %s already exists (use overwrite=true "
 			       "to replace it)",
-			       nm);
+			       QUOTE(nm));
 	}
 	r = commit(c, path, sb_str(&text), text.len, !old);
 	sb_free(&text);
@@ -378,8 +380,8 @@ static int do_replace(struct tool_ctx *c, const char *ref, const char *text,
 	sb_puts(&out, p);
 	if (!count) {
 		sb_free(&out);
-		return op_fail(c, -ENOENT, "Text '%s' not found in note '%s'",
-			       old, ref);
+		return op_fail(c, -ENOENT, "Text %s not found in note %s",
+			       QUOTE(old), QUOTE(ref));
 	}
 	cJSON_AddNumberToObject(c->json, "replaced", count);
 	*ret = sb_steal(&out);
@@ -410,8 +412,8 @@ static int do_insert(struct tool_ctx *c, const char *ref, const char *text,
 	size_t bo = body_offset(text, len);
 	const char *hit = strstr(text + bo, pat);
 	if (!hit)
-		return op_fail(c, -ENOENT,
-			       "Pattern '%s' not found in note '%s'", pat, ref);
+		return op_fail(c, -ENOENT, "Pattern %s not found in note %s",
+			       QUOTE(pat), QUOTE(ref));
 	size_t ls = (size_t)(hit - text);
 	while (ls > bo && text[ls - 1] != '\n')
 		ls--;
@@ -458,8 +460,8 @@ static int section_edit(struct tool_ctx *c, const char *ref, const char *text,
 	const char *sec = arg_str(c, "section", "");
 	size_t s, b, e;
 	if (md_find_section(text, len, sec, &s, &b, &e) < 0)
-		return op_fail(c, -ENOENT,
-			       "Section '%s' not found in note '%s'", sec, ref);
+		return op_fail(c, -ENOENT, "Section %s not found in note %s",
+			       QUOTE(sec), QUOTE(ref));
 	if (op == SEC_DELETE) {
 		*ret = xasprintf("%.*s%s", (int)s, text, text + e);
 		return 0;
@@ -540,10 +542,10 @@ static int fm_error(struct tool_ctx *c, const char *ref, const char *text,
 	struct frontmatter fm;
 	fm_parse(text, len, &fm);
 	int r = op_fail(c, -EBADMSG,
-			"Cannot change the frontmatter of note '%s': its YAML "
+			"Cannot change the frontmatter of note %s: its YAML "
 			"cannot be read at line %d (%s). Fix it first; nothing "
 			"was changed.",
-			ref, fm.err_line, fm.err_msg ? fm.err_msg : "?");
+			QUOTE(ref), fm.err_line, fm.err_msg ? fm.err_msg : "?");
 	fm_clear(&fm);
 	return r;
 }
@@ -726,9 +728,9 @@ static int clean_tag(struct tool_ctx *c, const char *given, char **ret)
 	}
 	if (!ok || !nondigit)
 		return op_fail(c, -EINVAL,
-			       "Invalid tag '%s': tags may contain letters, "
+			       "Invalid tag %s: tags may contain letters, "
 			       "digits, '_', '-' and '/', and not only digits",
-			       given);
+			       QUOTE(given));
 	*ret = xstrndup(t, n);
 	return 0;
 }

@@ -358,6 +358,9 @@ static bool vault_has_tags(const struct index *ix)
 	return n > 0;
 }
 
+/* The most new tags a refusal names one by one. */
+#define BAD_TAGS_SHOWN 20
+
 int policy_check(const struct policy *p, const struct index *ix,
 		 const struct note *before, const struct note *after,
 		 char **ret_msg)
@@ -375,9 +378,18 @@ int policy_check(const struct policy *p, const struct index *ix,
 	if (bad_tags.n) {
 		sb_puts(&msg, "Tags not in allowed list: [");
 		for (size_t i = 0; i < bad_tags.n; i++) {
+			const char *t = bad_tags.v[i];
 			if (i)
 				sb_puts(&msg, ", ");
-			sb_add_pyrepr(&msg, bad_tags.v[i]);
+			if (i == BAD_TAGS_SHOWN) {
+				sb_printf(&msg, "and %zu more", bad_tags.n - i);
+				break;
+			}
+			/* A caller's tag: quoted short when it is long. */
+			if (strnlen(t, QUOTE_MAX + 1) > QUOTE_MAX)
+				sb_puts(&msg, QUOTE(t));
+			else
+				sb_add_pyrepr(&msg, t);
 		}
 		sb_puts(&msg, "]. Allowed: [");
 		_cleanup_strv_free_ char **allowed = policy_allowed_tags(p, ix);

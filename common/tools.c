@@ -30,6 +30,13 @@
 #define P_SECTION                                                              \
 	P_TEXT("section", "Heading text of the section (without #)")
 #define P_DRY P_BOOL("dry_run", "false", "Only report what would change")
+/* A list read a page at a time: limit and offset. */
+#define P_PAGE(what)                                                           \
+	P_INT("limit", "1000", "1", "10000", what " per page") ","            \
+	P_INT("offset", "0", "0", "1000000000", what " to skip")
+/* Where a paged list stands: all there are, and the next page's offset
+ * (only while more remain). */
+#define O_PAGE O_INT("total") "," O_INT("next_offset")
 
 #define O_STR(k) "\"" k "\":{\"type\":\"string\"}"
 #define O_INT(k) "\"" k "\":{\"type\":\"integer\"}"
@@ -59,8 +66,14 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "read_note",
 		.title = "Read note",
-		.description = "Read a note's full text: frontmatter and body.",
-		.input_schema = OBJ(P_NAME, "\"name\""),
+		.description =
+			"Read a note's full text: frontmatter and body. A "
+			"long note can be read in parts: offset and length "
+			"in bytes (cut at characters); each part says the "
+			"note's size and the offset of the next part.",
+		.input_schema = OBJ(
+			P_NAME "," P_INT("offset", "0", "0", "1000000000000", "First byte to read") ",\"length\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000000000000,\"description\":\"Most bytes to read from offset (default: to the end)\"}",
+			"\"name\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT | TOOL_QUICK,
 		.run = op_read_note,
 	},
@@ -165,34 +178,42 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "find_broken_links",
 		.title = "Broken links",
-		.description = "Every link that points to no existing note or "
-			       "file: [{source, target}].",
-		.input_schema = OBJ("", ""),
-		.output_schema = OUT_LIST(
-			"{\"type\":\"object\",\"properties\":{" O_STR(
-				"source") "," O_STR("target") "}}"),
+		.description =
+			"Every link that points to no existing note or file: "
+			"[{source, target}]. A list longer than limit comes a "
+			"page at a time as {result, total, next_offset}; ask "
+			"for the next page with offset=next_offset.",
+		.input_schema = OBJ(P_PAGE("Links"), ""),
+		.output_schema = OUT(
+			"\"result\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("source") "," O_STR("target") "}}}," O_PAGE,
+			"\"result\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
 		.run = op_find_broken_links,
 	},
 	{
 		.name = "get_orphans",
 		.title = "Orphan notes",
-		.description = "Notes with no links in or out (no other note "
-			       "links to them and they link to no other note).",
-		.input_schema = OBJ("", ""),
-		.output_schema = OUT(O_INT("count") ",\"orphans\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("name") "," O_STR("path") "}}}",
-				     "\"count\",\"orphans\""),
+		.description =
+			"Notes with no links in or out (no other note links to "
+			"them and they link to no other note), a page at a "
+			"time: count (on this page), total and, while more "
+			"remain, next_offset.",
+		.input_schema = OBJ(P_PAGE("Notes"), ""),
+		.output_schema = OUT(O_INT("count") ",\"orphans\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("name") "," O_STR("path") "}}}," O_PAGE,
+				     "\"count\",\"orphans\",\"total\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
 		.run = op_get_orphans,
 	},
 	{
 		.name = "list_tags",
 		.title = "List tags",
-		.description = "Every tag in use, with the number of notes "
-			       "carrying it, most used first.",
-		.input_schema = OBJ("", ""),
+		.description =
+			"Every tag in use, with the number of notes carrying "
+			"it, most used first, a page at a time: total and, "
+			"while more remain, next_offset.",
+		.input_schema = OBJ(P_PAGE("Tags"), ""),
 		.output_schema = OUT(
-			"\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("tag") "," O_INT("count") "}}}," O_INT("total"),
+			"\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("tag") "," O_INT("count") "}}}," O_PAGE,
 			"\"tags\",\"total\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
 		.run = op_list_tags,
@@ -568,6 +589,7 @@ void tool_result_clear(struct tool_result *r)
 {
 	free(r->text);
 	free(r->warning);
+	free(r->info);
 	cJSON_Delete(r->structured);
 	memset(r, 0, sizeof(*r));
 }
@@ -614,9 +636,9 @@ static int validate(const struct tool *t, const cJSON *args, char **ret_msg)
 			const cJSON *q;
 			cJSON_ArrayForEach(q, props) sb_printf(
 				&b, "%s%s", b.len ? ", " : "", q->string);
-			*ret_msg = xasprintf("Unknown argument '%s' for %s. "
+			*ret_msg = xasprintf("Unknown argument %s for %s. "
 					     "Valid: %s",
-					     a->string, t->name,
+					     QUOTE(a->string), t->name,
 					     b.len ? b.s : "(none)");
 			sb_free(&b);
 			return -EINVAL;
@@ -682,12 +704,32 @@ static int code_of(int err)
 	case -ETIMEDOUT:
 		return RPC_TIMEOUT;
 	case -EINVAL:
+	case -ENAMETOOLONG:
 		return RPC_INVALID_PARAMS;
 	case -ECANCELED:
 		return RPC_CANCELLED;
 	default:
 		return RPC_SERVER_ERROR;
 	}
+}
+
+/*
+ * The last bound on what a tool says besides its result: an error or a
+ * warning longer than TOOL_MESSAGE_MAX bytes is cut, and says so. (The
+ * messages quote arguments short already; this is for long lists.)
+ */
+#define TOOL_MESSAGE_MAX 4096
+
+static char *bounded(char *s)
+{
+	size_t len = strlen(s);
+	if (len <= TOOL_MESSAGE_MAX)
+		return s;
+	size_t keep = utf8_cut(s, TOOL_MESSAGE_MAX - 64);
+	char *t = xasprintf("%.*s… [message cut: %zu of %zu bytes shown]",
+			    (int)keep, s, keep, len);
+	free(s);
+	return t;
 }
 
 void tools_call(struct vault *v, const char *name, const cJSON *args,
@@ -706,9 +748,9 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 	if (!t) {
 		ret->is_error = true;
 		ret->code = RPC_INVALID_PARAMS;
-		ret->text = xasprintf("Unknown tool '%s'. Use get_help for "
+		ret->text = xasprintf("Unknown tool %s. Use get_help for "
 				      "the list of tools.",
-				      name);
+				      QUOTE(name));
 		return;
 	}
 	cJSON *empty = NULL;
@@ -762,12 +804,16 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 			free(ret->text);
 			ret->text = fixed;
 		}
+		ret->text = bounded(ret->text);
 		free(c.text);
 		cJSON_Delete(c.json);
 		free(c.warning);
+		free(c.info);
 		return;
 	}
 	free(c.msg);
+	if (c.warning)
+		c.warning = bounded(c.warning);
 	if (t->flags & TOOL_TEXT) {
 		ret->text = c.text ? TAKE_PTR(c.text) : xstrdup("");
 		cJSON_Delete(c.json);
@@ -781,6 +827,7 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 					xstrdup("The " TOOL_NOT_UTF8_WARNING);
 		}
 		ret->warning = TAKE_PTR(c.warning);
+		ret->info = TAKE_PTR(c.info);
 	} else {
 		if (!c.json)
 			c.json = cJSON_CreateObject();
@@ -798,6 +845,7 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 		}
 	}
 	free(c.warning);
+	free(c.info);
 }
 
 /* ---- descriptions

@@ -49,6 +49,7 @@ struct tool_ctx {
 	cJSON *json;
 	char *msg;
 	char *warning; /* the policy's warn mode: accepted, but ... */
+	char *info;    /* text results: what the text is (a part of a note) */
 	/* Set when the caller can pass progress on: a long wait reports
 	 * through it instead of failing at once. */
 	void (*progress)(void *ud, size_t done, size_t total,
@@ -80,6 +81,7 @@ struct tool_result {
 	char *text;	   /* the text the seeds show (JSON or plain) */
 	cJSON *structured; /* JSON result as an object, or NULL */
 	char *warning;	   /* text results: said apart from the text */
+	char *info;	   /* text results: what the text is, said apart */
 };
 void tool_result_clear(struct tool_result *r);
 
@@ -168,5 +170,7 @@ void rlock_release(struct rlock *l);
 cJSON *str_array(char **v, size_t n);
 /* struct note * by folded name, then path. */
 int cmp_note_name(const void *a, const void *b);
+/* A note name over PATH_MAX_BYTES: fails with "name too long". */
+int op_name_len(struct tool_ctx *c, const char *ref);
 /* Look up a note reference (lock held); fails with the seeds' texts. */
 int op_find(struct tool_ctx *c, const char *ref, struct note **ret);

@@ -206,6 +206,29 @@ int line_of_offset(const char *s, size_t off)
 	return line;
 }
 
+size_t utf8_cut(const char *s, size_t n)
+{
+	/* A character is at most 4 bytes: more continuation bytes than 3
+	 * are not one, and any cut is as good as another there. */
+	size_t m = n;
+	while (m > 0 && n - m < 3 && ((unsigned char)s[m] & 0xc0) == 0x80)
+		m--;
+	return ((unsigned char)s[m] & 0xc0) == 0x80 ? n : m;
+}
+
+const char *quote_short(char buf[QUOTE_BUF], const char *s)
+{
+	size_t n = strnlen(s, QUOTE_MAX + 1);
+	if (n <= QUOTE_MAX) {
+		snprintf(buf, QUOTE_BUF, "'%s'", s);
+		return buf;
+	}
+	size_t keep = utf8_cut(s, QUOTE_MAX);
+	snprintf(buf, QUOTE_BUF, "'%.*s…' (%zu bytes)", (int)keep, s,
+		 strlen(s));
+	return buf;
+}
+
 void sb_add_pyrepr(struct sbuf *b, const char *s)
 {
 	char q = (strchr(s, '\'') && !strchr(s, '"')) ? '"' : '\'';

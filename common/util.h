@@ -111,6 +111,19 @@ bool str_has_suffix_ci(const char *s, const char *suffix);
 bool str_has_prefix(const char *s, const char *prefix);
 /* Count lines: the 1-based line number of byte offset off in s. */
 int line_of_offset(const char *s, size_t off);
+/* The longest start of s[0..n) that ends at a UTF-8 character boundary
+ * (a character is never split; stray bytes may be). */
+size_t utf8_cut(const char *s, size_t n);
+/*
+ * A caller's argument quoted for a message: 'abc', or when it is longer
+ * than QUOTE_MAX bytes its start (cut at a character) and its length:
+ * 'abcd…' (20971520 bytes). Written to buf, which is returned; QUOTE(s)
+ * gives a buffer that lives to the end of the enclosing block.
+ */
+#define QUOTE_MAX 80
+#define QUOTE_BUF (QUOTE_MAX + 48)
+const char *quote_short(char buf[QUOTE_BUF], const char *s);
+#define QUOTE(s) quote_short((char[QUOTE_BUF]){0}, (s))
 /* Python-style string repr: 'abc' or "it's". Appends to b. */
 void sb_add_pyrepr(struct sbuf *b, const char *s);
 /* ISO 8601 UTC ("2024-01-15T10:30:00Z") of a time in seconds. */

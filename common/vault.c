@@ -1379,7 +1379,8 @@ int vault_commit(struct vault *v, const char *path, const char *text,
 		struct stat st;
 		if (old || file_stat(v->rootfd, path, &st) == 0) {
 			_cleanup_free_ char *name = path_note_name(path);
-			*ret_msg = xasprintf("Note '%s' already exists", name);
+			*ret_msg = xasprintf("Note %s already exists",
+					     QUOTE(name));
 			return -EEXIST;
 		}
 	}
@@ -1394,8 +1395,8 @@ int vault_commit(struct vault *v, const char *path, const char *text,
 		v->rootfd, path, text, len,
 		WRITE_MKDIRS | (o->create ? WRITE_NOREPLACE : 0), &st);
 	if (r < 0) {
-		*ret_msg =
-			xasprintf("Cannot write '%s': %s", path, strerror(-r));
+		*ret_msg = xasprintf("Cannot write %s: %s", QUOTE(path),
+				     strerror(-r));
 		return r;
 	}
 	struct note *after = note_new(path, text, len);
@@ -1589,22 +1590,22 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 	_cleanup_free_ char *old_name = xstrdup(n->name);
 	_cleanup_free_ char *new_name = path_note_name(new_path);
 	if (strcmp(old_path, new_path) == 0) {
-		*ret_msg =
-			xasprintf("Note '%s' already has that name", old_name);
+		*ret_msg = xasprintf("Note %s already has that name",
+				     QUOTE(old_name));
 		return -EINVAL;
 	}
 	struct note *other = index_by_path(v->ix, new_path);
 	struct stat st;
 	if ((other && other != n) ||
 	    (!other && file_stat(v->rootfd, new_path, &st) == 0)) {
-		*ret_msg = xasprintf("Note '%s' already exists", new_name);
+		*ret_msg = xasprintf("Note %s already exists", QUOTE(new_name));
 		return -EEXIST;
 	}
 	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
 	if (policy_ignored(pol, new_path, false)) {
-		*ret_msg = xasprintf("'%s' is hidden or ignored by the policy; "
+		*ret_msg = xasprintf("%s is hidden or ignored by the policy; "
 				     "choose another name",
-				     new_path);
+				     QUOTE(new_path));
 		return -EINVAL;
 	}
 	_cleanup_free_ char *text = NULL;
@@ -1677,8 +1678,9 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 	if (r < 0) {
 		pending_free(p, np);
 		cJSON_Delete(res);
-		*ret_msg = xasprintf("Cannot rename '%s' to '%s': %s", old_path,
-				     new_path, strerror(-r));
+		*ret_msg =
+			xasprintf("Cannot rename %s to %s: %s", QUOTE(old_path),
+				  QUOTE(new_path), strerror(-r));
 		return r;
 	}
 	if (own) {
@@ -1688,8 +1690,8 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 			pending_free(p, np);
 			cJSON_Delete(res);
 			*ret_msg = xasprintf("Renamed, but cannot update links "
-					     "inside '%s': %s",
-					     new_path, strerror(-r));
+					     "inside %s: %s",
+					     QUOTE(new_path), strerror(-r));
 			return r;
 		}
 	}

@@ -440,10 +440,10 @@ static int notes_read(struct ctl_server *s, const cJSON *params, cJSON **ret,
 	char *text = NULL;
 	size_t len;
 	if (!n) {
-		*ret_msg = xasprintf("Note '%s' not found", path);
+		*ret_msg = xasprintf("Note %s not found", QUOTE(path));
 		code = RPC_NOT_FOUND;
 	} else if (vault_read_text(s->v, n, &text, &len) < 0) {
-		*ret_msg = xasprintf("Cannot read '%s'", path);
+		*ret_msg = xasprintf("Cannot read %s", QUOTE(path));
 		code = RPC_NOT_FOUND;
 	} else {
 		cJSON *o = note_entry(ix, n);
@@ -537,6 +537,8 @@ static cJSON *tool_call(struct ctl_server *s, struct job *j, int *ret_code,
 	cJSON_AddStringToObject(o, "text", r.text);
 	if (r.warning)
 		cJSON_AddStringToObject(o, "warning", r.warning);
+	if (r.info)
+		cJSON_AddStringToObject(o, "info", r.info);
 	if (r.is_error)
 		cJSON_AddNumberToObject(o, "code", r.code);
 	if (r.structured)
@@ -829,7 +831,7 @@ static void handle_line(struct ctl_server *s, struct client *c,
 		enqueue(s, c, m.id, m.method, m.params);
 	} else {
 		_cleanup_free_ char *e =
-			xasprintf("Method not found: %s", m.method);
+			xasprintf("Method not found: %s", QUOTE(m.method));
 		send_error(s, c, m.id, RPC_METHOD_NOT_FOUND, e);
 	}
 	rpc_msg_clear(&m);

@@ -276,6 +276,11 @@ static int print_tool_result(const struct opts *o, cJSON *res)
 		cJSON_GetStringValue(cJSON_GetObjectItem(res, "warning"));
 	if (!o->json && !err && warn)
 		fprintf(stderr, "vaultctl: warning: %s\n", warn);
+	/* What the text is (a part of a note): apart from the text. */
+	const char *info =
+		cJSON_GetStringValue(cJSON_GetObjectItem(res, "info"));
+	if (!o->json && !err && info)
+		fprintf(stderr, "vaultctl: %s\n", info);
 	cJSON_Delete(res);
 	return err ? EXIT_TOOL : EXIT_OK;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 #include "mcp_session.h"
+#include "fileio.h"
 #include "json.h"
 #include "tools.h"
 #include "util.h"
@@ -65,7 +66,7 @@ struct pending {
 	double progress_sent; /* the last progress value sent */
 	bool daemon_progress; /* vaultd reports this call's progress */
 	char *name;	      /* tool name or resource uri */
-	long offset;	      /* resources/list page */
+	long offset;	      /* list page, or a tool call's offset */
 	cJSON *held;	      /* a tool result waiting for the context block */
 };
 
@@ -274,25 +275,75 @@ static cJSON *largest_array(cJSON *v)
 	return best;
 }
 
-/* Keep valid UTF-8 when cutting text at n bytes. */
-static size_t utf8_cut(const char *s, size_t n)
+/* Does the tool take this argument? (Its input schema in tools/list.) */
+static bool tool_takes(const cJSON *tool, const char *arg)
 {
-	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-		n--;
-	return n;
+	const cJSON *schema = cJSON_GetObjectItem(tool, "inputSchema");
+	return cJSON_GetObjectItemCaseSensitive(
+		       cJSON_GetObjectItem(schema, "properties"), arg) != NULL;
+}
+
+/* How to ask for the rest of a cut list, with the arguments the tool
+ * has: items [start, start + shown) were shown. */
+static void hint_items(struct sbuf *b, const cJSON *tool, const char *name,
+		       long start, int shown)
+{
+	int fewer = shown > 0 ? shown : 1;
+	if (tool_takes(tool, "offset") && tool_takes(tool, "limit"))
+		sb_printf(b,
+			  "The rest: call %s again with offset=%ld and "
+			  "limit=%d.",
+			  name, start + shown, fewer);
+	else if (tool_takes(tool, "offset"))
+		sb_printf(b, "The rest: call %s again with offset=%ld.", name,
+			  start + shown);
+	else if (tool_takes(tool, "cursor") && tool_takes(tool, "limit"))
+		sb_printf(b,
+			  "Ask again with limit=%d and page on with "
+			  "next_cursor.",
+			  fewer);
+	else if (tool_takes(tool, "limit"))
+		sb_printf(b, "Ask for fewer with limit=%d.", fewer);
+	else
+		sb_printf(b, "%s has no paging: ask about less.", name);
+}
+
+/* How to read the rest of a cut text: keep bytes from start were shown. */
+static void hint_text(struct mcp_session *s, struct sbuf *b, const cJSON *tool,
+		      const char *name, long start, size_t keep)
+{
+	bool sections =
+		find_tool(s, "get_headings") && find_tool(s, "read_section");
+	if (tool_takes(tool, "offset") && tool_takes(tool, "length")) {
+		sb_printf(b, "Read on with %s offset=%ld (and length).", name,
+			  start + (long)keep);
+		if (sections)
+			sb_puts(b, " get_headings shows the note's structure, "
+				   "read_section reads one section.");
+	} else if (tool_takes(tool, "section") && sections) {
+		sb_puts(b, "Read a smaller section: get_headings lists the "
+			   "note's headings.");
+	} else if (tool_takes(tool, "limit")) {
+		sb_puts(b, "Ask for fewer with a smaller limit.");
+	} else {
+		sb_printf(b, "%s has no paging: this is what fits.", name);
+	}
 }
 
 /*
  * Results are bounded. Text results are cut with a note; JSON results
  * lose items from their longest list (and say so), so what is left still
- * matches the tool's output schema.
+ * matches the tool's output schema. The note names only arguments the
+ * tool has; start is the call's offset argument. Returns true when cut.
  */
-static void shape_result(struct mcp_session *s, const char *tool, char **text,
-			 cJSON *structured)
+static bool shape_result(struct mcp_session *s, const char *name, long start,
+			 char **text, cJSON *structured)
 {
 	size_t max = s->cfg.max_result, len = strlen(*text);
 	if (len <= max)
-		return;
+		return false;
+	const cJSON *tool = find_tool(s, name);
+	struct sbuf hint = {0};
 	cJSON *arr = structured ? largest_array(structured) : NULL;
 	if (arr && cJSON_IsArray(cJSON_GetObjectItem(structured, "result")))
 		arr = cJSON_GetObjectItem(structured, "result");
@@ -321,7 +372,7 @@ static void shape_result(struct mcp_session *s, const char *tool, char **text,
 					: probe);
 			size_t tl = strlen(t);
 			free(t);
-			if (tl + 300 <= max)
+			if (tl + 400 <= max)
 				lo = mid;
 			else
 				hi = mid - 1;
@@ -333,26 +384,39 @@ static void shape_result(struct mcp_session *s, const char *tool, char **text,
 		bool wrapped = cJSON_GetArraySize(structured) == 1 &&
 			       cJSON_IsArray(cJSON_GetObjectItem(structured,
 								 "result"));
+		/* A paged list: where the rest starts now, and no cursor
+		 * past the items cut. */
+		if (tool_takes(tool, "offset")) {
+			if (wrapped)
+				cJSON_AddNumberToObject(structured, "total",
+							total);
+			cJSON_DeleteItemFromObject(structured, "next_offset");
+			cJSON_AddNumberToObject(structured, "next_offset",
+						(double)(start + lo));
+			wrapped = false;
+		}
+		cJSON_DeleteItemFromObject(structured, "next_cursor");
+		hint_items(&hint, tool, name, start, lo);
 		char *t = json_dumps(
 			wrapped ? cJSON_GetObjectItem(structured, "result")
 				: structured);
 		free(*text);
 		*text = xasprintf("%s\n\n[Result cut: %d of %d items shown "
-				  "(limit %zu bytes). Ask for less: use the "
-				  "tool's limit/offset/cursor or a narrower "
-				  "query.]",
-				  t, lo, total, max);
+				  "(at most %zu bytes). %s]",
+				  t, lo, total, max, sb_str(&hint));
 		free(t);
-		return;
+		sb_free(&hint);
+		return true;
 	}
 	size_t keep = utf8_cut(*text, max);
+	hint_text(s, &hint, tool, name, start, keep);
 	char *t = xasprintf("%.*s\n\n[Result cut: %zu of %zu bytes shown. "
-			    "Read less at a time: get_headings shows the "
-			    "structure, read_section reads one section.]",
-			    (int)keep, *text, keep, len);
+			    "%s]",
+			    (int)keep, *text, keep, len, sb_str(&hint));
 	free(*text);
 	*text = t;
-	(void)tool;
+	sb_free(&hint);
+	return true;
 }
 
 static void finish_tool(struct mcp_session *s, struct pending *p,
@@ -363,8 +427,13 @@ static void finish_tool(struct mcp_session *s, struct pending *p,
 	char *text = xstrdup(cJSON_IsString(txt) ? txt->valuestring : "");
 	cJSON *structured =
 		cJSON_Duplicate(cJSON_GetObjectItem(dres, "structured"), 1);
+	/* What a text is (a part of a note), apart from it; a text cut
+	 * here says where to read on instead. */
+	const char *info =
+		cJSON_GetStringValue(cJSON_GetObjectItem(dres, "info"));
 	if (!is_error) {
-		shape_result(s, p->name, &text, structured);
+		if (shape_result(s, p->name, p->offset, &text, structured))
+			info = NULL;
 		/* Seed 000: the first tool result of the session carries the
 		 * personal notes and the allowed tags. */
 		char *t =
@@ -378,6 +447,13 @@ static void finish_tool(struct mcp_session *s, struct pending *p,
 	cJSON_AddStringToObject(block, "type", "text");
 	cJSON_AddStringToObject(block, "text", text);
 	cJSON_AddItemToArray(content, block);
+	if (info && !is_error) {
+		cJSON *ib = cJSON_CreateObject();
+		cJSON_AddStringToObject(ib, "type", "text");
+		_cleanup_free_ char *i = xasprintf("[%s]", info);
+		cJSON_AddStringToObject(ib, "text", i);
+		cJSON_AddItemToArray(content, ib);
+	}
 	/* A text result's warning (a note that is not UTF-8) comes after
 	 * the text, apart from it: the text stays the note's text. */
 	const char *warn =
@@ -419,7 +495,7 @@ static void handle_tools_call(struct mcp_session *s, const cJSON *id,
 	const cJSON *t = find_tool(s, name->valuestring);
 	if (!t) {
 		_cleanup_free_ char *m =
-			xasprintf("Unknown tool: %s", name->valuestring);
+			xasprintf("Unknown tool: %s", QUOTE(name->valuestring));
 		reply_error(s, id, RPC_BAD_PARAMS, m, NULL);
 		return;
 	}
@@ -429,10 +505,10 @@ static void handle_tools_call(struct mcp_session *s, const cJSON *id,
 		cJSON *b = cJSON_CreateObject();
 		cJSON_AddStringToObject(b, "type", "text");
 		_cleanup_free_ char *m = xasprintf(
-			"Tool '%s' is not available: vault-mcp runs read-only "
+			"Tool %s is not available: vault-mcp runs read-only "
 			"(--read-only or VAULT_MCP_READ_ONLY=1), so it only "
 			"reads the vault.",
-			name->valuestring);
+			QUOTE(name->valuestring));
 		cJSON_AddStringToObject(b, "text", m);
 		cJSON_AddItemToArray(content, b);
 		cJSON_AddBoolToObject(r, "isError", true);
@@ -459,6 +535,9 @@ static void handle_tools_call(struct mcp_session *s, const cJSON *id,
 	}
 	struct pending *p = pending_add(s, did, P_TOOL, id, modern);
 	p->name = xstrdup(name->valuestring);
+	const cJSON *off = cJSON_GetObjectItemCaseSensitive(args, "offset");
+	if (cJSON_IsNumber(off))
+		p->offset = (long)off->valuedouble;
 	if (want_progress)
 		p->progress_token = cJSON_Duplicate(tok, 1);
 }
@@ -556,6 +635,16 @@ static void handle_resources_read(struct mcp_session *s, const cJSON *id,
 			    "Invalid params: \"uri\" must be a string", NULL);
 		return;
 	}
+	/* A note's path, percent-encoded (each byte at most 3). */
+	size_t ul = strlen(uri->valuestring);
+	if (ul > strlen(URI_PREFIX) + 3 * PATH_MAX_BYTES) {
+		_cleanup_free_ char *m = xasprintf(
+			"Invalid params: uri too long (%zu bytes; the limit "
+			"is %zu)",
+			ul, strlen(URI_PREFIX) + 3 * PATH_MAX_BYTES);
+		reply_error(s, id, RPC_BAD_PARAMS, m, NULL);
+		return;
+	}
 	_cleanup_free_ char *path = path_of(uri->valuestring);
 	if (!path) {
 		cJSON *data = cJSON_CreateObject();
@@ -583,12 +672,26 @@ static void finish_read(struct mcp_session *s, struct pending *p,
 			    "Resource not found", data);
 		return;
 	}
+	/* Bounded like tool results; read_note reads the rest in parts. */
+	const char *text =
+		cJSON_GetStringValue(cJSON_GetObjectItem(dres, "text"));
+	const char *path =
+		cJSON_GetStringValue(cJSON_GetObjectItem(dres, "path"));
+	size_t len = text ? strlen(text) : 0, max = s->cfg.max_result;
+	_cleanup_free_ char *cut = NULL;
+	if (len > max) {
+		size_t keep = utf8_cut(text, max);
+		cut = xasprintf("%.*s\n\n[Resource cut: %zu of %zu bytes shown "
+				"(at most %zu bytes). Read the rest with "
+				"read_note: name \"%s\", offset=%zu and "
+				"length.]",
+				(int)keep, text, keep, len, max,
+				path ? path : "", keep);
+	}
 	cJSON *c = cJSON_CreateObject();
 	cJSON_AddStringToObject(c, "uri", p->name);
 	cJSON_AddStringToObject(c, "mimeType", "text/markdown");
-	cJSON_AddStringToObject(
-		c, "text",
-		cJSON_GetStringValue(cJSON_GetObjectItem(dres, "text")));
+	cJSON_AddStringToObject(c, "text", cut ? cut : text);
 	cJSON *r = cJSON_CreateObject();
 	cJSON *arr = cJSON_AddArrayToObject(r, "contents");
 	cJSON_AddItemToArray(arr, c);
@@ -717,8 +820,8 @@ static void handle_prompts_get(struct mcp_session *s, const cJSON *id,
 			pr = &PROMPTS[i];
 	if (!pr) {
 		_cleanup_free_ char *m =
-			xasprintf("Invalid params: unknown prompt '%s'",
-				  name ? name : "");
+			xasprintf("Invalid params: unknown prompt %s",
+				  QUOTE(name ? name : ""));
 		reply_error(s, id, RPC_BAD_PARAMS, m, NULL);
 		return;
 	}
@@ -729,6 +832,14 @@ static void handle_prompts_get(struct mcp_session *s, const cJSON *id,
 		reply_error(s, id, RPC_BAD_PARAMS,
 			    "Invalid params: argument 'name' is required",
 			    NULL);
+		return;
+	}
+	if (pr->needs_note && strlen(note) > PATH_MAX_BYTES) {
+		_cleanup_free_ char *m = xasprintf(
+			"Invalid params: argument 'name' is too long (%zu "
+			"bytes; the limit is %d)",
+			strlen(note), PATH_MAX_BYTES);
+		reply_error(s, id, RPC_BAD_PARAMS, m, NULL);
 		return;
 	}
 	_cleanup_free_ char *text =
@@ -962,7 +1073,9 @@ static bool check_modern(struct mcp_session *s, const cJSON *id,
 		for (int i = 0; LEGACY[i]; i++)
 			cJSON_AddItemToArray(sup,
 					     cJSON_CreateString(LEGACY[i]));
-		cJSON_AddStringToObject(data, "requested", v->valuestring);
+		if (strlen(v->valuestring) <= QUOTE_MAX)
+			cJSON_AddStringToObject(data, "requested",
+						v->valuestring);
 		reply_error(s, id, -32022, "Unsupported protocol version",
 			    data);
 		return false;
@@ -1035,7 +1148,7 @@ static void dispatch(struct mcp_session *s, const char *method, const cJSON *id,
 			_cleanup_free_ char *m = xasprintf(
 				"Method not found: %s (not part of protocol "
 				"version " MODERN_VERSION ")",
-				method);
+				QUOTE(method));
 			reply_error(s, id, RPC_METHOD_NOT_FOUND, m, NULL);
 		}
 		return;
@@ -1080,7 +1193,7 @@ static void dispatch(struct mcp_session *s, const char *method, const cJSON *id,
 		handle_set_level(s, id, params);
 	else {
 		_cleanup_free_ char *m =
-			xasprintf("Method not found: %s", method);
+			xasprintf("Method not found: %s", QUOTE(method));
 		reply_error(s, id, RPC_METHOD_NOT_FOUND, m, NULL);
 	}
 }

@@ -2237,6 +2237,281 @@ static void test_planted_symlinks(void)
 	tv_close(&t);
 }
 
+/* ---- bounded answers
+ * ------------------------------------------------------------ */
+
+/* A string of n copies of c (caller frees). */
+static char *repeat(char c, size_t n)
+{
+	char *s = xmalloc(n + 1);
+	memset(s, c, n);
+	s[n] = 0;
+	return s;
+}
+
+/* An error that quotes a 20 MB argument is short, and says its size. */
+static bool short_error(char *e, const char *what)
+{
+	bool ok = e && strlen(e) < 1024 && strstr(e, "(20971520 bytes") &&
+		  u8_valid(e, strlen(e));
+	if (!ok)
+		fprintf(stderr, "  %s: %zu bytes: %.200s\n", what,
+			e ? strlen(e) : 0, e ? e : "(no error)");
+	free(e);
+	return ok;
+}
+
+static void test_bounded_errors(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "A.md", "# Head\n\nbody #known\n");
+	tv_open(&t);
+	const size_t big = 20u << 20;
+	_cleanup_free_ char *huge = repeat('a', big);
+
+	CU_ASSERT(short_error(calle(&t, "read_note", "name", huge, NULL),
+			      "read_note"));
+	_cleanup_free_ char *e = calle(&t, "read_note", "name", huge, NULL);
+	ASSERT_CONTAINS(e, "name too long (20971520 bytes; the limit is "
+			   "4096)");
+	CU_ASSERT(short_error(calle(&t, "create_note", "name", huge, NULL),
+			      "create_note"));
+	CU_ASSERT(short_error(calle(&t, "rename_note", "old_name", "A",
+				    "new_name", huge, NULL),
+			      "rename_note"));
+	CU_ASSERT(short_error(calle(&t, "replace_text", "name", "A", "old_text",
+				    huge, "new_text", "x", NULL),
+			      "replace_text"));
+	CU_ASSERT(short_error(calle(&t, "insert_text", "name", "A", "text", "x",
+				    "after", huge, NULL),
+			      "insert_text"));
+	CU_ASSERT(short_error(
+		calle(&t, "read_section", "name", "A", "section", huge, NULL),
+		"read_section"));
+	CU_ASSERT(short_error(calle(&t, "update_section", "name", "A",
+				    "section", huge, "content", "x", NULL),
+			      "update_section"));
+	_cleanup_free_ char *bang = repeat('!', big);
+	CU_ASSERT(short_error(
+		calle(&t, "add_tag", "name", "A", "tag", bang, NULL),
+		"add_tag"));
+	CU_ASSERT(short_error(calle(&t, "list_notes", "folder", huge, NULL),
+			      "list_notes folder"));
+	CU_ASSERT(short_error(calle(&t, "recent_notes", "since", huge, NULL),
+			      "recent_notes since"));
+	CU_ASSERT(short_error(
+		calle(&t, "read_note", "name", "A", huge, "x", NULL),
+		"unknown argument"));
+	struct tool_result r;
+	tools_call(t.v, huge, NULL, "test", &r);
+	CU_ASSERT(r.is_error);
+	CU_ASSERT(short_error(TAKE_PTR(r.text), "unknown tool"));
+	tool_result_clear(&r);
+
+	/* The cut keeps whole characters: 'é' is two bytes. */
+	struct sbuf u = {0};
+	for (int i = 0; i < 100; i++)
+		sb_puts(&u, "\xc3\xa9");
+	const char *q = QUOTE(u.s);
+	CU_ASSERT(u8_valid(q, strlen(q)));
+	ASSERT_CONTAINS(q, "\xc3\xa9…' (200 bytes)");
+	CU_ASSERT(strlen(q) < QUOTE_BUF);
+	CU_ASSERT_STRING_EQUAL(QUOTE("short"), "'short'");
+	_cleanup_free_ char *x81 = repeat('x', QUOTE_MAX + 1);
+	ASSERT_CONTAINS(QUOTE(x81), "…' (81 bytes)");
+	/* One byte over: the cut moves back to the start of 'é'. */
+	_cleanup_free_ char *odd =
+		xasprintf("%.*s\xc3\xa9yy", QUOTE_MAX - 1, x81);
+	q = QUOTE(odd);
+	CU_ASSERT(u8_valid(q, strlen(q)));
+	ASSERT_NOT_CONTAINS(q, "\xc3\xa9");
+	sb_free(&u);
+
+	/* A refusal with a long tag names it short. */
+	_cleanup_free_ char *tag = repeat('t', 100000);
+	_cleanup_free_ char *content = xasprintf("x #%s\n", tag);
+	_cleanup_free_ char *pe =
+		calle(&t, "create_note", "name", "B", "content", content, NULL);
+	CU_ASSERT_PTR_NOT_NULL(pe);
+	CU_ASSERT(pe && strlen(pe) < 1024);
+	ASSERT_CONTAINS(pe, "(100000 bytes)");
+	tv_close(&t);
+}
+
+/* No error says more than a few KiB, even one made of many short parts. */
+static void test_bounded_long_message(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	struct sbuf b = {0};
+	for (int i = 0; i < 2000; i++)
+		sb_printf(&b, "#existing-tag-number-%d\n", i);
+	tv_write(&t, "Tags.md", b.s);
+	sb_free(&b);
+	tv_open(&t);
+	_cleanup_free_ char *e = calle(&t, "create_note", "name", "New",
+				       "content", "#brand-new", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+	ASSERT_CONTAINS(e, "Tags not in allowed list: ['brand-new']");
+	CU_ASSERT(strlen(e) <= 4096);
+	ASSERT_CONTAINS(e, "[message cut: ");
+	CU_ASSERT(u8_valid(e, strlen(e)));
+	CU_ASSERT(!tv_exists(&t, "New.md"));
+	tv_close(&t);
+}
+
+/* Read a list tool page by page: every item once, to the end. */
+static void test_paging_lists(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	/* 300 notes with 10 broken links each: 3000 broken links; no note
+	 * links to another, so all 300 are orphans. */
+	for (int i = 0; i < 300; i++) {
+		struct sbuf b = {0};
+		for (int k = 0; k < 10; k++)
+			sb_printf(&b, "[[missing %03d-%d]] #tag%03d\n", i, k,
+				  i);
+		_cleanup_free_ char *rel = xasprintf("n%03d.md", i);
+		tv_write(&t, rel, b.s);
+		sb_free(&b);
+	}
+	tv_open(&t);
+
+	/* Without arguments: the first 1000, the total and where on. */
+	_cleanup_json_ cJSON *d = callj(&t, "find_broken_links", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	CU_ASSERT_EQUAL(cJSON_GetArraySize(jitem(d, "result")), 1000);
+	CU_ASSERT_EQUAL(jnum(d, "total"), 3000);
+	CU_ASSERT_EQUAL(jnum(d, "next_offset"), 1000);
+
+	struct {
+		const char *tool, *list, *key;
+		int total;
+	} lists[] = {
+		{"find_broken_links", "result", "target", 3000},
+		{"get_orphans", "orphans", "name", 300},
+		{"list_tags", "tags", "tag", 300},
+	};
+	for (size_t l = 0; l < ARRAY_SIZE(lists); l++) {
+		_cleanup_(strv_freep) char **seen =
+			xcalloc(lists[l].total + 1, sizeof(char *));
+		int n = 0, pages = 0;
+		double off = 0;
+		while (off >= 0 && pages < 1000) {
+			_cleanup_free_ char *o = xasprintf("%.0f", off);
+			_cleanup_json_ cJSON *r =
+				callj(&t, lists[l].tool, "=limit", "97",
+				      "=offset", o, NULL);
+			CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+			CU_ASSERT_EQUAL(jnum(r, "total"), lists[l].total);
+			const cJSON *it;
+			cJSON_ArrayForEach(it, jitem(r, lists[l].list))
+			{
+				const char *v = jstr(it, lists[l].key);
+				bool dup = false;
+				for (int j = 0; j < n && !dup; j++)
+					dup = !strcmp(seen[j], v);
+				CU_ASSERT(!dup);
+				if (!dup && n < lists[l].total)
+					seen[n++] = xstrdup(v);
+			}
+			if (!strcmp(lists[l].tool, "get_orphans"))
+				CU_ASSERT_EQUAL(jnum(r, "count"),
+						cJSON_GetArraySize(
+							jitem(r, "orphans")));
+			off = jnum(r, "next_offset");
+			pages++;
+		}
+		if (n != lists[l].total)
+			fprintf(stderr, "  %s: %d of %d in %d pages\n",
+				lists[l].tool, n, lists[l].total, pages);
+		CU_ASSERT_EQUAL(n, lists[l].total);
+		CU_ASSERT_EQUAL(pages, (lists[l].total + 96) / 97);
+	}
+	/* Past the end: nothing, and no next page. */
+	_cleanup_json_ cJSON *e =
+		callj(&t, "list_tags", "=offset", "5000", NULL);
+	CU_ASSERT_EQUAL(cJSON_GetArraySize(jitem(e, "tags")), 0);
+	CU_ASSERT_PTR_NULL(jitem(e, "next_offset"));
+	tv_close(&t);
+}
+
+/* read_note in parts: the parts make the note again, byte for byte. */
+static void test_read_note_parts(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	struct sbuf b = {0};
+	for (int i = 0; i < 3000; i++)
+		sb_printf(&b,
+			  "line %d: caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac "
+			  "\xf0\x9f\x98\x80\n",
+			  i);
+	tv_write(&t, "Big.md", b.s);
+	tv_open(&t);
+
+	/* Whole, as ever: no word about parts. */
+	struct tool_result r;
+	tv_call(&t, "read_note", "{\"name\": \"Big\"}", &r);
+	CU_ASSERT(!r.is_error);
+	ASSERT_STR_EQ(r.text, b.s);
+	CU_ASSERT_PTR_NULL(r.info);
+	tool_result_clear(&r);
+
+	static const long lengths[] = {1, 2, 3, 7, 1000, 4096};
+	for (size_t k = 0; k < ARRAY_SIZE(lengths); k++) {
+		struct sbuf got = {0};
+		long off = 0;
+		int parts = 0;
+		for (;;) {
+			_cleanup_free_ char *a = xasprintf(
+				"{\"name\": \"Big\", \"offset\": %ld, "
+				"\"length\": %ld}",
+				off, lengths[k]);
+			tv_call(&t, "read_note", a, &r);
+			CU_ASSERT_FATAL(!r.is_error);
+			CU_ASSERT(u8_valid(r.text, strlen(r.text)));
+			CU_ASSERT(strlen(r.text) > 0);
+			CU_ASSERT(strlen(r.text) <= (size_t)lengths[k] ||
+				  strlen(r.text) <= 4);
+			sb_puts(&got, r.text);
+			_cleanup_free_ char *size = xasprintf(" of %zu", b.len);
+			ASSERT_CONTAINS(r.info, size);
+			const char *next =
+				r.info ? strstr(r.info, "offset=") : NULL;
+			parts++;
+			if (!next) {
+				ASSERT_CONTAINS(r.info, "the end of the note");
+				tool_result_clear(&r);
+				break;
+			}
+			long n = strtol(next + 7, NULL, 10);
+			CU_ASSERT_FATAL(n > off);
+			CU_ASSERT_EQUAL((size_t)n, got.len);
+			off = n;
+			tool_result_clear(&r);
+		}
+		CU_ASSERT(got.len == b.len && !memcmp(got.s, b.s, b.len));
+		CU_ASSERT(parts > 1);
+		sb_free(&got);
+	}
+	/* An offset inside a character starts at the character. */
+	_cleanup_free_ char *mid = callt(&t, "read_note", "name", "Big",
+					 "=offset", "12", "=length", "2", NULL);
+	ASSERT_STR_EQ(mid, "\xc3\xa9");
+	/* Past the end: nothing, and it says so. */
+	tv_call(&t, "read_note", "{\"name\": \"Big\", \"offset\": 100000000}",
+		&r);
+	CU_ASSERT(!r.is_error);
+	ASSERT_STR_EQ(r.text, "");
+	ASSERT_CONTAINS(r.info, "the end of the note");
+	tool_result_clear(&r);
+	sb_free(&b);
+	tv_close(&t);
+}
+
 int main(void)
 {
 	static const struct test_case tests[] = {
@@ -2269,6 +2544,10 @@ int main(void)
 		{"planted_symlinks", test_planted_symlinks},
 		{"sync_failing_read", test_sync_failing_read},
 		{"policy_reload_under_writes", test_policy_reload_under_writes},
+		{"bounded_errors", test_bounded_errors},
+		{"bounded_long_message", test_bounded_long_message},
+		{"paging_lists", test_paging_lists},
+		{"read_note_parts", test_read_note_parts},
 	};
 	return run_tests("tools_more", tests, ARRAY_SIZE(tests));
 }
