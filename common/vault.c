@@ -24,50 +24,76 @@ struct listener {
 	void *ud;
 };
 
+/*
+ * Locks, and the order they nest in (a lock may be taken while holding
+ * only locks that come before it in this list):
+ *
+ *   wmu     the writer lock (vault_write_lock): one writer at a time;
+ *           events are sent under it
+ *   smu     the store's writer connection
+ *   rw      the in-memory index: readers share it (vault_read_lock),
+ *           a writer takes it for writing only to swap notes in
+ *   fmu     the full-text queue (dirty notes), with fcv
+ *   vmu     the violations ring and `gone`
+ *   polmu   the policy pointer; innermost, nothing is taken inside it
+ *
+ * Callers outside (the mount, the control socket) take their own locks
+ * before wmu or after releasing it. Listeners run under wmu and may take
+ * their own locks there, as long as they never call back into the vault
+ * while holding them. ThreadSanitizer's stress test (tests/test_stress.c)
+ * checks the order.
+ * Fields set once in vault_open() and never changed (root, name, rootfd)
+ * need no lock.
+ */
 struct vault {
-	char *root;
-	char *name;
-	int rootfd;
-	struct index *ix;
+	char *root;	  /* constant */
+	char *name;	  /* constant */
+	int rootfd;	  /* constant */
+	struct index *ix; /* rw (replaced under wmu + rw for writing) */
 	/* The policy: swapped by a reload under polmu; users take their own
 	 * reference (vault_policy_get()), so a reload never frees one in
-	 * use. polmu nests inside every other lock and holds none. */
+	 * use. */
 	pthread_mutex_t polmu;
-	struct policy *pol;
+	struct policy *pol; /* polmu */
 	pthread_rwlock_t rw;
 	pthread_mutex_t wmu;
 	/* Index builds running, and the paths changed meanwhile (under
 	 * wmu): a build's result would not have them. */
-	int building;
-	struct ptrvec touched;
-	struct listener *listeners;
-	size_t nlisteners;
+	int building;		    /* wmu */
+	struct ptrvec touched;	    /* wmu */
+	struct listener *listeners; /* wmu */
+	size_t nlisteners;	    /* wmu */
 	/* Ring of recent violations, oldest first. */
 	pthread_mutex_t vmu;
-	cJSON *violations;
-	atomic_size_t idx_done, idx_total;
-	atomic_bool idx_ready;
-	size_t idx_cached, idx_parsed;
-	/* The on-disk index (may be NULL). The writer lock orders its
-	 * writes; dirty holds the paths whose stored entry or text is out
-	 * of date (fmu), worked off by vault_fulltext_work(). */
+	cJSON *violations;		   /* vmu */
+	atomic_size_t idx_done, idx_total; /* atomic */
+	atomic_bool idx_ready;		   /* atomic */
+	size_t idx_cached, idx_parsed;	   /* rw */
+	/* The on-disk index (may be NULL): attached before the first index
+	 * is built, i.e. before any reader or writer uses it, then only its
+	 * own locks (store.c) and smu for its writer connection. dirty holds
+	 * the paths whose stored entry or text is out of date (fmu), worked
+	 * off by vault_fulltext_work(). */
 	struct store *store;
+	/* The history: attached and detached under wmu (or while no writer
+	 * runs); used by writers under wmu, by readers through its own
+	 * locks (history.c). */
 	struct history *hist;
 	pthread_mutex_t fmu;
-	/* The store's writer connection. Order: wmu, then smu, then rw. The
-	 * full-text thread puts a big note holding smu alone; writers that
-	 * find smu busy queue their note instead of waiting. */
+	/* The full-text thread puts a big note holding smu alone; writers
+	 * that find smu busy queue their note instead of waiting. */
 	pthread_mutex_t smu;
-	pthread_cond_t fcv;
-	struct ptrvec dirty; /* a queue: dirty.v[dirty_head .. n) */
-	size_t dirty_head;
-	struct hmap *dirty_set;
-	bool fts_stop, fts_reset, fts_off;
-	atomic_size_t fts_done, fts_total;
-	atomic_bool fts_ready;
-	char *fts_note;
+	pthread_cond_t fcv;	  /* with fmu */
+	struct ptrvec dirty;	  /* fmu; a queue: v[dirty_head .. n) */
+	size_t dirty_head;	  /* fmu */
+	struct hmap *dirty_set;	  /* fmu */
+	bool fts_stop, fts_reset; /* fmu */
+	atomic_bool fts_off;	  /* atomic; set once, never cleared */
+	atomic_size_t fts_done, fts_total; /* atomic */
+	atomic_bool fts_ready;		   /* atomic */
+	char *fts_note;			   /* fmu */
 	atomic_size_t stale_temps; /* vaultd's temp files removed by scans */
-	char *gone; /* under vmu: why the vault folder is no longer served */
+	char *gone; /* vmu: why the vault folder is no longer served */
 };
 
 static void load_violations(struct vault *v)
@@ -1032,8 +1058,10 @@ void vault_fulltext_work(struct vault *v)
 {
 	for (;;) {
 		vault_write_lock(v);
-		if (vault_store(v) &&
-		    (v->fts_reset || store_failed(v->store))) {
+		pthread_mutex_lock(&v->fmu);
+		bool reset = v->fts_reset;
+		pthread_mutex_unlock(&v->fmu);
+		if (vault_store(v) && (reset || store_failed(v->store))) {
 			/* No reader may hold a connection meanwhile. */
 			pthread_mutex_lock(&v->smu);
 			pthread_rwlock_wrlock(&v->rw);

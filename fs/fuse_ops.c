@@ -63,6 +63,22 @@ struct pending_delete {
 	uint64_t deadline;
 };
 
+/*
+ * The mount's shared state and its locks. Order (a lock may be taken
+ * while holding only locks before it in this list):
+ *
+ *   a handle's mu (struct fh)   its fd, shadow, dirty state
+ *   the vault's locks           commits and renames take the writer lock
+ *                               (vault.c); the vault's listener
+ *                               (on_vault_event) runs under it
+ *   a node's fdlock             read by users of node->fd, written to
+ *                               swap it
+ *   pmu                         pending deletes
+ *   tmu, omu, hmu, qmu          leaves: nothing is taken inside them
+ *
+ * Set before the session starts and constant after: v, mountpoint, root,
+ * rootlen, se, shadow_dir, grace_ms, max_threads, the *_started flags.
+ */
 struct mount {
 	struct vault *v;
 	char *mountpoint;
@@ -70,34 +86,34 @@ struct mount {
 	size_t rootlen;
 	struct fuse_session *se;
 	struct node root_node;
-	pthread_mutex_t tmu;
-	struct node **buckets;
-	size_t nbuckets, count;
-	int shadow_dir; /* .vaultd/shadow, for O_TMPFILE copies */
+	pthread_mutex_t tmu;	/* the inode table */
+	struct node **buckets;	/* tmu */
+	size_t nbuckets, count; /* tmu */
+	int shadow_dir;		/* .vaultd/shadow, for O_TMPFILE copies */
 	/* kernel cache invalidations, sent from their own thread */
 	pthread_mutex_t qmu;
 	pthread_cond_t qcv;
-	struct inval *qhead, *qtail;
-	bool qstop;
+	struct inval *qhead, *qtail; /* qmu */
+	bool qstop;		     /* qmu */
 	pthread_t qthread;
 	/* Which of the mount's threads were started. */
 	bool qthread_started, timer_started, loop_started;
 	/* deletes waiting out the grace period */
 	pthread_mutex_t pmu;
-	struct pending_delete *pending;
+	struct pending_delete *pending; /* pmu */
 	unsigned grace_ms;
 	pthread_t timer;
-	bool stop_timer;
+	bool stop_timer; /* atomic (__atomic_*) */
 	/* paths the mount is working on: the watcher leaves them alone */
 	pthread_mutex_t omu;
-	struct hmap *owned;
+	struct hmap *owned; /* omu */
 	/* open file handles that can write, for renames (under hmu; taken
 	 * before a handle's mu, never while holding one) */
 	pthread_mutex_t hmu;
-	struct fh *fhs;
+	struct fh *fhs; /* hmu, and each handle's path */
 	pthread_t loop;
-	bool mounted;
-	bool listening;
+	bool mounted;	/* atomic (__atomic_*): read by the inval thread */
+	bool listening; /* the thread that mounts and stops */
 	int max_threads;
 	struct fuseconn conn; /* set once mounted (conn.dev 0: unknown) */
 	bool loop_done;	      /* under qmu */
