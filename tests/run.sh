@@ -48,6 +48,10 @@ test)
 	build build-tsan -Db_sanitize=thread -Dbuildtype=debug
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 		meson test -C build-tsan --suite stress --print-errorlogs
+	# The control socket's workers, lanes and cancellation under it too:
+	# every daemon the limits test starts is instrumented.
+	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+		sh tests/mcp/run.sh build-tsan limits.test.mjs
 	echo "all tests passed"
 	;;
 esac
