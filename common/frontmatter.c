@@ -97,6 +97,7 @@ struct yparse {
 	size_t len;	 /* of the YAML text */
 	size_t err_line; /* 0-based line within the YAML text */
 	char errbuf[160];
+	bool over_budget;
 };
 
 static int next_event(struct yparse *y)
@@ -155,6 +156,7 @@ static int take_nodes(struct yparse *y, size_t n, size_t line)
 			 "frontmatter too complex: more than %d values "
 			 "(counting what aliases repeat)",
 			 FM_MAX_NODES);
+		y->over_budget = true;
 		return fail(y, msg, line);
 	}
 	y->nodes += n;
@@ -359,6 +361,7 @@ void fm_parse(const char *text, size_t len, struct frontmatter *fm)
 			 "frontmatter too large: more than %d KiB of YAML",
 			 FM_MAX_BYTES >> 10);
 		set_invalid(fm, msg, line_of_offset(text, fs));
+		fm->over_budget = true;
 		return;
 	}
 
@@ -439,9 +442,11 @@ void fm_parse(const char *text, size_t len, struct frontmatter *fm)
 		r = fail(&y, "more than one YAML document",
 			 y.ev.start_mark.line);
 out:
-	if (r < 0)
+	if (r < 0) {
 		set_invalid(fm, y.err ? y.err : "invalid YAML",
 			    line_of_offset(text, fs) + (int)y.err_line);
+		fm->over_budget = y.over_budget;
+	}
 	if (y.have_ev)
 		yaml_event_delete(&y.ev);
 	yaml_parser_delete(&y.p);

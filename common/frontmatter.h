@@ -31,9 +31,12 @@ struct frontmatter {
 	cJSON *data;	 /* object; empty object when absent */
 	size_t fm_start; /* YAML text range inside the note */
 	size_t fm_end;
-	size_t body_off;     /* where the body starts */
-	int err_line;	     /* 1-based line in the note, when !valid */
-	char *err_msg;	     /* the YAML problem, when !valid */
+	size_t body_off; /* where the body starts */
+	int err_line;	 /* 1-based line in the note, when !valid */
+	char *err_msg;	 /* the YAML problem, when !valid */
+	/* !valid because it is larger or more complex than vaultd reads
+	 * (Obsidian may still read it: its tags are unknown here). */
+	bool over_budget;
 	struct fm_key *keys; /* top-level keys in order */
 	size_t nkeys;
 };

@@ -190,6 +190,7 @@ struct note *note_new(const char *path, const char *text, size_t len)
 		fm_parse(text, len, &fm);
 		if (!fm.valid) {
 			n->fm_invalid = true;
+			n->fm_unread = fm.over_budget;
 			n->fm_err_line = fm.err_line;
 		}
 		const cJSON *kv;
@@ -313,7 +314,8 @@ void *note_to_blob(const struct note *n, size_t *ret_len)
 {
 	struct sbuf b = {0};
 	sb_putc(&b, BLOB_VERSION);
-	sb_putc(&b, (char)((n->fm_invalid ? 1 : 0) | (n->too_big ? 2 : 0)));
+	sb_putc(&b, (char)((n->fm_invalid ? 1 : 0) | (n->too_big ? 2 : 0) |
+			   (n->fm_unread ? 4 : 0)));
 	put_u32(&b, (uint32_t)n->fm_err_line);
 	put_strv(&b, n->tags, n->ntags);
 	put_strv(&b, n->aliases, n->naliases);
@@ -391,6 +393,7 @@ struct note *note_from_blob(const char *path, const void *blob, size_t len)
 	r.p += 2;
 	struct note *n = note_new(path, NULL, 0);
 	n->fm_invalid = flags & 1;
+	n->fm_unread = flags & 4;
 	n->too_big = (flags & 2) != 0;
 	n->fm_err_line = (int)get_u32(&r);
 	strv_free(n->tags);

@@ -46,6 +46,9 @@ struct note {
 	int64_t size;
 	uint64_t ino;
 	bool fm_invalid;
+	/* The frontmatter is over what vaultd reads (frontmatter.h): its
+	 * tags are unknown, so the guard refuses writes that make it so. */
+	bool fm_unread;
 	int fm_err_line;
 	bool too_big; /* indexed by name only */
 };
@@ -71,7 +74,7 @@ void note_set_stat(struct note *n, const struct stat *st, int64_t btime);
 
 /* Bumped whenever parsing changes what a note's index entry holds: stored
  * entries of another format are not reused. */
-#define NOTE_FORMAT 1
+#define NOTE_FORMAT 2
 
 /*
  * A note as a compact blob (tags, aliases, frontmatter keys, links), so a

@@ -366,6 +366,15 @@ int policy_check(const struct policy *p, const struct index *ix,
 		 char **ret_msg)
 {
 	struct sbuf msg = {0};
+	if (after->fm_unread && !(before && before->fm_unread)) {
+		/* Obsidian would read tags vaultd cannot see. */
+		*ret_msg = xstrdup(
+			"Frontmatter too large or too complex for vaultd to "
+			"read (over 1 MiB of YAML, or over 100,000 values "
+			"with aliases expanded): its tags cannot be checked "
+			"against the policy. Keep the frontmatter smaller.");
+		return -EPERM;
+	}
 	bool have_tags = vault_has_tags(ix);
 	struct ptrvec bad_tags = {0};
 	for (size_t i = 0; i < after->ntags; i++) {

@@ -869,6 +869,36 @@ static void bomb_vault(void *ud)
 	tv_close(&t);
 }
 
+/* A write that makes the frontmatter too big for vaultd to read would
+ * hide its tags from the policy (Obsidian reads them): refused. */
+static void test_frontmatter_over_budget_refused(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, ".vaultd/policy.yaml", "allowed_tags: [work, home]\n");
+	const char *orig = "---\ntags: [work]\n---\nhello\n";
+	tv_write(&t, "A.md", orig);
+	tv_open(&t);
+	_cleanup_free_ char *big = xmalloc((2u << 20) + 1);
+	memset(big, 'z', 2u << 20);
+	big[2u << 20] = 0;
+	_cleanup_free_ char *e =
+		calle(&t, "add_tag", "name", "A", "tag", big, NULL);
+	ASSERT_CONTAINS(e, "Frontmatter too large or too complex");
+	CU_ASSERT(strlen(e) < 1024);
+	CU_ASSERT(file_is(&t, "A.md", orig));
+	/* The same through a whole-note write. */
+	_cleanup_free_ char *text = xasprintf("---\ntags: [%s]\n---\nx\n", big);
+	_cleanup_free_ char *e2 =
+		calle(&t, "create_note", "name", "B", "content", text, NULL);
+	ASSERT_CONTAINS(e2, "Frontmatter too large or too complex");
+	/* A note that was over budget already keeps taking body edits. */
+	tv_write(&t, "C.md", text);
+	tv_reindex(&t);
+	CU_ASSERT(callok(&t, "append_note", "name", "C", "text", "more", NULL));
+	tv_close(&t);
+}
+
 static void test_alias_bomb_vault(void)
 {
 	_cleanup_free_ char *bomb = alias_bomb_note();
@@ -2524,6 +2554,8 @@ int main(void)
 		{"update_frontmatter", test_update_frontmatter},
 		{"invalid_yaml", test_invalid_yaml},
 		{"alias_bomb_vault", test_alias_bomb_vault},
+		{"frontmatter_over_budget_refused",
+		 test_frontmatter_over_budget_refused},
 		{"not_utf8_read", test_not_utf8_read},
 		{"not_utf8_edits", test_not_utf8_edits},
 		{"note_metadata", test_note_metadata},
