@@ -419,6 +419,14 @@ static bool shape_result(struct mcp_session *s, const char *name, long start,
 	return true;
 }
 
+static void text_block(cJSON *content, const char *text)
+{
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "type", "text");
+	cJSON_AddStringToObject(b, "text", text);
+	cJSON_AddItemToArray(content, b);
+}
+
 static void finish_tool(struct mcp_session *s, struct pending *p,
 			const cJSON *dres)
 {
@@ -443,27 +451,18 @@ static void finish_tool(struct mcp_session *s, struct pending *p,
 	}
 	cJSON *r = cJSON_CreateObject();
 	cJSON *content = cJSON_AddArrayToObject(r, "content");
-	cJSON *block = cJSON_CreateObject();
-	cJSON_AddStringToObject(block, "type", "text");
-	cJSON_AddStringToObject(block, "text", text);
-	cJSON_AddItemToArray(content, block);
+	text_block(content, text);
 	if (info && !is_error) {
-		cJSON *ib = cJSON_CreateObject();
-		cJSON_AddStringToObject(ib, "type", "text");
 		_cleanup_free_ char *i = xasprintf("[%s]", info);
-		cJSON_AddStringToObject(ib, "text", i);
-		cJSON_AddItemToArray(content, ib);
+		text_block(content, i);
 	}
 	/* A text result's warning (a note that is not UTF-8) comes after
 	 * the text, apart from it: the text stays the note's text. */
 	const char *warn =
 		cJSON_GetStringValue(cJSON_GetObjectItem(dres, "warning"));
 	if (warn && !is_error) {
-		cJSON *wb = cJSON_CreateObject();
-		cJSON_AddStringToObject(wb, "type", "text");
 		_cleanup_free_ char *w = xasprintf("Warning: %s", warn);
-		cJSON_AddStringToObject(wb, "text", w);
-		cJSON_AddItemToArray(content, wb);
+		text_block(content, w);
 	}
 	if (structured && !is_error && has_structured(p->modern, p->version))
 		cJSON_AddItemToObject(r, "structuredContent",
