@@ -996,6 +996,23 @@ static void test_big_notes(void)
 				     "at the very end a "
 				     "**lonely** orchard appears.");
 	cJSON_Delete(r);
+	/* A note over NOTE_MAX_INDEXED (sparse: no disk used) is named in
+	 * the results of text searches, never silently left out. */
+	char *huge = xasprintf("%s/Huge.md", t.dir);
+	int fd = open(huge, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT(ftruncate(fd, (off_t)NOTE_MAX_INDEXED + 1) == 0);
+	close(fd);
+	free(huge);
+	vault_index_all(t.v, NULL, NULL, NULL);
+	vault_fulltext_work(t.v);
+	r = ft(&t, "orchard", NULL);
+	const cJSON *ns = cJSON_GetObjectItem(r, "not_searched");
+	CU_ASSERT(json_equal_text(cJSON_GetObjectItem(ns, "notes"),
+				  "[\"Huge.md\"]"));
+	ASSERT_CONTAINS(cJSON_GetStringValue(cJSON_GetObjectItem(ns, "why")),
+			"64 MiB");
+	cJSON_Delete(r);
 	/* Overlapping CJK pairs: the whole word is marked once. */
 	r = ft(&t, "管理系", NULL);
 	snip = cJSON_GetStringValue(cJSON_GetObjectItem(
