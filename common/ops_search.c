@@ -18,6 +18,8 @@
 /* How long a full-text search waits for a first build when its caller
  * can show progress (MCP progressToken); without, it answers at once. */
 #define FULLTEXT_WAIT_S 600
+/* The same for a caller that cannot be shown progress. */
+#define FULLTEXT_QUIET_WAIT_S 10
 
 static int cmp_ptr(const void *a, const void *b)
 {
@@ -195,7 +197,8 @@ static cJSON *page(struct tool_ctx *c, const char *query, const char *mode,
 /*
  * Full-text search needs the on-disk index to hold every note's text.
  * While a first build runs, a caller that can show progress waits for it
- * (reporting how far it is); others hear at once how far it is.
+ * (reporting how far it is, up to FULLTEXT_WAIT_S); others wait up to
+ * FULLTEXT_QUIET_WAIT_S, then hear how far it is.
  */
 static int fulltext_ready(struct tool_ctx *c)
 {
@@ -209,16 +212,21 @@ static int fulltext_ready(struct tool_ctx *c)
 			"The other search modes work.");
 	if (st.ready)
 		return 0;
-	if (c->progress) {
-		uint64_t until = now_ns() + FULLTEXT_WAIT_S * 1000000000ull;
+	{
+		uint64_t wait =
+			c->progress ? FULLTEXT_WAIT_S : FULLTEXT_QUIET_WAIT_S;
+		uint64_t until = now_ns() + wait * 1000000000ull;
 		while (now_ns() < until) {
 			vault_store_state(c->v, &st);
 			if (st.ready)
 				return 0;
-			_cleanup_free_ char *m = xasprintf(
-				"Indexing note text: %zu of %zu notes", st.done,
-				st.total);
-			c->progress(c->progress_ud, st.done, st.total, m);
+			if (c->progress) {
+				_cleanup_free_ char *m = xasprintf(
+					"Indexing note text: %zu of %zu notes",
+					st.done, st.total);
+				c->progress(c->progress_ud, st.done, st.total,
+					    m);
+			}
 			if (vault_fulltext_wait_ready(c->v, 250))
 				return 0;
 			if (cancel_requested())

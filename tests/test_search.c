@@ -879,6 +879,21 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+struct quiet_call {
+	struct vault *v;
+	struct tool_result res;
+};
+
+static void *quiet_search(void *arg)
+{
+	struct quiet_call *q = arg;
+	cJSON *args = cJSON_Parse("{\"query\": \"bassoon\", \"mode\": "
+				  "\"fulltext\"}");
+	tools_call(q->v, "search_notes", args, "test", &q->res);
+	cJSON_Delete(args);
+	return NULL;
+}
+
 static void test_first_build(void)
 {
 	struct tvault t;
@@ -904,8 +919,8 @@ static void test_first_build(void)
 	vault_store_state(t.v, &st);
 	CU_ASSERT(!st.ready);
 	CU_ASSERT_EQUAL(st.total, 2600);
-	/* Name tools work; full-text says how far it is; content still
-	 * answers (from the files). */
+	/* Name tools work; full-text waits (10 s), then says how far it
+	 * is; content still answers (from the files). */
 	cJSON *r = tv_call_json(&t, "search_notes", "{\"query\": \"N0042\"}");
 	CU_ASSERT_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "total")),
 			1);
@@ -915,8 +930,11 @@ static void test_first_build(void)
 	ASSERT_CONTAINS(e, "being built (0%, 0 of 2600 notes)");
 	free(e);
 	CU_ASSERT_EQUAL(total_of(&t, "bassoon 42", "content"), 11);
-	/* A caller that can show progress waits for the build. */
-	pthread_t th;
+	/* A caller that can show progress waits for the build, and so
+	 * does one that cannot (while the build takes under 10 s). */
+	pthread_t th, quiet;
+	struct quiet_call qc = {.v = t.v};
+	pthread_create(&quiet, NULL, quiet_search, &qc);
 	pthread_create(&th, NULL, worker, t.v);
 	struct prog p = {0};
 	struct tool_call call = {
@@ -927,9 +945,13 @@ static void test_first_build(void)
 	tools_call_ex(t.v, "search_notes", args, &call, &res);
 	cJSON_Delete(args);
 	pthread_join(th, NULL);
+	pthread_join(quiet, NULL);
 	CU_ASSERT(!res.is_error);
 	ASSERT_CONTAINS(res.text, "\"total\": 2600");
 	tool_result_clear(&res);
+	CU_ASSERT(!qc.res.is_error);
+	ASSERT_CONTAINS(qc.res.text, "\"total\": 2600");
+	tool_result_clear(&qc.res);
 	CU_ASSERT(p.calls >= 1);
 	CU_ASSERT_EQUAL(p.last_total, 2600);
 	vault_store_state(t.v, &st);
