@@ -1704,13 +1704,19 @@ struct seg {
 };
 
 /* The note now at path, back through its renames (newest segment first).
- */
+ * A path whose last change is a deletion (or a rename away): the note
+ * that was there until then, its deletion included. */
 static size_t segments(struct history *h, const char *path, struct seg **ret)
 {
 	struct seg *v = NULL;
 	size_t n = 0;
 	const char *cur = path;
-	uint32_t hi = (uint32_t)h->ncommits;
+	uint32_t hi = (uint32_t)h->ncommits, top = hi;
+	struct plog *last = plog_of(h, path, false);
+	if (last && last->n && last->v[last->n - 1].kind == 'D') {
+		hi = last->v[last->n - 1].ci;
+		top = hi + 1;
+	}
 	while (cur && n < 10000) {
 		struct plog *l = plog_of(h, cur, false);
 		uint32_t lo = 0;
@@ -1732,7 +1738,8 @@ static size_t segments(struct history *h, const char *path, struct seg **ret)
 			}
 		}
 		v = xrealloc(v, (n + 1) * sizeof(*v));
-		v[n++] = (struct seg){cur, lo, hi};
+		v[n] = (struct seg){cur, lo, n ? hi : top};
+		n++;
 		cur = from;
 		hi = lo;
 	}

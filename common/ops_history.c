@@ -13,9 +13,37 @@
 #include <string.h>
 
 /*
+ * A note that is no longer there (deleted, or renamed away): its former
+ * path, when the history has versions of it. ref may be the former path
+ * (".md" optional), a former name at the top of the vault, or the note's
+ * path in .trash/.
+ */
+static char *former_path(struct history *h, const char *ref)
+{
+	const char *p = ref;
+	if (str_has_prefix(p, ".trash/"))
+		p += strlen(".trash/");
+	while (*p == '/')
+		p++;
+	if (!*p)
+		return NULL;
+	char *cand = str_has_suffix_ci(p, ".md") ? xstrdup(p)
+						 : xasprintf("%s.md", p);
+	struct history_version *v = NULL;
+	size_t n = 0, total = 0;
+	history_log(h, cand, 1, &v, &n, &total);
+	history_versions_free(v, n);
+	if (!total) {
+		free(cand);
+		return NULL;
+	}
+	return cand;
+}
+
+/*
  * What every history tool starts with: the history, and the current path
- * of the note the "name" argument names (the vault's words when it is not
- * found).
+ * of the note the "name" argument names, or the former path of a note
+ * that is gone (the vault's words when neither is found).
  */
 static int history_note(struct tool_ctx *c, struct history **ret_h,
 			char **ret_path)
@@ -30,6 +58,15 @@ static int history_note(struct tool_ctx *c, struct history **ret_h,
 	READ_LOCKED(c);
 	struct note *n;
 	int r = op_find(c, arg_str(c, "name", ""), &n);
+	if (r == -ENOENT) {
+		char *fp = former_path(*ret_h, arg_str(c, "name", ""));
+		if (fp) {
+			free(c->msg);
+			c->msg = NULL;
+			*ret_path = fp;
+			return 0;
+		}
+	}
 	if (r < 0)
 		return r;
 	*ret_path = xstrdup(n->path);
@@ -193,7 +230,14 @@ int op_restore_note_version(struct tool_ctx *c)
 			       "Version %s of %s holds a NUL byte and "
 			       "cannot be restored as a note",
 			       id, QUOTE(ref));
-	r = op_write_text(c, path, text);
+	/* A deleted note comes back at its old path, through the guard. */
+	bool exists;
+	{
+		READ_LOCKED(c);
+		exists = index_by_path(vault_index(c->v), path) != NULL;
+	}
+	r = exists ? op_write_text(c, path, text)
+		   : op_create_text(c, path, text);
 	if (r < 0)
 		return r;
 	c->text = xasprintf("Restored note %s to version %s", QUOTE(ref), id);

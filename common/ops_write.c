@@ -341,6 +341,20 @@ static int do_replace_whole(struct tool_ctx *c, const char *ref,
 	return 0;
 }
 
+int op_create_text(struct tool_ctx *c, const char *path, const char *text)
+{
+	WRITE_LOCKED(c);
+	_cleanup_free_ char *p = NULL;
+	int r = new_note_path(c, path, "", &p);
+	if (r < 0)
+		return r;
+	if (index_by_path(vault_index(c->v), p)) {
+		_cleanup_free_ char *nm = path_note_name(p);
+		return op_fail(c, -EEXIST, "Note %s already exists", QUOTE(nm));
+	}
+	return commit(c, p, text, strlen(text), true);
+}
+
 int op_write_text(struct tool_ctx *c, const char *ref, const char *text)
 {
 	WRITE_LOCKED(c);

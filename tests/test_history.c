@@ -299,6 +299,57 @@ static void test_restore_is_guarded(void)
 	tv_close(&t);
 }
 
+/* A deleted or renamed-away note's history is reached by its former
+ * name, path or .trash/ path; a deleted note can be restored at its old
+ * path, through the guard. */
+static void test_gone_notes(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "Gone.md", "first text\n");
+	tv_write(&t, "dir/Moved.md", "moved text\n");
+	tv_write(&t, "Keep.md", "keep\n");
+	struct history *h = open_recorded(&t);
+	free(call_text(&t, "update_note",
+		       "{\"name\":\"Gone\",\"content\":\"second text\\n\"}"));
+	history_commit(h, true);
+	free(call_text(&t, "delete_note", "{\"name\":\"Gone\"}"));
+	free(call_text(&t, "rename_note",
+		       "{\"old_name\":\"dir/Moved\","
+		       "\"new_name\":\"dir/Now\"}"));
+	history_commit(h, true);
+	/* By former name, path, .trash/ path: the same versions. */
+	char *s = call_text(&t, "get_note_history", "{\"name\":\"Gone\"}");
+	char ids[3][8];
+	CU_ASSERT_EQUAL(ids_of(s, ids, 3), 3); /* deleted, second, first */
+	free(s);
+	s = call_text(&t, "get_note_history", "{\"name\":\"Gone.md\"}");
+	CU_ASSERT_EQUAL(ids_of(s, ids, 3), 3);
+	free(s);
+	s = call_text(&t, "get_note_history", "{\"name\":\".trash/Gone.md\"}");
+	CU_ASSERT_EQUAL(ids_of(s, ids, 3), 3);
+	free(s);
+	s = call_text(&t, "get_note_history", "{\"name\":\"dir/Moved\"}");
+	CU_ASSERT(s && strstr(s, "\n- "));
+	free(s);
+	char *e = tv_call_err(&t, "get_note_history", "{\"name\":\"Never\"}");
+	ASSERT_CONTAINS(e, "not found");
+	free(e);
+	/* Restore the first text of the deleted note: back at its path. */
+	char *args =
+		xasprintf("{\"name\":\"Gone\",\"version\":\"%s\"}", ids[2]);
+	free(call_text(&t, "restore_note_version", args));
+	free(args);
+	s = tv_read(&t, "Gone.md");
+	ASSERT_STR_EQ(s, "first text\n");
+	free(s);
+	s = call_text(&t, "read_note", "{\"name\":\"Gone\"}");
+	ASSERT_STR_EQ(s, "first text\n");
+	free(s);
+	detach(&t, h);
+	tv_close(&t);
+}
+
 static void test_batches(void)
 {
 	struct tvault t;
@@ -606,6 +657,7 @@ int main(void)
 		{"lifecycle", test_lifecycle},
 		{"not_utf8_versions", test_not_utf8_versions},
 		{"restore_is_guarded", test_restore_is_guarded},
+		{"gone_notes", test_gone_notes},
 		{"batches", test_batches},
 		{"damaged_repository", test_damaged_repository},
 		{"stale_locks", test_stale_locks},
