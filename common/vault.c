@@ -74,11 +74,11 @@ struct vault {
 	 * own locks (store.c) and smu for its writer connection. dirty holds
 	 * the paths whose stored entry or text is out of date (fmu), worked
 	 * off by vault_fulltext_work(). */
-	struct store *store;
+	struct store *_Atomic store; /* atomic: published to readers */
 	/* The history: attached and detached under wmu (or while no writer
 	 * runs); used by writers under wmu, by readers through its own
 	 * locks (history.c). */
-	struct history *hist;
+	struct history *_Atomic hist; /* atomic: published to readers */
 	pthread_mutex_t fmu;
 	/* The full-text thread puts a big note holding smu alone; writers
 	 * that find smu busy queue their note instead of waiting. */

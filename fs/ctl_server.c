@@ -371,10 +371,12 @@ static cJSON *status_json(struct ctl_server *s)
 		cJSON_AddNumberToObject(hi, "bytes", (double)bytes);
 	}
 	cJSON_AddNumberToObject(o, "idle_exit_s", s->cfg.idle_exit_s);
+	pthread_mutex_lock(&s->mu);
 	if (s->mountpoint)
 		cJSON_AddStringToObject(o, "mount", s->mountpoint);
 	else
 		cJSON_AddNullToObject(o, "mount");
+	pthread_mutex_unlock(&s->mu);
 	cJSON_AddStringToObject(o, "socket", s->path);
 	return o;
 }
@@ -1094,8 +1096,10 @@ int ctl_server_new(struct vault *v, const struct ctl_config *cfg,
 	if (started < s->nworkers)
 		log_warn("control socket: %d of %d workers started", started,
 			 s->nworkers);
+	pthread_mutex_lock(&s->mu);
 	s->nworkers = started;
 	s->max_slow = started - QUICK_RESERVE;
+	pthread_mutex_unlock(&s->mu);
 	if (s->epfd < 0 || s->evfd < 0 || s->sigfd < 0 ||
 	    started <= QUICK_RESERVE) {
 		*ret_msg = xasprintf("cannot serve %s: out of descriptors or "
@@ -1111,8 +1115,12 @@ int ctl_server_new(struct vault *v, const struct ctl_config *cfg,
 
 void ctl_server_set_mount(struct ctl_server *s, const char *mountpoint)
 {
-	free(s->mountpoint);
-	s->mountpoint = mountpoint ? xstrdup(mountpoint) : NULL;
+	char *copy = mountpoint ? xstrdup(mountpoint) : NULL;
+	pthread_mutex_lock(&s->mu);
+	char *old = s->mountpoint;
+	s->mountpoint = copy;
+	pthread_mutex_unlock(&s->mu);
+	free(old);
 }
 
 /* Whatever runs is cancelled: a stop takes as long as the slowest call

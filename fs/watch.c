@@ -307,7 +307,11 @@ struct watcher *watch_stop(struct watcher *w)
 	uint64_t one = 1;
 	if (write(w->stopfd, &one, sizeof(one)) < 0) {
 	}
-	watch_ready(w, w->m); /* a thread still waiting for the index */
+	/* A thread still waiting for the index goes on, to stop. */
+	pthread_mutex_lock(&w->mu);
+	w->ready = true;
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
 	if (w->started)
 		pthread_join(w->th, NULL);
 	size_t it = 0;

@@ -37,6 +37,10 @@ export function makeVault(files = {}) {
     OBSIDIAN_VAULT_PATH: vault,
     VAULTD_BIN: BIN.vaultd,
   };
+  // Sanitizer builds: every program the tests start reports (and stops)
+  // the way the test command asked.
+  for (const k of ['ASAN_OPTIONS', 'UBSAN_OPTIONS', 'TSAN_OPTIONS', 'LSAN_OPTIONS'])
+    if (process.env[k]) env[k] = process.env[k];
   return { root, vault, runtime, env, cleanup: () => cleanup(root, runtime) };
 }
 
