@@ -46,11 +46,23 @@ struct node {
 	pthread_rwlock_t fdlock;
 };
 
+/* What the inval thread does: drop a kernel cache entry, or announce a
+ * change vaultd made to the vault folder (see announce()). */
+enum inval_kind {
+	INVAL_INODE,
+	INVAL_ENTRY, /* parent ino + name */
+	ANNOUNCE_CHANGED,
+	ANNOUNCE_CREATED,
+	ANNOUNCE_DELETED,
+	ANNOUNCE_RENAMED, /* name: the old path, to: the new one */
+};
+
 struct inval {
 	struct inval *next;
-	bool entry; /* an entry (parent + name), else an inode */
+	enum inval_kind kind;
 	fuse_ino_t ino;
-	char *name;
+	char *name; /* INVAL_ENTRY: the name; ANNOUNCE_*: the path */
+	char *to;
 };
 
 struct pending_delete {
@@ -95,6 +107,13 @@ struct mount {
 	pthread_cond_t qcv;
 	struct inval *qhead, *qtail; /* qmu */
 	bool qstop;		     /* qmu */
+	/* The inval thread's requests to the mount (announcements) are
+	 * answered from the vault folder as it is, changing nothing; while
+	 * it announces a path as new, that path looks absent to it. */
+	_Atomic pid_t inval_tid;
+	pthread_mutex_t amu;
+	char *announcing;    /* amu */
+	bool announce_ghost; /* amu: it looks present, as the ghost file */
 	pthread_t qthread;
 	/* Which of the mount's threads were started. */
 	bool qthread_started, timer_started, loop_started;
@@ -348,13 +367,8 @@ bool mount_owns(struct mount *m, const char *path)
 /* ---- kernel cache invalidation
  * ---------------------------------------------------- */
 
-static void queue_inval(struct mount *m, bool entry, fuse_ino_t ino,
-			const char *name)
+static void queue_push(struct mount *m, struct inval *q)
 {
-	struct inval *q = xcalloc(1, sizeof(*q));
-	q->entry = entry;
-	q->ino = ino;
-	q->name = name ? xstrdup(name) : NULL;
 	pthread_mutex_lock(&m->qmu);
 	if (m->qtail)
 		m->qtail->next = q;
@@ -365,10 +379,131 @@ static void queue_inval(struct mount *m, bool entry, fuse_ino_t ino,
 	pthread_mutex_unlock(&m->qmu);
 }
 
+static void queue_inval(struct mount *m, bool entry, fuse_ino_t ino,
+			const char *name)
+{
+	struct inval *q = xcalloc(1, sizeof(*q));
+	q->kind = entry ? INVAL_ENTRY : INVAL_INODE;
+	q->ino = ino;
+	q->name = name ? xstrdup(name) : NULL;
+	queue_push(m, q);
+}
+
+static void queue_announce(struct mount *m, enum inval_kind kind,
+			   const char *path, const char *to)
+{
+	if (!m->mountpoint)
+		return;
+	struct inval *q = xcalloc(1, sizeof(*q));
+	q->kind = kind;
+	q->name = xstrdup(path);
+	q->to = to ? xstrdup(to) : NULL;
+	queue_push(m, q);
+}
+
+/* Is this request the inval thread announcing a change? */
+static bool announcer(struct mount *m, fuse_req_t req)
+{
+	pid_t tid = atomic_load(&m->inval_tid);
+	return tid && fuse_req_ctx(req)->pid == tid;
+}
+
+/* How path looks to the announcer now: 0 as it is, -1 absent, 1 present
+ * (as the ghost file: a note that is gone from the folder). */
+static int announced(struct mount *m, const char *path)
+{
+	pthread_mutex_lock(&m->amu);
+	int r = path && m->announcing && !strcmp(m->announcing, path)
+			? (m->announce_ghost ? 1 : -1)
+			: 0;
+	pthread_mutex_unlock(&m->amu);
+	return r;
+}
+
+static void set_announcing(struct mount *m, const char *path, bool ghost)
+{
+	char *copy = path ? xstrdup(path) : NULL;
+	pthread_mutex_lock(&m->amu);
+	char *old = m->announcing;
+	m->announcing = copy;
+	m->announce_ghost = ghost;
+	pthread_mutex_unlock(&m->amu);
+	free(old);
+}
+
+/* An empty file that stands in, for the announcer, for a note already
+ * gone from the folder, so that it can unlink its name on the mount. */
+#define GHOST ".vaultd/shadow/ghost"
+
+/*
+ * The kernel tells inotify (Obsidian's, an editor's) only about changes
+ * that pass through the mount; a FUSE server's own changes to its
+ * backing folder make no event. So a change vaultd made some other way
+ * (MCP, vaultctl, link rewrites, the trash, outside changes it saw) is
+ * made again through the mount by this thread, as the operation that
+ * matches it: a time set (IN_ATTRIB) for a changed note, mknod or mkdir
+ * (IN_CREATE) for a new one, unlink or rmdir (IN_DELETE) for one that is
+ * gone, rename (IN_MOVED_FROM/TO) for a move. The mount answers these
+ * requests from the folder as it is and changes nothing. This thread
+ * holds no lock while it waits on the mount.
+ */
+static void announce(struct mount *m, struct inval *q)
+{
+	_cleanup_free_ char *at = xasprintf("%s/%s", m->mountpoint, q->name);
+	struct stat st;
+	int rootfd = vault_rootfd(m->v);
+	switch (q->kind) {
+	case ANNOUNCE_CHANGED:
+		if (fstatat(rootfd, q->name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+			struct timespec ts[2] = {{.tv_nsec = UTIME_OMIT},
+						 st.st_mtim};
+			if (utimensat(AT_FDCWD, at, ts, AT_SYMLINK_NOFOLLOW)) {
+			}
+		}
+		break;
+	case ANNOUNCE_CREATED:
+		if (fstatat(rootfd, q->name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			break;
+		set_announcing(m, q->name, false);
+		if (S_ISDIR(st.st_mode)
+			    ? mkdir(at, st.st_mode & 07777)
+			    : mknod(at, S_IFREG | (st.st_mode & 07777), 0)) {
+		}
+		set_announcing(m, NULL, false);
+		break;
+	case ANNOUNCE_DELETED:
+		/* A name the kernel still has goes; one it forgot is looked
+		 * up as the ghost, then goes. */
+		set_announcing(m, q->name, true);
+		if (unlink(at) < 0 && errno == EISDIR && rmdir(at)) {
+		}
+		set_announcing(m, NULL, false);
+		break;
+	case ANNOUNCE_RENAMED: {
+		_cleanup_free_ char *to =
+			xasprintf("%s/%s", m->mountpoint, q->to);
+		set_announcing(m, q->to, false);
+		int r = rename(at, to);
+		set_announcing(m, NULL, false);
+		if (r < 0) {
+			/* The kernel did not know the old name: the new one
+			 * is simply new. */
+			struct inval c = {.kind = ANNOUNCE_CREATED,
+					  .name = q->to};
+			announce(m, &c);
+		}
+		break;
+	}
+	default:
+		break;
+	}
+}
+
 /* Never from a request handler (libfuse's rule): from this thread. */
 static void *inval_thread(void *arg)
 {
 	struct mount *m = arg;
+	atomic_store(&m->inval_tid, gettid());
 	for (;;) {
 		pthread_mutex_lock(&m->qmu);
 		while (!m->qhead && !m->qstop)
@@ -383,15 +518,18 @@ static void *inval_thread(void *arg)
 			m->qtail = NULL;
 		pthread_mutex_unlock(&m->qmu);
 		if (__atomic_load_n(&m->mounted, __ATOMIC_ACQUIRE)) {
-			if (q->entry)
+			if (q->kind == INVAL_ENTRY)
 				fuse_lowlevel_notify_inval_entry(
 					m->se, q->ino, q->name,
 					strlen(q->name));
-			else
+			else if (q->kind == INVAL_INODE)
 				fuse_lowlevel_notify_inval_inode(m->se, q->ino,
 								 0, 0);
+			else
+				announce(m, q);
 		}
 		free(q->name);
+		free(q->to);
 		free(q);
 	}
 }
@@ -412,6 +550,17 @@ static struct node *known_node(struct mount *m, const char *path, bool ref)
 		n->nlookup++;
 	pthread_mutex_unlock(&m->tmu);
 	return n;
+}
+
+/* Drop the listing of path's folder. */
+static void inval_listing(struct mount *m, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	_cleanup_free_ char *dir =
+		slash ? xstrndup(path, (size_t)(slash - path)) : xstrdup("");
+	struct node *parent = known_node(m, dir, false);
+	if (parent)
+		queue_inval(m, false, ino_of(m, parent), NULL);
 }
 
 /* Drop the kernel's entry for path and its folder's listing. */
@@ -479,10 +628,29 @@ static void on_vault_event(const struct vault_event *ev, void *ud)
 		if (!replaced)
 			inval_path(m, ev->path);
 	}
-	if (ev->type != VEV_CHANGED || external)
+	/* A name that goes away keeps its kernel entry until the
+	 * announcement takes it (unlink, rename), so that watchers hear of
+	 * it; its folder's listing goes now. */
+	if (ev->type == VEV_DELETED)
+		inval_listing(m, ev->path);
+	else if (ev->type != VEV_CHANGED || external)
 		inval_path(m, ev->path);
 	if (ev->old_path)
-		inval_path(m, ev->old_path);
+		inval_listing(m, ev->old_path);
+	switch (ev->type) {
+	case VEV_CHANGED:
+		queue_announce(m, ANNOUNCE_CHANGED, ev->path, NULL);
+		break;
+	case VEV_CREATED:
+		queue_announce(m, ANNOUNCE_CREATED, ev->path, NULL);
+		break;
+	case VEV_DELETED:
+		queue_announce(m, ANNOUNCE_DELETED, ev->path, NULL);
+		break;
+	case VEV_RENAMED:
+		queue_announce(m, ANNOUNCE_RENAMED, ev->old_path, ev->path);
+		break;
+	}
 }
 
 /* ---- grace period
@@ -1265,6 +1433,8 @@ static void follow_rename(struct mount *m, const char *from, const char *to)
 /* ---- operations
  * --------------------------------------------------------------------- */
 
+static int entry_of(struct mount *m, int fd, struct fuse_entry_param *e);
+
 static int do_lookup(struct mount *m, fuse_ino_t parent, const char *name,
 		     struct fuse_entry_param *e)
 {
@@ -1277,6 +1447,13 @@ static int do_lookup(struct mount *m, fuse_ino_t parent, const char *name,
 	node_put(p);
 	if (fd < 0)
 		return err;
+	return entry_of(m, fd, e);
+}
+
+/* The entry for an O_PATH descriptor (taken), its node referenced. */
+static int entry_of(struct mount *m, int fd, struct fuse_entry_param *e)
+{
+	int err;
 	if (fstatat(fd, "", &e->attr, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) <
 	    0) {
 		err = errno;
@@ -1324,8 +1501,31 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	struct mount *m = mnt(req);
+	if (announcer(m, req)) {
+		_cleanup_free_ char *path = child_path(m, parent, name);
+		int how = announced(m, path);
+		if (how < 0) {
+			fuse_reply_err(req, ENOENT);
+			return;
+		}
+		if (how > 0) {
+			struct fuse_entry_param ge;
+			memset(&ge, 0, sizeof(ge));
+			/* Never cached: the ghost is nobody's file. */
+			int fd = beneath_open(vault_rootfd(m->v), GHOST,
+					      O_PATH | O_NOFOLLOW, 0);
+			int err = fd < 0 ? -fd : entry_of(m, fd, &ge);
+			ge.attr_timeout = ge.entry_timeout = 0;
+			if (err)
+				fuse_reply_err(req, err);
+			else
+				fuse_reply_entry(req, &ge);
+			return;
+		}
+	}
 	struct fuse_entry_param e;
-	int err = do_lookup(mnt(req), parent, name, &e);
+	int err = do_lookup(m, parent, name, &e);
 	if (err)
 		fuse_reply_err(req, err);
 	else
@@ -1407,6 +1607,21 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
 {
 	struct mount *m = mnt(req);
 	struct node *n = node_of(m, ino);
+	if (announcer(m, req)) {
+		/* Times set to what they are: the note changed already. */
+		struct stat st;
+		int afd = node_get(n);
+		int aerr = fstatat(afd, "", &st,
+				   AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) < 0
+				   ? errno
+				   : 0;
+		node_put(n);
+		if (aerr)
+			fuse_reply_err(req, aerr);
+		else
+			fuse_reply_attr(req, &st, CACHE_TIMEOUT);
+		return;
+	}
 	struct fh *h = file_fh(fi);
 	char p[64];
 	int err = 0;
@@ -1540,6 +1755,16 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      mode_t mode, dev_t rdev, const char *link)
 {
 	struct mount *m = mnt(req);
+	if (announcer(m, req)) {
+		/* A note or folder vaultd made: it is there already. */
+		struct fuse_entry_param e;
+		int err = do_lookup(m, parent, name, &e);
+		if (err)
+			fuse_reply_err(req, err);
+		else
+			fuse_reply_entry(req, &e);
+		return;
+	}
 	struct node *p = node_of(m, parent);
 	int pfd = node_get(p);
 	int r;
@@ -1625,6 +1850,10 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct mount *m = mnt(req);
+	if (announcer(m, req)) {
+		fuse_reply_err(req, 0); /* gone already */
+		return;
+	}
 	_cleanup_free_ char *path = child_path(m, parent, name);
 	if (guarded(m, path)) {
 		int rootfd = vault_rootfd(m->v);
@@ -1675,6 +1904,10 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	if (announcer(mnt(req), req)) {
+		fuse_reply_err(req, 0); /* gone already */
+		return;
+	}
 	struct node *p = node_of(mnt(req), parent);
 	int pfd = node_get(p);
 	int r = unlinkat(pfd, name, AT_REMOVEDIR);
@@ -1792,6 +2025,10 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		      unsigned int flags)
 {
 	struct mount *m = mnt(req);
+	if (announcer(m, req)) {
+		fuse_reply_err(req, 0); /* moved already */
+		return;
+	}
 	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)) {
 		fuse_reply_err(req, EINVAL);
 		return;
@@ -2599,6 +2836,7 @@ int mount_start(struct vault *v, const struct mount_config *cfg,
 	m->owned = hmap_new();
 	pthread_mutex_init(&m->tmu, NULL);
 	pthread_mutex_init(&m->qmu, NULL);
+	pthread_mutex_init(&m->amu, NULL);
 	pthread_cond_init(&m->qcv, NULL);
 	pthread_mutex_init(&m->pmu, NULL);
 	pthread_mutex_init(&m->omu, NULL);
@@ -2610,6 +2848,13 @@ int mount_start(struct vault *v, const struct mount_config *cfg,
 	file_mkdirs(vault_rootfd(v), ".vaultd/shadow");
 	m->shadow_dir = beneath_open(vault_rootfd(v), ".vaultd/shadow",
 				     O_RDONLY | O_DIRECTORY, 0);
+	if (m->shadow_dir >= 0) {
+		int g = openat(m->shadow_dir, "ghost",
+			       O_CREAT | O_RDONLY | O_NOFOLLOW | O_CLOEXEC,
+			       0600);
+		if (g >= 0)
+			close(g);
+	}
 
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	_cleanup_free_ char *opts =
@@ -2742,6 +2987,7 @@ struct mount *mount_stop(struct mount *m)
 		struct inval *q = m->qhead;
 		m->qhead = q->next;
 		free(q->name);
+		free(q->to);
 		free(q);
 	}
 	if (m->root_node.fd >= 0)
@@ -2749,6 +2995,7 @@ struct mount *mount_stop(struct mount *m)
 	if (m->shadow_dir >= 0)
 		close(m->shadow_dir);
 	hmap_free(m->owned);
+	free(m->announcing);
 	free(m->mountpoint);
 	free(m);
 	return NULL;

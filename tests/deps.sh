@@ -6,7 +6,7 @@ libfuse3-dev fuse3 libcjson-dev libyaml-dev libcunit1-dev
 libsqlite3-dev libgit2-dev libutf8proc-dev libsystemd-dev"
 if [ "${1:-}" = test ]; then
 	# Real editors for the mount tests; fuse3 for mounting.
-	PKGS="$PKGS git clang-format vim neovim emacs-nox"
+	PKGS="$PKGS git clang-format vim neovim emacs-nox inotify-tools"
 fi
 missing=""
 for p in $PKGS; do
