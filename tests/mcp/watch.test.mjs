@@ -136,6 +136,26 @@ describe('watchers on the mount', { skip: !HAVE_FUSE && 'needs root and /dev/fus
     await expect('delete', [['', 'Unread.md']], [/^DELETE .*\/Unread\.md$/]);
   });
 
+  test('restores: a deleted note comes back, an existing note goes back', async () => {
+    const versions = async (name) => {
+      const h = textOf(await call('get_note_history', { name }));
+      return [...h.matchAll(/^- ([0-9a-f]{7}) /gm)].map((m) => m[1]);
+    };
+    // New was deleted above: restoring its last version recreates it.
+    const gone = await versions('New');
+    assert.ok(gone.length >= 1, 'history of the deleted note');
+    mark();
+    await call('restore_note_version', { name: 'New', version: gone.at(-1) });
+    await expect('restore of a deleted note', [['', 'New.md']], [/^CREATE .*\/New\.md$/]);
+    assert.equal(fs.readFileSync(path.join(mnt, 'New.md'), 'utf8'), 'new note\n');
+    // Keep was updated above: its oldest version is the original text.
+    const kept = await versions('Keep');
+    mark();
+    await call('restore_note_version', { name: 'Keep', version: kept.at(-1) });
+    await expect('restore of an existing note', [['', 'Keep.md']], [/^(MODIFY|ATTRIB) .*\/Keep\.md$/]);
+    assert.equal(fs.readFileSync(path.join(mnt, 'Keep.md'), 'utf8'), 'keep\n');
+  });
+
   test('vaultctl writes', async () => {
     mark();
     const r = vaultctl(v, ['call', 'append_note', 'name=Keep', 'text=from vaultctl']);
