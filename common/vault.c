@@ -1024,6 +1024,12 @@ static int work_one(struct vault *v, const char *path, struct big_put *big)
 		_cleanup_free_ void *blob = note_to_blob(n, &bl);
 		big->n = note_from_blob(n->path, blob, bl);
 		if (big->n) {
+			/* The blob holds no file facts: without them the
+			 * stored entry would never match the file again. */
+			big->n->mtime_ns = n->mtime_ns;
+			big->n->btime = n->btime;
+			big->n->size = n->size;
+			big->n->ino = n->ino;
 			big->text = TAKE_PTR(text);
 			big->len = len;
 			return 1;

@@ -9,8 +9,16 @@
  * with a Zipf distribution, as natural language is (a few words are
  * everywhere, most are rare), so search benchmarks see realistic posting
  * lists. Deterministic for a given seed.
+ *
+ * Sizes are mixed as in real vaults: besides the small notes, about one
+ * note in 400 carries a long log (pasted transcripts, journals, exports)
+ * that brings it to 100 KB - 2 MB, and about one in 50,000 to 5 - 20 MB.
+ * Their logs come from a stream of their own, so the small notes are the
+ * same as without them.
  */
 #include <errno.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +38,21 @@ static uint32_t rnd(void)
 static uint32_t pick(uint32_t n)
 {
 	return n ? rnd() % n : 0;
+}
+
+/* The stream that decides the long notes and writes their logs. */
+static uint64_t big_rng = 0xd1b54a32d192ed03ull, big_seed;
+
+static void use_big_stream(bool on)
+{
+	static uint64_t saved;
+	if (on) {
+		saved = rng;
+		rng = big_rng;
+	} else {
+		big_rng = rng;
+		rng = saved;
+	}
 }
 
 static const char *const WORDS[] = {
@@ -152,6 +175,51 @@ static void link_to(FILE *f, size_t n, size_t self)
 		fprintf(f, "[[%s]]", names[t]);
 }
 
+/* For about one note in 400, a log that brings it to 100 KB - 2 MB
+ * (log-uniform); one in 50,000, to 5 - 20 MB. Dated entries of prose
+ * with now and then a link or a tag, as a long journal has. */
+static void long_log(FILE *f, size_t n, size_t self)
+{
+	/* Which notes: a hash of the note's number (spread evenly). */
+	uint64_t h = (uint64_t)self * 0x9e3779b97f4a7c15ull + big_seed;
+	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+	h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+	uint32_t r = (uint32_t)((h ^ (h >> 31)) % 50000);
+	use_big_stream(true);
+	double lo = 0, hi = 0;
+	if (r == 0) {
+		lo = 5e6;
+		hi = 2e7;
+	} else if (r < 125) {
+		lo = 1e5;
+		hi = 2e6;
+	}
+	if (hi > 0) {
+		double u = (double)pick(1u << 30) / (double)(1u << 30);
+		long want = (long)(lo * pow(hi / lo, u));
+		long start = ftell(f);
+		fputs("\n## Log\n\n", f);
+		for (uint32_t day = 0; ftell(f) - start < want; day++) {
+			fprintf(f, "### 2025-%02u-%02u\n\n", 1 + day / 28 % 12,
+				1 + day % 28);
+			for (uint32_t w = 0, m = 80 + pick(200); w < m; w++) {
+				if (w)
+					fputc(' ', f);
+				uint32_t k = pick(1000);
+				if (k < 5)
+					link_to(f, n, self);
+				else if (k < 7)
+					fprintf(f, "#%s",
+						tags[pick((uint32_t)ntags)]);
+				else
+					word(f);
+			}
+			fputs(".\n\n", f);
+		}
+	}
+	use_big_stream(false);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -162,6 +230,7 @@ int main(int argc, char **argv)
 	size_t n = strtoul(argv[2], NULL, 10);
 	if (argc > 3)
 		rng ^= strtoull(argv[3], NULL, 10) * 0x2545f4914f6cdd1dull;
+	big_seed = rng;
 	if (!n)
 		return 2;
 	make_vocab();
@@ -275,6 +344,7 @@ int main(int argc, char **argv)
 			}
 			fputs(".md) from the vault root.\n", f);
 		}
+		long_log(f, n, i);
 		total += (size_t)ftell(f);
 		fclose(f);
 	}
