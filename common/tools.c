@@ -267,7 +267,7 @@ static const struct tool TOOLS[] = {
 			"\"name\""),
 		.output_schema = OUT(O_STR("name") "," O_STR("path") "," O_BOOL("overwritten"),
 				     "\"name\",\"path\""),
-		.flags = 0,
+		.flags = TOOL_DESTRUCTIVE,
 		.run = op_create_note,
 	},
 	{
@@ -375,7 +375,7 @@ static const struct tool TOOLS[] = {
 				    "\"name\",\"key\",\"value\""),
 		.output_schema = OUT(O_STR("name") "," O_STR("key") ",\"value\":{}",
 				     "\"name\",\"key\""),
-		.flags = TOOL_IDEMPOTENT,
+		.flags = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT,
 		.run = op_set_frontmatter,
 	},
 	{
@@ -390,7 +390,7 @@ static const struct tool TOOLS[] = {
 		.output_schema = OUT(O_STR("name") "," O_STR("path") "," O_BOOL(
 					     "updated") "," O_ANYOBJ("frontmatter"),
 				     "\"name\""),
-		.flags = TOOL_IDEMPOTENT,
+		.flags = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT,
 		.run = op_update_frontmatter,
 	},
 	{
@@ -415,7 +415,7 @@ static const struct tool TOOLS[] = {
 				    "\"name\",\"tag\""),
 		.output_schema = OUT(O_STR("name") "," O_STRS("tags") "," O_BOOL("removed"),
 				     "\"name\",\"tags\",\"removed\""),
-		.flags = TOOL_IDEMPOTENT,
+		.flags = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT,
 		.run = op_remove_tag,
 	},
 	{

@@ -13,6 +13,8 @@
 
 enum {
 	TOOL_READ_ONLY = 1 << 0,
+	/* Can remove or replace what is there (a key, a tag, text, a
+	 * note): clients ask before running it. */
 	TOOL_DESTRUCTIVE = 1 << 1,
 	TOOL_IDEMPOTENT = 1 << 2,
 	TOOL_TEXT = 1 << 3, /* the result is plain text, not JSON */

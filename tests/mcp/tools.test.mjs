@@ -82,6 +82,68 @@ describe('handshake and tool list', () => {
     await client.close();
   });
 
+  // destructiveHint says whether a tool can remove or replace what is
+  // there. Each write tool runs once on a fresh note: a tool that left
+  // every line of the note (and every tag) in place must say false; one
+  // that removed or replaced something must say true.
+  test('destructiveHint matches what each write tool does', async () => {
+    const NOTE = '---\ntags: [alpha]\nstatus: draft\n---\n# Top\n\nline one\n\n## Part\n\npart text\n';
+    const CASES = {
+      create_note: { name: 'N', content: 'other\n', overwrite: true },
+      append_note: { name: 'N', text: 'added' },
+      prepend_note: { name: 'N', text: 'added' },
+      update_note: { name: 'N', content: 'new body\n' },
+      replace_text: { name: 'N', old_text: 'line one', new_text: 'line two' },
+      insert_text: { name: 'N', text: 'added', after: 'line one' },
+      append_section: { name: 'N', section: 'Part', text: 'added' },
+      update_section: { name: 'N', section: 'Part', content: 'new part\n' },
+      delete_section: { name: 'N', section: 'Part' },
+      set_frontmatter: { name: 'N', key: 'status', value: 'done' },
+      update_frontmatter: { name: 'N', updates: { status: 'done' } },
+      add_tag: { name: 'N', tag: 'beta' },
+      remove_tag: { name: 'N', tag: 'alpha' },
+      rename_note: { old_name: 'N', new_name: 'N2' },
+      delete_note: { name: 'N' },
+      restore_note_version: null, // a version made below
+    };
+    const { v, client } = await primed({ 'Tags.md': '---\ntags: [alpha, beta]\n---\nthe tags in use\n' });
+    const { tools } = await client.listTools();
+    const writes = tools.filter((t) => !t.annotations.readOnlyHint).map((t) => t.name);
+    assert.deepEqual(writes.sort(), Object.keys(CASES).sort());
+    // Kept: every line of the old text is still there, in order.
+    const kept = (before, after) => {
+      if (after === null) return false;
+      const rest = after.split('\n');
+      let i = 0;
+      for (const l of before.split('\n')) {
+        while (i < rest.length && rest[i] !== l) i++;
+        if (i++ >= rest.length) return false;
+      }
+      return true;
+    };
+    const text = () => (fs.existsSync(path.join(v.vault, 'N.md')) ? fs.readFileSync(path.join(v.vault, 'N.md'), 'utf8') : null);
+    for (const [name, args0] of Object.entries(CASES)) {
+      const w = await call(client, 'create_note', { name: 'N', content: NOTE.replace(/^---[^]*?---\n/, ''), frontmatter: { tags: ['alpha'], status: 'draft' }, overwrite: true });
+      assert.ok(!w.isError, textOf(w));
+      let args = args0;
+      if (name === 'restore_note_version') {
+        const u = await call(client, 'append_note', { name: 'N', text: 'later' });
+        assert.ok(!u.isError, textOf(u));
+        const h = textOf(await call(client, 'get_note_history', { name: 'N' }));
+        const ids = [...h.matchAll(/^- ([0-9a-f]{7}) /gm)].map((m) => m[1]);
+        args = { name: 'N', version: ids.at(-1) };
+      }
+      const before = text();
+      const r = await call(client, name, args);
+      assert.ok(!r.isError, `${name}: ${textOf(r)}`);
+      const after = text();
+      assert.notEqual(after, before, `${name} changed nothing`);
+      const destructive = !kept(before, after);
+      const t = tools.find((x) => x.name === name);
+      assert.equal(t.annotations.destructiveHint, destructive, `${name}: destructiveHint`);
+    }
+  });
+
   test('--read-only lists and allows only read tools', async () => {
     const { client } = await session({ 'a.md': 'x' }, { args: ['--read-only'] });
     const { tools } = await client.listTools();
