@@ -21,6 +21,10 @@ enum {
 	/* Answered from memory in bounded time (one note, its links): the
 	 * control socket runs it even while slow calls fill its workers. */
 	TOOL_QUICK = 1 << 4,
+	/* Offered in vault-mcp's "core" profile (--tools core): reading,
+	 * search, links, the usual edits, tags, frontmatter, rename,
+	 * delete, help. */
+	TOOL_CORE = 1 << 5,
 };
 
 /* Results are valid UTF-8 (JSON needs it): stray bytes in a note are
@@ -101,7 +105,7 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 
 /* MCP tool descriptions (name, title, description, inputSchema,
  * outputSchema, annotations), read-only tools only if asked. */
-cJSON *tools_list_json(bool read_only);
+cJSON *tools_list_json(unsigned need);
 /* get_help's list: [{"name", "params", "description"}]. */
 cJSON *tools_help_json(void);
 /* "name: string, limit: integer = 100" from a tool's input schema. */

@@ -28,7 +28,9 @@ static const char *const LEGACY[] = {"2025-11-25", "2025-06-18", "2025-03-26",
 
 static const char BASE_INSTRUCTIONS[] =
 	"This server works on one Obsidian vault: Markdown notes linked with "
-	"[[wikilinks]] and tagged with #tags. Find notes with search_notes "
+	"[[wikilinks]] and tagged with #tags. A note is named by its name, "
+	"an alias or its vault path, with or without .md, in any case. "
+	"Find notes with search_notes "
 	"(mode fulltext ranks notes by words, phrases, title:, tag: and "
 	"folder:; name, name_partial, content and tag match exactly), "
 	"list_notes or browse; read "
@@ -248,8 +250,14 @@ static void handle_tools_list(struct mcp_session *s, const cJSON *id,
 			continue;
 		cJSON *c = cJSON_Duplicate(t, 1);
 		if (!has_structured(modern, s->version)) {
+			/* No tool title yet: the annotations carry it. */
 			cJSON_DeleteItemFromObject(c, "outputSchema");
-			cJSON_DeleteItemFromObject(c, "title");
+			cJSON *title = cJSON_DetachItemFromObject(c, "title");
+			cJSON *an = cJSON_GetObjectItem(c, "annotations");
+			if (title && an)
+				cJSON_AddItemToObject(an, "title", title);
+			else
+				cJSON_Delete(title);
 		}
 		if (!modern && s->version >= 3)
 			cJSON_DeleteItemFromObject(c, "annotations");

@@ -2,10 +2,11 @@
 // every tool on a fresh vault, the seed's test cases TC1-TC68 through MCP,
 // and the auto-context rule (first tool result of a session only).
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { jsonOf, makeVault, mcpClient, readNote, textOf, vaultctl, writeNote } from './lib.mjs';
+import { BIN, jsonOf, makeVault, mcpClient, readNote, textOf, vaultctl, writeNote } from './lib.mjs';
 
 const EXPECTED_TOOLS = [
   'read_note', 'get_note_metadata', 'list_notes', 'browse', 'search_notes', 'get_links',
@@ -71,9 +72,12 @@ describe('handshake and tool list', () => {
       assert.equal(t.inputSchema.type, 'object', t.name);
       assert.ok(t.description.length > 10, t.name);
       const ro = !WRITE_TOOLS.includes(t.name);
-      assert.equal(t.annotations.readOnlyHint, ro, t.name);
+      // Hints say only what differs from the defaults.
+      assert.equal(t.annotations.readOnlyHint ?? false, ro, t.name);
       if (!ro) assert.equal(typeof t.annotations.destructiveHint, 'boolean', t.name);
-      assert.equal(typeof t.annotations.idempotentHint, 'boolean', t.name);
+      assert.equal(t.annotations.openWorldHint, false, t.name);
+      assert.equal(t.annotations.title, undefined, t.name);
+      assert.equal(typeof t.title, 'string', t.name);
       // Plain-text results (a note's text, history, diffs) have no schema.
       const text = ['read_note', 'read_section', 'get_note_history', 'get_note_version', 'diff_note_versions', 'restore_note_version'];
       if (!text.includes(t.name)) assert.equal(t.outputSchema?.type, 'object', t.name);
@@ -142,6 +146,37 @@ describe('handshake and tool list', () => {
       const t = tools.find((x) => x.name === name);
       assert.equal(t.annotations.destructiveHint, destructive, `${name}: destructiveHint`);
     }
+  });
+
+  // --tools chooses what is offered; the size of each tools/list is
+  // printed (what a client pays in context before the user says a word).
+  test('--tools all, core and a list; the size of each tools/list', async () => {
+    const size = (tools) => JSON.stringify({ tools }).length;
+    const { client: all } = await session({});
+    const full = (await all.listTools()).tools;
+    const { client: core, v } = await session({}, { args: ['--tools', 'core'] });
+    const coreTools = (await core.listTools()).tools;
+    const { client: two } = await session({}, { env: { VAULT_MCP_TOOLS: 'read_note, search_notes' } });
+    const twoTools = (await two.listTools()).tools;
+    console.log(`tools/list: all ${full.length} tools ${size(full)} bytes; core ${coreTools.length} tools ${size(coreTools)} bytes; a list of 2: ${size(twoTools)} bytes`);
+    const names = (l) => l.map((t) => t.name).sort();
+    assert.deepEqual(names(full), [...EXPECTED_TOOLS].sort());
+    assert.deepEqual(names(coreTools), [
+      'append_note', 'append_section', 'create_note', 'delete_note', 'get_backlinks', 'get_help', 'get_links',
+      'list_tags', 'read_note', 'remove_tag', 'rename_note', 'replace_text', 'search_notes', 'update_frontmatter',
+      'update_note', 'update_section', 'add_tag',
+    ].sort());
+    assert.deepEqual(names(twoTools), ['read_note', 'search_notes']);
+    // What is offered is what the table says, byte for byte.
+    for (const t of coreTools) assert.deepEqual(t, full.find((x) => x.name === t.name));
+    // A tool not offered is not run.
+    const r = await core.callTool({ name: 'get_orphans', arguments: {} }).catch((e) => e);
+    assert.match(String(r.message ?? textOf(r)), /Unknown tool/);
+    // A name that is no tool: a clear error at start, exit 2.
+    const bad = spawnSync(BIN.mcp, ['--tools', 'read_note,nope'], { env: v.env, encoding: 'utf8', input: '' });
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /no tool named 'nope'.*read_note, /);
+    await Promise.all([all.close(), core.close(), two.close()]);
   });
 
   test('--read-only lists and allows only read tools', async () => {
