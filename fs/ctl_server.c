@@ -444,6 +444,8 @@ static int notes_read(struct ctl_server *s, const cJSON *params, cJSON **ret,
 	if (!n) {
 		*ret_msg = xasprintf("Note %s not found", QUOTE(path));
 		code = RPC_NOT_FOUND;
+	} else if (cJSON_IsTrue(cJSON_GetObjectItem(params, "meta_only"))) {
+		*ret = note_entry(ix, n); /* whether it is there, and what */
 	} else if (vault_read_text(s->v, n, &text, &len) < 0) {
 		*ret_msg = xasprintf("Cannot read %s", QUOTE(path));
 		code = RPC_NOT_FOUND;
