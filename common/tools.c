@@ -81,7 +81,7 @@ static const struct tool TOOLS[] = {
 		.input_schema = OBJ(P_NAME, "\"name\""),
 		.output_schema = OUT(
 			O_STR("name") "," O_ANYOBJ("frontmatter") "," O_STRS(
-				"outgoing") "," O_STRS("incoming") "," O_STR("path") "," O_STRS("tags") "," O_STRS("aliases") ",\"headings\":{\"type\":\"array\"}," O_INT("size") "," O_STR("created") "," O_STR("modified") "," O_STR("uri"),
+				"outgoing") "," O_STRS("incoming") "," O_STR("path") "," O_STRS("tags") "," O_STRS("aliases") ",\"headings\":{\"type\":\"array\"}," O_INT("size") "," O_STR("created") "," O_STR("modified") "," O_STR("uri") "," O_STR("version"),
 			"\"name\",\"frontmatter\",\"outgoing\",\"incoming\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK,
 		.run = op_get_note_metadata,
@@ -503,6 +503,15 @@ static void parse_schemas(void)
 		/* A broken literal is a build defect: tests catch it. */
 		if (!schemas_in[i])
 			abort();
+		/* Every write can be made conditional on the version the
+		 * caller read (read_note, get_note_metadata). */
+		if (!(TOOLS[i].flags & TOOL_READ_ONLY)) {
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddStringToObject(e, "type", "string");
+			cJSON_AddItemToObject(cJSON_GetObjectItem(schemas_in[i],
+								  "properties"),
+					      "expected_version", e);
+		}
 	}
 }
 

@@ -40,6 +40,9 @@ static const char BASE_INSTRUCTIONS[] =
 	"rewriting whole notes. Use only tags that already exist (list_tags, "
 	"get_policy): the vault refuses new ones, so ask the user before "
 	"inventing a tag. rename_note and delete_note keep every link intact. "
+	"read_note and get_note_metadata give a note's version; pass it as "
+	"expected_version to any write so that it is refused if the note "
+	"changed meanwhile. "
 	"get_help lists every tool.";
 
 static const char *const LOG_LEVELS[] = {"debug",   "info",	 "notice",
