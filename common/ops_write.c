@@ -182,6 +182,23 @@ static int check_expected_note(struct tool_ctx *c, const struct note *n)
 	return check_expected(c, n, text, len);
 }
 
+/*
+ * Write a note's new text, or with dry_run only say how it would change:
+ * the unified diff (as diff_note_versions shows it after the write).
+ */
+static int write_or_try(struct tool_ctx *c, const char *path, const char *old,
+			size_t old_len, const char *nt, size_t nt_len,
+			bool create)
+{
+	if (arg_bool(c, "dry_run", false)) {
+		free(c->dry_diff);
+		c->dry_diff = text_diff(path, old ? old : "", old ? old_len : 0,
+					path, nt, nt_len, NULL, NULL);
+		return 0;
+	}
+	return commit(c, path, nt, nt_len, create);
+}
+
 typedef int (*edit_fn)(struct tool_ctx *c, const char *ref, const char *text,
 		       size_t len, char **ret_new);
 
@@ -206,8 +223,9 @@ static int edit_note(struct tool_ctx *c, const char *ref, edit_fn fn,
 	if (r < 0)
 		return r;
 	_cleanup_free_ char *path = xstrdup(n->path);
-	if (strlen(nt) != len || memcmp(nt, text, len) != 0) {
-		r = commit(c, path, nt, strlen(nt), false);
+	if (strlen(nt) != len || memcmp(nt, text, len) != 0 ||
+	    arg_bool(c, "dry_run", false)) {
+		r = write_or_try(c, path, text, len, nt, strlen(nt), false);
 		if (r < 0)
 			return r;
 	}
@@ -314,7 +332,14 @@ int op_create_note(struct tool_ctx *c)
 		sb_free(&text);
 		return r;
 	}
-	r = commit(c, path, sb_str(&text), text.len, !old);
+	_cleanup_free_ char *was = NULL;
+	size_t wl = 0;
+	if (old && arg_bool(c, "dry_run", false) &&
+	    vault_read_text(c->v, old, &was, &wl) < 0) {
+		sb_free(&text);
+		return op_fail(c, -EIO, "Cannot read note '%s'", old->path);
+	}
+	r = write_or_try(c, path, was, wl, sb_str(&text), text.len, !old);
 	sb_free(&text);
 	if (r < 0)
 		return r;
@@ -434,7 +459,7 @@ int op_create_text(struct tool_ctx *c, const char *path, const char *text)
 		_cleanup_free_ char *nm = path_note_name(p);
 		return op_fail(c, -EEXIST, "Note %s already exists", QUOTE(nm));
 	}
-	return commit(c, p, text, strlen(text), true);
+	return write_or_try(c, p, NULL, 0, text, strlen(text), true);
 }
 
 int op_write_text(struct tool_ctx *c, const char *ref, const char *text)
@@ -984,7 +1009,7 @@ static int tag_tool(struct tool_ctx *c, bool add)
 	if (change) {
 		_cleanup_free_ char *nt = NULL;
 		fm_set(text, len, key, list, &nt);
-		r = commit(c, path, nt, strlen(nt), false);
+		r = write_or_try(c, path, text, len, nt, strlen(nt), false);
 		if (r < 0) {
 			cJSON_Delete(list);
 			return r;

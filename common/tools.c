@@ -504,13 +504,31 @@ static void parse_schemas(void)
 		if (!schemas_in[i])
 			abort();
 		/* Every write can be made conditional on the version the
-		 * caller read (read_note, get_note_metadata). */
+		 * caller read (read_note, get_note_metadata), and tried
+		 * first (dry_run: the diff it would make). */
 		if (!(TOOLS[i].flags & TOOL_READ_ONLY)) {
+			cJSON *props = cJSON_GetObjectItem(schemas_in[i],
+							   "properties");
 			cJSON *e = cJSON_CreateObject();
 			cJSON_AddStringToObject(e, "type", "string");
-			cJSON_AddItemToObject(cJSON_GetObjectItem(schemas_in[i],
-								  "properties"),
-					      "expected_version", e);
+			cJSON_AddItemToObject(props, "expected_version", e);
+			if (!cJSON_HasObjectItem(props, "dry_run")) {
+				cJSON *d = cJSON_CreateObject();
+				cJSON_AddStringToObject(d, "type", "boolean");
+				cJSON_AddItemToObject(props, "dry_run", d);
+			}
+			cJSON *op = cJSON_GetObjectItem(schemas_out[i],
+							"properties");
+			if (op && !cJSON_HasObjectItem(op, "dry_run")) {
+				cJSON *d = cJSON_CreateObject();
+				cJSON_AddStringToObject(d, "type", "boolean");
+				cJSON_AddItemToObject(op, "dry_run", d);
+			}
+			if (op) {
+				cJSON *d = cJSON_CreateObject();
+				cJSON_AddStringToObject(d, "type", "string");
+				cJSON_AddItemToObject(op, "diff", d);
+			}
 		}
 	}
 }
@@ -750,6 +768,23 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 	if (r >= 0 && cancel_requested() && (t->flags & TOOL_READ_ONLY))
 		r = op_fail(&c, -ECANCELED, "Cancelled");
 	cJSON_Delete(empty);
+	if (r >= 0 && c.dry_diff) {
+		/* A dry run: what the write would do, nothing written. */
+		if (t->flags & TOOL_TEXT) {
+			free(c.text);
+			c.text = xasprintf("Dry run: nothing was written. The "
+					   "change would be:\n%s",
+					   *c.dry_diff ? c.dry_diff
+						       : "(none)\n");
+		} else {
+			if (!c.json)
+				c.json = cJSON_CreateObject();
+			cJSON_DeleteItemFromObject(c.json, "dry_run");
+			cJSON_AddTrueToObject(c.json, "dry_run");
+			cJSON_AddStringToObject(c.json, "diff", c.dry_diff);
+		}
+	}
+	free(c.dry_diff);
 	if (r < 0) {
 		ret->is_error = true;
 		ret->code = code_of(r);

@@ -62,6 +62,9 @@ struct tool_ctx {
 			 const char *message);
 	void *progress_ud;
 	const char *replacement; /* op_write_text's new text */
+	/* dry_run: the unified diff the write would have made (nothing is
+	 * written); the result says so and carries it. */
+	char *dry_diff;
 };
 
 struct tool_call {

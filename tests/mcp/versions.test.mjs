@@ -129,3 +129,65 @@ describe('versions and conditional writes', () => {
     assert.match(textOf(r4), /No line of the note looks like it/);
   });
 });
+
+describe('dry runs', () => {
+  test('every write tool with dry_run: true writes nothing and shows the diff the write then makes', async () => {
+    const NOTE = '---\ntags: [alpha]\nstatus: draft\n---\n# Top\n\nline one\n\n## Part\n\npart text\n';
+    const CASES = {
+      create_note: { name: 'N', content: 'other\n', overwrite: true },
+      append_note: { name: 'N', text: 'added' },
+      prepend_note: { name: 'N', text: 'added' },
+      update_note: { name: 'N', content: 'new body\n' },
+      replace_text: { name: 'N', old_text: 'line one', new_text: 'line two' },
+      insert_text: { name: 'N', text: 'added', after: 'line one' },
+      append_section: { name: 'N', section: 'Part', text: 'added' },
+      update_section: { name: 'N', section: 'Part', content: 'new part\n' },
+      delete_section: { name: 'N', section: 'Part' },
+      set_frontmatter: { name: 'N', key: 'status', value: 'done' },
+      update_frontmatter: { name: 'N', updates: { status: 'done' } },
+      add_tag: { name: 'N', tag: 'beta' },
+      remove_tag: { name: 'N', tag: 'alpha' },
+      restore_note_version: null,
+    };
+    const { v, client } = await session({ 'Tags.md': '---\ntags: [alpha, beta]\n---\nx\n' });
+    const file = path.join(v.vault, 'N.md');
+    const historyIds = async () =>
+      [...textOf(await call(client, 'get_note_history', { name: 'N' })).matchAll(/^- ([0-9a-f]{7}) /gm)].map((m) => m[1]);
+    // Each change is its own version: wait until the history has it.
+    const recorded = async (prev) => {
+      let now = await historyIds();
+      for (let i = 0; i < 200 && now[0] === prev; i++) {
+        await new Promise((r) => setTimeout(r, 25));
+        now = await historyIds();
+      }
+      return now;
+    };
+    for (const [name, args0] of Object.entries(CASES)) {
+      const top = (await historyIds())[0];
+      const w = await call(client, 'create_note', { name: 'N', content: NOTE, overwrite: true });
+      assert.ok(!w.isError, textOf(w));
+      await recorded(top);
+      let args = args0;
+      if (name === 'restore_note_version') {
+        const prev = (await historyIds())[0];
+        assert.ok(!(await call(client, 'append_note', { name: 'N', text: 'later' })).isError);
+        const ids = await recorded(prev);
+        args = { name: 'N', version: ids[1] };
+      }
+      const before = fs.readFileSync(file, 'utf8');
+      const dry = await call(client, name, { ...args, dry_run: true });
+      assert.ok(!dry.isError, `${name}: ${textOf(dry)}`);
+      assert.equal(fs.readFileSync(file, 'utf8'), before, `${name} wrote on a dry run`);
+      const diff = dry.structuredContent?.diff ?? textOf(dry).replace(/^Dry run: nothing was written\. The change would be:\n/, '');
+      if (dry.structuredContent) assert.equal(dry.structuredContent.dry_run, true, name);
+      assert.match(diff, /^--- a\/N\.md\n\+\+\+ b\/N\.md\n@@ /, name);
+      // The real write, then the history's own diff of it: the same.
+      const ids = await historyIds();
+      const real = await call(client, name, args);
+      assert.ok(!real.isError, `${name}: ${textOf(real)}`);
+      const now = await recorded(ids[0]);
+      const d = textOf(await call(client, 'diff_note_versions', { name: 'N', from_version: now[1], to_version: now[0] }));
+      assert.ok(d.endsWith(diff), `${name}:\n${d}\n--- dry run:\n${diff}`);
+    }
+  });
+});
