@@ -712,6 +712,33 @@ static void finish_list(struct mcp_session *s, struct pending *p,
 	reply(s, p->id, r, p->modern, true);
 }
 
+/* A URI that names no note of this vault. */
+static void not_a_note_uri(struct mcp_session *s, const cJSON *id, int code,
+			   const char *uri)
+{
+	cJSON *data = cJSON_CreateObject();
+	cJSON_AddStringToObject(data, "uri", uri);
+	reply_error(s, id, code,
+		    "Resource not found: vault-mcp serves " URI_PREFIX
+		    "<path> URIs",
+		    data);
+}
+
+/* Ask vaultd for the note at path (only whether it is there, with
+ * meta_only); the answer finishes the request of that kind. */
+static void read_from_daemon(struct mcp_session *s, const cJSON *id,
+			     enum pkind kind, bool modern, const char *path,
+			     const char *uri, bool meta_only)
+{
+	cJSON *dp = cJSON_CreateObject();
+	cJSON_AddStringToObject(dp, "path", path);
+	if (meta_only)
+		cJSON_AddTrueToObject(dp, "meta_only");
+	long did = to_daemon(s, "notes/read", dp);
+	struct pending *p = pending_add(s, did, kind, id, modern);
+	p->name = xstrdup(uri);
+}
+
 static void handle_resources_read(struct mcp_session *s, const cJSON *id,
 				  const cJSON *params, bool modern)
 {
@@ -733,19 +760,11 @@ static void handle_resources_read(struct mcp_session *s, const cJSON *id,
 	}
 	_cleanup_free_ char *path = path_of(uri->valuestring);
 	if (!path) {
-		cJSON *data = cJSON_CreateObject();
-		cJSON_AddStringToObject(data, "uri", uri->valuestring);
-		reply_error(s, id, modern ? RPC_BAD_PARAMS : -32002,
-			    "Resource not found: vault-mcp serves " URI_PREFIX
-			    "<path> URIs",
-			    data);
+		not_a_note_uri(s, id, modern ? RPC_BAD_PARAMS : -32002,
+			       uri->valuestring);
 		return;
 	}
-	cJSON *dp = cJSON_CreateObject();
-	cJSON_AddStringToObject(dp, "path", path);
-	long did = to_daemon(s, "notes/read", dp);
-	struct pending *p = pending_add(s, did, P_READ, id, modern);
-	p->name = xstrdup(uri->valuestring);
+	read_from_daemon(s, id, P_READ, modern, path, uri->valuestring, false);
 }
 
 static void finish_subscribe(struct mcp_session *s, struct pending *p,
@@ -840,22 +859,11 @@ static void handle_subscribe(struct mcp_session *s, const cJSON *id,
 		_cleanup_free_ char *path = path_of(uri->valuestring);
 		if (!path || strlen(uri->valuestring) >
 				     strlen(URI_PREFIX) + 3 * PATH_MAX_BYTES) {
-			cJSON *data = cJSON_CreateObject();
-			cJSON_AddStringToObject(data, "uri",
-						QUOTE(uri->valuestring));
-			reply_error(
-				s, id, -32002,
-				"Resource not found: vault-mcp serves " URI_PREFIX
-				"<path> URIs",
-				data);
+			not_a_note_uri(s, id, -32002, QUOTE(uri->valuestring));
 			return;
 		}
-		cJSON *dp = cJSON_CreateObject();
-		cJSON_AddStringToObject(dp, "path", path);
-		cJSON_AddTrueToObject(dp, "meta_only");
-		long did = to_daemon(s, "notes/read", dp);
-		struct pending *p = pending_add(s, did, P_SUBSCRIBE, id, false);
-		p->name = xstrdup(uri->valuestring);
+		read_from_daemon(s, id, P_SUBSCRIBE, false, path,
+				 uri->valuestring, true);
 		return;
 	} else {
 		int i = 0;

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { BIN, jsonOf, makeVault, mcpClient, readNote, textOf, vaultctl, writeNote } from './lib.mjs';
+import { BIN, WRITE_NOTE, jsonOf, makeVault, mcpClient, readNote, textOf, vaultctl, writeCases, writeNote } from './lib.mjs';
 
 const EXPECTED_TOOLS = [
   'read_note', 'get_note_metadata', 'list_notes', 'browse', 'search_notes', 'get_links',
@@ -91,25 +91,8 @@ describe('handshake and tool list', () => {
   // every line of the note (and every tag) in place must say false; one
   // that removed or replaced something must say true.
   test('destructiveHint matches what each write tool does', async () => {
-    const NOTE = '---\ntags: [alpha]\nstatus: draft\n---\n# Top\n\nline one\n\n## Part\n\npart text\n';
-    const CASES = {
-      create_note: { name: 'N', content: 'other\n', overwrite: true },
-      append_note: { name: 'N', text: 'added' },
-      prepend_note: { name: 'N', text: 'added' },
-      update_note: { name: 'N', content: 'new body\n' },
-      replace_text: { name: 'N', old_text: 'line one', new_text: 'line two' },
-      insert_text: { name: 'N', text: 'added', after: 'line one' },
-      append_section: { name: 'N', section: 'Part', text: 'added' },
-      update_section: { name: 'N', section: 'Part', content: 'new part\n' },
-      delete_section: { name: 'N', section: 'Part' },
-      set_frontmatter: { name: 'N', key: 'status', value: 'done' },
-      update_frontmatter: { name: 'N', updates: { status: 'done' } },
-      add_tag: { name: 'N', tag: 'beta' },
-      remove_tag: { name: 'N', tag: 'alpha' },
-      rename_note: { old_name: 'N', new_name: 'N2' },
-      delete_note: { name: 'N' },
-      restore_note_version: null, // a version made below
-    };
+    const NOTE = WRITE_NOTE;
+    const CASES = writeCases();
     const { v, client } = await primed({ 'Tags.md': '---\ntags: [alpha, beta]\n---\nthe tags in use\n' });
     const { tools } = await client.listTools();
     const writes = tools.filter((t) => !t.annotations.readOnlyHint).map((t) => t.name);

@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { makeVault, mcpClient, textOf } from './lib.mjs';
+import { WRITE_NOTE, makeVault, mcpClient, textOf, writeCases } from './lib.mjs';
 
 const vaults = [];
 after(async () => {
@@ -78,24 +78,7 @@ describe('versions and conditional writes', () => {
     }
     assert.ok(some, 'a recorded version');
     const stale = versionOf(Buffer.from('another text\n'));
-    const CASES = {
-      create_note: { name: 'N', content: 'x', overwrite: true },
-      append_note: { name: 'N', text: 'x' },
-      prepend_note: { name: 'N', text: 'x' },
-      update_note: { name: 'N', content: 'x' },
-      replace_text: { name: 'N', old_text: 'line one', new_text: 'x' },
-      insert_text: { name: 'N', text: 'x', after: 'line one' },
-      append_section: { name: 'N', section: 'Part', text: 'x' },
-      update_section: { name: 'N', section: 'Part', content: 'x' },
-      delete_section: { name: 'N', section: 'Part' },
-      set_frontmatter: { name: 'N', key: 'k', value: 'x' },
-      update_frontmatter: { name: 'N', updates: { k: 'x' } },
-      add_tag: { name: 'N', tag: 'beta' },
-      remove_tag: { name: 'N', tag: 'alpha' },
-      rename_note: { old_name: 'N', new_name: 'M' },
-      delete_note: { name: 'N' },
-      restore_note_version: { name: 'N', version: some },
-    };
+    const CASES = { ...writeCases(), restore_note_version: { name: 'N', version: some } };
     const { tools } = await client.listTools();
     for (const t of tools.filter((x) => !x.annotations.readOnlyHint)) {
       assert.ok(CASES[t.name], t.name);
@@ -132,23 +115,9 @@ describe('versions and conditional writes', () => {
 
 describe('dry runs', () => {
   test('every write tool with dry_run: true writes nothing and shows the diff the write then makes', async () => {
-    const NOTE = '---\ntags: [alpha]\nstatus: draft\n---\n# Top\n\nline one\n\n## Part\n\npart text\n';
-    const CASES = {
-      create_note: { name: 'N', content: 'other\n', overwrite: true },
-      append_note: { name: 'N', text: 'added' },
-      prepend_note: { name: 'N', text: 'added' },
-      update_note: { name: 'N', content: 'new body\n' },
-      replace_text: { name: 'N', old_text: 'line one', new_text: 'line two' },
-      insert_text: { name: 'N', text: 'added', after: 'line one' },
-      append_section: { name: 'N', section: 'Part', text: 'added' },
-      update_section: { name: 'N', section: 'Part', content: 'new part\n' },
-      delete_section: { name: 'N', section: 'Part' },
-      set_frontmatter: { name: 'N', key: 'status', value: 'done' },
-      update_frontmatter: { name: 'N', updates: { status: 'done' } },
-      add_tag: { name: 'N', tag: 'beta' },
-      remove_tag: { name: 'N', tag: 'alpha' },
-      restore_note_version: null,
-    };
+    const NOTE = WRITE_NOTE;
+    // Rename and delete list the files they would touch (no diff).
+    const { rename_note: _r, delete_note: _d, ...CASES } = writeCases();
     const { v, client } = await session({ 'Tags.md': '---\ntags: [alpha, beta]\n---\nx\n' });
     const file = path.join(v.vault, 'N.md');
     const historyIds = async () =>
