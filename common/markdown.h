@@ -2,7 +2,9 @@
 /*
  * Markdown scanning with Obsidian's rules: frontmatter split, headings,
  * inline tags, wikilinks/embeds and markdown links. Nothing inside fenced
- * code, inline code, %% comments %% or <!-- HTML comments --> counts.
+ * or indented code, inline code, $$ math $$ or $inline math$,
+ * %% comments %% or <!-- HTML comments --> counts. (Links in the
+ * frontmatter's properties are read with the YAML: frontmatter.h.)
  */
 #pragma once
 
@@ -65,7 +67,7 @@ void md_scan(const char *text, size_t len, struct md_doc *ret);
 void md_doc_clear(struct md_doc *d);
 
 /*
- * Byte mask of text[0..len): 1 where content is code or a comment.
+ * Byte mask of text[0..len): 1 where content is code, math or a comment.
  * Used by scanners and by link rewriting. Caller frees.
  */
 unsigned char *md_code_mask(const char *text, size_t len, size_t from);
