@@ -589,9 +589,8 @@ static char *trimdup(const char *s, size_t a, size_t b)
 	return xstrndup(s + a, b - a);
 }
 
-/* [[target#sub|alias]] starting at text[i] == '['; returns end or 0. */
-static size_t parse_wikilink(const char *text, size_t e, size_t i,
-			     struct md_link *l)
+size_t md_parse_wikilink(const char *text, size_t e, size_t i,
+			 struct md_link *l)
 {
 	struct wl_parts p;
 	size_t end = wikilink_at(text, e, i, &p);
@@ -845,7 +844,7 @@ void md_scan(const char *text, size_t len, struct md_doc *d)
 			struct md_link l = {0};
 			size_t end = 0;
 			if (s + 1 < len && text[s + 1] == '[') {
-				end = parse_wikilink(text, le, s, &l);
+				end = md_parse_wikilink(text, le, s, &l);
 				l.kind = embed ? LINK_EMBED : LINK_WIKI;
 			}
 			if (!end && !(s + 1 < len && text[s + 1] == '[')) {
@@ -888,13 +887,18 @@ void md_scan(const char *text, size_t len, struct md_doc *d)
 	free(br.stack);
 }
 
+void md_link_clear(struct md_link *l)
+{
+	free(l->target);
+	free(l->subpath);
+	free(l->alias);
+	memset(l, 0, sizeof(*l));
+}
+
 void md_doc_clear(struct md_doc *d)
 {
-	for (size_t i = 0; i < d->nlinks; i++) {
-		free(d->links[i].target);
-		free(d->links[i].subpath);
-		free(d->links[i].alias);
-	}
+	for (size_t i = 0; i < d->nlinks; i++)
+		md_link_clear(&d->links[i]);
 	for (size_t i = 0; i < d->nheadings; i++)
 		free(d->headings[i].text);
 	for (size_t i = 0; i < d->ntags; i++)

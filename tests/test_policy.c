@@ -15,7 +15,7 @@
 
 static struct note *mknote(const char *path, const char *text)
 {
-	return note_new(path, text, text ? strlen(text) : 0);
+	return note_new(path, text, text ? strlen(text) : 0, 0);
 }
 
 static void put(struct index *ix, const char *path, const char *text)

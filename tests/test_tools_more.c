@@ -337,8 +337,10 @@ static void test_list_tags(void)
 	tv_write(&t, "B.md",
 		 "---\ntags: \"alpha, delta\"\n---\n"
 		 "#alpha again in the body\n");
+	/* "tag" is no tags property since Obsidian 1.9 (Properties,
+	 * "Deprecated properties"): "legacy" is no tag. */
 	tv_write(&t, "C.md",
-		 "---\ntag: epsilon\n---\n"
+		 "---\ntags: epsilon\ntag: legacy\n---\n"
 		 "# Title\n"
 		 "```\n#fenced\n```\n"
 		 "Some `#inline` code, %% #comment %% and <!-- #html -->.\n"
@@ -378,9 +380,9 @@ static void test_list_tags(void)
 	CU_ASSERT_EQUAL(cJSON_GetArraySize(tags), 10);
 	CU_ASSERT_EQUAL(jnum(r, "total"), 10);
 	static const char *const not_tags[] = {
-		"fenced",	"inline",    "comment", "html",
-		"blockcomment", "htmlblock", "123",	"Title",
-		"Heading",	"frag",	     "notag",	NULL};
+		"fenced",    "inline", "comment", "html",    "blockcomment",
+		"htmlblock", "123",    "Title",	  "Heading", "frag",
+		"notag",     "legacy", NULL};
 	for (const char *const *p = not_tags; *p; p++) {
 		if (arr_find(tags, "tag", *p))
 			fprintf(stderr, "  '%s' must not be a tag\n", *p);
