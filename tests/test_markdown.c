@@ -685,6 +685,13 @@ static void test_wikilink_code_inside(void)
 	CU_ASSERT_EQUAL(d.links[2].line, 2);
 	ASSERT_STR_EQ(d.links[3].target, "Other");
 	md_doc_clear(&d);
+	/* Inside a link a backtick is a character: no code span opens
+	 * there, so the target is never code (a file name may hold
+	 * backticks). */
+	scan("[[`x`]]\n", &d);
+	CU_ASSERT_EQUAL_FATAL(d.nlinks, 1);
+	ASSERT_STR_EQ(d.links[0].target, "`x`");
+	md_doc_clear(&d);
 	/* What follows the link is scanned as before. */
 	scan("[[A|`#nope`]] #yes `[[Hidden]]` [[B]]\n", &d);
 	CU_ASSERT_EQUAL(d.nlinks, 2);
