@@ -86,10 +86,40 @@ struct anchor {
 	size_t nodes; /* values in node, itself included */
 };
 
+/*
+ * libyaml's marks count characters, the note is bytes: a cursor turns one
+ * into the other. Marks come in the order of the text, so the cursor
+ * walks it once.
+ */
+struct bytepos {
+	const char *s;
+	size_t len;
+	size_t ci, bi; /* character ci starts at byte bi */
+};
+
+static size_t byte_at(struct bytepos *b, size_t ci)
+{
+	if (ci < b->ci)
+		b->ci = b->bi = 0;
+	while (b->ci < ci && b->bi < b->len) {
+		unsigned char c = (unsigned char)b->s[b->bi];
+		size_t w = c < 0xc0 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+		b->bi = w < b->len - b->bi ? b->bi + w : b->len;
+		b->ci++;
+	}
+	return b->bi;
+}
+
 struct yparse {
 	yaml_parser_t p;
 	yaml_event_t ev;
 	bool have_ev;
+	struct bytepos pos;	/* over the YAML text */
+	const char *text;	/* the whole note */
+	size_t fs;		/* where the YAML text starts in it */
+	int first_line;		/* the note's line of the YAML's first line */
+	struct frontmatter *fm; /* collects the property links */
+	size_t links_cap;
 	struct anchor *anchors;
 	size_t nanchors;
 	const char *err;
@@ -163,6 +193,85 @@ static int take_nodes(struct yparse *y, size_t n, size_t line)
 	return 0;
 }
 
+char *fm_quoted(const char *s, char quote)
+{
+	struct sbuf b = {0};
+	for (; *s; s++) {
+		if (quote == '"' && (*s == '"' || *s == '\\'))
+			sb_putc(&b, '\\');
+		else if (quote == '\'' && *s == '\'')
+			sb_putc(&b, '\'');
+		sb_putc(&b, *s);
+	}
+	return sb_steal(&b);
+}
+
+/*
+ * A text property, or an item of a list property, whose value is one
+ * wikilink: one of the note's links ("Text properties can contain ...
+ * [[Internal links]]", "List values can contain ... [[Internal links]]",
+ * Properties). Obsidian takes a value that *is* a link, not text around
+ * one (markdown is not rendered in properties), and writes it quoted;
+ * unquoted, [[Target]] is a YAML list of lists, not text, so no link
+ * ("Internal links in text properties must be surrounded with quotes").
+ * The target's bytes are where a rename writes, quoted as they were.
+ */
+static void prop_link(struct yparse *y, const yaml_event_t *e)
+{
+	const char *v = (const char *)e->data.scalar.value;
+	size_t a = 0, b = e->data.scalar.length;
+	if (memchr(v, 0, b))
+		return;
+	while (a < b && isspace((unsigned char)v[a]))
+		a++;
+	while (b > a && isspace((unsigned char)v[b - 1]))
+		b--;
+	if (b - a < 4 || v[a] != '[' || v[a + 1] != '[')
+		return;
+	struct md_link l = {0};
+	if (md_parse_wikilink(v, b, a, &l) != b) {
+		md_link_clear(&l);
+		return;
+	}
+	const char *t = y->text;
+	size_t r0 = y->fs + byte_at(&y->pos, e->start_mark.index);
+	size_t r1 = y->fs + byte_at(&y->pos, e->end_mark.index);
+	const char *open = r1 > r0 ? memmem(t + r0, r1 - r0, "[[", 2) : NULL;
+	size_t k = open ? (size_t)(open - t) : r0;
+	l.kind = LINK_WIKI;
+	l.quote = e->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE ? '"'
+		  : e->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE
+			  ? '\''
+			  : 0;
+	l.line = y->first_line + (int)e->start_mark.line;
+	for (size_t i = r0; i < k; i++)
+		l.line += t[i] == '\n';
+	l.start = k;
+	l.end = r1;
+	l.tstart = l.tend = k; /* nothing to rewrite, unless found below */
+	struct md_link raw = {0};
+	size_t end = open ? md_parse_wikilink(t, r1, k, &raw) : 0;
+	if (end) {
+		/* The target as written must be the target as read, quoted:
+		 * not so when escapes or a line fold make it up. */
+		_cleanup_free_ char *want = fm_quoted(l.target, l.quote);
+		if (strlen(want) == raw.tend - raw.tstart &&
+		    memcmp(want, t + raw.tstart, raw.tend - raw.tstart) == 0) {
+			l.tstart = raw.tstart;
+			l.tend = raw.tend;
+			l.end = end;
+		}
+	}
+	md_link_clear(&raw);
+	struct frontmatter *fm = y->fm;
+	if (fm->nlinks == y->links_cap) {
+		y->links_cap = y->links_cap ? y->links_cap * 2 : 4;
+		fm->links =
+			xrealloc(fm->links, y->links_cap * sizeof(*fm->links));
+	}
+	fm->links[fm->nlinks++] = l;
+}
+
 /* Parse the node starting at the current event. On success the current
  * event is the last event of the node. */
 static int parse_node(struct yparse *y, int depth, cJSON **ret,
@@ -225,6 +334,9 @@ static int parse_node(struct yparse *y, int depth, cJSON **ret,
 			}
 			if (y->ev.type == YAML_SEQUENCE_END_EVENT)
 				break;
+			if (depth == 1 && y->ev.type == YAML_SCALAR_EVENT)
+				prop_link(y,
+					  &y->ev); /* a list property's item */
 			cJSON *item;
 			yaml_mark_t m;
 			r = parse_node(y, depth + 1, &item, &m);
@@ -338,6 +450,11 @@ static void set_invalid(struct frontmatter *fm, const char *msg, int line)
 	free(fm->keys);
 	fm->keys = NULL;
 	fm->nkeys = 0;
+	for (size_t i = 0; i < fm->nlinks; i++)
+		md_link_clear(&fm->links[i]);
+	free(fm->links);
+	fm->links = NULL;
+	fm->nlinks = 0;
 }
 
 void fm_parse(const char *text, size_t len, struct frontmatter *fm)
@@ -365,7 +482,11 @@ void fm_parse(const char *text, size_t len, struct frontmatter *fm)
 		return;
 	}
 
-	struct yparse y = {0};
+	struct yparse y = {.pos = {.s = text + fs, .len = fe - fs},
+			   .text = text,
+			   .fs = fs,
+			   .first_line = line_of_offset(text, fs),
+			   .fm = fm};
 	yaml_parser_initialize(&y.p);
 	y.len = fe - fs;
 	yaml_parser_set_input_string(&y.p, (const unsigned char *)text + fs,
@@ -403,7 +524,9 @@ void fm_parse(const char *text, size_t len, struct frontmatter *fm)
 		_cleanup_free_ char *key =
 			xstrdup((const char *)y.ev.data.scalar.value);
 		size_t kline = y.ev.start_mark.line;
-		size_t kstart = fs + bol(text + fs, y.ev.start_mark.index);
+		size_t kstart =
+			fs +
+			bol(text + fs, byte_at(&y.pos, y.ev.start_mark.index));
 		if (cJSON_GetObjectItemCaseSensitive(fm->data, key)) {
 			char msg[128];
 			snprintf(msg, sizeof(msg),
@@ -413,6 +536,8 @@ void fm_parse(const char *text, size_t len, struct frontmatter *fm)
 		}
 		if ((r = next_event(&y)) < 0)
 			goto out;
+		if (y.ev.type == YAML_SCALAR_EVENT)
+			prop_link(&y, &y.ev); /* a text property */
 		cJSON *val;
 		yaml_mark_t end;
 		if ((r = parse_node(&y, 1, &val, &end)) < 0)
@@ -420,7 +545,7 @@ void fm_parse(const char *text, size_t len, struct frontmatter *fm)
 		cJSON_AddItemToObject(fm->data, key, val);
 		/* The key's lines run to the end of the line where its
 		 * value ends, without trailing comment lines. */
-		size_t vend = fs + end.index;
+		size_t vend = fs + byte_at(&y.pos, end.index);
 		if (vend > fs && text[vend - 1] != '\n') {
 			const char *nl = memchr(text + vend, '\n', fe - vend);
 			vend = nl ? (size_t)(nl - text) + 1 : fe;
@@ -462,6 +587,9 @@ void fm_clear(struct frontmatter *fm)
 	for (size_t i = 0; i < fm->nkeys; i++)
 		free(fm->keys[i].key);
 	free(fm->keys);
+	for (size_t i = 0; i < fm->nlinks; i++)
+		md_link_clear(&fm->links[i]);
+	free(fm->links);
 	memset(fm, 0, sizeof(*fm));
 }
 

@@ -7,6 +7,8 @@
  */
 #pragma once
 
+#include "markdown.h"
+
 #include <cjson/cJSON.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -39,6 +41,12 @@ struct frontmatter {
 	bool over_budget;
 	struct fm_key *keys; /* top-level keys in order */
 	size_t nkeys;
+	/* Links in properties: text values and list items that are one
+	 * [[wikilink]] (LINK_WIKI, lines of the note, quote set). Where a
+	 * link's target cannot be rewritten in place (escapes or a line
+	 * fold make it up), its tstart == tend. */
+	struct md_link *links;
+	size_t nlinks;
 };
 
 /* Parse the frontmatter of a whole note text. Never fails hard. */
@@ -55,6 +63,10 @@ int fm_set(const char *text, size_t len, const char *key, const cJSON *value,
 
 /* YAML text ("key: value\n" lines) for a whole object, for new notes. */
 char *fm_render_object(const cJSON *obj);
+
+/* s as written inside a YAML scalar quoted with quote ('"' or '\''; 0 for
+ * a block scalar, written as it is). Caller frees. */
+char *fm_quoted(const char *s, char quote);
 
 /* Tags or aliases from a frontmatter value: list, or comma/space string. */
 char **fm_string_list(const cJSON *v, bool split_spaces, bool strip_hash);

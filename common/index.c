@@ -345,7 +345,7 @@ static void register_names(struct index *ix, struct note *n)
 {
 	hmap_put(ix->by_path, n->fold_path, n);
 	mm_add(ix->by_name, n->fold_name, n);
-	for (size_t i = 0; i < n->naliases; i++)
+	for (size_t i = 0; i < n->nfold_aliases; i++)
 		mm_add(ix->by_alias, n->fold_aliases[i], n);
 	for (size_t i = 0; i < n->ntags; i++) {
 		_cleanup_free_ char *f = fold_key(n->tags[i]);
@@ -370,7 +370,7 @@ static void unregister_note(struct index *ix, struct note *n)
 {
 	hmap_del(ix->by_path, n->fold_path);
 	mm_del(ix->by_name, n->fold_name, n);
-	for (size_t i = 0; i < n->naliases; i++)
+	for (size_t i = 0; i < n->nfold_aliases; i++)
 		mm_del(ix->by_alias, n->fold_aliases[i], n);
 	for (size_t i = 0; i < n->ntags; i++) {
 		_cleanup_free_ char *f = fold_key(n->tags[i]);
@@ -564,7 +564,7 @@ void index_put_file(struct index *ix, const char *path)
 	_cleanup_free_ char *f = fold_key(path);
 	if (hmap_get(ix->files, f))
 		return;
-	struct note *n = note_new(path, NULL, 0);
+	struct note *n = note_new(path, NULL, 0, 0);
 	hmap_put(ix->files, n->fold_path, n);
 	mm_add(ix->files_by_name, n->fold_name, n);
 	reresolve_key(ix, n->fold_name);

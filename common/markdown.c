@@ -174,31 +174,272 @@ static bool find_closer(const struct runs *r, size_t after, size_t n,
 	return false;
 }
 
+/* ---- wikilinks ------------------------------------------------------------
+ */
+
+/* Where the parts of [[target#sub|alias]] are. */
+struct wl_parts {
+	size_t a;	   /* just after "[[" */
+	size_t ta, tb;	   /* the target, blanks trimmed */
+	size_t hash, tend; /* '#' (tend when none), end of target#sub */
+	size_t bar, close; /* '|' (close when none), the closing "]]" */
+};
+
+/*
+ * The wikilink at text[i] == text[i + 1] == '[' on a line that ends at e:
+ * its end, or 0 when there is none. It runs to the first "]]"; an inner
+ * "[[" starts the real link instead. Both the code mask and the scanner
+ * use this one shape, so they always agree on where a link is.
+ */
+static size_t wikilink_at(const char *text, size_t e, size_t i,
+			  struct wl_parts *ret)
+{
+	size_t close = 0;
+	for (size_t j = i + 2; j + 1 < e; j++) {
+		if (text[j] == '[' && text[j + 1] == '[')
+			return 0;
+		if (text[j] == ']' && text[j + 1] == ']') {
+			close = j;
+			break;
+		}
+	}
+	if (!close || close == i + 2)
+		return 0;
+	struct wl_parts p = {.a = i + 2, .bar = close, .close = close};
+	const char *bar = memchr(text + p.a, '|', close - p.a);
+	if (bar)
+		p.bar = (size_t)(bar - text);
+	p.tend = p.bar;
+	if (p.bar < close && p.bar > p.a && text[p.bar - 1] == '\\')
+		p.tend = p.bar - 1; /* "\|" inside tables */
+	const char *hash = memchr(text + p.a, '#', p.tend - p.a);
+	p.hash = hash ? (size_t)(hash - text) : p.tend;
+	p.ta = p.a;
+	p.tb = p.hash;
+	while (p.ta < p.tb && isspace((unsigned char)text[p.ta]))
+		p.ta++;
+	while (p.tb > p.ta && isspace((unsigned char)text[p.tb - 1]))
+		p.tb--;
+	if (p.ta == p.tb && p.hash == p.tend)
+		return 0; /* neither a note nor a heading: [[|x]], [[ ]] */
+	*ret = p;
+	return close + 2;
+}
+
+/* ---- the code mask --------------------------------------------------------
+ */
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* The column after the blanks from text[i] on, starting at column col (a
+ * tab goes on to the next multiple of 4); *ret_p is the first byte that
+ * is no blank. */
+static size_t skip_blanks(const char *text, size_t i, size_t e, size_t col,
+			  size_t *ret_p)
+{
+	for (; i < e && (text[i] == ' ' || text[i] == '\t'); i++)
+		col = text[i] == '\t' ? (col / 4 + 1) * 4 : col + 1;
+	*ret_p = i;
+	return col;
+}
+
+static bool rest_blank(const char *text, size_t i, size_t e)
+{
+	for (; i < e; i++)
+		if (!is_blank(text[i]))
+			return false;
+	return true;
+}
+
+/* "***", "- - -", "___" (a thematic break), or after a paragraph "==="
+ * and "---" (a setext heading's underline): lines that end a paragraph. */
+static bool break_line(const char *text, size_t p, size_t e, bool para)
+{
+	char c = text[p];
+	if (c != '-' && c != '*' && c != '_' && !(c == '=' && para))
+		return false;
+	size_t n = 0;
+	bool gaps = false;
+	for (size_t i = p; i < e; i++) {
+		if (text[i] == c)
+			n++;
+		else if (is_blank(text[i]))
+			gaps = true;
+		else
+			return false;
+	}
+	if (para && (c == '=' || c == '-') && !gaps)
+		return true; /* a setext underline */
+	return c != '=' && n >= 3;
+}
+
+/*
+ * A list item's marker at p ("-", "+", "*", or 1-9 digits and "." or
+ * ")", then a blank or the line's end), at column col: the column its
+ * content starts at, or 0 when the line is no list item.
+ */
+static size_t list_item(const char *text, size_t p, size_t e, size_t col)
+{
+	size_t m = p;
+	if (text[m] == '-' || text[m] == '+' || text[m] == '*') {
+		m++;
+	} else {
+		while (m < e && m - p < 9 && isdigit((unsigned char)text[m]))
+			m++;
+		if (m == p || m >= e || (text[m] != '.' && text[m] != ')'))
+			return 0;
+		m++;
+	}
+	size_t mcol = col + (m - p);
+	if (m < e && text[m] != ' ' && text[m] != '\t' && text[m] != '\r')
+		return 0;
+	size_t q, ccol = skip_blanks(text, m, e, mcol, &q);
+	/* No content, or content that is itself indented code: the item's
+	 * content column is just past the marker and one blank. */
+	if (q >= e || rest_blank(text, q, e) || ccol - mcol > 4)
+		ccol = mcol + 1;
+	return ccol;
+}
+
+#define MAX_LISTS 64
+
+/*
+ * What the mask needs of the block structure, line by line: an indented
+ * line is code only after a line that is no paragraph text (CommonMark:
+ * an indented code block cannot interrupt a paragraph, and a line that
+ * continues one is lazy continuation), and inside a list item only when
+ * it is indented 4 columns past the item's content.
+ */
+struct blocks {
+	bool para;		 /* the line before is paragraph text */
+	size_t nlists;		 /* open list items, innermost last */
+	size_t lists[MAX_LISTS]; /* the column each one's content starts at */
+};
+
+enum line_kind { LINE_TEXT, LINE_BLANK, LINE_CODE };
+
+/* Classify the line at i (ending at e) and update the block state;
+ * *ret_p is its first non-blank byte. */
+static enum line_kind block_line(struct blocks *b, const char *text, size_t len,
+				 size_t i, size_t e, size_t *ret_p)
+{
+	size_t p, col = skip_blanks(text, i, e, 0, &p);
+	*ret_p = p;
+	if (rest_blank(text, p, e)) {
+		b->para = false;
+		return LINE_BLANK;
+	}
+	/* A line that no paragraph continues closes the list items it is
+	 * not indented into. */
+	if (!b->para)
+		while (b->nlists && b->lists[b->nlists - 1] > col)
+			b->nlists--;
+	size_t base = b->nlists ? b->lists[b->nlists - 1] : 0;
+	if (!b->para && col >= base + 4)
+		return LINE_CODE;
+	size_t w;
+	if (break_line(text, p, e, b->para)) {
+		b->para = false;
+	} else if ((w = list_item(text, p, e, col))) {
+		while (b->nlists && b->lists[b->nlists - 1] > col)
+			b->nlists--;
+		if (b->nlists == MAX_LISTS)
+			b->nlists--;
+		b->lists[b->nlists++] = w;
+		b->para = true;
+	} else {
+		b->para = !md_heading_at(text, len, i, NULL);
+	}
+	return LINE_TEXT;
+}
+
+/* The first "$$" in text[from, to) that no backslash escapes, or 0. */
+static size_t find_dollars(const char *text, size_t from, size_t to)
+{
+	for (size_t j = from; j + 1 < to; j++) {
+		if (text[j] == '\\')
+			j++;
+		else if (text[j] == '$' && text[j + 1] == '$')
+			return j;
+	}
+	return 0;
+}
+
+/*
+ * Inline math at text[i] == '$' (one dollar), in a paragraph ending at
+ * pe: the end of the math, or 0. Obsidian's rule (as pandoc's and
+ * markdown-it's): the opening '$' is followed by a non-blank, the next
+ * unescaped '$' closes, and only when it follows a non-blank and no
+ * digit follows it; so "$5 and $6" and "$20,000 and $30,000" are text.
+ */
+static size_t inline_math(const char *text, size_t len, size_t i, size_t pe)
+{
+	if (i + 1 >= pe || is_blank(text[i + 1]))
+		return 0;
+	for (size_t j = i + 1; j < pe; j++) {
+		if (text[j] == '\\') {
+			j++;
+			continue;
+		}
+		if (text[j] != '$')
+			continue;
+		if (is_blank(text[j - 1]) ||
+		    (j + 1 < len && isdigit((unsigned char)text[j + 1])))
+			return 0;
+		return j + 1;
+	}
+	return 0;
+}
+
+/*
+ * Whichever construct opens first wins, as a left-to-right inline
+ * parser reads: `[[X]]` in a code span is code, while `[[X|`code`]]` is
+ * a link whose display text holds code, and `$[[X]]$` is math.
+ */
 unsigned char *md_code_mask(const char *text, size_t len, size_t from)
 {
 	unsigned char *mask = xcalloc(len + 1, 1);
-	size_t cur_pe = 0; /* end of the paragraph being scanned */
+	size_t cur_pe = 0;    /* end of the paragraph whose runs are indexed */
+	size_t math_pe = 0;   /* end of the paragraph inline math may span */
+	size_t le = 0;	      /* end of the line of the last wikilink tried */
+	size_t lp = SIZE_MAX; /* first non-blank byte of the current line */
 	struct runs runs = {0};
+	struct blocks blk = {0};
 	bool bol = from == 0 || text[from - 1] == '\n';
 	size_t i = from;
 	while (i < len) {
-		char fc;
-		size_t fn;
-		if (bol && fence_open(text, len, i, &fc, &fn)) {
-			size_t j = line_end(text, len, i);
-			size_t end = len;
-			while (j < len) {
-				j++; /* past '\n' */
-				if (fence_close(text, len, j, fc, fn)) {
-					end = line_end(text, len, j);
-					break;
-				}
-				j = line_end(text, len, j);
-			}
-			memset(mask + i, 1, end - i);
-			i = end;
+		if (bol) {
 			bol = false;
-			continue;
+			size_t e = line_end(text, len, i);
+			enum line_kind k =
+				block_line(&blk, text, len, i, e, &lp);
+			if (k == LINE_CODE)
+				memset(mask + i, 1, e - i);
+			if (k != LINE_TEXT) {
+				i = e;
+				continue;
+			}
+			char fc;
+			size_t fn;
+			if (fence_open(text, len, i, &fc, &fn)) {
+				size_t j = e;
+				size_t end = len;
+				while (j < len) {
+					j++; /* past '\n' */
+					if (fence_close(text, len, j, fc, fn)) {
+						end = line_end(text, len, j);
+						break;
+					}
+					j = line_end(text, len, j);
+				}
+				memset(mask + i, 1, end - i);
+				i = end;
+				blk.para = false;
+				continue;
+			}
 		}
 		char c = text[i];
 		if (c == '\n') {
@@ -206,7 +447,10 @@ unsigned char *md_code_mask(const char *text, size_t len, size_t from)
 			i++;
 			continue;
 		}
-		bol = false;
+		if (c == '\\' && i + 1 < len && text[i + 1] == '$') {
+			i += 2; /* an escaped dollar opens nothing */
+			continue;
+		}
 		if (c == '`') {
 			size_t n = 0;
 			while (i + n < len && text[i + n] == '`')
@@ -226,6 +470,16 @@ unsigned char *md_code_mask(const char *text, size_t len, size_t from)
 			}
 			continue;
 		}
+		if (c == '[' && i + 1 < len && text[i + 1] == '[') {
+			if (i >= le)
+				le = line_end(text, len, i);
+			struct wl_parts wp;
+			size_t end = wikilink_at(text, le, i, &wp);
+			/* Nothing inside a link opens code, math or a
+			 * comment. */
+			i = end ? end : i + 1;
+			continue;
+		}
 		if (c == '<' && i + 4 <= len &&
 		    memcmp(text + i, "<!--", 4) == 0) {
 			const char *e = find_str(text, len, i + 4, "-->");
@@ -237,6 +491,32 @@ unsigned char *md_code_mask(const char *text, size_t len, size_t from)
 		if (c == '%' && i + 1 < len && text[i + 1] == '%') {
 			const char *e = find_str(text, len, i + 2, "%%");
 			size_t end = e ? (size_t)(e - text) + 2 : len;
+			memset(mask + i, 1, end - i);
+			i = end;
+			continue;
+		}
+		if (c == '$') {
+			if (i >= math_pe)
+				math_pe = para_end(text, len, i);
+			size_t end;
+			if (i + 1 < len && text[i + 1] == '$') {
+				/* "$$" opening a line starts a block that runs
+				 * to the next "$$" (the end of the note when
+				 * there is none); inside a paragraph it stays
+				 * in the paragraph. */
+				bool block = i == lp;
+				size_t close = find_dollars(
+					text, i + 2, block ? len : math_pe);
+				end = close ? close + 2 : block ? len : 0;
+				if (!end) {
+					i += 2;
+					continue;
+				}
+			} else if (!(end = inline_math(text, len, i,
+						       math_pe))) {
+				i++;
+				continue;
+			}
 			memset(mask + i, 1, end - i);
 			i = end;
 			continue;
@@ -309,60 +589,21 @@ static char *trimdup(const char *s, size_t a, size_t b)
 	return xstrndup(s + a, b - a);
 }
 
-/* [[target#sub|alias]] starting at text[i] == '['; returns end or 0. */
-static size_t parse_wikilink(const char *text, size_t e, size_t i,
-			     const unsigned char *mask, struct md_link *l)
+size_t md_parse_wikilink(const char *text, size_t e, size_t i,
+			 struct md_link *l)
 {
-	size_t j = i + 2;
-	size_t close = 0;
-	for (; j + 1 < e + 1 && j < e; j++) {
-		if (mask[j])
-			return 0;
-		if (text[j] == '[' && j + 1 < e && text[j + 1] == '[')
-			return 0; /* an inner "[[" starts the real link */
-		if (text[j] == ']' && j + 1 < e && text[j + 1] == ']') {
-			close = j;
-			break;
-		}
-	}
-	if (!close || close == i + 2)
+	struct wl_parts p;
+	size_t end = wikilink_at(text, e, i, &p);
+	if (!end)
 		return 0;
-	size_t a = i + 2, bar = close, tend;
-	for (size_t k = a; k < close; k++) {
-		if (text[k] == '|') {
-			bar = k;
-			break;
-		}
-	}
-	tend = bar;
-	if (bar < close && bar > a && text[bar - 1] == '\\')
-		tend = bar - 1; /* "\|" inside tables */
-	size_t hash = tend;
-	for (size_t k = a; k < tend; k++) {
-		if (text[k] == '#') {
-			hash = k;
-			break;
-		}
-	}
-	size_t ta = a, tb = hash;
-	while (ta < tb && isspace((unsigned char)text[ta]))
-		ta++;
-	while (tb > ta && isspace((unsigned char)text[tb - 1]))
-		tb--;
-	l->target = xstrndup(text + ta, tb - ta);
-	l->tstart = ta;
-	l->tend = tb;
-	if (hash < tend)
-		l->subpath = trimdup(text, hash + 1, tend);
-	if (bar < close)
-		l->alias = trimdup(text, bar + 1, close);
-	if (!*l->target && !l->subpath) {
-		free(l->target);
-		free(l->alias);
-		l->target = l->alias = NULL;
-		return 0;
-	}
-	return close + 2;
+	l->target = xstrndup(text + p.ta, p.tb - p.ta);
+	l->tstart = p.ta;
+	l->tend = p.tb;
+	if (p.hash < p.tend)
+		l->subpath = trimdup(text, p.hash + 1, p.tend);
+	if (p.bar < p.close)
+		l->alias = trimdup(text, p.bar + 1, p.close);
+	return end;
 }
 
 static bool has_scheme(const char *s, size_t n)
@@ -603,7 +844,7 @@ void md_scan(const char *text, size_t len, struct md_doc *d)
 			struct md_link l = {0};
 			size_t end = 0;
 			if (s + 1 < len && text[s + 1] == '[') {
-				end = parse_wikilink(text, le, s, mask, &l);
+				end = md_parse_wikilink(text, le, s, &l);
 				l.kind = embed ? LINK_EMBED : LINK_WIKI;
 			}
 			if (!end && !(s + 1 < len && text[s + 1] == '[')) {
@@ -646,13 +887,18 @@ void md_scan(const char *text, size_t len, struct md_doc *d)
 	free(br.stack);
 }
 
+void md_link_clear(struct md_link *l)
+{
+	free(l->target);
+	free(l->subpath);
+	free(l->alias);
+	memset(l, 0, sizeof(*l));
+}
+
 void md_doc_clear(struct md_doc *d)
 {
-	for (size_t i = 0; i < d->nlinks; i++) {
-		free(d->links[i].target);
-		free(d->links[i].subpath);
-		free(d->links[i].alias);
-	}
+	for (size_t i = 0; i < d->nlinks; i++)
+		md_link_clear(&d->links[i]);
 	for (size_t i = 0; i < d->nheadings; i++)
 		free(d->headings[i].text);
 	for (size_t i = 0; i < d->ntags; i++)

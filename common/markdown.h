@@ -2,7 +2,9 @@
 /*
  * Markdown scanning with Obsidian's rules: frontmatter split, headings,
  * inline tags, wikilinks/embeds and markdown links. Nothing inside fenced
- * code, inline code, %% comments %% or <!-- HTML comments --> counts.
+ * or indented code, inline code, $$ math $$ or $inline math$,
+ * %% comments %% or <!-- HTML comments --> counts. (Links in the
+ * frontmatter's properties are read with the YAML: frontmatter.h.)
  */
 #pragma once
 
@@ -24,6 +26,9 @@ struct md_link {
 	int line;	   /* 1-based line in the whole file */
 	size_t start, end; /* the whole link, byte offsets into the text */
 	size_t tstart, tend; /* the target path as written (raw) */
+	/* A link in a property (frontmatter.h): how its YAML value is
+	 * quoted, '"' or '\'' (0: a body link, or a block scalar). */
+	char quote;
 };
 
 struct md_heading {
@@ -60,12 +65,21 @@ struct md_doc {
 bool md_split_frontmatter(const char *text, size_t len, size_t *ret_fm_start,
 			  size_t *ret_fm_end, size_t *ret_body_off);
 
+/*
+ * The wikilink [[target#sub|alias]] at text[i] == text[i + 1] == '[' that
+ * ends before e (the end of its line): returns its end and fills *ret
+ * (target, subpath, alias, tstart, tend), or returns 0 when there is none.
+ */
+size_t md_parse_wikilink(const char *text, size_t e, size_t i,
+			 struct md_link *ret);
+void md_link_clear(struct md_link *l);
+
 /* Scan text (the whole file). Never fails; malformed markup is just text. */
 void md_scan(const char *text, size_t len, struct md_doc *ret);
 void md_doc_clear(struct md_doc *d);
 
 /*
- * Byte mask of text[0..len): 1 where content is code or a comment.
+ * Byte mask of text[0..len): 1 where content is code, math or a comment.
  * Used by scanners and by link rewriting. Caller frees.
  */
 unsigned char *md_code_mask(const char *text, size_t len, size_t from);

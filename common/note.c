@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "note.h"
 #include "frontmatter.h"
+#include "hmap.h"
 #include "u8.h"
 
 #include <ctype.h>
@@ -125,32 +126,45 @@ static bool value_nonempty(const cJSON *v)
 	return true;
 }
 
-static void add_unique(struct ptrvec *pv, struct ptrvec *folds, char *s)
+/* A list without repeats, in the order first seen. */
+struct uniq {
+	struct ptrvec v;
+	struct hmap *seen; /* key -> the string kept */
+};
+
+/* Keep s (taking it) unless a string with the same key was kept: keys
+ * are folded (tags: "AI" and "ai" are one tag) or the strings themselves
+ * (aliases are kept as written). A hash set: notes may hold millions. */
+static void uniq_add(struct uniq *u, char *s, bool fold)
 {
-	char *f = fold_key(s);
-	for (size_t i = 0; i < folds->n; i++) {
-		if (strcmp(folds->v[i], f) == 0) {
-			free(f);
-			free(s);
-			return;
-		}
+	if (!u->seen)
+		u->seen = hmap_new();
+	_cleanup_free_ char *f = fold ? fold_key(s) : NULL;
+	const char *key = f ? f : s;
+	if (hmap_get(u->seen, key)) {
+		free(s);
+		return;
 	}
-	pv_push(folds, f);
-	pv_push(pv, s);
+	hmap_put(u->seen, key, s);
+	pv_push(&u->v, s);
 }
 
-static char **finish_list(struct ptrvec *pv, size_t *ret_n)
+/* The strings kept, NULL-terminated, and how many. */
+static char **uniq_finish(struct uniq *u, size_t *ret_n)
 {
-	*ret_n = pv->n;
-	pv_push(pv, NULL);
-	return (char **)pv->v;
+	hmap_free(u->seen);
+	*ret_n = u->v.n;
+	pv_push(&u->v, NULL);
+	return (char **)u->v.v;
 }
 
-static void clear_folds(struct ptrvec *f)
+/* The distinct folded forms of n aliases. */
+static char **fold_all(char *const *aliases, size_t n, size_t *ret_n)
 {
-	for (size_t i = 0; i < f->n; i++)
-		free(f->v[i]);
-	pv_free(f);
+	struct uniq u = {0};
+	for (size_t i = 0; i < n; i++)
+		uniq_add(&u, fold_key(aliases[i] ? aliases[i] : ""), false);
+	return uniq_finish(&u, ret_n);
 }
 
 /* Folded basename without ".md": the bucket a link is resolved in. */
@@ -164,12 +178,50 @@ static char *link_key(const char *target)
 	return fold_key_n(b, n);
 }
 
-struct note *note_new(const char *path, const char *text, size_t len)
+/* Where tags and aliases are read from; the legacy keys only with
+ * NOTE_READ_LEGACY_PROPERTIES. */
+static const struct list_key {
+	const char *key;
+	bool legacy;
+} TAG_KEYS[] = {{"tags", false}, {"tag", true}, {"Tags", false}},
+  ALIAS_KEYS[] = {{"aliases", false}, {"alias", true}};
+
+static void read_list(const cJSON *data, const struct list_key *keys,
+		      size_t nkeys, unsigned flags, bool is_tags,
+		      struct uniq *out)
+{
+	for (size_t i = 0; i < nkeys; i++) {
+		if (keys[i].legacy && !(flags & NOTE_READ_LEGACY_PROPERTIES))
+			continue;
+		char **l = fm_string_list(
+			cJSON_GetObjectItemCaseSensitive(data, keys[i].key),
+			is_tags, is_tags);
+		for (char **p = l; *p; p++)
+			uniq_add(out, TAKE_PTR(*p), is_tags);
+		free(l);
+	}
+}
+
+static void take_link(struct note *n, struct md_link *ml)
+{
+	struct link *l = &n->links[n->nlinks++];
+	l->src = n;
+	l->target = TAKE_PTR(ml->target);
+	l->subpath = TAKE_PTR(ml->subpath);
+	l->alias = TAKE_PTR(ml->alias);
+	l->key = *l->target ? link_key(l->target) : NULL;
+	l->line = ml->line;
+	l->kind = (uint8_t)ml->kind;
+}
+
+struct note *note_new(const char *path, const char *text, size_t len,
+		      unsigned flags)
 {
 	struct note *n = xcalloc(1, sizeof(*n));
 	n->path = xstrdup(path);
 	n->name = path_note_name(path);
 	n->fold_path = fold_key(path);
+	n->read_flags = flags;
 	const char *slash = strrchr(path, '/');
 	n->dirlen = slash ? (size_t)(slash - path) : 0;
 	const char *fslash = strrchr(n->fold_path, '/');
@@ -183,8 +235,8 @@ struct note *note_new(const char *path, const char *text, size_t len)
 	else
 		n->fold_name = fold_key(n->name);
 
-	struct ptrvec tags = {0}, tfold = {0}, aliases = {0}, afold = {0},
-		      keys = {0};
+	struct uniq tags = {0}, aliases = {0};
+	struct ptrvec keys = {0};
 	if (text) {
 		struct frontmatter fm;
 		fm_parse(text, len, &fm);
@@ -199,53 +251,29 @@ struct note *note_new(const char *path, const char *text, size_t len)
 			if (value_nonempty(kv))
 				pv_push(&keys, xstrdup(kv->string));
 		}
-		static const char *const tag_keys[] = {"tags", "tag", "Tags",
-						       NULL};
-		for (const char *const *k = tag_keys; *k; k++) {
-			char **l = fm_string_list(
-				cJSON_GetObjectItemCaseSensitive(fm.data, *k),
-				true, true);
-			for (char **p = l; *p; p++)
-				add_unique(&tags, &tfold, TAKE_PTR(*p));
-			free(l);
-		}
-		static const char *const alias_keys[] = {"aliases", "alias",
-							 NULL};
-		for (const char *const *k = alias_keys; *k; k++) {
-			char **l = fm_string_list(
-				cJSON_GetObjectItemCaseSensitive(fm.data, *k),
-				false, false);
-			for (char **p = l; *p; p++)
-				add_unique(&aliases, &afold, TAKE_PTR(*p));
-			free(l);
-		}
-		fm_clear(&fm);
+		read_list(fm.data, TAG_KEYS, ARRAY_SIZE(TAG_KEYS), flags, true,
+			  &tags);
+		read_list(fm.data, ALIAS_KEYS, ARRAY_SIZE(ALIAS_KEYS), flags,
+			  false, &aliases);
 
 		struct md_doc d;
 		md_scan(text, len, &d);
 		for (size_t i = 0; i < d.ntags; i++)
-			add_unique(&tags, &tfold, TAKE_PTR(d.tags[i].tag));
-		n->links = xcalloc(d.nlinks, sizeof(struct link));
-		for (size_t i = 0; i < d.nlinks; i++) {
-			struct md_link *ml = &d.links[i];
-			struct link *l = &n->links[n->nlinks++];
-			l->src = n;
-			l->target = TAKE_PTR(ml->target);
-			l->subpath = TAKE_PTR(ml->subpath);
-			l->alias = TAKE_PTR(ml->alias);
-			l->key = *l->target ? link_key(l->target) : NULL;
-			l->line = ml->line;
-			l->kind = (uint8_t)ml->kind;
-		}
+			uniq_add(&tags, TAKE_PTR(d.tags[i].tag), true);
+		n->links =
+			xcalloc(fm.nlinks + d.nlinks + 1, sizeof(struct link));
+		for (size_t i = 0; i < fm.nlinks; i++)
+			take_link(n, &fm.links[i]);
+		for (size_t i = 0; i < d.nlinks; i++)
+			take_link(n, &d.links[i]);
 		md_doc_clear(&d);
+		fm_clear(&fm);
 	}
-	clear_folds(&tfold);
-	size_t nfa;
-	n->fold_aliases = finish_list(&afold, &nfa);
-	n->tags = finish_list(&tags, &n->ntags);
-	n->aliases = finish_list(&aliases, &n->naliases);
-	size_t nk;
-	n->fm_keys = finish_list(&keys, &nk);
+	n->tags = uniq_finish(&tags, &n->ntags);
+	n->aliases = uniq_finish(&aliases, &n->naliases);
+	n->fold_aliases = fold_all(n->aliases, n->naliases, &n->nfold_aliases);
+	pv_push(&keys, NULL);
+	n->fm_keys = (char **)keys.v;
 	return n;
 }
 
@@ -314,8 +342,11 @@ void *note_to_blob(const struct note *n, size_t *ret_len)
 {
 	struct sbuf b = {0};
 	sb_putc(&b, BLOB_VERSION);
-	sb_putc(&b, (char)((n->fm_invalid ? 1 : 0) | (n->too_big ? 2 : 0) |
-			   (n->fm_unread ? 4 : 0)));
+	sb_putc(&b,
+		(char)((n->fm_invalid ? 1 : 0) | (n->too_big ? 2 : 0) |
+		       (n->fm_unread ? 4 : 0) |
+		       ((n->read_flags & NOTE_READ_LEGACY_PROPERTIES) ? 8
+								      : 0)));
 	put_u32(&b, (uint32_t)n->fm_err_line);
 	put_strv(&b, n->tags, n->ntags);
 	put_strv(&b, n->aliases, n->naliases);
@@ -391,7 +422,8 @@ struct note *note_from_blob(const char *path, const void *blob, size_t len)
 		return NULL;
 	unsigned flags = r.p[1];
 	r.p += 2;
-	struct note *n = note_new(path, NULL, 0);
+	struct note *n = note_new(
+		path, NULL, 0, (flags & 8) ? NOTE_READ_LEGACY_PROPERTIES : 0);
 	n->fm_invalid = flags & 1;
 	n->fm_unread = flags & 4;
 	n->too_big = (flags & 2) != 0;
@@ -402,10 +434,11 @@ struct note *note_from_blob(const char *path, const void *blob, size_t len)
 	strv_free(n->fm_keys);
 	n->tags = get_strv(&r, &n->ntags);
 	n->aliases = get_strv(&r, &n->naliases);
-	n->fold_aliases = xcalloc(n->naliases + 1, sizeof(char *));
-	for (size_t i = 0; i < n->naliases && !r.bad; i++)
-		n->fold_aliases[i] =
-			fold_key(n->aliases[i] ? n->aliases[i] : "");
+	if (!r.bad)
+		n->fold_aliases =
+			fold_all(n->aliases, n->naliases, &n->nfold_aliases);
+	else
+		n->fold_aliases = xcalloc(1, sizeof(char *));
 	size_t nk;
 	n->fm_keys = get_strv(&r, &nk);
 	uint32_t nl = get_u32(&r);

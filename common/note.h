@@ -34,9 +34,10 @@ struct note {
 	size_t fold_dirlen; /* the same in fold_path */
 	char **tags;	    /* display forms, deduplicated case-insensitively */
 	size_t ntags;
-	char **aliases;
-	char **fold_aliases; /* the same, folded */
+	char **aliases; /* as written: "AI" and "ai" are two aliases */
 	size_t naliases;
+	char **fold_aliases; /* the distinct folded aliases, for lookup */
+	size_t nfold_aliases;
 	char **fm_keys; /* top-level frontmatter keys with a value */
 	struct link *links;
 	size_t nlinks;
@@ -50,7 +51,8 @@ struct note {
 	 * tags are unknown, so the guard refuses writes that make it so. */
 	bool fm_unread;
 	int fm_err_line;
-	bool too_big; /* indexed by name only */
+	bool too_big;	     /* indexed by name only */
+	unsigned read_flags; /* NOTE_READ_* it was read with */
 };
 
 /* Largest note whose contents are indexed (bigger ones by name only;
@@ -67,19 +69,34 @@ char *fold_key_n(const char *s, size_t n);
  */
 int fold_find_line(const char *text, const char *fq, char **ret_line);
 
-/* Build a note from its path and text (text may be NULL: name only). */
-struct note *note_new(const char *path, const char *text, size_t len);
+/*
+ * How notes are read, as the vault's policy says. Obsidian 1.9 reads no
+ * "tag", "alias" and "cssclass" properties (Properties, "Deprecated
+ * properties"); a vault still using them keeps them with this flag.
+ */
+enum {
+	NOTE_READ_LEGACY_PROPERTIES = 1 << 0,
+};
+
+/*
+ * Build a note from its path and text (text may be NULL: name only),
+ * read with NOTE_READ_* flags. Its links are those of its properties
+ * (frontmatter.h), then those of its body, in the order of the text.
+ */
+struct note *note_new(const char *path, const char *text, size_t len,
+		      unsigned flags);
 struct note *note_free(struct note *n);
 void note_set_stat(struct note *n, const struct stat *st, int64_t btime);
 
 /* Bumped whenever parsing changes what a note's index entry holds: stored
  * entries of another format are not reused. */
-#define NOTE_FORMAT 2
+#define NOTE_FORMAT 3
 
 /*
- * A note as a compact blob (tags, aliases, frontmatter keys, links), so a
- * restart can rebuild the index without reading unchanged files.
- * note_from_blob() returns NULL for a blob it cannot read.
+ * A note as a compact blob (tags, aliases, frontmatter keys, links, the
+ * flags it was read with), so a restart can rebuild the index without
+ * reading unchanged files. note_from_blob() returns NULL for a blob it
+ * cannot read.
  */
 void *note_to_blob(const struct note *n, size_t *ret_len);
 struct note *note_from_blob(const char *path, const void *blob, size_t len);

@@ -5,6 +5,7 @@
  */
 #include "history.h"
 #include "note.h"
+#include "policy.h"
 #include "tools.h"
 #include "util.h"
 
@@ -152,7 +153,9 @@ int op_get_note_version(struct tool_ctx *c)
 	r = history_get(h, path, version, &ver, &text, &len, &err);
 	if (r < 0)
 		return history_fail(c, r, err);
-	struct note *old = note_new(ver.path, text, len);
+	_cleanup_policy_ struct policy *pol = vault_policy_get(c->v);
+	struct note *old =
+		note_new(ver.path, text, len, policy_note_flags(pol));
 	_cleanup_free_ char *shown_path = shown(ver.path);
 	char created[32], updated[32];
 	int64_t ct = history_created(h, path);

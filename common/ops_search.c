@@ -103,7 +103,7 @@ static int rank_one(const char *cand, const char *fq, bool exact_only)
 static int name_rank(const struct note *n, const char *fq, bool exact_only)
 {
 	int best = rank_one(n->fold_name, fq, exact_only);
-	for (size_t i = 0; i < n->naliases && best != 0; i++) {
+	for (size_t i = 0; i < n->nfold_aliases && best != 0; i++) {
 		int r = rank_one(n->fold_aliases[i], fq, exact_only);
 		if (r >= 0 && (best < 0 || r < best))
 			best = r;

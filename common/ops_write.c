@@ -921,10 +921,12 @@ int op_update_frontmatter(struct tool_ctx *c)
 /* ---- tags
  * ---------------------------------------------------------------------- */
 
-/* The frontmatter key holding tags: "tags", or "tag" if only that. */
-static const char *tags_key(const cJSON *data)
+/* The frontmatter key holding tags: "tags", or "tag" if only that and
+ * the policy still reads it (Obsidian 1.9 does not). */
+static const char *tags_key(const cJSON *data, unsigned flags)
 {
-	if (!cJSON_GetObjectItemCaseSensitive(data, "tags") &&
+	if ((flags & NOTE_READ_LEGACY_PROPERTIES) &&
+	    !cJSON_GetObjectItemCaseSensitive(data, "tags") &&
 	    cJSON_GetObjectItemCaseSensitive(data, "tag"))
 		return "tag";
 	return "tags";
@@ -985,7 +987,8 @@ static int tag_tool(struct tool_ctx *c, bool add)
 		fm_clear(&fm);
 		return fm_error(c, ref, text, len);
 	}
-	const char *key = tags_key(fm.data);
+	_cleanup_policy_ struct policy *pol = vault_policy_get(c->v);
+	const char *key = tags_key(fm.data, policy_note_flags(pol));
 	char **cur = fm_string_list(
 		cJSON_GetObjectItemCaseSensitive(fm.data, key), true, true);
 	fm_clear(&fm);

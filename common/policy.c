@@ -186,6 +186,15 @@ int policy_parse(const char *text, size_t len, struct policy **ret,
 				break;
 			}
 			p->keep_links = strcmp(kv->valuestring, "keep") == 0;
+		} else if (strcmp(k, "legacy_properties") == 0) {
+			if (!cJSON_IsBool(kv)) {
+				r = bad(ret_msg,
+					POLICY_PATH
+					": legacy_properties must be true or false%s",
+					"");
+				break;
+			}
+			p->legacy_properties = cJSON_IsTrue(kv);
 		} else if (strcmp(k, "tag_rules") == 0) {
 			if (!cJSON_IsObject(kv) && !cJSON_IsNull(kv)) {
 				r = bad(ret_msg,
@@ -208,7 +217,8 @@ int policy_parse(const char *text, size_t len, struct policy **ret,
 			r = bad(ret_msg,
 				POLICY_PATH
 				": unknown key '%s' (known: allowed_tags, "
-				"tag_rules, on_violation, delete_links, ignore)",
+				"tag_rules, on_violation, delete_links, ignore, "
+				"legacy_properties)",
 				k);
 			break;
 		}
@@ -246,6 +256,11 @@ int policy_load(int rootfd, struct policy **ret, char **ret_msg)
 		return r;
 	}
 	return policy_parse(text, len, ret, ret_msg);
+}
+
+unsigned policy_note_flags(const struct policy *p)
+{
+	return p && p->legacy_properties ? NOTE_READ_LEGACY_PROPERTIES : 0;
 }
 
 bool policy_ignored(const struct policy *p, const char *path, bool is_dir)
@@ -311,6 +326,7 @@ cJSON *policy_to_json(const struct policy *p, const struct index *ix)
 	cJSON_AddStringToObject(o, "on_violation", p->warn ? "warn" : "reject");
 	cJSON_AddStringToObject(o, "delete_links",
 				p->keep_links ? "keep" : "mark");
+	cJSON_AddBoolToObject(o, "legacy_properties", p->legacy_properties);
 	cJSON *ig = cJSON_AddArrayToObject(o, "ignore");
 	for (char **g = p->ignore; g && *g; g++)
 		cJSON_AddItemToArray(ig, cJSON_CreateString(*g));

@@ -10,6 +10,7 @@
  *   on_violation: reject           # or warn
  *   delete_links: mark             # or keep
  *   ignore: ["templates/", "*.excalidraw.md"]
+ *   legacy_properties: false       # true: read tag/alias/cssclass too
  */
 #pragma once
 
@@ -35,6 +36,8 @@ struct policy {
 	bool warn;	 /* on_violation: warn */
 	bool keep_links; /* delete_links: keep */
 	char **ignore;
+	/* Read the properties Obsidian 1.9 dropped (tag, alias). */
+	bool legacy_properties;
 	bool from_file;
 	/* References besides the first: policy_ref() adds one, policy_free()
 	 * drops one (a policy in use is never freed by a reload). */
@@ -58,6 +61,9 @@ static inline void policy_freep(struct policy **p)
 	policy_free(*p);
 }
 #define _cleanup_policy_ _cleanup_(policy_freep)
+
+/* How notes are read under this policy: NOTE_READ_* flags (note.h). */
+unsigned policy_note_flags(const struct policy *p);
 
 /* Hidden paths (any component starting with '.') and ignore globs. */
 bool policy_ignored(const struct policy *p, const char *path, bool is_dir);

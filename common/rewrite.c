@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "rewrite.h"
+#include "frontmatter.h"
 
 static size_t split(char *s, char **parts, size_t max)
 {
@@ -90,67 +91,99 @@ static char *md_target(const char *raw, bool angle, const char *src_dir,
 	return angle ? xstrdup(path) : url_encode_path(path, true);
 }
 
+/* A rewrite in progress: the text up to pos is in out. */
+struct rewriting {
+	const struct index *ix;
+	const struct note *src;
+	const char *text;
+	const struct rewrite_req *req;
+	const char *src_dir;
+	bool moving;
+	struct sbuf out;
+	size_t pos;
+	int count;
+};
+
+static void rewrite_one(struct rewriting *w, const struct md_link *l)
+{
+	const char *text = w->text;
+	const struct rewrite_req *req = w->req;
+	if (l->tstart == l->tend)
+		return; /* [[#heading]] stays inside its note */
+	bool file;
+	struct note *to =
+		index_resolve(w->ix, w->src, l->target, l->kind, &file);
+	bool md = l->kind == LINK_MD || l->kind == LINK_MD_EMBED;
+	_cleanup_free_ char *raw =
+		xstrndup(text + l->tstart, l->tend - l->tstart);
+	bool angle = l->tstart > 0 && text[l->tstart - 1] == '<';
+	_cleanup_free_ char *repl = NULL;
+	if (to == req->target) {
+		repl = md ? md_target(raw, angle, w->src_dir, req)
+			  : wiki_target(raw, req);
+	} else if (md && w->moving && (to || file) && raw[0] != '/') {
+		/* The linking note moves: its relative links to other files
+		 * must still reach them. */
+		_cleanup_free_ char *tp = to ? xstrdup(to->path) : NULL;
+		if (!tp) {
+			/* An attachment: where the old link led. */
+			_cleanup_free_ char *od = dir_of(w->src->path);
+			_cleanup_free_ char *j =
+				*od ? xasprintf("%s/%s", od, l->target)
+				    : xstrdup(l->target);
+			tp = path_normalize(j);
+		}
+		if (tp) {
+			bool had_md = str_has_suffix_ci(raw, ".md") || !to;
+			_cleanup_free_ char *rel =
+				path_relative(w->src_dir, tp);
+			_cleanup_free_ char *p =
+				had_md ? xstrdup(rel)
+				       : xstrndup(rel, strlen(rel) - 3);
+			repl = angle ? xstrdup(p) : url_encode_path(p, true);
+		}
+	}
+	if (repl && l->quote) {
+		/* A property: the new target quoted as its value is. */
+		char *q = fm_quoted(repl, l->quote);
+		free(repl);
+		repl = q;
+	}
+	if (!repl || strcmp(repl, raw) == 0)
+		return;
+	sb_add(&w->out, text + w->pos, l->tstart - w->pos);
+	sb_puts(&w->out, repl);
+	w->pos = l->tend;
+	w->count++;
+}
+
 char *rewrite_links(const struct index *ix, const struct note *src,
 		    const char *text, size_t len, const struct rewrite_req *req,
 		    int *ret_count)
 {
-	struct md_doc d;
-	md_scan(text, len, &d);
-	struct sbuf out = {0};
-	size_t pos = 0;
-	int count = 0;
 	_cleanup_free_ char *src_dir =
 		dir_of(req->src_new_path ? req->src_new_path : src->path);
-	bool moving =
-		req->src_new_path && strcmp(req->src_new_path, src->path) != 0;
-	for (size_t i = 0; i < d.nlinks; i++) {
-		const struct md_link *l = &d.links[i];
-		if (l->tstart == l->tend)
-			continue; /* [[#heading]] stays inside its note */
-		bool file;
-		struct note *to =
-			index_resolve(ix, src, l->target, l->kind, &file);
-		bool md = l->kind == LINK_MD || l->kind == LINK_MD_EMBED;
-		_cleanup_free_ char *raw =
-			xstrndup(text + l->tstart, l->tend - l->tstart);
-		bool angle = l->tstart > 0 && text[l->tstart - 1] == '<';
-		_cleanup_free_ char *repl = NULL;
-		if (to == req->target) {
-			repl = md ? md_target(raw, angle, src_dir, req)
-				  : wiki_target(raw, req);
-		} else if (md && moving && (to || file) && raw[0] != '/') {
-			/* The linking note moves: its relative links to
-			 * other files must still reach them. */
-			_cleanup_free_ char *tp = to ? xstrdup(to->path) : NULL;
-			if (!tp) {
-				/* An attachment: where the old link led. */
-				_cleanup_free_ char *od = dir_of(src->path);
-				_cleanup_free_ char *j =
-					*od ? xasprintf("%s/%s", od, l->target)
-					    : xstrdup(l->target);
-				tp = path_normalize(j);
-			}
-			if (tp) {
-				bool had_md =
-					str_has_suffix_ci(raw, ".md") || !to;
-				_cleanup_free_ char *rel =
-					path_relative(src_dir, tp);
-				_cleanup_free_ char *p =
-					had_md ? xstrdup(rel)
-					       : xstrndup(rel, strlen(rel) - 3);
-				repl = angle ? xstrdup(p)
-					     : url_encode_path(p, true);
-			}
-		}
-		if (!repl || strcmp(repl, raw) == 0)
-			continue;
-		sb_add(&out, text + pos, l->tstart - pos);
-		sb_puts(&out, repl);
-		pos = l->tend;
-		count++;
-	}
-	sb_add(&out, text + pos, len - pos);
+	struct rewriting w = {
+		.ix = ix,
+		.src = src,
+		.text = text,
+		.req = req,
+		.src_dir = src_dir,
+		.moving = req->src_new_path &&
+			  strcmp(req->src_new_path, src->path) != 0,
+	};
+	/* The properties' links come first in the text, then the body's. */
+	struct frontmatter fm;
+	fm_parse(text, len, &fm);
+	for (size_t i = 0; i < fm.nlinks; i++)
+		rewrite_one(&w, &fm.links[i]);
+	fm_clear(&fm);
+	struct md_doc d;
+	md_scan(text, len, &d);
+	for (size_t i = 0; i < d.nlinks; i++)
+		rewrite_one(&w, &d.links[i]);
 	md_doc_clear(&d);
-	*ret_count = count;
-	return sb_steal(&out);
+	sb_add(&w.out, text + w.pos, len - w.pos);
+	*ret_count = w.count;
+	return sb_steal(&w.out);
 }

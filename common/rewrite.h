@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Link rewriting for rename and delete: every link form ([[x]], [[x|a]],
- * [[x#h]], ![[x]], [[dir/x]], [[x.md]], [t](dir/x.md), [t](<x.md>))
- * that resolves to one note gets a new target; everything else in the
- * text stays byte for byte.
+ * [[x#h]], ![[x]], [[dir/x]], [[x.md]], [t](dir/x.md), [t](<x.md>), and
+ * "[[x]]" in a property, quoted as it was) that resolves to one note gets
+ * a new target; everything else in the text stays byte for byte, code
+ * and math included.
  */
 #pragma once
 

@@ -313,8 +313,16 @@ int vault_reload_policy(struct vault *v, char **ret_msg)
 	struct policy *old = v->pol;
 	v->pol = p;
 	pthread_mutex_unlock(&v->polmu);
+	bool reread = policy_note_flags(old) != policy_note_flags(p);
 	policy_free(old); /* freed when the last write using it is done */
-	return 0;
+	return reread ? 1 : 0;
+}
+
+/* How notes are read now. */
+static unsigned note_flags(struct vault *v)
+{
+	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
+	return policy_note_flags(pol);
 }
 
 int vault_read_text(struct vault *v, const struct note *n, char **ret,
@@ -472,8 +480,8 @@ static bool same_file(const struct note *n, const struct stat *st)
  * handed back when asked for. */
 /* The note at path, read and parsed; NULL when it cannot be read (the
  * error in *ret_err when asked). */
-static struct note *load_note(int rootfd, const char *path, char **ret_text,
-			      size_t *ret_len, int *ret_err)
+static struct note *load_note(int rootfd, const char *path, unsigned flags,
+			      char **ret_text, size_t *ret_len, int *ret_err)
 {
 	char *text;
 	size_t len;
@@ -484,7 +492,7 @@ static struct note *load_note(int rootfd, const char *path, char **ret_text,
 		*ret_err = r;
 	if (r < 0)
 		return NULL;
-	struct note *n = note_new(path, text, len);
+	struct note *n = note_new(path, text, len, flags);
 	n->too_big = text == NULL;
 	note_set_stat(n, &st, btime);
 	if (ret_text) {
@@ -543,12 +551,17 @@ static void *scan_worker(void *arg)
 			s->stored ? hmap_get(s->stored, path) : NULL;
 		if (e)
 			s->parsed[i] = cached_note(s->v->rootfd, path, e);
+		/* Read under another policy: read again. */
+		if (s->parsed[i] &&
+		    s->parsed[i]->read_flags != policy_note_flags(s->pol))
+			s->parsed[i] = note_free(s->parsed[i]);
 		if (s->parsed[i])
 			s->cached[i] = true;
 		else {
 			int err;
-			s->parsed[i] =
-				load_note(s->v->rootfd, path, NULL, NULL, &err);
+			s->parsed[i] = load_note(s->v->rootfd, path,
+						 policy_note_flags(s->pol),
+						 NULL, NULL, &err);
 			if (read_failed(err))
 				scan_error(s, path, err);
 		}
@@ -1370,7 +1383,7 @@ int vault_guard(struct vault *v, const char *path, const char *text, size_t len,
 {
 	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
 	struct note *old = index_by_path(v->ix, path);
-	struct note *after = note_new(path, text, len);
+	struct note *after = note_new(path, text, len, policy_note_flags(pol));
 	_cleanup_free_ char *msg = NULL;
 	int r = policy_check(pol, v->ix, old, after, &msg);
 	note_free(after);
@@ -1433,7 +1446,7 @@ int vault_commit(struct vault *v, const char *path, const char *text,
 				     strerror(-r));
 		return r;
 	}
-	struct note *after = note_new(path, text, len);
+	struct note *after = note_new(path, text, len, note_flags(v));
 	note_set_stat(after, &st, keep_btime(v, old, path));
 	uint64_t old_ino = old ? old->ino : 0;
 	index_swap_in(v, after);
@@ -1465,7 +1478,8 @@ int vault_sync_path(struct vault *v, const char *path, const char *source,
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
 	int err;
-	struct note *n = load_note(v->rootfd, path, &text, &len, &err);
+	struct note *n = load_note(v->rootfd, path, policy_note_flags(pol),
+				   &text, &len, &err);
 	/* A file that is there but cannot be read now (EIO, EMFILE, ...)
 	 * is not a deleted note: the index keeps what it had. */
 	if (!n && err != -ENOENT && err != -ENOTDIR && err != -ELOOP &&
@@ -1606,7 +1620,8 @@ static int apply_sources(struct vault *v, struct pending *p, size_t n,
 			return r;
 		}
 		_cleanup_free_ char *path = xstrdup(p[i].src->path);
-		struct note *nn = note_new(path, p[i].text, p[i].len);
+		struct note *nn =
+			note_new(path, p[i].text, p[i].len, note_flags(v));
 		note_set_stat(nn, &st, p[i].src->btime);
 		uint64_t old_ino = p[i].src->ino;
 		index_swap_in(v, nn);
@@ -1651,7 +1666,8 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 		return r;
 	}
 	/* The guard judges the note under its new name (e.g. Person). */
-	struct note *probe = note_new(new_path, text, len);
+	struct note *probe =
+		note_new(new_path, text, len, policy_note_flags(pol));
 	_cleanup_free_ char *gmsg = NULL;
 	r = policy_check(pol, v->ix, n, probe, &gmsg);
 	note_free(probe);
@@ -1730,7 +1746,8 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 		}
 	}
 	int64_t btime = n->btime;
-	struct note *moved = note_new(new_path, own_text, strlen(own_text));
+	struct note *moved = note_new(new_path, own_text, strlen(own_text),
+				      policy_note_flags(pol));
 	if (file_stat(v->rootfd, new_path, &st) == 0)
 		note_set_stat(moved, &st, btime);
 	pthread_rwlock_wrlock(&v->rw);

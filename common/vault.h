@@ -133,7 +133,11 @@ struct index *vault_index(struct vault *v);
 /* The policy now, as a reference of the caller's own (policy_free() it;
  * _cleanup_policy_): a reload while it is used never frees it. */
 struct policy *vault_policy_get(struct vault *v);
-/* Re-read .vaultd/policy.yaml; on error the old policy stays. */
+/*
+ * Re-read .vaultd/policy.yaml; on error the old policy stays. Returns 1
+ * when the new policy reads notes otherwise (legacy_properties): the
+ * caller indexes the vault again (vault_index_all()).
+ */
 int vault_reload_policy(struct vault *v, char **ret_msg);
 
 /* Read a note's text (the file as it is now). */

@@ -100,11 +100,18 @@ static void sync_one(struct watcher *w, const char *path)
 		return;
 	if (!strcmp(path, ".vaultd/policy.yaml")) {
 		_cleanup_free_ char *msg = NULL;
-		if (vault_reload_policy(w->v, &msg) < 0)
+		int r = vault_reload_policy(w->v, &msg);
+		if (r < 0) {
 			log_error("policy not reloaded, the old one stays: %s",
 				  msg);
-		else
+		} else if (r > 0) {
+			log_info("policy reloaded; it reads notes otherwise: "
+				 "indexing again");
+			if (vault_index_all(w->v, NULL, NULL, &msg) < 0)
+				log_error("indexing again: %s", msg);
+		} else {
 			log_info("policy reloaded");
+		}
 		return;
 	}
 	vault_write_lock(w->v);

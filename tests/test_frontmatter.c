@@ -235,6 +235,172 @@ static void test_keys_ranges(void)
 	fm_clear(&fm);
 }
 
+/* libyaml counts characters, the note is bytes: text before a key that
+ * is not ASCII must not move where the key is found. */
+static void test_keys_ranges_unicode(void)
+{
+	const char *t = "---\ntitle: Привет мир\nстатус: old\nc: 1\n---\nb\n";
+	struct frontmatter fm;
+	parse(t, &fm);
+	CU_ASSERT_TRUE_FATAL(fm.valid);
+	CU_ASSERT_EQUAL_FATAL(fm.nkeys, 3);
+	char *k1 = xstrndup(t + fm.keys[1].start,
+			    fm.keys[1].end - fm.keys[1].start);
+	ASSERT_STR_EQ(k1, "статус: old\n");
+	free(k1);
+	fm_clear(&fm);
+	_cleanup_free_ char *out = set_str(t, "c", "2");
+	ASSERT_STR_EQ(
+		out, "---\ntitle: Привет мир\nстатус: old\nc: \"2\"\n---\nb\n");
+}
+
+/* ---- links in properties --------------------------------------------------
+ */
+
+static const struct md_link *fm_link(const struct frontmatter *fm,
+				     const char *target)
+{
+	for (size_t i = 0; i < fm->nlinks; i++)
+		if (strcmp(fm->links[i].target, target) == 0)
+			return &fm->links[i];
+	return NULL;
+}
+
+/* The bytes a rename would replace. */
+static char *raw_of(const char *t, const struct md_link *l)
+{
+	return xstrndup(t + l->tstart, l->tend - l->tstart);
+}
+
+/*
+ * "Text properties can contain URLs and [[Internal links]]", "List values
+ * can contain text, numbers, and [[Internal links]]" (Obsidian,
+ * Properties), quoted as Obsidian writes them.
+ */
+static void test_prop_links(void)
+{
+	const char *t = "---\n"
+			"title: Ünïcode first\n"
+			"related: \"[[Target]]\"\n"
+			"up: '[[Up#Part|Shown]]'\n"
+			"links:\n"
+			"  - \"[[Other]]\"\n"
+			"  - plain text\n"
+			"  - '[[Folder/Third.md]]'\n"
+			"flow: [\"[[Flow1]]\", '[[Flow2]]']\n"
+			"---\n"
+			"body [[NotHere]]\n";
+	struct frontmatter fm;
+	parse(t, &fm);
+	CU_ASSERT_TRUE_FATAL(fm.valid);
+	CU_ASSERT_EQUAL_FATAL(fm.nlinks, 6);
+	static const char *const order[] = {
+		"Target", "Up", "Other", "Folder/Third.md", "Flow1", "Flow2"};
+	static const int lines[] = {3, 4, 6, 8, 9, 9};
+	static const char quotes[] = {'"', '\'', '"', '\'', '"', '\''};
+	for (size_t i = 0; i < fm.nlinks; i++) {
+		const struct md_link *l = &fm.links[i];
+		ASSERT_STR_EQ(l->target, order[i]);
+		CU_ASSERT_EQUAL(l->kind, LINK_WIKI);
+		CU_ASSERT_EQUAL(l->line, lines[i]);
+		CU_ASSERT_EQUAL(l->quote, quotes[i]);
+		/* The raw target is where it is in the note. */
+		_cleanup_free_ char *raw = raw_of(t, l);
+		ASSERT_STR_EQ(raw, order[i]);
+		CU_ASSERT_EQUAL(t[l->start], '[');
+		CU_ASSERT_EQUAL(t[l->end - 1], ']');
+	}
+	const struct md_link *up = fm_link(&fm, "Up");
+	ASSERT_STR_EQ(up->subpath, "Part");
+	ASSERT_STR_EQ(up->alias, "Shown");
+	CU_ASSERT_PTR_NULL(fm_link(&fm, "NotHere"));
+	fm_clear(&fm);
+}
+
+static void test_prop_links_not(void)
+{
+	/* Unquoted, [[X]] is a list holding a list: "Internal links in
+	 * text properties must be surrounded with quotes" (Properties).
+	 * Text around a link is text (markdown is not rendered in
+	 * properties); nested properties are not supported by Obsidian;
+	 * an embed is no property link. */
+	const char *t = "---\n"
+			"a: [[Unquoted]]\n"
+			"b:\n"
+			"  - [[UnquotedItem]]\n"
+			"c: \"see [[Around]]\"\n"
+			"d: \"[[One]] and [[Two]]\"\n"
+			"e:\n"
+			"  nested: \"[[Nested]]\"\n"
+			"f: [[\"[[Deep]]\"]]\n"
+			"g: \"![[Embed.png]]\"\n"
+			"h: \"[[]]\"\n"
+			"i: 5\n"
+			"---\n";
+	struct frontmatter fm;
+	parse(t, &fm);
+	CU_ASSERT_TRUE_FATAL(fm.valid);
+	CU_ASSERT_EQUAL(fm.nlinks, 0);
+	fm_clear(&fm);
+	/* Broken YAML: no properties, so no links. */
+	parse("---\na: \"[[X]]\"\n  b: 2\n---\n", &fm);
+	CU_ASSERT_FALSE(fm.valid);
+	CU_ASSERT_EQUAL(fm.nlinks, 0);
+	fm_clear(&fm);
+}
+
+static void test_prop_links_forms(void)
+{
+	/* Escapes: the raw target is the quoted target, so it can be
+	 * rewritten in place. */
+	const char *t = "---\n"
+			"a: \"[[Tom \\\"Q\\\" B]]\"\n"
+			"b: '[[It''s]]'\n"
+			"c: \"[[Odd\\x41]]\"\n"
+			"d: |\n"
+			"  [[Block]]\n"
+			"e: \"[[Long\n"
+			"  Folded]]\"\n"
+			"f: \" [[Spaced]] \"\n"
+			"---\n";
+	struct frontmatter fm;
+	parse(t, &fm);
+	CU_ASSERT_TRUE_FATAL(fm.valid);
+	CU_ASSERT_EQUAL_FATAL(fm.nlinks, 6);
+	const struct md_link *l = fm_link(&fm, "Tom \"Q\" B");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+	_cleanup_free_ char *r1 = raw_of(t, l);
+	ASSERT_STR_EQ(r1, "Tom \\\"Q\\\" B");
+	l = fm_link(&fm, "It's");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+	_cleanup_free_ char *r2 = raw_of(t, l);
+	ASSERT_STR_EQ(r2, "It''s");
+	/* An escape that is no quoting: read, but not rewritable. */
+	l = fm_link(&fm, "OddA");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+	CU_ASSERT_EQUAL(l->tstart, l->tend);
+	l = fm_link(&fm, "Block");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+	CU_ASSERT_EQUAL(l->quote, 0);
+	CU_ASSERT_EQUAL(l->line, 6);
+	_cleanup_free_ char *r3 = raw_of(t, l);
+	ASSERT_STR_EQ(r3, "Block");
+	/* Folded over two lines: the value says "Long Folded". */
+	l = fm_link(&fm, "Long Folded");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+	CU_ASSERT_EQUAL(l->tstart, l->tend);
+	CU_ASSERT_EQUAL(l->line, 7);
+	CU_ASSERT_PTR_NOT_NULL(fm_link(&fm, "Spaced"));
+	fm_clear(&fm);
+	/* fm_quoted writes what the quotes need. */
+	_cleanup_free_ char *q1 = fm_quoted("a\"b\\c'd", '"');
+	ASSERT_STR_EQ(q1, "a\\\"b\\\\c'd");
+	_cleanup_free_ char *q2 = fm_quoted("a\"b\\c'd", '\'');
+	ASSERT_STR_EQ(q2, "a\"b\\c''d");
+	_cleanup_free_ char *q3 = fm_quoted("a'b", 0);
+	ASSERT_STR_EQ(q3, "a'b");
+}
+
 /* ---- hostile YAML ---------------------------------------------------------
  */
 
@@ -856,6 +1022,10 @@ int main(void)
 		{"set_list_block", test_set_list_block},
 		{"render_object", test_render_object},
 		{"string_list", test_string_list},
+		{"keys_ranges_unicode", test_keys_ranges_unicode},
+		{"prop_links", test_prop_links},
+		{"prop_links_not", test_prop_links_not},
+		{"prop_links_forms", test_prop_links_forms},
 	};
 	return run_tests("frontmatter", tests, ARRAY_SIZE(tests));
 }

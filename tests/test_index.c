@@ -15,7 +15,7 @@
 
 static struct note *put(struct index *ix, const char *path, const char *text)
 {
-	struct note *n = note_new(path, text, text ? strlen(text) : 0);
+	struct note *n = note_new(path, text, text ? strlen(text) : 0, 0);
 	index_put(ix, n);
 	return n;
 }
@@ -80,7 +80,7 @@ static void test_fold_keys(void)
 
 static void test_note_new_names(void)
 {
-	struct note *n = note_new("Projects/Sub/My Note.md", NULL, 0);
+	struct note *n = note_new("Projects/Sub/My Note.md", NULL, 0, 0);
 	ASSERT_STR_EQ(n->path, "Projects/Sub/My Note.md");
 	ASSERT_STR_EQ(n->name, "My Note");
 	ASSERT_STR_EQ(n->fold_path, "projects/sub/my note.md");
@@ -89,11 +89,11 @@ static void test_note_new_names(void)
 	CU_ASSERT_EQUAL(n->nlinks, 0);
 	CU_ASSERT_EQUAL(n->ntags, 0);
 	note_free(n);
-	n = note_new("Root.md", NULL, 0);
+	n = note_new("Root.md", NULL, 0, 0);
 	CU_ASSERT_EQUAL(n->dirlen, 0);
 	ASSERT_STR_EQ(n->name, "Root");
 	note_free(n);
-	n = note_new("d/" NFD_CAFE ".md", NULL, 0);
+	n = note_new("d/" NFD_CAFE ".md", NULL, 0, 0);
 	char *f = fold_key("d/" NFC_CAFE ".md");
 	ASSERT_STR_EQ(n->fold_path, f);
 	free(f);
@@ -111,7 +111,7 @@ static void test_note_new_contents(void)
 			"Body #ALPHA #gamma\n"
 			"[[Target#Sec|Shown]] and [[#Self]]\n"
 			"[md](folder/File.md)\n";
-	struct note *n = note_new("N.md", t, strlen(t));
+	struct note *n = note_new("N.md", t, strlen(t), 0);
 	CU_ASSERT_FALSE(n->fm_invalid);
 	CU_ASSERT_EQUAL(n->ntags, 3); /* Alpha/ALPHA deduplicated */
 	CU_ASSERT_TRUE(note_has_tag(n, "alpha"));
@@ -141,11 +141,129 @@ static void test_note_new_contents(void)
 	note_free(n);
 
 	const char *bad = "---\na: 1\n  b: 2\n---\n#tag\n";
-	n = note_new("B.md", bad, strlen(bad));
+	n = note_new("B.md", bad, strlen(bad), 0);
 	CU_ASSERT_TRUE(n->fm_invalid);
 	CU_ASSERT_EQUAL(n->fm_err_line, 3);
 	CU_ASSERT_TRUE(note_has_tag(n, "tag"));
 	note_free(n);
+}
+
+/* Links in properties are the note's links, before the body's, with the
+ * note's line numbers; they resolve and count like any other. */
+static void test_note_prop_links(void)
+{
+	const char *t = "---\n"
+			"title: x\n"
+			"related: \"[[Target]]\"\n"
+			"list:\n"
+			"  - \"[[Other#Sec]]\"\n"
+			"---\n"
+			"Body [[Target]]\n"
+			"    [[IndentedCode]]\n"
+			"\n"
+			"    [[Code]] $[[Math]]$\n";
+	struct index *ix = index_new();
+	struct note *n = put(ix, "N.md", t);
+	CU_ASSERT_EQUAL_FATAL(n->nlinks, 4);
+	ASSERT_STR_EQ(n->links[0].target, "Target");
+	CU_ASSERT_EQUAL(n->links[0].line, 3);
+	ASSERT_STR_EQ(n->links[1].target, "Other");
+	ASSERT_STR_EQ(n->links[1].subpath, "Sec");
+	CU_ASSERT_EQUAL(n->links[1].line, 5);
+	ASSERT_STR_EQ(n->links[2].target, "Target");
+	CU_ASSERT_EQUAL(n->links[2].line, 7);
+	/* A lazy continuation line is text. */
+	ASSERT_STR_EQ(n->links[3].target, "IndentedCode");
+	CU_ASSERT_TRUE(link_is_broken(&n->links[1]));
+	struct note *o = put(ix, "Other.md", "");
+	CU_ASSERT_FALSE(link_is_broken(&n->links[1]));
+	CU_ASSERT_TRUE(incoming_has(o, n));
+	index_free(ix);
+}
+
+/* Obsidian 1.9 dropped "tag", "alias" and "cssclass" as default
+ * properties (Properties, "Deprecated properties"): read only when the
+ * policy keeps them. Aliases are kept as written: "AI" and "ai" are two
+ * aliases of the note, found once. */
+static void test_note_legacy_properties(void)
+{
+	const char *t = "---\n"
+			"tags: [new]\n"
+			"tag: old\n"
+			"aliases: [AI, ai, AI]\n"
+			"alias: Legacy Name\n"
+			"---\n";
+	struct note *n = note_new("N.md", t, strlen(t), 0);
+	CU_ASSERT_EQUAL(n->ntags, 1);
+	CU_ASSERT_TRUE(note_has_tag(n, "new"));
+	CU_ASSERT_FALSE(note_has_tag(n, "old"));
+	CU_ASSERT_EQUAL_FATAL(n->naliases, 2);
+	ASSERT_STR_EQ(n->aliases[0], "AI");
+	ASSERT_STR_EQ(n->aliases[1], "ai");
+	CU_ASSERT_EQUAL(n->nfold_aliases, 1);
+	CU_ASSERT_EQUAL(n->read_flags, 0);
+	note_free(n);
+
+	n = note_new("N.md", t, strlen(t), NOTE_READ_LEGACY_PROPERTIES);
+	CU_ASSERT_EQUAL(n->ntags, 2);
+	CU_ASSERT_TRUE(note_has_tag(n, "old"));
+	CU_ASSERT_EQUAL_FATAL(n->naliases, 3);
+	ASSERT_STR_EQ(n->aliases[2], "Legacy Name");
+	CU_ASSERT_EQUAL(n->nfold_aliases, 2);
+	/* The blob keeps how the note was read, and its property links. */
+	size_t bl;
+	void *blob = note_to_blob(n, &bl);
+	struct note *back = note_from_blob("N.md", blob, bl);
+	free(blob);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+	CU_ASSERT_EQUAL(back->read_flags, NOTE_READ_LEGACY_PROPERTIES);
+	CU_ASSERT_EQUAL(back->naliases, 3);
+	CU_ASSERT_EQUAL(back->nfold_aliases, 2);
+	note_free(back);
+	note_free(n);
+
+	/* One alias spelled two ways: one candidate, not an ambiguity. */
+	struct index *ix = index_new();
+	struct note *a = put(ix, "A.md", t);
+	struct note *f = NULL;
+	struct ptrvec c = {0};
+	CU_ASSERT_EQUAL(index_find(ix, "Ai", &f, &c), 0);
+	CU_ASSERT_PTR_EQUAL(f, a);
+	pv_free(&c);
+	index_remove(ix, "A.md");
+	CU_ASSERT_EQUAL(index_find(ix, "ai", &f, NULL), -ENOENT);
+	index_free(ix);
+}
+
+/* A hostile note: a million distinct inline tags, and as many aliases
+ * and property links as a frontmatter may hold (FM_MAX_BYTES). Reading
+ * it stays linear. */
+static void read_hostile(void *ud)
+{
+	(void)ud;
+	struct sbuf b = {0};
+	sb_puts(&b, "---\naliases:\n");
+	for (int i = 0; i < 20000; i++)
+		sb_printf(&b, "  - A%d\n  - a%d\n", i, i);
+	sb_puts(&b, "links:\n");
+	for (int i = 0; i < 20000; i++)
+		sb_printf(&b, "  - \"[[L%d]]\"\n", i);
+	sb_puts(&b, "---\n");
+	for (int i = 0; i < 1000000; i++)
+		sb_printf(&b, "#t%d ", i);
+	struct note *n = note_new("H.md", b.s, b.len, 0);
+	CU_ASSERT_FALSE(n->fm_invalid);
+	CU_ASSERT_EQUAL(n->naliases, 40000);
+	CU_ASSERT_EQUAL(n->nfold_aliases, 20000);
+	CU_ASSERT_EQUAL(n->ntags, 1000000);
+	CU_ASSERT_EQUAL(n->nlinks, 20000);
+	note_free(n);
+	sb_free(&b);
+}
+
+static void test_note_hostile(void)
+{
+	CU_ASSERT_TRUE(run_capped(read_hostile, NULL, 1u << 30, 60));
 }
 
 static void test_tag_matches(void)
@@ -661,6 +779,9 @@ int main(void)
 		{"fold_keys", test_fold_keys},
 		{"note_new_names", test_note_new_names},
 		{"note_new_contents", test_note_new_contents},
+		{"note_prop_links", test_note_prop_links},
+		{"note_legacy_properties", test_note_legacy_properties},
+		{"note_hostile", test_note_hostile},
 		{"tag_matches", test_tag_matches},
 		{"path_helpers", test_path_helpers},
 		{"by_path_folded", test_by_path_folded},

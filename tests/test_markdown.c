@@ -656,6 +656,246 @@ static void test_wikilink_inner_open(void)
 	md_doc_clear(&d);
 }
 
+/*
+ * Inline code inside a wikilink: the link holds it (Obsidian's own help
+ * vault links [[Functions|`hasTag`]]); a code span that holds a whole
+ * link hides it. Where the two overlap, whichever opens first wins, as
+ * a left-to-right inline parser reads them (CommonMark reads code spans
+ * the same way: the first backtick run that opens one is closed by the
+ * next run of its length, whatever lies between).
+ */
+static void test_wikilink_code_inside(void)
+{
+	const char *t = "[[Functions|`hasTag`]] and [[Functions#h|a `b` c]]\n"
+			"[[#`move`|move]] [[Other|``x ` y``]]\n";
+	struct md_doc d;
+	scan(t, &d);
+	CU_ASSERT_EQUAL_FATAL(d.nlinks, 4);
+	ASSERT_STR_EQ(d.links[0].target, "Functions");
+	ASSERT_STR_EQ(d.links[0].alias, "`hasTag`");
+	CU_ASSERT_EQUAL(d.links[0].start, 0);
+	CU_ASSERT_EQUAL(d.links[0].end, strlen("[[Functions|`hasTag`]]"));
+	ASSERT_STR_EQ(d.links[1].target, "Functions");
+	ASSERT_STR_EQ(d.links[1].subpath, "h");
+	ASSERT_STR_EQ(d.links[1].alias, "a `b` c");
+	/* A heading whose text is code: the subpath keeps the backticks. */
+	ASSERT_STR_EQ(d.links[2].target, "");
+	ASSERT_STR_EQ(d.links[2].subpath, "`move`");
+	ASSERT_STR_EQ(d.links[2].alias, "move");
+	CU_ASSERT_EQUAL(d.links[2].line, 2);
+	ASSERT_STR_EQ(d.links[3].target, "Other");
+	md_doc_clear(&d);
+	/* Inside a link a backtick is a character: no code span opens
+	 * there, so the target is never code (a file name may hold
+	 * backticks). */
+	scan("[[`x`]]\n", &d);
+	CU_ASSERT_EQUAL_FATAL(d.nlinks, 1);
+	ASSERT_STR_EQ(d.links[0].target, "`x`");
+	md_doc_clear(&d);
+	/* What follows the link is scanned as before. */
+	scan("[[A|`#nope`]] #yes `[[Hidden]]` [[B]]\n", &d);
+	CU_ASSERT_EQUAL(d.nlinks, 2);
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "A"));
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "B"));
+	CU_ASSERT_EQUAL(d.ntags, 1);
+	CU_ASSERT_TRUE(has_tag(&d, "yes"));
+	md_doc_clear(&d);
+}
+
+static void test_wikilink_code_precedence(void)
+{
+	struct md_doc d;
+	/* Code around a whole link, single or double backticks. */
+	scan("`[[X]]` and ``a [[Y]] b`` and `![[Z]]`\n", &d);
+	CU_ASSERT_EQUAL(d.nlinks, 0);
+	md_doc_clear(&d);
+	/* The code span opens first and closes inside the link's text: the
+	 * "[[" is code, so there is no link. */
+	scan("`a [[X|b` c]]\n", &d);
+	CU_ASSERT_EQUAL(d.nlinks, 0);
+	md_doc_clear(&d);
+	/* The link opens first: the backtick inside it opens nothing, and
+	 * the one after it has no partner. */
+	scan("[[X|a `b]] c` [[Y]]\n", &d);
+	CU_ASSERT_EQUAL(d.nlinks, 2);
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "X"));
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "Y"));
+	md_doc_clear(&d);
+	/* A backtick run inside a link still closes a span opened before
+	 * it (the run is a closer, whatever it sits in). */
+	scan("`x [[A|`y`]] z\n", &d);
+	CU_ASSERT_PTR_NULL(link_to(&d, "A"));
+	md_doc_clear(&d);
+	/* The mask agrees: nothing inside the link is masked. */
+	const char *t = "[[Functions|`hasTag`]] `code`";
+	unsigned char *m = md_code_mask(t, strlen(t), 0);
+	for (size_t i = 0; i < strlen("[[Functions|`hasTag`]]"); i++)
+		CU_ASSERT_EQUAL(m[i], 0);
+	CU_ASSERT_NOT_EQUAL(m[strstr(t, " `code`") - t + 1], 0);
+	free(m);
+}
+
+/* ---- indented code blocks ------------------------------------------------ */
+
+/*
+ * "You can also create a code block by indenting the text using Tab or 4
+ * blank spaces" (Obsidian, Basic formatting syntax). CommonMark: it
+ * cannot interrupt a paragraph (an indented line right after one
+ * continues it), and inside a list item it takes 4 columns past the
+ * item's content.
+ */
+static void test_indented_code(void)
+{
+	struct md_doc d;
+	scan("Paragraph.\n\n    [[IndentOnly]] #indentonly\n\n"
+	     "Para\n\n\t[[TabCode]] #tabcode\n\nText [[After]] #after\n",
+	     &d);
+	CU_ASSERT_EQUAL(d.nlinks, 1);
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "After"));
+	CU_ASSERT_EQUAL(d.ntags, 1);
+	CU_ASSERT_TRUE(has_tag(&d, "after"));
+	md_doc_clear(&d);
+	/* Blank lines inside the block; "  \t" is 4 columns too; a line
+	 * less indented ends it. */
+	scan("x\n\n    a\n\n      [[StillCode]]\n  \t[[Tabbed]]\n"
+	     "back [[Text]]\n",
+	     &d);
+	CU_ASSERT_EQUAL(d.nlinks, 1);
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "Text"));
+	md_doc_clear(&d);
+	/* At the start of the body, and after a heading: code. */
+	scan("    [[First]]\n# H\n    [[AfterHeading]] #h\n", &d);
+	CU_ASSERT_EQUAL(d.nlinks, 0);
+	CU_ASSERT_EQUAL(d.ntags, 0);
+	CU_ASSERT_EQUAL(d.nheadings, 1);
+	md_doc_clear(&d);
+	scan("---\na: 1\n---\n    [[FmCode]]\n", &d);
+	CU_ASSERT_EQUAL(d.nlinks, 0);
+	md_doc_clear(&d);
+	/* After a fence or a thematic break: code. */
+	scan("```\nx\n```\n    [[AfterFence]]\n***\n    [[AfterRule]]\n", &d);
+	CU_ASSERT_EQUAL(d.nlinks, 0);
+	md_doc_clear(&d);
+}
+
+static void test_indented_not_code(void)
+{
+	struct md_doc d;
+	/* Lazy continuation: no blank line after the paragraph. */
+	scan("Paragraph\n    [[Cont]] #cont\n", &d);
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "Cont"));
+	CU_ASSERT_TRUE(has_tag(&d, "cont"));
+	md_doc_clear(&d);
+	/* A list item's continuation, after a blank line too. */
+	scan("- item\n    [[Lazy]]\n\n    [[InItem]] #initem\n"
+	     "1. one\n\n   [[Ordered]]\n",
+	     &d);
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "Lazy"));
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "InItem"));
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "Ordered"));
+	CU_ASSERT_TRUE(has_tag(&d, "initem"));
+	md_doc_clear(&d);
+	/* Nested task lists indented with a tab (Obsidian's own example). */
+	scan("- [ ] Task [[T1]]\n\t- [ ] Subtask [[T2]]\n\n\t- [ ] [[T3]]\n"
+	     "\t\t- deeper [[T4]]\n",
+	     &d);
+	CU_ASSERT_EQUAL(d.nlinks, 4);
+	md_doc_clear(&d);
+	/* Code inside a list item: 4 columns past its content. */
+	scan("- item\n\n      [[ItemCode]]\n\n  [[ItemPara]]\n", &d);
+	CU_ASSERT_PTR_NULL(link_to(&d, "ItemCode"));
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "ItemPara"));
+	md_doc_clear(&d);
+	/* A paragraph after the list ends it: indented code again. */
+	scan("- item\n\nPara\n\n    [[CodeAgain]]\n", &d);
+	CU_ASSERT_EQUAL(d.nlinks, 0);
+	md_doc_clear(&d);
+	/* "-x" and "*emphasis*" are no list items. */
+	scan("-x\n\n    [[C1]]\n*em*\n\n    [[C2]]\n", &d);
+	CU_ASSERT_EQUAL(d.nlinks, 0);
+	md_doc_clear(&d);
+}
+
+/* ---- math -----------------------------------------------------------------
+ */
+
+/* $$ blocks and $ inline math hold LaTeX (MathJax): nothing in them is a
+ * link, a tag or a heading (Obsidian, Advanced formatting syntax). */
+static void test_math_blocks(void)
+{
+	struct md_doc d;
+	scan("$$\n[[InMath]] #inmath\n# Not a heading\n$$\n[[After]] #after\n",
+	     &d);
+	CU_ASSERT_EQUAL(d.nlinks, 1);
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "After"));
+	CU_ASSERT_EQUAL(d.ntags, 1);
+	CU_ASSERT_EQUAL(d.nheadings, 0);
+	md_doc_clear(&d);
+	/* On one line, inside a paragraph, and across a blank line. */
+	scan("$$x [[One]]$$ text $$[[Two]]$$ [[Three]]\n"
+	     "$$\n\\begin{a}\n\n[[Four]]\n\\end{a}\n$$ [[Five]]\n",
+	     &d);
+	CU_ASSERT_EQUAL(d.nlinks, 2);
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "Three"));
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "Five"));
+	md_doc_clear(&d);
+	/* A block never closed runs to the end of the note, like a fence;
+	 * "$$" inside a paragraph without a partner is text. */
+	scan("a $$ b [[Visible]]\n\n$$\n[[Never]] #never\n", &d);
+	CU_ASSERT_EQUAL(d.nlinks, 1);
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "Visible"));
+	CU_ASSERT_EQUAL(d.ntags, 0);
+	md_doc_clear(&d);
+}
+
+static void test_math_inline(void)
+{
+	struct md_doc d;
+	scan("$[[M]]$ and $x #t$ and $e^{2i\\pi} = 1$ [[Out]]\n", &d);
+	CU_ASSERT_EQUAL(d.nlinks, 1);
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "Out"));
+	CU_ASSERT_EQUAL(d.ntags, 0);
+	md_doc_clear(&d);
+	/* Money, not math: a blank after the opening '$', a blank before
+	 * the closing one, or a digit after it. */
+	scan("$5 and $6 [[Money]] #money\n", &d);
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "Money"));
+	CU_ASSERT_TRUE(has_tag(&d, "money"));
+	md_doc_clear(&d);
+	scan("$20,000 and $30,000 [[Cash]]\n", &d);
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "Cash"));
+	md_doc_clear(&d);
+	scan("it costs 2$ [[A1]] or $ [[A2]] $\n", &d);
+	CU_ASSERT_EQUAL(d.nlinks, 2);
+	md_doc_clear(&d);
+	scan("$x [[B1]] $ then $y$5 [[B2]]\n", &d);
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "B1"));
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "B2"));
+	md_doc_clear(&d);
+	/* An escaped dollar opens nothing and closes nothing. */
+	scan("\\$[[E1]]$ and $a \\$ [[E2]] b$ [[E3]]\n", &d);
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "E1"));
+	CU_ASSERT_PTR_NULL(link_to(&d, "E2"));
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "E3"));
+	md_doc_clear(&d);
+	/* Across a line break inside a paragraph, never across a blank
+	 * line. */
+	scan("$a\n[[Joined]] b$\n\n$c\n\n[[Apart]] d$\n", &d);
+	CU_ASSERT_PTR_NULL(link_to(&d, "Joined"));
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "Apart"));
+	md_doc_clear(&d);
+	/* Whichever opens first: code holds '$', a link holds math. */
+	scan("`$` [[C1]] `$` and [[L|$x$]] and $`$ [[C2]]\n", &d);
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "C1"));
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "L"));
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "C2"));
+	md_doc_clear(&d);
+	/* Math in a code block is code. */
+	scan("```\n$$\n```\n[[Free]]\n", &d);
+	CU_ASSERT_PTR_NOT_NULL(link_to(&d, "Free"));
+	md_doc_clear(&d);
+}
+
 /* ---- markdown links ----------------------------------------------------- */
 
 static void test_mdlink_decode(void)
@@ -885,6 +1125,53 @@ static void test_pathological_misc(void)
 	free(buf);
 }
 
+/*
+ * Math, indented code, list items and links mixed adversarially: dollars
+ * that never close (or close only far away), "$$" openers, escapes,
+ * backticks and "[[" inside one another, list items nested thousands
+ * deep, indented lines after blank lines. Each must stay linear.
+ */
+static void test_pathological_math_code_links(void)
+{
+	size_t n = 4u << 20;
+	char *buf = xmalloc(n + 1);
+	static const char *const pats[] = {
+		"$a ",	      "$",	 "$$ ",	 "x $$ a ",   "\\$",
+		"\\\\$a$",    "[[`",	 "`[[",	 "[[a|$",     "$[[",
+		"$`",	      "[[a|`$`", "$$\n", "    $\n\n", "- $\n\n    [[",
+		"`$$`[[x]]$",
+	};
+	for (size_t k = 0; k < ARRAY_SIZE(pats); k++) {
+		fill(buf, n / 4, pats[k]);
+		run_big(pats[k], buf, n / 4);
+	}
+	/* List items nested ever deeper, each with indented lines after a
+	 * blank line. */
+	size_t o = 0;
+	for (size_t k = 0; o + 2 * k + 32 < n; k++) {
+		memset(buf + o, ' ', k);
+		o += k;
+		memcpy(buf + o, "- x $a\n\n", 8);
+		o += 8;
+		memset(buf + o, '\t', k / 4 + 1);
+		o += k / 4 + 1;
+		memcpy(buf + o, "[[y|`]]\n", 8);
+		o += 8;
+	}
+	buf[o] = 0;
+	run_big("nested lists", buf, o);
+	/* Random bytes from the characters that open or close something. */
+	static const char alpha[] = "$$``[[]]|#\\ \n\n\t-*>%<!a1";
+	uint32_t x = 12345;
+	for (size_t i = 0; i < n; i++) {
+		x = x * 1103515245u + 12345u;
+		buf[i] = alpha[(x >> 16) % (sizeof(alpha) - 1)];
+	}
+	buf[n] = 0;
+	run_big("random markup", buf, n);
+	free(buf);
+}
+
 static void test_scan_never_crashes(void)
 {
 	static const char *const inputs[] = {
@@ -958,6 +1245,12 @@ int main(void)
 		{"wikilink_line_numbers", test_wikilink_line_numbers},
 		{"wikilink_target_range", test_wikilink_target_range},
 		{"wikilink_inner_open", test_wikilink_inner_open},
+		{"wikilink_code_inside", test_wikilink_code_inside},
+		{"wikilink_code_precedence", test_wikilink_code_precedence},
+		{"indented_code", test_indented_code},
+		{"indented_not_code", test_indented_not_code},
+		{"math_blocks", test_math_blocks},
+		{"math_inline", test_math_inline},
 		{"mdlink_decode", test_mdlink_decode},
 		{"mdlink_angle_and_title", test_mdlink_angle_and_title},
 		{"mdlink_external_ignored", test_mdlink_external_ignored},
@@ -975,6 +1268,8 @@ int main(void)
 		{"pathological_4mb_backtick_spans",
 		 test_pathological_4mb_backtick_spans},
 		{"pathological_misc", test_pathological_misc},
+		{"pathological_math_code_links",
+		 test_pathological_math_code_links},
 		{"scan_never_crashes", test_scan_never_crashes},
 	};
 	return run_tests("markdown", tests, ARRAY_SIZE(tests));

@@ -15,7 +15,7 @@
 
 static struct note *mknote(const char *path, const char *text)
 {
-	return note_new(path, text, text ? strlen(text) : 0);
+	return note_new(path, text, text ? strlen(text) : 0, 0);
 }
 
 static void put(struct index *ix, const char *path, const char *text)
@@ -122,7 +122,19 @@ static void test_parse_fields(void)
 	p = parse_ok("on_violation: reject\ndelete_links: mark\n");
 	CU_ASSERT_FALSE(p->warn);
 	CU_ASSERT_FALSE(p->keep_links);
+	/* Obsidian 1.9 by default: no tag/alias properties. */
+	CU_ASSERT_FALSE(p->legacy_properties);
+	CU_ASSERT_EQUAL(policy_note_flags(p), 0);
 	policy_free(p);
+
+	p = parse_ok("legacy_properties: true\n");
+	CU_ASSERT_TRUE(p->legacy_properties);
+	CU_ASSERT_EQUAL(policy_note_flags(p), NOTE_READ_LEGACY_PROPERTIES);
+	policy_free(p);
+	p = parse_ok("legacy_properties: false\n");
+	CU_ASSERT_EQUAL(policy_note_flags(p), 0);
+	policy_free(p);
+	CU_ASSERT_EQUAL(policy_note_flags(NULL), 0);
 
 	/* Empty file: defaults. */
 	p = parse_ok("");
@@ -188,6 +200,9 @@ static void test_parse_errors(void)
 	free(m);
 	m = parse_err("on_violation: [warn]\n");
 	ASSERT_CONTAINS(m, "on_violation");
+	free(m);
+	m = parse_err("legacy_properties: yes-please\n");
+	ASSERT_CONTAINS(m, "legacy_properties must be true or false");
 	free(m);
 	m = parse_err("delete_links: drop\n");
 	ASSERT_CONTAINS(m, "delete_links");

@@ -338,8 +338,10 @@ static void test_list_tags(void)
 	tv_write(&t, "B.md",
 		 "---\ntags: \"alpha, delta\"\n---\n"
 		 "#alpha again in the body\n");
+	/* "tag" is no tags property since Obsidian 1.9 (Properties,
+	 * "Deprecated properties"): "legacy" is no tag. */
 	tv_write(&t, "C.md",
-		 "---\ntag: epsilon\n---\n"
+		 "---\ntags: epsilon\ntag: legacy\n---\n"
 		 "# Title\n"
 		 "```\n#fenced\n```\n"
 		 "Some `#inline` code, %% #comment %% and <!-- #html -->.\n"
@@ -379,9 +381,9 @@ static void test_list_tags(void)
 	CU_ASSERT_EQUAL(cJSON_GetArraySize(tags), 10);
 	CU_ASSERT_EQUAL(jnum(r, "total"), 10);
 	static const char *const not_tags[] = {
-		"fenced",	"inline",    "comment", "html",
-		"blockcomment", "htmlblock", "123",	"Title",
-		"Heading",	"frag",	     "notag",	NULL};
+		"fenced",    "inline", "comment", "html",    "blockcomment",
+		"htmlblock", "123",    "Title",	  "Heading", "frag",
+		"notag",     "legacy", NULL};
 	for (const char *const *p = not_tags; *p; p++) {
 		if (arr_find(tags, "tag", *p))
 			fprintf(stderr, "  '%s' must not be a tag\n", *p);
@@ -1360,6 +1362,177 @@ static void test_rename(void)
 	_cleanup_free_ char *e2 = calle(&t, "rename_note", "old_name", "L1",
 					"new_name", "projects/Roadmap", NULL);
 	ASSERT_CONTAINS(e2, "already exists");
+	tv_close(&t);
+}
+
+/*
+ * Notes read as Obsidian reads them: links with code in their text,
+ * indented code, math and property links, through the tools and a
+ * rename (nothing inside code or math is rewritten; a property link is
+ * rewritten in its YAML with its quoting, every other byte kept).
+ */
+static const char USES_TEXT[] =
+	"[[Functions|`hasTag`]] and [[Functions#h|a `b` c]]\n"
+	"[[#`move`|move]] and `[[Functions]]` stays code\n";
+static const char CODE_TEXT[] =
+	"Paragraph.\n"
+	"\n"
+	"    [[Target]] [[IndentOnly]] #indentonly\n"
+	"\n"
+	"$$\n"
+	"[[Target]] #inmath\n"
+	"$$\n"
+	"Inline $[[Target]]^2$ costs $5 and $6 [[Money]]\n";
+static const char PROPS_TEXT[] = "---\n"
+				 "title: Ünïcode first\n"
+				 "related: \"[[Target]]\"\n"
+				 "list:\n"
+				 "  - \"[[Other]]\" # a comment\n"
+				 "  - '[[Target|T]]'\n"
+				 "  - '[[Other]]'\n"
+				 "up: [[Unquoted]]\n"
+				 "---\n"
+				 "Body [[Target]]\n";
+
+static void test_obsidian_reading(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "Functions.md", "# Functions\n## `move`\n## h\n");
+	tv_write(&t, "Uses.md", USES_TEXT);
+	tv_write(&t, "Code.md", CODE_TEXT);
+	tv_write(&t, "Props.md", PROPS_TEXT);
+	tv_write(&t, "Target.md", "target\n");
+	tv_write(&t, "Other.md", "other\n");
+	tv_open(&t);
+
+	/* Links whose text holds code. */
+	_cleanup_json_ cJSON *fb =
+		callj(&t, "get_backlinks", "name", "Functions", NULL);
+	CU_ASSERT(json_equal_text(
+		jitem(fb, "backlinks"),
+		"[{\"name\":\"Uses\",\"path\":\"Uses.md\",\"count\":2,"
+		"\"lines\":[1]}]"));
+	/* Property links with their lines; nothing in code or math. */
+	_cleanup_json_ cJSON *tb =
+		callj(&t, "get_backlinks", "name", "Target", NULL);
+	CU_ASSERT(json_equal_text(
+		jitem(tb, "backlinks"),
+		"[{\"name\":\"Props\",\"path\":\"Props.md\",\"count\":3,"
+		"\"lines\":[3,6,10]}]"));
+	_cleanup_json_ cJSON *po = callj(&t, "get_links", "name", "Props",
+					 "direction", "out", NULL);
+	CU_ASSERT(same_set(jitem(po, "outgoing"), NULL,
+			   (const char *[]){"Target", "Other", NULL}));
+	_cleanup_json_ cJSON *br = callj(&t, "find_broken_links", NULL);
+	CU_ASSERT(json_equal_text(br, "[{\"source\":\"Code\",\"target\":"
+				      "\"Money\"}]"));
+	/* Other is linked from a property only: no orphan. */
+	_cleanup_json_ cJSON *orph = callj(&t, "get_orphans", NULL);
+	CU_ASSERT(same_set(jitem(orph, "orphans"), "name",
+			   (const char *[]){"Code", NULL}));
+	_cleanup_json_ cJSON *tags = callj(&t, "list_tags", NULL);
+	CU_ASSERT(json_equal_text(jitem(tags, "tags"), "[]"));
+
+	/* Renames: code and math keep their text, properties keep their
+	 * quoting. */
+	CU_ASSERT(callok(&t, "rename_note", "old_name", "Target", "new_name",
+			 "Goal", NULL));
+	CU_ASSERT(file_is(&t, "Code.md", CODE_TEXT));
+	CU_ASSERT(file_is(&t, "Props.md",
+			  "---\n"
+			  "title: Ünïcode first\n"
+			  "related: \"[[Goal]]\"\n"
+			  "list:\n"
+			  "  - \"[[Other]]\" # a comment\n"
+			  "  - '[[Goal|T]]'\n"
+			  "  - '[[Other]]'\n"
+			  "up: [[Unquoted]]\n"
+			  "---\n"
+			  "Body [[Goal]]\n"));
+	CU_ASSERT(callok(&t, "rename_note", "old_name", "Other", "new_name",
+			 "Bob's note", NULL));
+	CU_ASSERT(file_is(&t, "Props.md",
+			  "---\n"
+			  "title: Ünïcode first\n"
+			  "related: \"[[Goal]]\"\n"
+			  "list:\n"
+			  "  - \"[[Bob's note]]\" # a comment\n"
+			  "  - '[[Goal|T]]'\n"
+			  "  - '[[Bob''s note]]'\n"
+			  "up: [[Unquoted]]\n"
+			  "---\n"
+			  "Body [[Goal]]\n"));
+	/* The YAML still reads, and the links point where they did. */
+	_cleanup_json_ cJSON *po2 = callj(&t, "get_links", "name", "Props",
+					  "direction", "out", NULL);
+	CU_ASSERT(same_set(jitem(po2, "outgoing"), NULL,
+			   (const char *[]){"Goal", "Bob's note", NULL}));
+	_cleanup_json_ cJSON *meta =
+		callj(&t, "get_note_metadata", "name", "Props", NULL);
+	CU_ASSERT(json_equal_text(jitem(jitem(meta, "frontmatter"), "list"),
+				  "[\"[[Bob's note]]\",\"[[Goal|T]]\","
+				  "\"[[Bob's note]]\"]"));
+	CU_ASSERT(callok(&t, "rename_note", "old_name", "Functions", "new_name",
+			 "Funcs", NULL));
+	CU_ASSERT(file_is(&t, "Uses.md",
+			  "[[Funcs|`hasTag`]] and [[Funcs#h|a `b` c]]\n"
+			  "[[#`move`|move]] and `[[Functions]]` stays code\n"));
+	_cleanup_json_ cJSON *br2 = callj(&t, "find_broken_links", NULL);
+	CU_ASSERT(json_equal_text(br2, "[{\"source\":\"Code\",\"target\":"
+				       "\"Money\"}]"));
+	/* Deleting marks a property link as it marks any other. */
+	CU_ASSERT(callok(&t, "delete_note", "name", "Goal", NULL));
+	_cleanup_free_ char *props = tv_read(&t, "Props.md");
+	ASSERT_CONTAINS(props, "related: \"[[Goal (deleted)]]\"\n");
+	ASSERT_CONTAINS(props, "Body [[Goal (deleted)]]\n");
+	tv_close(&t);
+}
+
+/* Obsidian 1.9 reads no "tag" and "alias" properties; the policy's
+ * legacy_properties keeps reading them, and changing it reads the vault
+ * again. */
+static void test_legacy_properties(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "Old.md", "---\ntag: oldtag\nalias: Old Name\n---\nx\n");
+	tv_write(&t, "New.md", "---\ntags: [newtag]\n---\ny\n");
+	tv_open(&t);
+	_cleanup_json_ cJSON *t1 = callj(&t, "list_tags", NULL);
+	CU_ASSERT(same_set(jitem(t1, "tags"), "tag",
+			   (const char *[]){"newtag", NULL}));
+	_cleanup_free_ char *e1 =
+		calle(&t, "read_note", "name", "Old Name", NULL);
+	CU_ASSERT_PTR_NOT_NULL(e1);
+	/* add_tag writes where Obsidian reads: "tags", not "tag". */
+	CU_ASSERT(callok(&t, "add_tag", "name", "Old", "tag", "newtag", NULL));
+	CU_ASSERT(file_is(&t, "Old.md",
+			  "---\ntag: oldtag\nalias: Old Name\ntags:\n"
+			  "  - newtag\n---\nx\n"));
+
+	tv_write(&t, ".vaultd/policy.yaml", "legacy_properties: true\n");
+	char *msg = NULL;
+	CU_ASSERT_EQUAL(vault_reload_policy(t.v, &msg), 1);
+	free(msg);
+	tv_reindex(&t);
+	_cleanup_json_ cJSON *t2 = callj(&t, "list_tags", NULL);
+	CU_ASSERT(same_set(jitem(t2, "tags"), "tag",
+			   (const char *[]){"newtag", "oldtag", NULL}));
+	_cleanup_free_ char *body =
+		callt(&t, "read_note", "name", "Old Name", NULL);
+	ASSERT_CONTAINS(body, "x\n");
+	_cleanup_json_ cJSON *pol = callj(&t, "get_policy", NULL);
+	CU_ASSERT(cJSON_IsTrue(jitem(pol, "legacy_properties")));
+	/* The same policy again: nothing to read again. */
+	CU_ASSERT_EQUAL(vault_reload_policy(t.v, &msg), 0);
+	free(msg);
+	/* With only "tag", add_tag keeps using it. */
+	tv_write(&t, "Only.md", "---\ntag: oldtag\n---\n");
+	tv_reindex(&t);
+	CU_ASSERT(callok(&t, "add_tag", "name", "Only", "tag", "newtag", NULL));
+	CU_ASSERT(file_is(&t, "Only.md",
+			  "---\ntag:\n  - oldtag\n  - newtag\n---\n"));
 	tv_close(&t);
 }
 
@@ -2567,6 +2740,8 @@ int main(void)
 		{"duplicate_names", test_duplicate_names},
 		{"rename", test_rename},
 		{"rename_shared_names", test_rename_shared_names},
+		{"obsidian_reading", test_obsidian_reading},
+		{"legacy_properties", test_legacy_properties},
 		{"delete", test_delete},
 		{"unicode_names", test_unicode_names},
 		{"path_safety", test_path_safety},

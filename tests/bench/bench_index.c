@@ -76,7 +76,8 @@ int main(int argc, char **argv)
 		if (!cur || vault_read_text(v, cur, &text, &len) < 0)
 			continue;
 		uint64_t a = now_ns();
-		struct note *fresh = note_new(pick[i], text, len);
+		struct note *fresh =
+			note_new(pick[i], text, len, cur->read_flags);
 		index_put(ix, fresh);
 		ts[got++] = now_ns() - a;
 		free(text);
