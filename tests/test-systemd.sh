@@ -32,7 +32,7 @@ else
 fi
 
 # 2. The notify protocol.
-mkdir -p "$tmp/vault/sub" "$tmp/mnt" "$tmp/run"
+mkdir -p "$tmp/vault/sub" "$tmp/vault/.obsidian" "$tmp/mnt" "$tmp/run"
 printf 'hello [[b]]\n' >"$tmp/vault/a.md"
 printf 'b\n' >"$tmp/vault/sub/b.md"
 "$listen" "$tmp/notify.sock" >"$tmp/notify" &
