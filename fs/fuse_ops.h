@@ -18,14 +18,6 @@ struct mount_config {
 	int max_threads;
 };
 
-/*
- * Whether mountpoint can take the vault at vault_root (a real path): an
- * empty folder outside the vault, the vault not inside it. A dead mount
- * there (ENOTCONN, left by a killed vaultd) passes: mount_start() removes
- * it. On refusal *ret_msg says why and how to fix it.
- */
-int mount_check(const char *vault_root, const char *mountpoint, char **ret_msg);
-
 /* Clean up a stale mount (ENOTCONN), then mount. */
 int mount_start(struct vault *v, const struct mount_config *cfg,
 		struct mount **ret, char **ret_msg);

@@ -11,6 +11,7 @@
  *   call TOOL [key=value ...]   call any tool (key:=JSON, key@=FILE)
  *   tools                       every tool with its parameters
  *   stop                        stop the daemon
+ *   init [--write] ...          connect the vault to MCP clients (init.c)
  *
  * Exit codes: 0 ok, 1 tool error or problems found, 2 usage, 3 no daemon.
  */
@@ -18,6 +19,7 @@
 #include "check.h"
 #include "ctl_client.h"
 #include "fileio.h"
+#include "init.h"
 #include "json.h"
 #include "runtime.h"
 #include "tools.h"
@@ -60,6 +62,23 @@ static void usage(FILE *f)
 	      "  show NOTE@VERSION          the note's text at a version\n"
 	      "  tools                      every tool with its parameters\n"
 	      "  stop                       stop the vault's daemon\n"
+	      "  init [--write] [--client NAME] [--mount DIR] ...\n"
+	      "                             connect the vault to MCP clients\n"
+	      "                             (Claude Desktop, Claude Code,\n"
+	      "                             Cursor, VS Code): print or patch\n"
+	      "                             their configuration; vaultctl\n"
+	      "                             init --help for the rest\n"
+	      "\n"
+	      "Options:\n"
+	      "  --vault DIR                the vault (default:\n"
+	      "                             $OBSIDIAN_VAULT_PATH)\n"
+	      "  --socket PATH              vaultd's control socket, if not\n"
+	      "                             the default\n"
+	      "  --json                     print JSON\n"
+	      "  --offline                  check: read the vault itself\n"
+	      "  --limit N                  violations, history: how many\n"
+	      "  -h, --help                 this help\n"
+	      "  --version                  the version\n"
 	      "\n"
 	      "The vault is --vault DIR or $OBSIDIAN_VAULT_PATH.\n"
 	      "Exit codes: 0 ok, 1 tool error or problems found, 2 usage,\n"
@@ -587,6 +606,8 @@ int main(int argc, char **argv)
 	const char *cmd = argv[optind];
 	int sargc = argc - optind;
 	char **sargv = argv + optind;
+	if (!strcmp(cmd, "init"))
+		return init_main(sargc, sargv, o.vault);
 	optind = 0;
 	struct ptrvec rest = {0};
 	/* "-" first: keep non-options (key=value) in order. */

@@ -767,7 +767,7 @@ int main(int argc, char **argv)
 	if (o.mount) {
 		free(msg);
 		msg = NULL;
-		r = mount_check(vault_root(v), o.mount, &msg);
+		r = mount_point_check(vault_root(v), o.mount, &msg);
 		if (r < 0) {
 			log_error("%s", msg);
 			vault_free(v);
