@@ -47,11 +47,9 @@ static void init_usage(FILE *f)
 	      "last in Obsidian (its list of vaults, also Flatpak and Snap).\n"
 	      "\n"
 	      "  --vault DIR     the vault (a folder with .obsidian/ in it)\n"
-	      "  --client NAME   claude-desktop, claude-code, cursor, vscode,\n"
-	      "                  vscode-workspace (./.vscode/mcp.json); may be\n"
-	      "                  repeated (default: every client but\n"
-	      "                  vscode-workspace; with --write, those\n"
-	      "                  installed)\n"
+	      "  --client NAME   one of the clients below; may be repeated\n"
+	      "                  (default: all but vscode-workspace; with\n"
+	      "                  --write, those installed here)\n"
 	      "  --config PATH   also this config file (any client; the key is\n"
 	      "                  \"servers\" for VS Code files, else "
 	      "\"mcpServers\")\n"
@@ -62,8 +60,21 @@ static void init_usage(FILE *f)
 	      "not\n"
 	      "  --write         change the files (a backup of each is kept\n"
 	      "                  as FILE.bak-TIME) and enable the service;\n"
-	      "                  without it, print what to do\n",
+	      "                  without it, print what to do\n"
+	      "  -h, --help      this help\n"
+	      "\n",
 	      f);
+	size_t n;
+	const struct mcpconf_client *c = mcpconf_clients(&n);
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *p = c[i].path();
+		fprintf(f, "  %-18s %s: %s\n", c[i].id, c[i].label,
+			p ? p : "(no HOME)");
+	}
+	fputs("Clients:", f);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, " %s", c[i].id);
+	fputc('\n', f);
 }
 
 /* vault-mcp beside this vaultctl: installed, or in the build tree. */

@@ -10,6 +10,7 @@
  *   violations [--limit N]      writes the policy refused or warned about
  *   call TOOL [key=value ...]   call any tool (key:=JSON, key@=FILE)
  *   tools                       every tool with its parameters
+ *   notes [PREFIX]              note names (what shell completion uses)
  *   stop                        stop the daemon
  *   init [--write] ...          connect the vault to MCP clients (init.c)
  *
@@ -39,6 +40,7 @@ struct opts {
 	bool json;
 	bool offline;
 	long limit;
+	bool limit_set;
 	int argc;
 	char **argv; /* the command's own arguments */
 };
@@ -61,6 +63,8 @@ static void usage(FILE *f)
 	      "  history NOTE [--limit N]   the note's versions, newest first\n"
 	      "  show NOTE@VERSION          the note's text at a version\n"
 	      "  tools                      every tool with its parameters\n"
+	      "  notes [PREFIX]             names of the notes that start with\n"
+	      "                             (then contain) PREFIX, one a line\n"
 	      "  stop                       stop the vault's daemon\n"
 	      "  init [--write] [--client NAME] [--mount DIR] ...\n"
 	      "                             connect the vault to MCP clients\n"
@@ -76,7 +80,8 @@ static void usage(FILE *f)
 	      "                             the default\n"
 	      "  --json                     print JSON\n"
 	      "  --offline                  check: read the vault itself\n"
-	      "  --limit N                  violations, history: how many\n"
+	      "  --limit N                  violations, history, notes: how\n"
+	      "                             many\n"
 	      "  -h, --help                 this help\n"
 	      "  --version                  the version\n"
 	      "\n"
@@ -536,6 +541,40 @@ static int cmd_show(const struct opts *o)
 	return call_tool(o, "get_note_version", args);
 }
 
+/* Note names for a prefix; quiet when no daemon runs (for completion). */
+static int cmd_notes(const struct opts *o)
+{
+	if (o->argc > 1) {
+		fputs("vaultctl: notes takes one prefix\n", stderr);
+		return EXIT_USAGE;
+	}
+	struct ctl_client *c = connect_daemon(o, true);
+	if (!c)
+		return EXIT_NODAEMON;
+	cJSON *p = cJSON_CreateObject();
+	cJSON_AddStringToObject(p, "prefix", o->argc ? o->argv[0] : "");
+	cJSON_AddNumberToObject(p, "limit",
+				(double)(o->limit_set ? o->limit : 1000));
+	cJSON *res = NULL;
+	char *msg = NULL;
+	int r = ctl_call(c, "notes/complete", p, NULL, NULL, &res, &msg);
+	ctl_close(c);
+	if (r) {
+		fprintf(stderr, "vaultctl: %s\n", msg ? msg : strerror(-r));
+		free(msg);
+		return r == -EPIPE ? EXIT_NODAEMON : EXIT_TOOL;
+	}
+	if (o->json) {
+		print_json(res);
+	} else {
+		const cJSON *v;
+		cJSON_ArrayForEach(v, cJSON_GetObjectItem(res, "values"))
+			puts(cJSON_GetStringValue(v));
+	}
+	cJSON_Delete(res);
+	return EXIT_OK;
+}
+
 static int cmd_tools(const struct opts *o)
 {
 	/* The same table vaultd serves; no daemon needed to describe it. */
@@ -631,6 +670,7 @@ int main(int argc, char **argv)
 			break;
 		case 'l':
 			o.limit = atol(optarg);
+			o.limit_set = true;
 			break;
 		default:
 			pv_free(&rest);
@@ -664,13 +704,16 @@ int main(int argc, char **argv)
 		r = cmd_history(&o);
 	} else if (!strcmp(cmd, "show")) {
 		r = cmd_show(&o);
+	} else if (!strcmp(cmd, "notes")) {
+		r = cmd_notes(&o);
 	} else {
 		fprintf(stderr, "vaultctl: unknown command '%s'\n", cmd);
 		usage(stderr);
 		r = EXIT_USAGE;
 	}
 	if (!r && o.argc && strcmp(cmd, "call") != 0 &&
-	    strcmp(cmd, "history") != 0 && strcmp(cmd, "show") != 0) {
+	    strcmp(cmd, "history") != 0 && strcmp(cmd, "show") != 0 &&
+	    strcmp(cmd, "notes") != 0) {
 		fprintf(stderr, "vaultctl: unexpected argument '%s'\n",
 			o.argv[0]);
 		r = EXIT_USAGE;
