@@ -761,7 +761,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (r < 0) {
-		log_error("%s", msg);
+		log_error("%s (vaultd must be able to read and write the "
+			  "vault folder)",
+			  msg);
 		return 1;
 	}
 	if (o.mount) {
@@ -838,7 +840,8 @@ int main(int argc, char **argv)
 		_cleanup_free_ char *logpath =
 			xasprintf("%.*s.log", (int)(strlen(sock) - 5), sock);
 		if (daemonize(logpath, &notify_fd) < 0) {
-			log_error("cannot go to the background: %s",
+			log_error("cannot go to the background: %s (run it "
+				  "in the foreground with -f)",
 				  strerror(errno));
 			return 1;
 		}
@@ -881,7 +884,9 @@ int main(int argc, char **argv)
 	free(msg);
 	msg = NULL;
 	if (ctl_server_new(v, &cfg, &srv, &msg) < 0) {
-		log_error("%s", msg);
+		log_error("%s (give --socket PATH: a short path in a folder "
+			  "of yours)",
+			  msg);
 		vault_free(v);
 		return 1;
 	}
