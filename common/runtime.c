@@ -2,6 +2,7 @@
 #include "runtime.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -133,5 +134,88 @@ int cache_dir_for(const char *real_path, char **ret, const char **ret_msg)
 		return r;
 	}
 	*ret = dir;
+	return 0;
+}
+
+/* a is b or lies under it (real paths). */
+static bool path_within(const char *a, const char *b)
+{
+	size_t n = strlen(b);
+	if (n == 1 && b[0] == '/')
+		return true;
+	return !strncmp(a, b, n) && (a[n] == '/' || !a[n]);
+}
+
+int mount_point_check(const char *vault_root, const char *mountpoint,
+		      char **ret_msg)
+{
+	char real[PATH_MAX];
+	if (!realpath(mountpoint, real)) {
+		int e = errno;
+		if (e == ENOTCONN)
+			return 0;
+		if (e == ENOENT)
+			*ret_msg =
+				xasprintf("the mount point %s does not exist: "
+					  "create it first (mkdir -p %s)",
+					  mountpoint, mountpoint);
+		else
+			*ret_msg = xasprintf("the mount point %s cannot be "
+					     "used: %s",
+					     mountpoint, strerror(e));
+		return -e;
+	}
+	if (path_within(real, vault_root)) {
+		*ret_msg = xasprintf("the mount point %s is inside the vault "
+				     "%s: choose a folder outside it (e.g. "
+				     "%s-guarded)",
+				     real, vault_root, vault_root);
+		return -EINVAL;
+	}
+	if (path_within(vault_root, real)) {
+		*ret_msg =
+			xasprintf("the vault %s is inside the mount point "
+				  "%s, which would hide it: choose an empty "
+				  "folder outside the vault (e.g. %s-guarded)",
+				  vault_root, real, vault_root);
+		return -EINVAL;
+	}
+	DIR *d = opendir(real);
+	if (!d) {
+		int e = errno;
+		if (e == ENOTCONN)
+			return 0;
+		*ret_msg =
+			xasprintf(e == ENOTDIR ? "the mount point %s is not a "
+						 "folder%s: give a folder"
+					       : "the mount point %s cannot be "
+						 "read (%s): give a folder of "
+						 "yours",
+				  real, e == ENOTDIR ? "" : strerror(e));
+		return -e;
+	}
+	/* Mounting over files hides them (they would seem lost) and
+	 * usually means a wrong path. */
+	struct sbuf seen = {0};
+	size_t n = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (n < 3)
+			sb_printf(&seen, "%s'%s'", n ? ", " : "", de->d_name);
+		n++;
+	}
+	closedir(d);
+	if (n) {
+		*ret_msg = xasprintf(
+			"the mount point %s is not empty (it holds %s%s): the "
+			"mount would hide what is there; give an empty folder "
+			"(e.g. mkdir -p %s-guarded)",
+			real, seen.s, n > 3 ? " and more" : "", vault_root);
+		sb_free(&seen);
+		return -ENOTEMPTY;
+	}
+	sb_free(&seen);
 	return 0;
 }

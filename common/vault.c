@@ -118,6 +118,35 @@ static void load_violations(struct vault *v)
 	}
 }
 
+int vault_probe(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	_cleanup_free_ char *dot = xasprintf("%s/.obsidian", path);
+	if (stat(dot, &st) < 0)
+		return errno == ENOENT ? -EMEDIUMTYPE : -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -EMEDIUMTYPE;
+}
+
+int vault_make_obsidian(const char *path)
+{
+	_cleanup_free_ char *p = xasprintf("%s/.obsidian", path);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = 0;
+		if (mkdir(p, 0777) < 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	if (mkdir(p, 0777) < 0 && errno != EEXIST)
+		return -errno;
+	return vault_probe(path);
+}
+
 int vault_open(const char *root, struct vault **ret, char **ret_msg)
 {
 	char real[PATH_MAX];

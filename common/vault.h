@@ -34,6 +34,17 @@ struct vault_event {
 
 typedef void (*vault_listener_fn)(const struct vault_event *ev, void *ud);
 
+/*
+ * Whether path is an Obsidian vault: a folder with a .obsidian/ folder in
+ * it (Obsidian makes one in every folder it opens as a vault). 0: it is;
+ * -EMEDIUMTYPE: a folder, but not a vault; another -errno: no such folder
+ * (-ENOENT), not a folder (-ENOTDIR), cannot be read.
+ */
+int vault_probe(const char *path);
+/* Make path an Obsidian vault: create the folder (and its parents) and
+ * its .obsidian/ as needed. */
+int vault_make_obsidian(const char *path);
+
 /* Open the vault folder and load its policy; does not index yet. */
 int vault_open(const char *root, struct vault **ret, char **ret_msg);
 /*

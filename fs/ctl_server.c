@@ -10,6 +10,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -1021,28 +1022,34 @@ int ctl_server_new(struct vault *v, const struct ctl_config *cfg,
 		   struct ctl_server **ret, char **ret_msg)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
-	if (strlen(cfg->socket_path) >= sizeof(sa.sun_path)) {
+	/* Bound under a temporary name and renamed into place once it
+	 * listens: whoever sees the socket can connect to it. */
+	_cleanup_free_ char *tmp =
+		xasprintf("%s.%d.tmp", cfg->socket_path, (int)getpid());
+	if (strlen(tmp) >= sizeof(sa.sun_path)) {
 		*ret_msg =
 			xasprintf("socket path too long: %s", cfg->socket_path);
 		return -ENAMETOOLONG;
 	}
-	strcpy(sa.sun_path, cfg->socket_path);
+	strcpy(sa.sun_path, tmp);
 	int lfd =
 		socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (lfd < 0) {
 		*ret_msg = xasprintf("socket: %s", strerror(errno));
 		return -errno;
 	}
-	/* The caller holds the instance lock: a leftover socket is stale. */
-	unlink(cfg->socket_path);
+	/* The caller holds the instance lock: a leftover socket is stale
+	 * (rename() replaces it). */
+	unlink(tmp);
 	mode_t old = umask(0177);
 	int r = bind(lfd, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old);
-	if (r < 0 || chmod(cfg->socket_path, 0600) < 0 ||
-	    listen(lfd, 128) < 0) {
+	if (r < 0 || chmod(tmp, 0600) < 0 || listen(lfd, 128) < 0 ||
+	    rename(tmp, cfg->socket_path) < 0) {
 		int e = errno;
 		*ret_msg = xasprintf("cannot listen on %s: %s",
 				     cfg->socket_path, strerror(e));
+		unlink(tmp);
 		close(lfd);
 		return -e;
 	}

@@ -7,6 +7,7 @@
 #include "hmap.h"
 #include "log.h"
 #include "note.h"
+#include "runtime.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -2812,17 +2813,13 @@ int mount_start(struct vault *v, const struct mount_config *cfg,
 	if (stale)
 		log_warn("%s: %d stale mount%s from an earlier run unmounted",
 			 cfg->mountpoint, stale, stale > 1 ? "s" : "");
+	int cr = mount_point_check(vault_root(v), cfg->mountpoint, ret_msg);
+	if (cr < 0)
+		return cr;
 	if (!realpath(cfg->mountpoint, real)) {
 		*ret_msg = xasprintf("mount point %s: %s", cfg->mountpoint,
 				     strerror(errno));
 		return -errno;
-	}
-	size_t rl = strlen(vault_root(v));
-	if (!strncmp(real, vault_root(v), rl) &&
-	    (real[rl] == '/' || !real[rl])) {
-		*ret_msg =
-			xasprintf("mount point %s is inside the vault", real);
-		return -EINVAL;
 	}
 	struct mount *m = xcalloc(1, sizeof(*m));
 	m->v = v;

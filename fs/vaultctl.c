@@ -10,7 +10,9 @@
  *   violations [--limit N]      writes the policy refused or warned about
  *   call TOOL [key=value ...]   call any tool (key:=JSON, key@=FILE)
  *   tools                       every tool with its parameters
+ *   notes [PREFIX]              note names (what shell completion uses)
  *   stop                        stop the daemon
+ *   init [--write] ...          connect the vault to MCP clients (init.c)
  *
  * Exit codes: 0 ok, 1 tool error or problems found, 2 usage, 3 no daemon.
  */
@@ -18,6 +20,7 @@
 #include "check.h"
 #include "ctl_client.h"
 #include "fileio.h"
+#include "init.h"
 #include "json.h"
 #include "runtime.h"
 #include "tools.h"
@@ -37,6 +40,7 @@ struct opts {
 	bool json;
 	bool offline;
 	long limit;
+	bool limit_set;
 	int argc;
 	char **argv; /* the command's own arguments */
 };
@@ -59,7 +63,27 @@ static void usage(FILE *f)
 	      "  history NOTE [--limit N]   the note's versions, newest first\n"
 	      "  show NOTE@VERSION          the note's text at a version\n"
 	      "  tools                      every tool with its parameters\n"
+	      "  notes [PREFIX]             names of the notes that start with\n"
+	      "                             (then contain) PREFIX, one a line\n"
 	      "  stop                       stop the vault's daemon\n"
+	      "  init [--write] [--client NAME] [--mount DIR] ...\n"
+	      "                             connect the vault to MCP clients\n"
+	      "                             (Claude Desktop, Claude Code,\n"
+	      "                             Cursor, VS Code): print or patch\n"
+	      "                             their configuration; vaultctl\n"
+	      "                             init --help for the rest\n"
+	      "\n"
+	      "Options:\n"
+	      "  --vault DIR                the vault (default:\n"
+	      "                             $OBSIDIAN_VAULT_PATH)\n"
+	      "  --socket PATH              vaultd's control socket, if not\n"
+	      "                             the default\n"
+	      "  --json                     print JSON\n"
+	      "  --offline                  check: read the vault itself\n"
+	      "  --limit N                  violations, history, notes: how\n"
+	      "                             many\n"
+	      "  -h, --help                 this help\n"
+	      "  --version                  the version\n"
 	      "\n"
 	      "The vault is --vault DIR or $OBSIDIAN_VAULT_PATH.\n"
 	      "Exit codes: 0 ok, 1 tool error or problems found, 2 usage,\n"
@@ -517,6 +541,40 @@ static int cmd_show(const struct opts *o)
 	return call_tool(o, "get_note_version", args);
 }
 
+/* Note names for a prefix; quiet when no daemon runs (for completion). */
+static int cmd_notes(const struct opts *o)
+{
+	if (o->argc > 1) {
+		fputs("vaultctl: notes takes one prefix\n", stderr);
+		return EXIT_USAGE;
+	}
+	struct ctl_client *c = connect_daemon(o, true);
+	if (!c)
+		return EXIT_NODAEMON;
+	cJSON *p = cJSON_CreateObject();
+	cJSON_AddStringToObject(p, "prefix", o->argc ? o->argv[0] : "");
+	cJSON_AddNumberToObject(p, "limit",
+				(double)(o->limit_set ? o->limit : 1000));
+	cJSON *res = NULL;
+	char *msg = NULL;
+	int r = ctl_call(c, "notes/complete", p, NULL, NULL, &res, &msg);
+	ctl_close(c);
+	if (r) {
+		fprintf(stderr, "vaultctl: %s\n", msg ? msg : strerror(-r));
+		free(msg);
+		return r == -EPIPE ? EXIT_NODAEMON : EXIT_TOOL;
+	}
+	if (o->json) {
+		print_json(res);
+	} else {
+		const cJSON *v;
+		cJSON_ArrayForEach(v, cJSON_GetObjectItem(res, "values"))
+			puts(cJSON_GetStringValue(v));
+	}
+	cJSON_Delete(res);
+	return EXIT_OK;
+}
+
 static int cmd_tools(const struct opts *o)
 {
 	/* The same table vaultd serves; no daemon needed to describe it. */
@@ -587,6 +645,8 @@ int main(int argc, char **argv)
 	const char *cmd = argv[optind];
 	int sargc = argc - optind;
 	char **sargv = argv + optind;
+	if (!strcmp(cmd, "init"))
+		return init_main(sargc, sargv, o.vault);
 	optind = 0;
 	struct ptrvec rest = {0};
 	/* "-" first: keep non-options (key=value) in order. */
@@ -610,6 +670,7 @@ int main(int argc, char **argv)
 			break;
 		case 'l':
 			o.limit = atol(optarg);
+			o.limit_set = true;
 			break;
 		default:
 			pv_free(&rest);
@@ -643,13 +704,16 @@ int main(int argc, char **argv)
 		r = cmd_history(&o);
 	} else if (!strcmp(cmd, "show")) {
 		r = cmd_show(&o);
+	} else if (!strcmp(cmd, "notes")) {
+		r = cmd_notes(&o);
 	} else {
 		fprintf(stderr, "vaultctl: unknown command '%s'\n", cmd);
 		usage(stderr);
 		r = EXIT_USAGE;
 	}
 	if (!r && o.argc && strcmp(cmd, "call") != 0 &&
-	    strcmp(cmd, "history") != 0 && strcmp(cmd, "show") != 0) {
+	    strcmp(cmd, "history") != 0 && strcmp(cmd, "show") != 0 &&
+	    strcmp(cmd, "notes") != 0) {
 		fprintf(stderr, "vaultctl: unexpected argument '%s'\n",
 			o.argv[0]);
 		r = EXIT_USAGE;

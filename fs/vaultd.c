@@ -4,7 +4,12 @@
  * the control socket, the guarded FUSE view (--mount) and watches the
  * folder for changes made outside it.
  *
- *   vaultd --vault DIR [--mount DIR | --no-mount] [--socket PATH] [-f]
+ *   vaultd --vault DIR [--create] [--mount DIR | --no-mount] [-f]
+ *
+ * DIR must be an Obsidian vault (a folder with .obsidian/ in it) unless
+ * --create makes it one: vaultd writes its state into the folder it owns,
+ * so a mistyped path must not quietly become a vault. Every refusal at
+ * start says what to do instead.
  *
  * Without -f it goes to the background once the socket accepts
  * connections (its parent exits 0 then), logging to
@@ -39,6 +44,7 @@ struct opts {
 	const char *vault;
 	const char *socket;
 	const char *mount;
+	bool create;
 	bool foreground;
 	bool allow_other;
 	unsigned grace_ms;
@@ -52,11 +58,15 @@ struct opts {
 
 static void usage(FILE *f)
 {
-	fputs("Usage: vaultd --vault DIR [--mount DIR | --no-mount] "
-	      "[--socket PATH] [-f]\n"
+	fputs("Usage: vaultd --vault DIR [--create] [--mount DIR | --no-mount] "
+	      "[-f]\n"
 	      "\n"
-	      "  --vault DIR      the Obsidian vault to own\n"
+	      "  --vault DIR      the Obsidian vault to own (a folder with\n"
+	      "                   .obsidian/ in it; also $OBSIDIAN_VAULT_PATH)\n"
+	      "  --create         make DIR an Obsidian vault if it is not one\n"
+	      "                   (creates DIR and DIR/.obsidian/)\n"
 	      "  --mount DIR      serve the guarded view of the vault at DIR\n"
+	      "                   (an empty folder outside the vault)\n"
 	      "  --no-mount       no FUSE view (control socket only)\n"
 	      "  --socket PATH    control socket (default: "
 	      "$XDG_RUNTIME_DIR/vaultd/<vault-id>.sock)\n"
@@ -80,7 +90,14 @@ static void usage(FILE *f)
 	      "                   fewer if the descriptor limit is low)\n"
 	      "  --max-clients-per-process N\n"
 	      "                   control connections of one process\n"
-	      "                   (default 128)\n",
+	      "                   (default 128)\n"
+	      "  -h, --help       this help\n"
+	      "  --version        the version\n"
+	      "\n"
+	      "Exit codes: 0 stopped cleanly; 1 could not start or failed\n"
+	      "while running; 2 the command line must change (an unknown\n"
+	      "option, a folder that is not a vault, a mount point that\n"
+	      "cannot be used). Every refusal says what to do instead.\n",
 	      f);
 }
 
@@ -503,6 +520,47 @@ static int take_vault_lock(struct vault *v, int *ret_fd)
 			     ret_fd);
 }
 
+/*
+ * The folder must be an Obsidian vault, or --create makes it one. 0, or
+ * the exit code after saying what to do.
+ */
+static int check_vault_folder(const struct opts *o)
+{
+	int r = vault_probe(o->vault);
+	if (r == 0)
+		return 0;
+	if (o->create && (r == -ENOENT || r == -EMEDIUMTYPE)) {
+		int c = vault_make_obsidian(o->vault);
+		if (c < 0) {
+			log_error("cannot make %s an Obsidian vault: %s",
+				  o->vault, strerror(-c));
+			return 1;
+		}
+		log_info("%s is an Obsidian vault now (created %s/.obsidian/)",
+			 o->vault, o->vault);
+		return 0;
+	}
+	if (r == -EMEDIUMTYPE)
+		log_error("%s is not an Obsidian vault (it has no .obsidian/ "
+			  "folder): open it as a vault in Obsidian once, or "
+			  "add --create to make it one; check the path if you "
+			  "meant another folder",
+			  o->vault);
+	else if (r == -ENOENT)
+		log_error("the vault folder %s does not exist: check the "
+			  "path, or add --create to start a new vault there",
+			  o->vault);
+	else if (r == -ENOTDIR)
+		log_error("%s is not a folder: --vault takes the folder you "
+			  "open in Obsidian",
+			  o->vault);
+	else
+		log_error("the vault folder %s cannot be used: %s (vaultd "
+			  "must be able to read and write it)",
+			  o->vault, strerror(-r));
+	return 2;
+}
+
 /* What a killed vaultd may have left: its temp files, and (from older
  * versions) state others could write. */
 static void repair_leftovers(struct vault *v, mode_t mask)
@@ -575,6 +633,7 @@ int main(int argc, char **argv)
 		{"socket", required_argument, NULL, 's'},
 		{"mount", required_argument, NULL, 'm'},
 		{"no-mount", no_argument, NULL, 'n'},
+		{"create", no_argument, NULL, 'k'},
 		{"foreground", no_argument, NULL, 'f'},
 		{"max-message", required_argument, NULL, 'M'},
 		{"workers", required_argument, NULL, 'w'},
@@ -605,6 +664,9 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			o.mount = NULL;
+			break;
+		case 'k':
+			o.create = true;
 			break;
 		case 'f':
 			o.foreground = true;
@@ -661,16 +723,23 @@ int main(int argc, char **argv)
 	if (!o.vault) {
 		o.vault = getenv("OBSIDIAN_VAULT_PATH");
 		if (!o.vault || !*o.vault) {
-			fputs("vaultd: no vault: use --vault DIR\n", stderr);
+			fputs("vaultd: no vault: use --vault DIR (the folder "
+			      "you open in Obsidian)\n",
+			      stderr);
 			return 2;
 		}
 	}
 	if (optind < argc) {
-		fprintf(stderr, "vaultd: unexpected argument '%s'\n",
+		fprintf(stderr,
+			"vaultd: unexpected argument '%s' (see vaultd "
+			"--help)\n",
 			argv[optind]);
 		return 2;
 	}
 	log_init("vaultd");
+	int r = check_vault_folder(&o);
+	if (r)
+		return r;
 	/* What vaultd creates is never wider than the user's umask and the
 	 * vault folder's own mode allow; its own state (history, cache,
 	 * sockets) is never writable by others. The mount applies each
@@ -681,42 +750,68 @@ int main(int argc, char **argv)
 		vmask |= 0777 & ~vst.st_mode;
 	file_set_umask(vmask);
 	umask(vmask | 022);
-	if (o.mount && access("/dev/fuse", R_OK | W_OK) < 0) {
-		fprintf(stderr,
-			"vaultd: /dev/fuse: %s (no FUSE here: use "
-			"--no-mount)\n",
-			strerror(errno));
-		return 1;
-	}
 
 	struct vault *v = NULL;
 	_cleanup_free_ char *msg = NULL;
-	if (vault_open(o.vault, &v, &msg) < 0) {
-		log_error("%s", msg);
+	r = vault_open(o.vault, &v, &msg);
+	if (r == -EBADMSG) {
+		log_error("%s: correct it (vaultd-policy(5) lists every key); "
+			  "a vault whose policy cannot be read is not served",
+			  msg);
 		return 1;
+	}
+	if (r < 0) {
+		log_error("%s (vaultd must be able to read and write the "
+			  "vault folder)",
+			  msg);
+		return 1;
+	}
+	if (o.mount) {
+		free(msg);
+		msg = NULL;
+		r = mount_point_check(vault_root(v), o.mount, &msg);
+		if (r < 0) {
+			log_error("%s", msg);
+			vault_free(v);
+			return 2;
+		}
+		if (access("/dev/fuse", R_OK | W_OK) < 0) {
+			log_error("no FUSE here (/dev/fuse: %s): install fuse3 "
+				  "and load the fuse module (modprobe fuse), "
+				  "or run with --no-mount",
+				  strerror(errno));
+			vault_free(v);
+			return 2;
+		}
 	}
 	_cleanup_free_ char *sock = NULL;
 	if (o.socket) {
 		sock = xstrdup(o.socket);
 	} else {
 		const char *why;
-		int r = socket_path_for(vault_root(v), &sock, &why);
+		r = socket_path_for(vault_root(v), &sock, &why);
 		if (r < 0) {
-			log_error("%s: %s", why, strerror(-r));
+			log_error("%s: %s (set XDG_RUNTIME_DIR to a private "
+				  "folder of yours, or give --socket PATH)",
+				  why, strerror(-r));
 			vault_free(v);
 			return 1;
 		}
 	}
 	int lockfd = -1;
-	int r = take_lock(sock, &lockfd);
+	r = take_lock(sock, &lockfd);
 	if (r == -EBUSY) {
-		log_error("vaultd is already running for %s (socket %s)",
-			  vault_root(v), sock);
+		log_error("vaultd is already running for %s (socket %s): use "
+			  "it (vaultctl --vault %s status), or stop it first "
+			  "(vaultctl --vault %s stop)",
+			  vault_root(v), sock, vault_root(v), vault_root(v));
 		vault_free(v);
 		return 1;
 	}
 	if (r < 0) {
-		log_error("cannot lock %s.lock: %s", sock, strerror(-r));
+		log_error("cannot lock %s.lock: %s (give --socket PATH in a "
+			  "folder of yours)",
+			  sock, strerror(-r));
 		vault_free(v);
 		return 1;
 	}
@@ -726,11 +821,15 @@ int main(int argc, char **argv)
 	if (r < 0) {
 		if (r == -EBUSY)
 			log_error("another vaultd owns %s (its .vaultd/lock is "
-				  "held)",
-				  vault_root(v));
+				  "held): stop it first (vaultctl --vault %s "
+				  "stop, or systemctl --user stop the "
+				  "vaultd@ unit that runs it)",
+				  vault_root(v), vault_root(v));
 		else
-			log_error("cannot lock %s/.vaultd/lock: %s",
-				  vault_root(v), strerror(-r));
+			log_error("cannot lock %s/.vaultd/lock: %s (vaultd "
+				  "keeps its state in the vault: it needs to "
+				  "write in %s/.vaultd)",
+				  vault_root(v), strerror(-r), vault_root(v));
 		vault_free(v);
 		return 1;
 	}
@@ -741,7 +840,8 @@ int main(int argc, char **argv)
 		_cleanup_free_ char *logpath =
 			xasprintf("%.*s.log", (int)(strlen(sock) - 5), sock);
 		if (daemonize(logpath, &notify_fd) < 0) {
-			log_error("cannot go to the background: %s",
+			log_error("cannot go to the background: %s (run it "
+				  "in the foreground with -f)",
 				  strerror(errno));
 			return 1;
 		}
@@ -784,7 +884,9 @@ int main(int argc, char **argv)
 	free(msg);
 	msg = NULL;
 	if (ctl_server_new(v, &cfg, &srv, &msg) < 0) {
-		log_error("%s", msg);
+		log_error("%s (give --socket PATH: a short path in a folder "
+			  "of yours)",
+			  msg);
 		vault_free(v);
 		return 1;
 	}
@@ -845,11 +947,15 @@ int main(int argc, char **argv)
 		close(vlockfd);
 	if (rw.replaced) {
 		/* Everything above is closed or close-on-exec. */
-		char **nargv = xcalloc((size_t)argc + 2, sizeof(*nargv));
+		char **nargv = xcalloc((size_t)argc + 3, sizeof(*nargv));
+		int na = 0;
 		for (int i = 0; i < argc; i++)
-			nargv[i] = argv[i];
+			nargv[na++] = argv[i];
 		if (!o.foreground)
-			nargv[argc] = (char *)"--foreground";
+			nargv[na++] = (char *)"--foreground";
+		/* The folder at the vault's path is the vault restored (a
+		 * clone may lack .obsidian/, which is often not committed). */
+		nargv[na++] = (char *)"--create";
 		execv("/proc/self/exe", nargv);
 		log_error("cannot start over on the new vault folder: %s",
 			  strerror(errno));

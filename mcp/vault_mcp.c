@@ -8,6 +8,11 @@
  *   OBSIDIAN_VAULT_PATH=DIR vault-mcp [--read-only] [--max-result BYTES]
  *   vault-mcp --vault DIR ...
  *
+ * The vaultd it starts is asked to make DIR a vault only with --create:
+ * a folder that is not an Obsidian vault is refused (vaultd says why on
+ * stderr, which clients keep in their MCP log) rather than filled with
+ * vaultd's state because of a wrong path.
+ *
  * A vaultd it starts exits by itself after --idle-exit seconds with no
  * client (default 600). At the end of stdin (or "exit"), what is pending
  * gets EXIT_GRACE_MS to be answered; then vault-mcp leaves, and closing
@@ -40,6 +45,7 @@ struct app {
 	struct mcp_session *session;
 	bool stdin_open;
 	const char *idle_exit;
+	bool create;
 };
 
 static void usage(FILE *f)
@@ -50,10 +56,13 @@ static void usage(FILE *f)
 	      "An MCP server on stdin/stdout for the Obsidian vault DIR (or\n"
 	      "$OBSIDIAN_VAULT_PATH), served by vaultd, which is started when\n"
 	      "it is not running.\n"
+	      "  --vault DIR       the vault (a folder with .obsidian/ in it)\n"
+	      "  --create          let the vaultd started here make DIR a vault\n"
+	      "                    if it is not one (also VAULT_MCP_CREATE=1)\n"
 	      "  --read-only       offer only the tools that read\n"
 	      "                    (also VAULT_MCP_READ_ONLY=1)\n"
 	      "  --max-result N    cut tool results longer than N bytes\n"
-	      "                    (default 262144)\n"
+	      "                    (default 262144; also VAULT_MCP_MAX_RESULT)\n"
 	      "  --socket PATH     vaultd's control socket, if not the default\n"
 	      "  --idle-exit S     a vaultd started here stops after S seconds\n"
 	      "                    without clients (default 600; 0: never;\n"
@@ -62,8 +71,24 @@ static void usage(FILE *f)
 	      "                    (reading, search, links, the usual edits,\n"
 	      "                    tags, frontmatter, rename, delete, help) or\n"
 	      "                    a comma list of tool names (also\n"
-	      "                    VAULT_MCP_TOOLS)\n",
+	      "                    VAULT_MCP_TOOLS)\n"
+	      "  -h, --help        this help\n"
+	      "  --version         the version\n",
 	      f);
+}
+
+/* A yes/no setting from the environment: 1/true/yes or 0/false/no (what
+ * a client's boolean setting becomes); unset or empty: def. */
+static bool env_flag(const char *name, bool def)
+{
+	const char *v = getenv(name);
+	if (!v || !*v)
+		return def;
+	static const char *const no[] = {"0", "false", "no", "off"};
+	for (size_t i = 0; i < ARRAY_SIZE(no); i++)
+		if (!strcasecmp(v, no[i]))
+			return false;
+	return true;
 }
 
 /* vaultd next to this program (installed or in the build tree). */
@@ -92,9 +117,10 @@ static char *vaultd_path(void)
 }
 
 /* Start `vaultd --no-mount --vault DIR`; it returns once it listens. */
-static int start_daemon(const char *vault, const char *socket,
-			const char *idle_exit)
+static int start_daemon(const struct app *a)
 {
+	const char *vault = a->vault, *socket = a->socket;
+	const char *idle_exit = a->idle_exit;
 	_cleanup_free_ char *bin = vaultd_path();
 	log_info("starting %s for %s", bin, vault);
 	pid_t pid = fork();
@@ -103,13 +129,22 @@ static int start_daemon(const char *vault, const char *socket,
 	if (pid == 0) {
 		/* Never let the daemon touch our stdout (MCP messages). */
 		dup2(STDERR_FILENO, STDOUT_FILENO);
-		if (socket)
-			execlp(bin, bin, "--no-mount", "--idle-exit", idle_exit,
-			       "--vault", vault, "--socket", socket,
-			       (char *)NULL);
-		else
-			execlp(bin, bin, "--no-mount", "--idle-exit", idle_exit,
-			       "--vault", vault, (char *)NULL);
+		const char *args[12];
+		size_t n = 0;
+		args[n++] = bin;
+		args[n++] = "--no-mount";
+		args[n++] = "--idle-exit";
+		args[n++] = idle_exit;
+		args[n++] = "--vault";
+		args[n++] = vault;
+		if (socket) {
+			args[n++] = "--socket";
+			args[n++] = socket;
+		}
+		if (a->create)
+			args[n++] = "--create";
+		args[n] = NULL;
+		execvp(bin, (char *const *)args);
 		fprintf(stderr, "vault-mcp: cannot run %s: %s\n", bin,
 			strerror(errno));
 		_exit(127);
@@ -141,8 +176,17 @@ static int connect_daemon(struct app *a, bool autostart)
 	 * has closed everything): try again until one answers. */
 	for (int i = 0; i < 300; i++) {
 		if (i % 20 == 0) {
-			int rc =
-				start_daemon(a->vault, a->socket, a->idle_exit);
+			int rc = start_daemon(a);
+			if (rc == 2) {
+				/* Not a vault, or the like: vaultd said why
+				 * (on our stderr, the client's log). Asking
+				 * again would not change its answer. */
+				log_error("vaultd cannot serve %s (see above); "
+					  "fix that, then restart this MCP "
+					  "server",
+					  a->vault);
+				return -EINVAL;
+			}
 			if (rc != 0)
 				log_warn("vaultd exited with %d (another one "
 					 "may be starting or stopping)",
@@ -279,6 +323,7 @@ int main(int argc, char **argv)
 		{"max-result", required_argument, NULL, 'm'},
 		{"idle-exit", required_argument, NULL, 'i'},
 		{"tools", required_argument, NULL, 't'},
+		{"create", no_argument, NULL, 'c'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{},
@@ -291,8 +336,8 @@ int main(int argc, char **argv)
 	const char *tools = getenv("VAULT_MCP_TOOLS");
 	if (!tools || !*tools)
 		tools = "all";
-	const char *ro = getenv("VAULT_MCP_READ_ONLY");
-	cfg.read_only = ro && *ro && strcmp(ro, "0") != 0;
+	cfg.read_only = env_flag("VAULT_MCP_READ_ONLY", false);
+	a.create = env_flag("VAULT_MCP_CREATE", false);
 	const char *mr = getenv("VAULT_MCP_MAX_RESULT");
 	if (mr && *mr)
 		cfg.max_result = strtoul(mr, NULL, 10);
@@ -316,6 +361,9 @@ int main(int argc, char **argv)
 			break;
 		case 't':
 			tools = optarg;
+			break;
+		case 'c':
+			a.create = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -342,7 +390,10 @@ int main(int argc, char **argv)
 	if (!a.vault)
 		a.vault = getenv("OBSIDIAN_VAULT_PATH");
 	if (!a.vault || !*a.vault) {
-		fputs("OBSIDIAN_VAULT_PATH not set\n", stderr);
+		fputs("vault-mcp: OBSIDIAN_VAULT_PATH not set: put the vault's "
+		      "folder in the server's env (or pass --vault DIR); "
+		      "vaultctl init writes this for each MCP client\n",
+		      stderr);
 		return 1;
 	}
 	log_init("vault-mcp");

@@ -85,7 +85,10 @@ Add this to Claude Desktop's claude_desktop_config.json
 
 vault-mcp finds the running vaultd (or starts one). Point
 OBSIDIAN_VAULT_PATH at your own vault to use it for real; add
-"args": ["--read-only"] to let Claude only read.
+"args": ["--read-only"] to let Claude only read. Or let vaultctl write it,
+for Claude Desktop, Claude Code, Cursor and VS Code (--write to merge it
+into their files, with a backup):
+  $vaultctl init --vault $vault
 
 vaultd keeps running for $vault (mounted at $mnt: open it in Obsidian,
 vim or VS Code); stop it with:

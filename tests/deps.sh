@@ -1,12 +1,15 @@
 #!/bin/sh
 # Install the Debian packages vaultd needs, only those that are missing.
 set -eu
-PKGS="build-essential pkg-config meson ninja-build
+PKGS="build-essential pkg-config meson ninja-build scdoc
 libfuse3-dev fuse3 libcjson-dev libyaml-dev libcunit1-dev
 libsqlite3-dev zlib1g-dev libgit2-dev libutf8proc-dev libsystemd-dev"
 if [ "${1:-}" = test ]; then
-	# Real editors for the mount tests; fuse3 for mounting.
-	PKGS="$PKGS git clang-format vim neovim emacs-nox inotify-tools"
+	# Real editors for the mount tests; fuse3 for mounting; man, bash
+	# and zsh to try the man pages and completion; dpkg-dev and lintian
+	# to build and check the Debian package.
+	PKGS="$PKGS git clang-format vim neovim emacs-nox inotify-tools
+man-db bash-completion zsh dpkg-dev fakeroot lintian"
 fi
 missing=""
 for p in $PKGS; do

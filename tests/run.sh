@@ -34,6 +34,17 @@ test)
 	# The official MCP SDK client for the end-to-end tests (pinned).
 	npm ci --prefix tests/mcp --no-audit --no-fund --loglevel=error >/dev/null
 	meson test -C build --print-errorlogs --num-processes 2
+	# The Debian package (built from meson with prefix /usr and Debian's
+	# flags, checked by lintian, installed and removed again as root) and
+	# the Claude Desktop extension bundle made from its programs with the
+	# official mcpb tool.
+	deb=$(sh systemd/deb.sh build-deb)
+	sh tests/test-deb.sh "$deb" tests/example-vault
+	bundle=$(sh mcp/mcpb/pack.sh build-deb)
+	version=$(meson introspect --projectinfo build-deb |
+		sed -n 's/.*"version": *"\([^"]*\)".*/\1/p')
+	sh tests/test-mcpb.sh "$bundle" "$version" build-deb/deb-root/usr/bin/vaultctl \
+		tests/example-vault
 	# The unit and end-to-end tests again under AddressSanitizer +
 	# UndefinedBehaviorSanitizer (leak detection on): every daemon and
 	# vault-mcp the tests start is instrumented and aborts on an error.

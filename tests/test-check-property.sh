@@ -62,7 +62,7 @@ same_check() { # online.json offline.json
 
 for round in $(seq "$rounds"); do
 	V=$tmp/v$round
-	mkdir -p "$V"
+	mkdir -p "$V/.obsidian"
 	printf 'known #known\n' >"$V/Known.md"
 	"$vaultd" --vault "$V" --mount "$M" --grace-ms 200 -f 2>"$tmp/log$round" &
 	dpid=$!

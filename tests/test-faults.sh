@@ -21,7 +21,7 @@ same() { # note expected-text what
 	[ "$(cat "$V/$1")" = "$2" ] || fail "$3: $1 is now '$(head -c 80 "$V/$1")'"
 }
 
-mkdir -p "$V"
+mkdir -p "$V/.obsidian"
 printf 'keep me #known\n' >"$V/Keep.md"
 printf 'other [[Keep]]\n' >"$V/Other.md"
 XDG_RUNTIME_DIR=$tmp/run XDG_CACHE_HOME=$tmp/cache \

@@ -21,7 +21,7 @@ run_case() { # vault-mode
 	R=$tmp/$vmode
 	V=$R/vault
 	M=$R/mnt
-	mkdir -p "$V/sub" "$M" "$R/run" "$R/cache"
+	mkdir -p "$V/sub" "$V/.obsidian" "$M" "$R/run" "$R/cache"
 	chmod 700 "$R/run"
 	printf 'known #known\n' >"$V/Known.md"
 	printf 'linked [[Known]]\n' >"$V/sub/Other.md"

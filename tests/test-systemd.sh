@@ -1,12 +1,13 @@
 #!/bin/sh
 # The user unit verifies, and vaultd speaks the notify protocol: READY=1
 # once the index is built and the mount is live, STOPPING=1 on SIGTERM.
-#   test-systemd.sh VAULTD NOTIFY_LISTEN UNIT_FILE
+#   test-systemd.sh VAULTD NOTIFY_LISTEN UNIT_FILE VAULTD_MAN_PAGE
 set -eu
 abs() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }
 vaultd=$(abs "$1")
 listen=$(abs "$2")
 unit=$(abs "$3")
+manpage=$(abs "$4")
 [ -e /dev/fuse ] || { echo "no /dev/fuse: skipping"; exit 77; }
 tmp=$(mktemp -d)
 cleanup() {
@@ -21,7 +22,11 @@ fail() { echo "FAIL: $*" >&2; cat "$tmp/notify" >&2 || true; exit 1; }
 # 1. The unit file, with the built vaultd in it, as systemd sees it.
 if command -v systemd-analyze >/dev/null 2>&1; then
 	sed "s|^ExecStart=[^ ]*/vaultd|ExecStart=$vaultd|" "$unit" >"$tmp/vaultd@vault.service"
-	out=$(systemd-analyze verify "$tmp/vaultd@vault.service" 2>&1) || true
+	# Its Documentation= pages are found (vaultd(8) as built).
+	mkdir -p "$tmp/man/man8"
+	ln -s "$manpage" "$tmp/man/man8/vaultd.8"
+	out=$(MANPATH="$tmp/man:$(manpath 2>/dev/null)" \
+		systemd-analyze verify "$tmp/vaultd@vault.service" 2>&1) || true
 	# Only complaints about this unit count (not the host's other units).
 	if echo "$out" | grep "vaultd@vault.service" | grep -vi "Failed to open\|Unit file .* is not executable" | grep .; then
 		fail "systemd-analyze verify: $out"
@@ -32,7 +37,7 @@ else
 fi
 
 # 2. The notify protocol.
-mkdir -p "$tmp/vault/sub" "$tmp/mnt" "$tmp/run"
+mkdir -p "$tmp/vault/sub" "$tmp/vault/.obsidian" "$tmp/mnt" "$tmp/run"
 printf 'hello [[b]]\n' >"$tmp/vault/a.md"
 printf 'b\n' >"$tmp/vault/sub/b.md"
 "$listen" "$tmp/notify.sock" >"$tmp/notify" &

@@ -55,7 +55,7 @@ stopped_with_error() { # what
 	fi
 }
 
-mkdir -p "$V/sub"
+mkdir -p "$V/sub" "$V/.obsidian"
 printf 'alpha #known\n' >"$V/Alpha.md"
 printf 'beta [[Alpha]]\n' >"$V/sub/Beta.md"
 start

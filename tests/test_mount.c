@@ -2834,6 +2834,8 @@ int main(void)
 	g_sock = xasprintf("%s/s.sock", g_tmp);
 	g_log = xasprintf("%s/vaultd.log", g_tmp);
 	mkdir(g_vault, 0755);
+	_cleanup_free_ char *dot = xasprintf("%s/.obsidian", g_vault);
+	mkdir(dot, 0755);
 	mkdir(g_mnt, 0755);
 	mkdir(g_native, 0755);
 	char *p = xasprintf("%s/a.md", g_vault);

@@ -234,6 +234,11 @@ int main(int argc, char **argv)
 	if (!n)
 		return 2;
 	make_vocab();
+	/* An Obsidian vault: vaultd serves no other folder. */
+	char *dot = malloc(strlen(dir) + sizeof("/.obsidian"));
+	sprintf(dot, "%s/.obsidian", dir);
+	mkdirs(dot);
+	free(dot);
 	/* Folders: about one per 40 notes, nested up to three levels. */
 	size_t nfolders = n / 40 + 1;
 	char **folders = calloc(nfolders, sizeof(char *));

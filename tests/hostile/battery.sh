@@ -43,7 +43,7 @@ V=$tmp/vault
 M=$tmp/ro/mnt
 OUT=$tmp/outside
 W=$tmp/writers
-mkdir -p "$V" "$OUT" "$W" "$tmp/run" "$tmp/cache" "$tmp/ro"
+mkdir -p "$V/.obsidian" "$OUT" "$W" "$tmp/run" "$tmp/cache" "$tmp/ro"
 # The mount point sits in a read-only folder: a writer that runs on after
 # the mount is gone gets an error instead of writing into the bare folder.
 mount -t tmpfs -o size=1m,mode=755 tmpfs "$tmp/ro" || { echo "no tmpfs: skipping"; exit 77; }

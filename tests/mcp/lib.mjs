@@ -26,7 +26,8 @@ export function makeVault(files = {}) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'vaultd-e2e-'));
   const vault = path.join(root, 'vault');
   const runtime = path.join(root, 'run');
-  fs.mkdirSync(vault);
+  // A real Obsidian vault: vaultd refuses a folder without .obsidian/.
+  fs.mkdirSync(path.join(vault, '.obsidian'), { recursive: true });
   fs.mkdirSync(runtime, { mode: 0o700 });
   for (const [rel, text] of Object.entries(files)) writeNote(vault, rel, text);
   const env = {

@@ -1,0 +1,627 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "init.h"
+#include "fileio.h"
+#include "fuseconn.h"
+#include "mcpconf.h"
+#include "obsidian.h"
+#include "runtime.h"
+#include "util.h"
+#include "vault.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+enum { INIT_OK = 0, INIT_FAILED = 1, INIT_USAGE = 2 };
+
+#define DEFAULT_NAME "obsidian-vault"
+
+struct init {
+	const char *vault_arg;
+	char *vault; /* absolute, real */
+	char *mcp;   /* vault-mcp, absolute */
+	const char *name;
+	const char *mount;
+	bool write;
+	bool create;
+	int changed;	       /* files written */
+	struct ptrvec clients; /* const struct mcpconf_client * */
+	struct ptrvec configs; /* --config PATH */
+};
+
+static void init_usage(FILE *f)
+{
+	fputs("Usage: vaultctl init [--vault DIR] [--client NAME]... "
+	      "[--config PATH]...\n"
+	      "                     [--name NAME] [--mount DIR] [--create] "
+	      "[--write]\n"
+	      "\n"
+	      "Connect a vault to MCP clients: print (or with --write, merge\n"
+	      "into) each client's configuration the vault-mcp entry, with\n"
+	      "absolute paths. The vault is --vault DIR, else the one open\n"
+	      "last in Obsidian (its list of vaults, also Flatpak and Snap).\n"
+	      "\n"
+	      "  --vault DIR     the vault (a folder with .obsidian/ in it)\n"
+	      "  --client NAME   one of the clients below; may be repeated\n"
+	      "                  (default: all but vscode-workspace; with\n"
+	      "                  --write, those installed here)\n"
+	      "  --config PATH   also this config file (any client; the key is\n"
+	      "                  \"servers\" for VS Code files, else "
+	      "\"mcpServers\")\n"
+	      "  --name NAME     the server's name (default " DEFAULT_NAME ")\n"
+	      "  --mount DIR     also run vaultd as a systemd user service\n"
+	      "                  with the guarded mount at DIR\n"
+	      "  --create        make the folder an Obsidian vault if it is "
+	      "not\n"
+	      "  --write         change the files (a backup of each is kept\n"
+	      "                  as FILE.bak-TIME) and enable the service;\n"
+	      "                  without it, print what to do\n"
+	      "  -h, --help      this help\n"
+	      "\n",
+	      f);
+	size_t n;
+	const struct mcpconf_client *c = mcpconf_clients(&n);
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *p = c[i].path();
+		fprintf(f, "  %-18s %s: %s\n", c[i].id, c[i].label,
+			p ? p : "(no HOME)");
+	}
+	fputs("Clients:", f);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, " %s", c[i].id);
+	fputc('\n', f);
+}
+
+/* vault-mcp beside this vaultctl: installed, or in the build tree. */
+static char *find_vault_mcp(void)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return NULL;
+	self[n] = 0;
+	char *dir = dirname(self);
+	static const char *const cands[] = {"%s/vault-mcp",
+					    "%s/../mcp/vault-mcp"};
+	for (size_t i = 0; i < ARRAY_SIZE(cands); i++) {
+		_cleanup_free_ char *p = xasprintf(cands[i], dir);
+		char real[PATH_MAX];
+		if (access(p, X_OK) == 0 && realpath(p, real))
+			return xstrdup(real);
+	}
+	return NULL;
+}
+
+/* The vault: given, or the one Obsidian had open last. */
+static int pick_vault(struct init *in)
+{
+	const char *v = in->vault_arg;
+	_cleanup_free_ char *from_list = NULL;
+	if (!v || !*v) {
+		struct obsidian_vault *vs = NULL;
+		size_t n = 0;
+		_cleanup_free_ char *msg = NULL;
+		obsidian_vaults(&vs, &n, &msg);
+		if (msg)
+			fprintf(stderr, "vaultctl: %s\n", msg);
+		if (!n) {
+			char **regs = obsidian_registries();
+			fputs("vaultctl: no vault given, and Obsidian lists none "
+			      "(looked in:\n",
+			      stderr);
+			for (char **r = regs; *r; r++)
+				fprintf(stderr, "  %s\n", *r);
+			fputs(")\nGive the vault's folder: vaultctl init "
+			      "--vault DIR\n",
+			      stderr);
+			strv_free(regs);
+			obsidian_vaults_free(vs, n);
+			return INIT_USAGE;
+		}
+		from_list = xstrdup(vs[0].path);
+		printf("Vault: %s (%s in Obsidian)\n", from_list,
+		       vs[0].open ? "open" : "opened last");
+		for (size_t i = 1; i < n; i++)
+			printf("  also known to Obsidian: %s (--vault to "
+			       "choose it)\n",
+			       vs[i].path);
+		obsidian_vaults_free(vs, n);
+		v = from_list;
+	}
+	int r = vault_probe(v);
+	if (r < 0 && in->create && (r == -ENOENT || r == -EMEDIUMTYPE)) {
+		r = vault_make_obsidian(v);
+		if (r == 0)
+			printf("Made %s an Obsidian vault (created .obsidian/)"
+			       "\n",
+			       v);
+	}
+	if (r == -EMEDIUMTYPE) {
+		fprintf(stderr,
+			"vaultctl: %s is not an Obsidian vault (no .obsidian/ "
+			"folder): open it as a vault in Obsidian once, or add "
+			"--create to make it one\n",
+			v);
+		return INIT_USAGE;
+	}
+	if (r < 0) {
+		fprintf(stderr, "vaultctl: the vault folder %s: %s%s\n", v,
+			strerror(-r),
+			r == -ENOENT ? " (check the path, or add --create to "
+				       "start a new vault there)"
+				     : "");
+		return INIT_USAGE;
+	}
+	char real[PATH_MAX];
+	if (!realpath(v, real)) {
+		fprintf(stderr, "vaultctl: %s: %s\n", v, strerror(errno));
+		return INIT_USAGE;
+	}
+	in->vault = xstrdup(real);
+	return INIT_OK;
+}
+
+/* 'text' for a shell, quoted only when it needs to be. */
+static void shell_word(struct sbuf *b, const char *s)
+{
+	bool plain = *s != 0;
+	for (const char *p = s; *p && plain; p++)
+		plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV"
+			       "WXYZ0123456789/._-=+:,@%",
+			       *p) != NULL;
+	if (plain) {
+		sb_puts(b, s);
+		return;
+	}
+	sb_putc(b, '\'');
+	for (const char *p = s; *p; p++) {
+		if (*p == '\'')
+			sb_puts(b, "'\\''");
+		else
+			sb_putc(b, *p);
+	}
+	sb_putc(b, '\'');
+}
+
+/* Claude Code's own way to add it. */
+static char *claude_mcp_add(const struct mcpconf_entry *e)
+{
+	struct sbuf b = {0};
+	sb_puts(&b, "claude mcp add --scope user --transport stdio --env ");
+	_cleanup_free_ char *env =
+		xasprintf("OBSIDIAN_VAULT_PATH=%s", e->vault);
+	shell_word(&b, env);
+	sb_putc(&b, ' ');
+	shell_word(&b, e->name);
+	sb_puts(&b, " -- ");
+	shell_word(&b, e->command);
+	return sb_steal(&b);
+}
+
+static bool exists(const char *p)
+{
+	struct stat st;
+	return p && lstat(p, &st) == 0;
+}
+
+/* One client's file: printed, or patched. 0 or 1 (failed). */
+static int one_config(struct init *in, const char *label, const char *path,
+		      const char *key, bool typed, bool is_claude_code)
+{
+	struct mcpconf_entry e = {
+		.name = in->name,
+		.command = in->mcp,
+		.vault = in->vault,
+		.typed = typed,
+	};
+	printf("\n== %s: %s\n", label, path);
+	if (in->write) {
+		bool changed = false;
+		_cleanup_free_ char *backup = NULL, *msg = NULL;
+		int r = mcpconf_patch(path, key, &e, &changed, &backup, &msg);
+		if (r < 0) {
+			fprintf(stderr, "vaultctl: %s: %s\n", path, msg);
+			if (r == -EBADMSG || r == -EEXIST) {
+				_cleanup_free_ char *s =
+					mcpconf_snippet(key, &e);
+				printf("The entry to add:\n%s", s);
+			}
+			return INIT_FAILED;
+		}
+		in->changed += changed;
+		if (!changed)
+			printf("Already set up: nothing changed.\n");
+		else if (backup)
+			printf("Added \"%s\" (the old file is kept as %s).\n",
+			       in->name, backup);
+		else
+			printf("Created it with \"%s\".\n", in->name);
+		return INIT_OK;
+	}
+	/* Say how it stands, without changing anything. */
+	FILE *f = fopen(path, "re");
+	if (f) {
+		struct sbuf b = {0};
+		char buf[65536];
+		size_t n;
+		while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+			sb_add(&b, buf, n);
+		fclose(f);
+		sb_putc(&b, 0);
+		_cleanup_free_ char *text = NULL, *msg = NULL;
+		bool changed = false;
+		int r = mcpconf_merge(b.s, key, &e, &text, &changed, &msg);
+		sb_free(&b);
+		if (r < 0)
+			printf("(cannot be merged as it is: %s)\n", msg);
+		else if (!changed)
+			printf("(already set up)\n");
+	}
+	_cleanup_free_ char *s = mcpconf_snippet(key, &e);
+	printf("Merge into it (vaultctl init --write does):\n%s", s);
+	if (is_claude_code) {
+		_cleanup_free_ char *cmd = claude_mcp_add(&e);
+		printf("or run:\n  %s\n", cmd);
+	}
+	return INIT_OK;
+}
+
+static int run_clients(struct init *in)
+{
+	int rc = INIT_OK;
+	for (size_t i = 0; i < in->clients.n; i++) {
+		const struct mcpconf_client *c = in->clients.v[i];
+		_cleanup_free_ char *path = c->path();
+		if (!path) {
+			fprintf(stderr,
+				"vaultctl: %s: cannot tell where its "
+				"configuration is (is HOME set?)\n",
+				c->label);
+			rc = INIT_FAILED;
+			continue;
+		}
+		if (one_config(in, c->label, path, c->key, c->typed,
+			       !strcmp(c->id, "claude-code")))
+			rc = INIT_FAILED;
+	}
+	for (size_t i = 0; i < in->configs.n; i++) {
+		const char *path = in->configs.v[i];
+		FILE *f = fopen(path, "re");
+		struct sbuf b = {0};
+		if (f) {
+			char buf[65536];
+			size_t n;
+			while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+				sb_add(&b, buf, n);
+			fclose(f);
+		}
+		sb_putc(&b, 0);
+		const char *key = mcpconf_guess_key(path, b.s);
+		sb_free(&b);
+		if (one_config(in, "MCP client", path, key,
+			       !strcmp(key, "servers"), false))
+			rc = INIT_FAILED;
+	}
+	return rc;
+}
+
+/* Run argv (found in PATH); stdout into *ret_out when asked. Exit code,
+ * or -errno when it cannot run. */
+static int run(char *const argv[], char **ret_out)
+{
+	int p[2] = {-1, -1};
+	if (ret_out && pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	pid_t pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		if (ret_out)
+			dup2(p[1], STDOUT_FILENO);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (ret_out) {
+		close(p[1]);
+		struct sbuf b = {0};
+		char buf[4096];
+		ssize_t n;
+		while ((n = read(p[0], buf, sizeof(buf))) > 0 ||
+		       (n < 0 && errno == EINTR))
+			if (n > 0)
+				sb_add(&b, buf, (size_t)n);
+		close(p[0]);
+		sb_putc(&b, 0);
+		*ret_out = sb_steal(&b);
+	}
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* A value in a systemd EnvironmentFile: double quotes, \ and " escaped. */
+static void env_value(struct sbuf *b, const char *s)
+{
+	sb_putc(b, '"');
+	for (const char *p = s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			sb_putc(b, '\\');
+		sb_putc(b, *p);
+	}
+	sb_putc(b, '"');
+}
+
+/* The env file with VAULTD_MOUNT set; its other lines are kept. */
+static char *env_file_text(const char *old, const char *mount)
+{
+	struct sbuf b = {0};
+	bool set = false;
+	for (const char *p = old; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		if (len >= 13 && !strncmp(p, "VAULTD_MOUNT=", 13)) {
+			if (!set) {
+				sb_puts(&b, "VAULTD_MOUNT=");
+				env_value(&b, mount);
+				sb_putc(&b, '\n');
+				set = true;
+			}
+		} else {
+			sb_add(&b, p, len);
+			sb_putc(&b, '\n');
+		}
+		p += len + (nl ? 1 : 0);
+	}
+	if (!set) {
+		sb_puts(&b, "VAULTD_MOUNT=");
+		env_value(&b, mount);
+		sb_putc(&b, '\n');
+	}
+	return sb_steal(&b);
+}
+
+static char *absolute(const char *p)
+{
+	char cwd[PATH_MAX];
+	if (*p == '/' || !getcwd(cwd, sizeof(cwd)))
+		return xstrdup(p);
+	return xasprintf("%s/%s", cwd, p);
+}
+
+/* --mount: the env file the unit reads, and the unit enabled. */
+static int setup_mount(struct init *in)
+{
+	_cleanup_free_ char *mount = absolute(in->mount);
+	char *esc_argv[] = {"systemd-escape", "--path", in->vault, NULL};
+	_cleanup_free_ char *inst = NULL;
+	int r = run(esc_argv, &inst);
+	if (r != 0) {
+		fprintf(stderr,
+			"vaultctl: systemd-escape is needed to name the "
+			"service (%s): install systemd, or run vaultd "
+			"--vault %s --mount %s yourself\n",
+			r < 0 ? strerror(-r) : "it failed", in->vault, mount);
+		return INIT_FAILED;
+	}
+	inst[strcspn(inst, "\n")] = 0;
+	const char *x = getenv("XDG_CONFIG_HOME");
+	const char *home = getenv("HOME");
+	_cleanup_free_ char *cfg =
+		x && *x == '/'	? xasprintf("%s/vaultd", x)
+		: home && *home ? xasprintf("%s/.config/vaultd", home)
+				: NULL;
+	if (!cfg) {
+		fputs("vaultctl: neither XDG_CONFIG_HOME nor HOME is set\n",
+		      stderr);
+		return INIT_FAILED;
+	}
+	_cleanup_free_ char *envfile = xasprintf("%s/%s.env", cfg, inst);
+	_cleanup_free_ char *unit = xasprintf("vaultd@%s", inst);
+	printf("\n== The guarded mount: systemd user service %s\n", unit);
+	_cleanup_free_ char *old = NULL;
+	{
+		_cleanup_close_ int d =
+			open(cfg, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		size_t len;
+		_cleanup_free_ char *base = xasprintf("%s.env", inst);
+		if (d >= 0 && file_read(d, base, 1 << 20, &old, &len, NULL) < 0)
+			old = NULL;
+	}
+	_cleanup_free_ char *text = env_file_text(old, mount);
+	bool same = old && !strcmp(old, text);
+	if (!in->write) {
+		printf("%s%s:\n%s", envfile,
+		       same ? " (already so)"
+			    : " (vaultctl init --write "
+			      "writes it)",
+		       text);
+		printf("then:\n  mkdir -p %s\n  systemctl --user enable --now "
+		       "%s\n",
+		       mount, unit);
+		printf("and open %s in Obsidian (Open folder as vault) "
+		       "instead of %s.\n",
+		       mount, in->vault);
+		return INIT_OK;
+	}
+	/* The mount point: made if missing, refused if it cannot be one
+	 * (unless it already is this vault's mount). */
+	_cleanup_close_ int slash = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	r = file_mkdirs(slash, mount + 1);
+	if (r < 0) {
+		fprintf(stderr,
+			"vaultctl: cannot create the mount point %s: %s\n",
+			mount, strerror(-r));
+		return INIT_FAILED;
+	}
+	char real[PATH_MAX];
+	struct fuseconn fc;
+	bool mounted = realpath(mount, real) &&
+		       fuseconn_find(real, "fuse.vaultd", NULL, &fc) == 0;
+	_cleanup_free_ char *msg = NULL;
+	if (!mounted && mount_point_check(in->vault, mount, &msg) < 0) {
+		fprintf(stderr, "vaultctl: %s\n", msg);
+		return INIT_FAILED;
+	}
+	if (!same) {
+		_cleanup_close_ int root =
+			open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		_cleanup_free_ char *rel = xstrdup(envfile + 1);
+		r = file_write_atomic(root, rel, text, strlen(text),
+				      WRITE_MKDIRS, NULL);
+		if (r < 0) {
+			fprintf(stderr, "vaultctl: cannot write %s: %s\n",
+				envfile, strerror(-r));
+			return INIT_FAILED;
+		}
+		printf("Wrote %s\n", envfile);
+		in->changed++;
+	} else {
+		printf("%s is already so.\n", envfile);
+	}
+	char *en_argv[] = {"systemctl", "--user", "enable",
+			   "--now",	unit,	  NULL};
+	r = run(en_argv, NULL);
+	if (r != 0) {
+		fprintf(stderr,
+			"vaultctl: systemctl --user enable --now %s %s; with "
+			"no user session manager, run vaultd --vault %s "
+			"--mount %s yourself\n",
+			unit, r < 0 ? "cannot run" : "failed", in->vault,
+			mount);
+		return INIT_FAILED;
+	}
+	printf("Enabled and started %s (systemctl --user status %s).\n"
+	       "Open %s in Obsidian (Open folder as vault) instead of %s.\n",
+	       unit, unit, mount, in->vault);
+	return INIT_OK;
+}
+
+int init_main(int argc, char **argv, const char *vault)
+{
+	static const struct option longopts[] = {
+		{"vault", required_argument, NULL, 'v'},
+		{"client", required_argument, NULL, 'c'},
+		{"config", required_argument, NULL, 'C'},
+		{"name", required_argument, NULL, 'n'},
+		{"mount", required_argument, NULL, 'm'},
+		{"create", no_argument, NULL, 'k'},
+		{"write", no_argument, NULL, 'w'},
+		{"help", no_argument, NULL, 'h'},
+		{},
+	};
+	struct init in = {.vault_arg = vault, .name = DEFAULT_NAME};
+	int rc = INIT_OK;
+	int c;
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "v:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'v':
+			in.vault_arg = optarg;
+			break;
+		case 'c': {
+			const struct mcpconf_client *cl =
+				mcpconf_client_find(optarg);
+			if (!cl) {
+				size_t n;
+				const struct mcpconf_client *all =
+					mcpconf_clients(&n);
+				fprintf(stderr,
+					"vaultctl: unknown client '%s' (known:",
+					optarg);
+				for (size_t i = 0; i < n; i++)
+					fprintf(stderr, " %s", all[i].id);
+				fputs("; or --config PATH)\n", stderr);
+				rc = INIT_USAGE;
+				goto out;
+			}
+			pv_push(&in.clients, (void *)cl);
+			break;
+		}
+		case 'C':
+			pv_push(&in.configs, optarg);
+			break;
+		case 'n':
+			in.name = optarg;
+			break;
+		case 'm':
+			in.mount = optarg;
+			break;
+		case 'k':
+			in.create = true;
+			break;
+		case 'w':
+			in.write = true;
+			break;
+		case 'h':
+			init_usage(stdout);
+			goto out;
+		default:
+			init_usage(stderr);
+			rc = INIT_USAGE;
+			goto out;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "vaultctl: init: unexpected argument '%s'\n",
+			argv[optind]);
+		rc = INIT_USAGE;
+		goto out;
+	}
+	if (!*in.name) {
+		fputs("vaultctl: --name needs a name\n", stderr);
+		rc = INIT_USAGE;
+		goto out;
+	}
+	in.mcp = find_vault_mcp();
+	if (!in.mcp) {
+		fputs("vaultctl: vault-mcp is not beside vaultctl: install "
+		      "vaultd (its package, or meson install) and run the "
+		      "installed vaultctl\n",
+		      stderr);
+		rc = INIT_FAILED;
+		goto out;
+	}
+	rc = pick_vault(&in);
+	if (rc)
+		goto out;
+	/* Files are the user's: what is created is private. */
+	file_set_umask(077);
+	printf("vault-mcp: %s\n", in.mcp);
+	if (!in.clients.n && !in.configs.n) {
+		size_t n;
+		const struct mcpconf_client *all = mcpconf_clients(&n);
+		for (size_t i = 0; i < n; i++) {
+			if (!strcmp(all[i].id, "vscode-workspace"))
+				continue;
+			_cleanup_free_ char *h = all[i].home();
+			if (in.write && !exists(h)) {
+				printf("\n== %s: not installed here (no %s): "
+				       "skipped (--client %s to write it "
+				       "anyway)\n",
+				       all[i].label, h ? h : "HOME", all[i].id);
+				continue;
+			}
+			pv_push(&in.clients, (void *)&all[i]);
+		}
+	}
+	rc = run_clients(&in);
+	if (in.mount && setup_mount(&in))
+		rc = INIT_FAILED;
+	if (!in.write)
+		printf("\nNothing was changed: add --write to do it.\n");
+	else if (in.changed)
+		printf("\nRestart the clients to load the changes.\n");
+out:
+	free(in.vault);
+	free(in.mcp);
+	pv_free(&in.clients);
+	pv_free(&in.configs);
+	return rc;
+}
