@@ -45,11 +45,11 @@ static size_t line_end(const char *text, size_t len, size_t i)
 	return nl ? (size_t)(nl - text) : len;
 }
 
-/* A fence line: optional blanks and '>' then >= 3 '`' or '~'. */
-static bool fence_open(const char *text, size_t len, size_t i, char *ret_c,
+/* A fence line (from i to its end e): optional blanks and '>' then >= 3
+ * '`' or '~'. */
+static bool fence_open(const char *text, size_t e, size_t i, char *ret_c,
 		       size_t *ret_n)
 {
-	size_t e = line_end(text, len, i);
 	while (i < e && (text[i] == ' ' || text[i] == '\t' || text[i] == '>'))
 		i++;
 	if (i >= e || (text[i] != '`' && text[i] != '~'))
@@ -351,7 +351,8 @@ static enum line_kind block_line(struct blocks *b, const char *text, size_t len,
 		b->lists[b->nlists++] = w;
 		b->para = true;
 	} else {
-		b->para = !md_heading_at(text, len, i, NULL);
+		b->para =
+			!(text[p] == '#' && md_heading_at(text, len, i, NULL));
 	}
 	return LINE_TEXT;
 }
@@ -424,7 +425,7 @@ unsigned char *md_code_mask(const char *text, size_t len, size_t from)
 			}
 			char fc;
 			size_t fn;
-			if (fence_open(text, len, i, &fc, &fn)) {
+			if (fence_open(text, e, i, &fc, &fn)) {
 				size_t j = e;
 				size_t end = len;
 				while (j < len) {
