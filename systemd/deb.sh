@@ -45,7 +45,7 @@ years=${first:-$last}
 
 root=$build/deb-root
 rm -rf "$root"
-meson install -C "$build" --destdir "$root" --strip --quiet
+meson install -C "$build" --destdir "$root" --strip --quiet >/dev/null
 # As dh_strip does: no compiler notes either.
 strip --remove-section=.comment --remove-section=.note "$root"/usr/bin/*
 # An empty folder meson leaves when nothing is installed in it.

@@ -7,6 +7,7 @@
 #   test-deb.sh DEB EXAMPLE_VAULT
 set -u
 . "$(dirname "$0")/lib.sh"
+[ -f "$1" ] || { echo "FAIL: no package at '$1'"; exit 1; }
 deb=$(abs "$1")
 example=$(abs "$2")
 make_tmp

@@ -6,6 +6,7 @@
 #   test-mcpb.sh BUNDLE VERSION VAULTCTL EXAMPLE_VAULT
 set -u
 . "$(dirname "$0")/lib.sh"
+[ -f "$1" ] || { echo "FAIL: no bundle at '$1'"; exit 1; }
 bundle=$(abs "$1")
 version=$2
 vaultctl=$(abs "$3")
