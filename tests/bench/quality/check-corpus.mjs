@@ -58,6 +58,25 @@ try {
       }
   }
   console.log(`distractors with a real uncommon word: ${borrowing}; with two of one hand-written note: ${broken} (must be 0)`);
+  // ...and no phrase of two common words that is not common.
+  let phrases = 0;
+  for (const x of notes) {
+    if (!x.gen || x.long) continue;
+    const lang = langOf(x.f);
+    const text = fs
+      .readFileSync(path.join(dir, x.f), 'utf8')
+      .replace(/^---\n[\s\S]*?\n---\n/, '')
+      .toLowerCase();
+    for (const part of text.split(/[.!?:;\n]|\[\[|\]\]/)) {
+      const ws = part.match(/[\p{L}\p{N}]+/gu) || [];
+      for (let i = 1; i < ws.length; i++) {
+        const [a, b] = [ws[i - 1], ws[i]];
+        if (!stats.common[lang].has(a) || !stats.common[lang].has(b) || stats.commonPairs[lang].has(a + ' ' + b)) continue;
+        if (phrases++ < 10) console.log(`  distractor ${x.f} has "${a} ${b}"`);
+      }
+    }
+  }
+  console.log(`uncommon phrases of common words in distractors: ${phrases} (must be 0)`);
   let noExact = 0;
   let rows = [];
   for (const q of queries) {

@@ -4,12 +4,16 @@
 //  - distractor notes: text from a word chain trained on the hand-written
 //    notes of the same language. Common words (found in at least 3 notes of
 //    that language, and 3 % of them) are kept, so they have many hits and
-//    ranking matters. Every other word is replaced, consistently within a
+//    ranking matters; two of them stay side by side only if they are so in
+//    as many notes (a common phrase, not one note's "Greek fire"). Every
+//    other word is replaced, consistently within a
 //    note, by an invented word, or by one of a few real uncommon words the
-//    note borrows from unrelated notes: no hand-written note contains two of
-//    the words one distractor borrows. So a distractor can share a rare word
-//    with a judged note (Berlin, sourdough, налогов), never two of them: it
-//    is about no judged topic, whatever the query;
+//    note borrows from unrelated notes and mentions once or twice: no
+//    hand-written note contains two of the words one distractor borrows. So
+//    a distractor can mention a rare word of a judged note (Berlin,
+//    sourdough, налогов), never two of them: it
+//    is about no judged topic, whatever the query. Titles are invented
+//    words and at most one common word;
 //  - long notes (100 KB - 1.5 MB: journals, logs, clippings), about one in
 //    400 notes, of the same kind of text, that mention rare words of the
 //    hand-written notes in passing ("someone mentioned sourdough at
@@ -64,6 +68,12 @@ function core(tok) {
   while (i < j && !LETTER.test(tok[i])) i++;
   while (j > i && !LETTER.test(tok[j - 1])) j--;
   return { pre: tok.slice(0, i), word: tok.slice(i, j), post: tok.slice(j) };
+}
+
+// Words of a token as a search engine splits them ("don't": don, t).
+function subwords(tok, lower = true) {
+  const ws = tok.match(/[\p{L}\p{N}]+/gu) || [];
+  return lower ? ws.map((w) => w.toLowerCase()) : ws;
 }
 
 // Prose of a note, as sentences of tokens: no frontmatter, code, markup.
@@ -122,6 +132,14 @@ const SYL = {
   },
 };
 
+// Case and accents folded, as a search engine may fold them: an invented
+// word must differ from every real word in this form too.
+export const fold = (w) =>
+  w
+    .normalize('NFD')
+    .replace(/\p{M}/gu, '')
+    .toLowerCase();
+
 function inventWords(lang, n, rnd, taken) {
   const s = SYL[lang];
   const pick = (a) => a[Math.floor(rnd() * a.length)];
@@ -131,8 +149,8 @@ function inventWords(lang, n, rnd, taken) {
     const k = 2 + Math.floor(rnd() * 2);
     let w = '';
     for (let i = 0; i < k; i++) w += pick(s.on) + pick(s.nu) + (i === k - 1 || rnd() < 0.3 ? pick(s.co) : '');
-    if (w.length < 4 || seen.has(w) || taken.has(w)) continue;
-    seen.add(w);
+    if (w.length < 4 || seen.has(fold(w)) || taken.has(fold(w))) continue;
+    seen.add(fold(w));
     out.push(w);
   }
   return out;
@@ -145,6 +163,7 @@ const isCapital = (w) => w.charAt(0) !== w.charAt(0).toLowerCase();
 // the rare ones (for passing mentions) and the invented ones.
 function buildModel(lang, notes, allWords, docsOf, rnd) {
   const df = new Map();
+  const pairDf = new Map();
   const orig = new Map();
   const sents = [];
   for (const text of notes) {
@@ -154,21 +173,36 @@ function buildModel(lang, notes, allWords, docsOf, rnd) {
     // Words as a search engine splits them ("don't": don, t).
     for (const s of ss)
       for (const t of s)
-        for (const [w] of t.matchAll(/[\p{L}\p{N}]+/gu)) {
+        for (const w of subwords(t, false)) {
           seen.add(w.toLowerCase());
           if (!orig.has(w.toLowerCase())) orig.set(w.toLowerCase(), w);
         }
     for (const w of seen) if (w) df.set(w, (df.get(w) || 0) + 1);
+    const pairs = new Set();
+    for (const s of ss) {
+      const ws = s.flatMap((t) => subwords(t));
+      for (let i = 1; i < ws.length; i++) pairs.add(ws[i - 1] + ' ' + ws[i]);
+    }
+    for (const p of pairs) pairDf.set(p, (pairDf.get(p) || 0) + 1);
   }
   // Common: in at least 3 notes of this language, and in at least 3 % of them.
   const minDf = Math.max(3, Math.ceil(notes.length * 0.03));
   const common = new Set([...df].filter(([w, n]) => n >= minDf && !/\d/.test(w)).map(([w]) => w));
+  // Common phrases likewise: two common words are written next to each
+  // other only if they are so in as many notes ("Greek fire", "wet on wet"
+  // and "Дорога жизни" are one note's phrases).
+  const commonPairs = new Set([...pairDf].filter(([, n]) => n >= minDf).map(([p]) => p));
+  const titleWords = [...common].filter((w) => w.length >= 4 && /^\p{L}+$/u.test(w));
   const rare = [...df].filter(([w, n]) => n === 1 && w.length >= 5 && !/\d/.test(w)).map(([w]) => orig.get(w));
   // Uncommon real words a distractor may borrow, with the notes (of any
   // language) that contain them.
-  const borrow = [...df]
-    .filter(([w]) => !common.has(w) && w.length >= 4 && !/\d/.test(w) && docsOf.has(w))
-    .map(([w]) => ({ w: orig.get(w), docs: docsOf.get(w) }));
+  // Words in more notes are borrowed more often (up to 3 times as often).
+  const borrow = [];
+  for (const [w] of df) {
+    if (common.has(w) || w.length < 4 || /\d/.test(w) || !docsOf.has(w)) continue;
+    const c = { w: orig.get(w), docs: docsOf.get(w) };
+    for (let k = Math.min(3, c.docs.size); k > 0; k--) borrow.push(c);
+  }
   const chain = new Map();
   const add = (k, v) => {
     let a = chain.get(k);
@@ -185,7 +219,7 @@ function buildModel(lang, notes, allWords, docsOf, rnd) {
     }
     add(a + '\u0001' + b, '\u0003');
   }
-  return { lang, chain, common, rare, borrow, invented: inventWords(lang, 4000, rnd, allWords), notes: notes.length, minDf };
+  return { lang, chain, common, commonPairs, titleWords, rare, borrow, invented: inventWords(lang, 4000, rnd, allWords), notes: notes.length, minDf };
 }
 
 // A generator of text for one note: the chain's words, the uncommon ones
@@ -194,27 +228,50 @@ function buildModel(lang, notes, allWords, docsOf, rnd) {
 // note).
 function writer(model, rnd, noteSeed, borrowed = []) {
   const map = new Map();
+  const uses = new Map();
   const replace = (w) => {
     const k = w.toLowerCase();
+    // A borrowed word, mentioned once or twice, in place of an uncommon one.
+    if (borrowed.length && rnd() < 0.03) {
+      const b = borrowed[Math.floor(rnd() * borrowed.length)];
+      if ((uses.get(b) || 0) < 2) {
+        uses.set(b, (uses.get(b) || 0) + 1);
+        return isCapital(w) ? capital(b) : b;
+      }
+    }
     let r = map.get(k);
     if (!r) {
-      r =
-        borrowed.length && rnd() < 0.08
-          ? borrowed[Math.floor(rnd() * borrowed.length)]
-          : model.invented[((hash32(k) ^ noteSeed) >>> 0) % model.invented.length];
+      r = model.invented[((hash32(k) ^ noteSeed) >>> 0) % model.invented.length];
       map.set(k, r);
     }
     return isCapital(w) ? capital(r) : r;
   };
+  // prev: the last word written, if a common one kept as it is.
+  let prev = null;
+  const keep = (t) => {
+    const ws = subwords(t);
+    if (!ws.length || !ws.every((x) => model.common.has(x))) return false;
+    const seq = prev ? [prev, ...ws] : ws;
+    for (let i = 1; i < seq.length; i++) if (!model.commonPairs.has(seq[i - 1] + ' ' + seq[i])) return false;
+    return true;
+  };
   const token = (t) => {
     const { pre, word, post } = core(t);
     if (!word) return t;
-    if (/^[\d.,:/-]+$/.test(word)) return pre + word.replace(/\d/g, () => String(Math.floor(rnd() * 10))) + post;
-    if ((word.toLowerCase().match(/[\p{L}\p{N}]+/gu) || []).every((x) => model.common.has(x))) return t;
+    if (/^[\d.,:/-]+$/.test(word)) {
+      prev = null;
+      return pre + word.replace(/\d/g, () => String(Math.floor(rnd() * 10))) + post;
+    }
+    if (keep(t)) {
+      prev = subwords(t).at(-1);
+      return t;
+    }
+    prev = null;
     return pre + replace(word) + post;
   };
   const sentence = (maxLen = 40) => {
     const out = [];
+    prev = null;
     let a = '\u0002',
       b = '\u0002';
     for (;;) {
@@ -239,12 +296,6 @@ function pickWeighted(rnd, weights) {
   }
   return Object.keys(weights)[0];
 }
-
-const sanitize = (s) =>
-  s
-    .replace(/[\\/:*?"<>|#^[\]`]/g, ' ')
-    .replace(/\s+/g, ' ')
-    .trim();
 
 // Where distractors live: the hand-written notes' folders and some more.
 const FOLDERS = {
@@ -273,7 +324,7 @@ export function buildVault(dest, { distractors = DEFAULT_DISTRACTORS, seed = 202
   const docsOf = new Map();
   for (const [i, f] of files.entries())
     for (const m of texts.get(f).toLowerCase().matchAll(/[\p{L}\p{N}]+/gu)) {
-      allWords.add(m[0]);
+      allWords.add(fold(m[0]));
       let d = docsOf.get(m[0]);
       if (!d) docsOf.set(m[0], (d = new Set()));
       d.add(i);
@@ -305,10 +356,10 @@ export function buildVault(dest, { distractors = DEFAULT_DISTRACTORS, seed = 202
     const lang = pickWeighted(rnd, LANG_SHARE);
     const model = models[lang];
     const noteSeed = Math.floor(rnd() * 0xffffffff) >>> 0;
-    // Up to 4 real uncommon words, no two of them in one hand-written note.
+    // Up to 5 real uncommon words, no two of them in one hand-written note.
     const borrowed = [];
     const docs = new Set();
-    for (let k = Math.floor(rnd() * rnd() * 5), tries = 0; borrowed.length < k && tries < 50; tries++) {
+    for (let k = Math.floor(rnd() * 6), tries = 0; borrowed.length < k && tries < 50; tries++) {
       const c = model.borrow[Math.floor(rnd() * model.borrow.length)];
       if ([...c.docs].some((d) => docs.has(d))) continue;
       for (const d of c.docs) docs.add(d);
@@ -323,11 +374,12 @@ export function buildVault(dest, { distractors = DEFAULT_DISTRACTORS, seed = 202
       title = d.toISOString().slice(0, 10);
       folder = `Daily/${title.slice(0, 4)}`;
     } else {
-      const words = w
-        .sentence(6)
-        .split(' ')
-        .slice(0, 2 + Math.floor(rnd() * 4));
-      title = capital(sanitize(words.join(' ')).replace(/[.,;!]+$/, ''));
+      // Invented words, at most one common word: a title is made of its
+      // note's topic words, and a distractor's topic is invented.
+      const inv = () => pick(model.invented);
+      const com = () => pick(model.titleWords);
+      const shape = pick([[inv], [inv, inv], [inv, inv], [com, inv], [inv, com], [inv, inv, inv]]);
+      title = capital(shape.map((f) => f()).join(' '));
       folder = pick(FOLDERS[lang]);
     }
     if (!title) title = capital(pick(model.invented));
@@ -378,10 +430,7 @@ export function buildVault(dest, { distractors = DEFAULT_DISTRACTORS, seed = 202
       }
     }
     write(rel, out);
-    // Linked to only if its title borrows no word (a link's text is a word
-    // of the note that links).
-    const tw = (title.toLowerCase().match(/[\p{L}\p{N}]+/gu) || []);
-    if (!borrowed.some((b) => tw.includes(b.toLowerCase()))) titles[lang].push(path.basename(rel, '.md'));
+    titles[lang].push(path.basename(rel, '.md'));
     stats.distractors++;
   }
 
@@ -454,6 +503,9 @@ export function buildVault(dest, { distractors = DEFAULT_DISTRACTORS, seed = 202
   }
   // The common words of each language (for check-corpus.mjs), not printed.
   Object.defineProperty(stats, 'common', { value: Object.fromEntries(Object.values(models).map((m) => [m.lang, m.common])) });
+  Object.defineProperty(stats, 'commonPairs', {
+    value: Object.fromEntries(Object.values(models).map((m) => [m.lang, m.commonPairs])),
+  });
   stats.models = Object.fromEntries(
     Object.values(models).map((m) => [m.lang, { notes: m.notes, common: m.common.size, minDf: m.minDf }]),
   );
