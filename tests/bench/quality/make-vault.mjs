@@ -192,7 +192,10 @@ function buildModel(lang, notes, allWords, docsOf, rnd) {
   // other only if they are so in as many notes ("Greek fire", "wet on wet"
   // and "Дорога жизни" are one note's phrases).
   const commonPairs = new Set([...pairDf].filter(([, n]) => n >= minDf).map(([p]) => p));
-  const titleWords = [...common].filter((w) => w.length >= 4 && /^\p{L}+$/u.test(w));
+  // Words for titles: common ones, but not the most frequent (what, when,
+  // have), which no title is made of.
+  const byDf = [...common].sort((a, b) => df.get(b) - df.get(a) || (a < b ? -1 : 1));
+  const titleWords = byDf.slice(Math.round(byDf.length * 0.25)).filter((w) => w.length >= 4 && /^\p{L}+$/u.test(w));
   const rare = [...df].filter(([w, n]) => n === 1 && w.length >= 5 && !/\d/.test(w)).map(([w]) => orig.get(w));
   // Uncommon real words a distractor may borrow, with the notes (of any
   // language) that contain them.
@@ -370,9 +373,11 @@ export function buildVault(dest, { distractors = DEFAULT_DISTRACTORS, seed = 202
     const daily = lang === 'en' && rnd() < 0.12;
     let title, folder;
     if (daily) {
-      const d = new Date(Date.UTC(2018, 0, 1) + Math.floor(rnd() * 2400) * 86400000);
-      title = d.toISOString().slice(0, 10);
-      folder = `Daily/${title.slice(0, 4)}`;
+      do {
+        const d = new Date(Date.UTC(2018, 0, 1) + Math.floor(rnd() * 2400) * 86400000);
+        title = d.toISOString().slice(0, 10);
+        folder = `Daily/${title.slice(0, 4)}`;
+      } while (used.has(`${folder}/${title}.md`.toLowerCase()));
     } else {
       // Invented words, at most one common word: a title is made of its
       // note's topic words, and a distractor's topic is invented.
