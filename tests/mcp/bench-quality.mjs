@@ -42,7 +42,6 @@ const GOAL = {
 
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 const pct = (x) => `${(100 * x).toFixed(1)} %`;
-const kb = (b) => `${(b / 1024).toFixed(2)} KB`;
 
 function summarize(rows) {
   const n = rows.length;
@@ -99,8 +98,8 @@ function report(mode, rows) {
   const full = rows.filter((r) => r.got.length === 10);
   const avg = (a) => a.reduce((s, r) => s + r.bytes, 0) / Math.max(1, a.length);
   console.log(
-    `answer size: ${full.length ? kb(avg(full)) : '-'} on average for 10 results (goal <= ${kb(GOAL.bytes10)}; ` +
-      `${full.length} answers had 10), ${kb(avg(rows))} over all answers`,
+    `answer size: ${full.length ? `${Math.round(avg(full))} bytes on average for 10 results` : 'no answer had 10 results'} ` +
+      `(goal <= ${GOAL.bytes10} bytes; ${full.length} answers had 10), ${Math.round(avg(rows))} bytes over all answers`,
   );
   const langs = [...new Set(rows.map((r) => r.lang))];
   console.log(
@@ -125,7 +124,11 @@ function report(mode, rows) {
       if (r.got.length) console.log(`      got: ${r.got.slice(0, 3).join(' | ')}`);
     }
   }
-  return { all, kinds: Object.fromEntries(KINDS.map((k) => [k, summarize(rows.filter((r) => r.kind === k))])) };
+  return {
+    all,
+    kinds: Object.fromEntries(KINDS.map((k) => [k, summarize(rows.filter((r) => r.kind === k))])),
+    bytes10: full.length ? Math.round(avg(full)) : null,
+  };
 }
 
 if (process.env.BENCH_DIR) {
@@ -165,13 +168,16 @@ try {
   }
   await client.close();
   if (modes.length > 1) {
-    console.log('\n-- summary (goals: descriptive hit@5 >= 90 %, MRR@10 >= 0.8; exact hit@5 100 %; 0 with no result)');
-    console.log('mode     descr. hit@5  descr. MRR  exact hit@5  topic hit@5  topic MRR  no result');
+    console.log(
+      '\n-- summary (goals: descriptive hit@5 >= 90 %, MRR@10 >= 0.8; exact hit@5 100 %; 0 with no result; <= 1800 bytes for 10 results)',
+    );
+    console.log('mode     descr. hit@5  descr. MRR  exact hit@5  topic hit@5  topic MRR  no result  bytes/10 results');
     for (const m of modes) {
       const s = summary[m];
       console.log(
         `${m.padEnd(8)} ${pct(s.kinds.descriptive.hit5).padStart(12)}  ${s.kinds.descriptive.mrr.toFixed(3).padStart(10)}  ` +
-          `${pct(s.kinds.exact.hit5).padStart(11)}  ${pct(s.kinds.topic.hit5).padStart(11)}  ${s.kinds.topic.mrr.toFixed(3).padStart(9)}  ${String(s.all.empty).padStart(9)}`,
+          `${pct(s.kinds.exact.hit5).padStart(11)}  ${pct(s.kinds.topic.hit5).padStart(11)}  ${s.kinds.topic.mrr.toFixed(3).padStart(9)}  ${String(s.all.empty).padStart(9)}  ` +
+          `${s.bytes10 === null ? '-' : s.bytes10}`.padStart(16),
       );
     }
   }
