@@ -401,8 +401,10 @@ int main(int argc, char **argv)
 	if (connect_daemon(&a, true) < 0)
 		return 1;
 	int tr = fetch_tools(&a, tools, &cfg.tools);
-	if (tr < 0)
+	if (tr < 0) {
+		ctl_close(a.daemon);
 		return tr == -EINVAL ? 2 : 1;
+	}
 	cfg.vault = a.vault;
 	struct mcp_io io = {.out = out_line,
 			    .daemon_send = daemon_send,
