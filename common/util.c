@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <time.h>
@@ -431,4 +432,23 @@ const _Atomic bool *cancel_flag(void)
 bool cancel_requested(void)
 {
 	return cancel_flag_tl && atomic_load(cancel_flag_tl);
+}
+
+int mkdir_p(const char *path, unsigned mode)
+{
+	_cleanup_free_ char *p = xstrdup(path);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = 0;
+		if (mkdir(p, mode) < 0 && errno != EEXIST)
+			return -errno;
+		*s = '/';
+	}
+	if (mkdir(p, mode) < 0 && errno != EEXIST)
+		return -errno;
+	struct stat st;
+	if (stat(p, &st) < 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }

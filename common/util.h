@@ -109,6 +109,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(char **, strv_free)
 bool str_has_suffix(const char *s, const char *suffix);
 bool str_has_suffix_ci(const char *s, const char *suffix);
 bool str_has_prefix(const char *s, const char *prefix);
+
+/* mkdir -p for a path outside any vault (symlinks followed): 0 when it
+ * is a folder now, else -errno. */
+int mkdir_p(const char *path, unsigned mode);
 /* Count lines: the 1-based line number of byte offset off in s. */
 int line_of_offset(const char *s, size_t off);
 /* The longest start of s[0..n) that ends at a UTF-8 character boundary

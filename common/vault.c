@@ -134,17 +134,8 @@ int vault_probe(const char *path)
 int vault_make_obsidian(const char *path)
 {
 	_cleanup_free_ char *p = xasprintf("%s/.obsidian", path);
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = 0;
-		if (mkdir(p, 0777) < 0 && errno != EEXIST)
-			return -errno;
-		*s = '/';
-	}
-	if (mkdir(p, 0777) < 0 && errno != EEXIST)
-		return -errno;
-	return vault_probe(path);
+	int r = mkdir_p(p, 0777);
+	return r < 0 ? r : vault_probe(path);
 }
 
 int vault_open(const char *root, struct vault **ret, char **ret_msg)

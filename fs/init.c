@@ -452,8 +452,7 @@ static int setup_mount(struct init *in)
 	}
 	/* The mount point: made if missing, refused if it cannot be one
 	 * (unless it already is this vault's mount). */
-	_cleanup_close_ int slash = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	r = file_mkdirs(slash, mount + 1);
+	r = mkdir_p(mount, 0777);
 	if (r < 0) {
 		fprintf(stderr,
 			"vaultctl: cannot create the mount point %s: %s\n",
@@ -470,11 +469,16 @@ static int setup_mount(struct init *in)
 		return INIT_FAILED;
 	}
 	if (!same) {
-		_cleanup_close_ int root =
-			open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		_cleanup_free_ char *rel = xstrdup(envfile + 1);
-		r = file_write_atomic(root, rel, text, strlen(text),
-				      WRITE_MKDIRS, NULL);
+		_cleanup_free_ char *base = xasprintf("%s.env", inst);
+		r = mkdir_p(cfg, 0700);
+		_cleanup_close_ int d =
+			r < 0 ? -1
+			      : open(cfg, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (r == 0 && d < 0)
+			r = -errno;
+		if (r == 0)
+			r = file_write_atomic(d, base, text, strlen(text), 0,
+					      NULL);
 		if (r < 0) {
 			fprintf(stderr, "vaultctl: cannot write %s: %s\n",
 				envfile, strerror(-r));

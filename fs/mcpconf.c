@@ -373,9 +373,7 @@ int mcpconf_patch(const char *path, const char *key,
 	const char *dir = dirname(d), *base = basename(b);
 	_cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0 && errno == ENOENT) {
-		_cleanup_close_ int slash =
-			open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-		int r = file_mkdirs(slash, dir + 1);
+		int r = mkdir_p(dir, 0700);
 		if (r < 0) {
 			*ret_msg = xasprintf("cannot create %s: %s", dir,
 					     strerror(-r));

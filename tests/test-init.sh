@@ -13,6 +13,14 @@ vaultd=$(abs "$3")
 command -v node >/dev/null || { echo "node is needed to read JSON; skipped"; exit 77; }
 make_tmp
 
+# systemctl, mocked: it records how it was called.
+mkdir -p "$tmp/bin"
+cat >"$tmp/bin/systemctl" <<EOF
+#!/bin/sh
+echo "\$*" >>"$tmp/systemctl.calls"
+EOF
+chmod +x "$tmp/bin/systemctl"
+
 # js FILE EXPR: EXPR evaluated with j = the file's JSON.
 js() {
 	node -e 'const j = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); const v = eval(process.argv[2]); console.log(typeof v === "string" ? v : JSON.stringify(v))' "$1" "$2"
@@ -177,6 +185,18 @@ init --vault "$V" --write --config "$H/client.json" --name notes >"$tmp/out" 2>&
 	[ "$(js "$H/client.json" "j.mcpServers['obsidian-vault'].env.OBSIDIAN_VAULT_PATH")" = /elsewhere ] ||
 	fail "--name: $(cat "$H/client.json")"
 
+# A home reached through a symlink (an absolute one): folders are made
+# and files written where it leads.
+mkdir -p "$tmp/realhome/Notes/.obsidian"
+ln -s "$tmp/realhome" "$tmp/linkhome"
+(cd "$tmp" && env -u XDG_CONFIG_HOME HOME="$tmp/linkhome" PATH="$tmp/bin:$PATH" \
+	"$vaultctl" init --vault "$tmp/linkhome/Notes" --client cursor --write \
+	--mount "$tmp/linkhome/guarded") >"$tmp/out" 2>&1 ||
+	fail "symlinked home: $(cat "$tmp/out")"
+[ -f "$tmp/realhome/.cursor/mcp.json" ] && [ -d "$tmp/realhome/guarded" ] &&
+	ls "$tmp/realhome/.config/vaultd/"*.env >/dev/null 2>&1 ||
+	fail "symlinked home: files not made: $(cat "$tmp/out")"
+
 # 6. Broken JSON: refused with the place, never overwritten, no backup.
 new_home broken
 mkdir -p "$H/.cursor"
@@ -197,12 +217,7 @@ grep -q "has comments" "$tmp/out" || fail "JSONC: $(cat "$tmp/out")"
 
 # 7. --mount: the env file the unit reads, the unit enabled (mocked).
 new_home mount
-mkdir -p "$tmp/bin"
-cat >"$tmp/bin/systemctl" <<EOF
-#!/bin/sh
-echo "\$*" >>"$tmp/systemctl.calls"
-EOF
-chmod +x "$tmp/bin/systemctl"
+: >"$tmp/systemctl.calls"
 inst=$(systemd-escape --path "$V")
 envf=$H/.config/vaultd/$inst.env
 init --vault "$V" --client cursor --mount "$H/Notes guarded" >"$tmp/out" 2>&1 || fail "mount print: $(cat "$tmp/out")"
