@@ -436,3 +436,17 @@ struct note *note_from_blob(const char *path, const void *blob, size_t len)
 		return note_free(n);
 	return n;
 }
+
+struct note *note_copy(const struct note *n)
+{
+	size_t len;
+	_cleanup_free_ void *blob = note_to_blob(n, &len);
+	struct note *c = note_from_blob(n->path, blob, len);
+	if (!c)
+		return NULL;
+	c->mtime_ns = n->mtime_ns;
+	c->btime = n->btime;
+	c->size = n->size;
+	c->ino = n->ino;
+	return c;
+}

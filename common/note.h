@@ -83,6 +83,9 @@ void note_set_stat(struct note *n, const struct stat *st, int64_t btime);
  */
 void *note_to_blob(const struct note *n, size_t *ret_len);
 struct note *note_from_blob(const char *path, const void *blob, size_t len);
+/* A copy of the note as the index keeps it, the stat it was read at
+ * included (not its incoming links, which belong to an index). */
+struct note *note_copy(const struct note *n);
 
 /* True when the note has frontmatter key `key` with a non-empty value. */
 bool note_has_key(const struct note *n, const char *key);

@@ -1020,9 +1020,7 @@ static int work_one(struct vault *v, const char *path, struct big_put *big)
 	    !same_file(n, &st))
 		return 0;
 	if (!n->too_big && len > STORE_SYNC_MAX) {
-		size_t bl;
-		_cleanup_free_ void *blob = note_to_blob(n, &bl);
-		big->n = note_from_blob(n->path, blob, bl);
+		big->n = note_copy(n);
 		if (big->n) {
 			big->text = TAKE_PTR(text);
 			big->len = len;

@@ -2,7 +2,9 @@
 /*
  * gen_vault DIR N [SEED]: write a realistic vault of N notes for the
  * benchmarks: nested folders, frontmatter (tags, aliases, dates), about
- * 1-2 KB per note (median ~1.5 KB), wikilinks with aliases and headings,
+ * 1-2 KB per note (median ~1.5 KB) with a few big ones (1 note in 200,
+ * 100 KB to 2 MB with a power law, half under 160 KB: clipped articles,
+ * long journals), wikilinks with aliases and headings,
  * markdown links, a few broken links, inline tags, code blocks, some
  * Cyrillic and CJK text, and a few names shared by two notes. The text
  * mixes a small set of common words with a 20,000-word vocabulary drawn
@@ -11,6 +13,7 @@
  * lists. Deterministic for a given seed.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +34,14 @@ static uint32_t pick(uint32_t n)
 {
 	return n ? rnd() % n : 0;
 }
+
+/* Big notes draw from a stream of their own: the other notes are the
+ * same as a generator without them would make. */
+static uint64_t big_rng;
+
+#define BIG_ONE_IN 200
+#define BIG_MIN (100u << 10)
+#define BIG_MAX (2u << 20)
 
 static const char *const WORDS[] = {
 	"alpha",  "bravo",  "charlie",	"delta",   "echo",     "foxtrot",
@@ -152,6 +163,52 @@ static void link_to(FILE *f, size_t n, size_t self)
 		fprintf(f, "[[%s]]", names[t]);
 }
 
+/* The size of note i if it is a big one, else 0. */
+static size_t big_size(size_t i, uint64_t seed)
+{
+	uint64_t x = (seed + 1) * 0x9e3779b97f4a7c15ull ^
+		     (i + 1) * 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 31;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 29;
+	if (x % BIG_ONE_IN)
+		return 0;
+	/* A power law (Pareto, alpha 1.5) cut at 2 MB: half of them under
+	 * 160 KB, one in 50 over 1 MB; mean ~250 KB. */
+	double u = (double)((x >> 16) & 0xffffff) / 16777216.0;
+	double cut = 1.0 - pow((double)BIG_MIN / BIG_MAX, 1.5);
+	return (size_t)((double)BIG_MIN / pow(1.0 - u * cut, 1.0 / 1.5));
+}
+
+/* Sections of paragraphs (the same words, links and tags as the other
+ * notes, fewer links) until the note is size bytes. */
+static void big_tail(FILE *f, size_t n, size_t self, size_t size)
+{
+	uint64_t keep = rng;
+	rng = big_rng;
+	for (uint32_t sec = 1; (size_t)ftell(f) < size; sec++) {
+		fprintf(f, "## Part %u\n\n", sec);
+		for (uint32_t p = 0, m = 3 + pick(8); p < m; p++) {
+			for (uint32_t w = 0, words = 40 + pick(80); w < words;
+			     w++) {
+				if (w)
+					fputc(' ', f);
+				uint32_t r = pick(1000);
+				if (r < 8)
+					link_to(f, n, self);
+				else if (r < 10)
+					fprintf(f, "#%s",
+						tags[pick((uint32_t)ntags)]);
+				else
+					word(f);
+			}
+			fputs(".\n\n", f);
+		}
+	}
+	big_rng = rng;
+	rng = keep;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -160,8 +217,10 @@ int main(int argc, char **argv)
 	}
 	const char *dir = argv[1];
 	size_t n = strtoul(argv[2], NULL, 10);
+	uint64_t seed = argc > 3 ? strtoull(argv[3], NULL, 10) : 0;
 	if (argc > 3)
-		rng ^= strtoull(argv[3], NULL, 10) * 0x2545f4914f6cdd1dull;
+		rng ^= seed * 0x2545f4914f6cdd1dull;
+	big_rng = rng ^ 0xd1b54a32d192ed03ull;
 	if (!n)
 		return 2;
 	make_vocab();
@@ -213,7 +272,7 @@ int main(int argc, char **argv)
 		names[i] = strdup(nb);
 		paths[i] = strdup(pb);
 	}
-	size_t total = 0;
+	size_t total = 0, nbig = 0;
 	for (size_t i = 0; i < n; i++) {
 		char fp[4096];
 		snprintf(fp, sizeof(fp), "%s/%s.md", dir, paths[i]);
@@ -275,11 +334,17 @@ int main(int argc, char **argv)
 			}
 			fputs(".md) from the vault root.\n", f);
 		}
+		size_t big = big_size(i, seed);
+		if (big) {
+			nbig++;
+			big_tail(f, n, i, big);
+		}
 		total += (size_t)ftell(f);
 		fclose(f);
 	}
-	printf("%zu notes, %zu bytes of markdown, %zu folders in %s\n", n,
-	       total, nfolders, dir);
+	printf("%zu notes (%zu over 100 KB), %zu bytes of markdown, %zu "
+	       "folders in %s\n",
+	       n, nbig, total, nfolders, dir);
 	for (size_t i = 0; i < n; i++) {
 		free(names[i]);
 		free(paths[i]);
