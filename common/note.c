@@ -98,11 +98,9 @@ bool tag_matches(const char *tag, const char *query)
 bool note_has_tag(const struct note *n, const char *tag)
 {
 	_cleanup_free_ char *q = fold_key(tag);
-	for (size_t i = 0; i < n->ntags; i++) {
-		_cleanup_free_ char *t = fold_key(n->tags[i]);
-		if (strcmp(t, q) == 0)
+	for (size_t i = 0; i < n->ntags; i++)
+		if (strcmp(n->fold_tags[i], q) == 0)
 			return true;
-	}
 	return false;
 }
 
@@ -146,13 +144,6 @@ static char **finish_list(struct ptrvec *pv, size_t *ret_n)
 	return (char **)pv->v;
 }
 
-static void clear_folds(struct ptrvec *f)
-{
-	for (size_t i = 0; i < f->n; i++)
-		free(f->v[i]);
-	pv_free(f);
-}
-
 /* Folded basename without ".md": the bucket a link is resolved in. */
 static char *link_key(const char *target)
 {
@@ -161,10 +152,172 @@ static char *link_key(const char *target)
 	size_t n = strlen(b);
 	if (n > 3 && str_has_suffix_ci(b, ".md"))
 		n -= 3;
-	return fold_key_n(b, n);
+	/* Most names are ASCII: folding is lower-casing. */
+	char *k = xmalloc(n + 1);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)b[i];
+		if (c >= 0x80) {
+			free(k);
+			return fold_key_n(b, n);
+		}
+		k[i] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+	}
+	k[n] = 0;
+	return k;
 }
 
-struct note *note_new(const char *path, const char *text, size_t len)
+/* ---- packing ---------------------------------------------------------- */
+
+struct pack {
+	char *s, *end; /* the strings' area, filled from s */
+};
+
+static size_t slen(const char *s)
+{
+	return s ? strlen(s) + 1 : 0;
+}
+
+/* A note's block: the note, nlinks links, the five string arrays (each
+ * NULL-ended) and strs bytes of strings; all zero but the strings. */
+static struct note *pack_alloc(size_t nlinks, size_t ntags, size_t naliases,
+			       size_t nkeys, size_t strs, struct pack *p)
+{
+	size_t links_off = (sizeof(struct note) + 15) & ~(size_t)15;
+	size_t ptrs_off = links_off + nlinks * sizeof(struct link);
+	size_t nptrs = 2 * (ntags + 1) + 2 * (naliases + 1) + nkeys + 1;
+	size_t strs_off = ptrs_off + nptrs * sizeof(char *);
+	char *mem = xmalloc(strs_off + strs);
+	memset(mem, 0, strs_off);
+	struct note *n = (struct note *)mem;
+	n->links = (struct link *)(mem + links_off);
+	char **v = (char **)(mem + ptrs_off);
+	n->tags = v;
+	n->fold_tags = v += ntags + 1;
+	n->aliases = v += ntags + 1;
+	n->fold_aliases = v += naliases + 1;
+	n->fm_keys = v += naliases + 1;
+	p->s = mem + strs_off;
+	p->end = p->s + strs;
+	return n;
+}
+
+static char *pack_strn(struct pack *p, const char *s, size_t n)
+{
+	char *r = p->s;
+	memcpy(r, s, n);
+	r[n] = 0;
+	p->s += n + 1;
+	return r;
+}
+
+static char *pack_str(struct pack *p, const char *s)
+{
+	return s ? pack_strn(p, s, strlen(s)) : NULL;
+}
+
+/* The folded form of an ASCII string. */
+static char *pack_lower(struct pack *p, const char *s, size_t n)
+{
+	char *r = p->s;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		r[i] = c >= 'A' && c <= 'Z' ? (char)(c + 32) : c;
+	}
+	r[n] = 0;
+	p->s += n + 1;
+	return r;
+}
+
+static void loose_free(struct note *n)
+{
+	free(n->path);
+	free(n->name);
+	free(n->fold_path);
+	free(n->fold_name);
+	strv_free(n->tags);
+	strv_free(n->fold_tags);
+	strv_free(n->aliases);
+	strv_free(n->fold_aliases);
+	strv_free(n->fm_keys);
+	for (size_t i = 0; i < n->nlinks; i++) {
+		free(n->links[i].target);
+		free(n->links[i].subpath);
+		free(n->links[i].alias);
+		free(n->links[i].key);
+	}
+	free(n->links);
+	pv_free(&n->incoming);
+	free(n);
+}
+
+static void pack_list(struct pack *p, char **to, char *const *from, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		to[i] = pack_str(p, from[i]);
+}
+
+/* The loose note l in one block (l is freed). */
+static struct note *pack(struct note *l)
+{
+	size_t nk = strv_len(l->fm_keys);
+	size_t strs = slen(l->path) + slen(l->name) + slen(l->fold_path) +
+		      slen(l->fold_name);
+	for (size_t i = 0; i < l->ntags; i++)
+		strs += slen(l->tags[i]) + slen(l->fold_tags[i]);
+	for (size_t i = 0; i < l->naliases; i++)
+		strs += slen(l->aliases[i]) + slen(l->fold_aliases[i]);
+	for (size_t i = 0; i < nk; i++)
+		strs += slen(l->fm_keys[i]);
+	for (size_t i = 0; i < l->nlinks; i++)
+		strs += slen(l->links[i].target) + slen(l->links[i].subpath) +
+			slen(l->links[i].alias) + slen(l->links[i].key);
+	struct pack p;
+	struct note *n =
+		pack_alloc(l->nlinks, l->ntags, l->naliases, nk, strs, &p);
+	struct link *links = n->links;
+	char **lists[5] = {n->tags, n->fold_tags, n->aliases, n->fold_aliases,
+			   n->fm_keys};
+	*n = *l;
+	n->incoming = (struct ptrvec){0};
+	n->links = links;
+	n->path = pack_str(&p, l->path);
+	n->name = pack_str(&p, l->name);
+	n->fold_path = pack_str(&p, l->fold_path);
+	n->fold_name = pack_str(&p, l->fold_name);
+	n->tags = lists[0];
+	n->fold_tags = lists[1];
+	n->aliases = lists[2];
+	n->fold_aliases = lists[3];
+	n->fm_keys = lists[4];
+	pack_list(&p, n->tags, l->tags, l->ntags);
+	pack_list(&p, n->fold_tags, l->fold_tags, l->ntags);
+	pack_list(&p, n->aliases, l->aliases, l->naliases);
+	pack_list(&p, n->fold_aliases, l->fold_aliases, l->naliases);
+	pack_list(&p, n->fm_keys, l->fm_keys, nk);
+	for (size_t i = 0; i < l->nlinks; i++) {
+		const struct link *a = &l->links[i];
+		struct link *b = &n->links[i];
+		*b = *a;
+		b->src = n;
+		b->target = pack_str(&p, a->target);
+		b->subpath = pack_str(&p, a->subpath);
+		b->alias = pack_str(&p, a->alias);
+		b->key = pack_str(&p, a->key);
+	}
+	loose_free(l);
+	return n;
+}
+
+/*
+ * A note is built "loose" (each string allocated on its own) and then
+ * packed: the note, its links, its string arrays and every string in one
+ * allocation (pack()). 100,000 notes hold millions of strings; one block
+ * each saves the allocator's overhead per string and makes loading and
+ * freeing them cheap.
+ */
+
+/* A loose note with its path and names, nothing else yet. */
+static struct note *loose_alloc(const char *path)
 {
 	struct note *n = xcalloc(1, sizeof(*n));
 	n->path = xstrdup(path);
@@ -182,7 +335,12 @@ struct note *note_new(const char *path, const char *text, size_t len)
 		n->fold_name = xstrndup(fb, fl - 3);
 	else
 		n->fold_name = fold_key(n->name);
+	return n;
+}
 
+struct note *note_new(const char *path, const char *text, size_t len)
+{
+	struct note *n = loose_alloc(path);
 	struct ptrvec tags = {0}, tfold = {0}, aliases = {0}, afold = {0},
 		      keys = {0};
 	if (text) {
@@ -239,14 +397,14 @@ struct note *note_new(const char *path, const char *text, size_t len)
 		}
 		md_doc_clear(&d);
 	}
-	clear_folds(&tfold);
-	size_t nfa;
+	size_t nfa, nft;
 	n->fold_aliases = finish_list(&afold, &nfa);
+	n->fold_tags = finish_list(&tfold, &nft);
 	n->tags = finish_list(&tags, &n->ntags);
 	n->aliases = finish_list(&aliases, &n->naliases);
 	size_t nk;
 	n->fm_keys = finish_list(&keys, &nk);
-	return n;
+	return pack(n);
 }
 
 void note_set_stat(struct note *n, const struct stat *st, int64_t btime)
@@ -262,30 +420,20 @@ struct note *note_free(struct note *n)
 {
 	if (!n)
 		return NULL;
-	free(n->path);
-	free(n->name);
-	free(n->fold_path);
-	free(n->fold_name);
-	strv_free(n->tags);
-	strv_free(n->aliases);
-	strv_free(n->fold_aliases);
-	strv_free(n->fm_keys);
-	for (size_t i = 0; i < n->nlinks; i++) {
-		free(n->links[i].target);
-		free(n->links[i].subpath);
-		free(n->links[i].alias);
-		free(n->links[i].key);
-	}
-	free(n->links);
 	pv_free(&n->incoming);
-	free(n);
+	free(n); /* the block */
 	return NULL;
 }
 
 /* ---- blobs ------------------------------------------------------------------
  */
 
-#define BLOB_VERSION 1
+/*
+ * Version 2 keeps the folded forms of what is not ASCII (the path, tags,
+ * aliases and link keys), so that a restart does no Unicode folding; an
+ * ASCII string's folded form is itself in lower case.
+ */
+#define BLOB_VERSION 2
 
 static void put_u32(struct sbuf *b, uint32_t v)
 {
@@ -303,11 +451,32 @@ static void put_str(struct sbuf *b, const char *s)
 	sb_add(b, s, n);
 }
 
-static void put_strv(struct sbuf *b, char **v, size_t n)
+static bool is_ascii(const char *s, size_t n)
 {
-	put_u32(b, (uint32_t)n);
 	for (size_t i = 0; i < n; i++)
-		put_str(b, v[i]);
+		if ((unsigned char)s[i] >= 0x80)
+			return false;
+	return true;
+}
+
+/* A string and, when it is not ASCII, its folded form. */
+static void put_folded(struct sbuf *b, const char *s, const char *fold)
+{
+	put_str(b, s);
+	if (!is_ascii(s, strlen(s)))
+		put_str(b, fold);
+}
+
+/* The basename a link key is made of (link_key()). */
+static void key_source(const char *target, const char **ret, size_t *ret_n)
+{
+	const char *b = strrchr(target, '/');
+	b = b ? b + 1 : target;
+	size_t n = strlen(b);
+	if (n > 3 && str_has_suffix_ci(b, ".md"))
+		n -= 3;
+	*ret = b;
+	*ret_n = n;
 }
 
 void *note_to_blob(const struct note *n, size_t *ret_len)
@@ -317,9 +486,18 @@ void *note_to_blob(const struct note *n, size_t *ret_len)
 	sb_putc(&b, (char)((n->fm_invalid ? 1 : 0) | (n->too_big ? 2 : 0) |
 			   (n->fm_unread ? 4 : 0)));
 	put_u32(&b, (uint32_t)n->fm_err_line);
-	put_strv(&b, n->tags, n->ntags);
-	put_strv(&b, n->aliases, n->naliases);
-	put_strv(&b, n->fm_keys, strv_len(n->fm_keys));
+	if (!is_ascii(n->path, strlen(n->path)))
+		put_str(&b, n->fold_path);
+	put_u32(&b, (uint32_t)n->ntags);
+	for (size_t i = 0; i < n->ntags; i++)
+		put_folded(&b, n->tags[i], n->fold_tags[i]);
+	put_u32(&b, (uint32_t)n->naliases);
+	for (size_t i = 0; i < n->naliases; i++)
+		put_folded(&b, n->aliases[i], n->fold_aliases[i]);
+	size_t nk = strv_len(n->fm_keys);
+	put_u32(&b, (uint32_t)nk);
+	for (size_t i = 0; i < nk; i++)
+		put_str(&b, n->fm_keys[i]);
 	put_u32(&b, (uint32_t)n->nlinks);
 	for (size_t i = 0; i < n->nlinks; i++) {
 		const struct link *l = &n->links[i];
@@ -328,6 +506,11 @@ void *note_to_blob(const struct note *n, size_t *ret_len)
 		put_str(&b, l->target);
 		put_str(&b, l->subpath);
 		put_str(&b, l->alias);
+		const char *ks;
+		size_t kn;
+		key_source(l->target, &ks, &kn);
+		if (l->key && !is_ascii(ks, kn))
+			put_str(&b, l->key);
 	}
 	*ret_len = b.len;
 	return sb_steal(&b);
@@ -350,90 +533,200 @@ static uint32_t get_u32(struct reader *r)
 	return v;
 }
 
-static char *get_str(struct reader *r, bool nullable)
+/* A count of items of at least 4 bytes each. */
+static uint32_t get_count(struct reader *r)
 {
 	uint32_t n = get_u32(r);
+	if (!r->bad && n > (uint32_t)(r->end - r->p) / 4)
+		r->bad = true;
+	return r->bad ? 0 : n;
+}
+
+struct span {
+	const char *s; /* NULL: none */
+	size_t n;
+};
+
+static struct span get_span(struct reader *r, bool nullable)
+{
+	struct span sp = {NULL, 0};
+	uint32_t n = get_u32(r);
 	if (r->bad)
-		return NULL;
+		return sp;
 	if (n == UINT32_MAX) {
 		if (!nullable)
 			r->bad = true;
-		return NULL;
+		return sp;
 	}
-	if ((size_t)(r->end - r->p) < n) {
+	if ((size_t)(r->end - r->p) < n || memchr(r->p, 0, n)) {
 		r->bad = true;
-		return NULL;
+		return sp;
 	}
-	char *s = xstrndup((const char *)r->p, n);
+	sp.s = (const char *)r->p;
+	sp.n = n;
 	r->p += n;
-	return s;
+	return sp;
 }
 
-static char **get_strv(struct reader *r, size_t *ret_n)
+/*
+ * The blob read twice: first (n NULL) to count what the note's block
+ * needs (*lo), then to fill it.
+ */
+struct layout {
+	size_t ntags, naliases, nkeys, nlinks, strs;
+};
+
+/* A string, then its folded form (its lower case when ASCII). */
+static void read_folded(struct reader *r, struct pack *p, char **ret,
+			char **ret_fold, struct layout *lo)
 {
-	uint32_t n = get_u32(r);
-	if (r->bad || n > (uint32_t)(r->end - r->p) / 4) {
-		r->bad = true;
-		*ret_n = 0;
-		return xcalloc(1, sizeof(char *));
+	struct span a = get_span(r, false);
+	bool ascii = a.s && is_ascii(a.s, a.n);
+	struct span f = ascii ? a : get_span(r, false);
+	if (r->bad)
+		return;
+	if (!p) {
+		lo->strs += a.n + 1 + f.n + 1;
+		return;
 	}
-	char **v = xcalloc(n + 1, sizeof(char *));
-	for (uint32_t i = 0; i < n && !r->bad; i++)
-		v[i] = get_str(r, false);
-	*ret_n = n;
-	return v;
+	*ret = pack_strn(p, a.s, a.n);
+	*ret_fold = ascii ? pack_lower(p, a.s, a.n) : pack_strn(p, f.s, f.n);
+}
+
+static void read_blob(struct reader *r, const char *path, struct note *n,
+		      struct pack *p, struct layout *lo)
+{
+	size_t pl = strlen(path);
+	struct span fp = {path, pl};
+	bool ascii = is_ascii(path, pl);
+	if (!ascii)
+		fp = get_span(r, false);
+	/* The name and the folded name: the basenames without ".md". */
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	size_t bn = strlen(b);
+	size_t nn = bn > 3 && str_has_suffix_ci(b, ".md") ? bn - 3 : bn;
+	const char *fb = fp.s ? memrchr(fp.s, '/', fp.n) : NULL;
+	fb = fb ? fb + 1 : fp.s;
+	size_t fbn = fp.s ? fp.n - (size_t)(fb - fp.s) : 0;
+	size_t fnn = fbn > 3 && !memcmp(fb + fbn - 3, ".md", 3) ? fbn - 3 : fbn;
+	uint32_t nt = get_count(r);
+	if (!p) {
+		lo->strs += pl + 1 + nn + 1 + fp.n + 1 + fnn + 1;
+		lo->ntags = nt;
+	} else {
+		n->path = pack_strn(p, path, pl);
+		n->name = pack_strn(p, b, nn);
+		n->fold_path = ascii ? pack_lower(p, path, pl)
+				     : pack_strn(p, fp.s, fp.n);
+		n->fold_name = pack_strn(p, n->fold_path + (fb - fp.s), fnn);
+		const char *slash = strrchr(path, '/');
+		n->dirlen = slash ? (size_t)(slash - path) : 0;
+		const char *fslash = strrchr(n->fold_path, '/');
+		n->fold_dirlen = fslash ? (size_t)(fslash - n->fold_path) : 0;
+		n->ntags = nt;
+	}
+	for (uint32_t i = 0; i < nt && !r->bad; i++)
+		read_folded(r, p, p ? &n->tags[i] : NULL,
+			    p ? &n->fold_tags[i] : NULL, lo);
+	uint32_t na = get_count(r);
+	if (!p)
+		lo->naliases = na;
+	else
+		n->naliases = na;
+	for (uint32_t i = 0; i < na && !r->bad; i++)
+		read_folded(r, p, p ? &n->aliases[i] : NULL,
+			    p ? &n->fold_aliases[i] : NULL, lo);
+	uint32_t nk = get_count(r);
+	if (!p)
+		lo->nkeys = nk;
+	for (uint32_t i = 0; i < nk && !r->bad; i++) {
+		struct span k = get_span(r, false);
+		if (r->bad)
+			break;
+		if (!p)
+			lo->strs += k.n + 1;
+		else
+			n->fm_keys[i] = pack_strn(p, k.s, k.n);
+	}
+	uint32_t nl = get_u32(r);
+	if (r->bad || nl > (uint32_t)(r->end - r->p) / 17) {
+		r->bad = true;
+		return;
+	}
+	if (!p)
+		lo->nlinks = nl;
+	else
+		n->nlinks = nl;
+	for (uint32_t i = 0; i < nl && !r->bad; i++) {
+		if (r->p >= r->end) {
+			r->bad = true;
+			break;
+		}
+		uint8_t kind = *r->p++;
+		int line = (int)get_u32(r);
+		struct span t = get_span(r, false);
+		struct span sub = get_span(r, true);
+		struct span al = get_span(r, true);
+		if (r->bad)
+			break;
+		/* The key: the target's basename without ".md", folded. */
+		struct span k = {NULL, 0};
+		bool kascii = true;
+		if (t.n) {
+			const char *kb = memrchr(t.s, '/', t.n);
+			kb = kb ? kb + 1 : t.s;
+			k.s = kb;
+			k.n = t.n - (size_t)(kb - t.s);
+			if (k.n > 3 && !strncasecmp(kb + k.n - 3, ".md", 3))
+				k.n -= 3;
+			kascii = is_ascii(k.s, k.n);
+			if (!kascii)
+				k = get_span(r, false);
+			if (r->bad)
+				break;
+		}
+		if (!p) {
+			lo->strs += t.n + 1 + (sub.s ? sub.n + 1 : 0) +
+				    (al.s ? al.n + 1 : 0) +
+				    (k.s ? k.n + 1 : 0);
+			continue;
+		}
+		struct link *l = &n->links[i];
+		l->src = n;
+		l->kind = kind;
+		l->line = line;
+		l->target = pack_strn(p, t.s, t.n);
+		l->subpath = sub.s ? pack_strn(p, sub.s, sub.n) : NULL;
+		l->alias = al.s ? pack_strn(p, al.s, al.n) : NULL;
+		l->key = !k.s	 ? NULL
+			 : kascii ? pack_lower(p, k.s, k.n)
+				  : pack_strn(p, k.s, k.n);
+	}
 }
 
 struct note *note_from_blob(const char *path, const void *blob, size_t len)
 {
-	struct reader r = {blob, (const unsigned char *)blob + len, false};
-	if (len < 2 || r.p[0] != BLOB_VERSION)
+	const unsigned char *b = blob;
+	if (len < 6 || b[0] != BLOB_VERSION)
 		return NULL;
-	unsigned flags = r.p[1];
-	r.p += 2;
-	struct note *n = note_new(path, NULL, 0);
+	unsigned flags = b[1];
+	uint32_t err_line;
+	memcpy(&err_line, b + 2, 4);
+	struct layout lo = {0};
+	struct reader r = {b + 6, b + len, false};
+	read_blob(&r, path, NULL, NULL, &lo);
+	if (r.bad || r.p != r.end)
+		return NULL;
+	struct pack p;
+	struct note *n = pack_alloc(lo.nlinks, lo.ntags, lo.naliases, lo.nkeys,
+				    lo.strs, &p);
+	r = (struct reader){b + 6, b + len, false};
+	read_blob(&r, path, n, &p, &lo);
 	n->fm_invalid = flags & 1;
 	n->fm_unread = flags & 4;
 	n->too_big = (flags & 2) != 0;
-	n->fm_err_line = (int)get_u32(&r);
-	strv_free(n->tags);
-	strv_free(n->aliases);
-	strv_free(n->fold_aliases);
-	strv_free(n->fm_keys);
-	n->tags = get_strv(&r, &n->ntags);
-	n->aliases = get_strv(&r, &n->naliases);
-	n->fold_aliases = xcalloc(n->naliases + 1, sizeof(char *));
-	for (size_t i = 0; i < n->naliases && !r.bad; i++)
-		n->fold_aliases[i] =
-			fold_key(n->aliases[i] ? n->aliases[i] : "");
-	size_t nk;
-	n->fm_keys = get_strv(&r, &nk);
-	uint32_t nl = get_u32(&r);
-	if (!r.bad && nl <= (uint32_t)(r.end - r.p) / 17) {
-		n->links = xcalloc(nl + 1, sizeof(struct link));
-		for (uint32_t i = 0; i < nl && !r.bad; i++) {
-			struct link *l = &n->links[n->nlinks++];
-			if (r.p >= r.end) {
-				r.bad = true;
-				break;
-			}
-			l->src = n;
-			l->kind = *r.p++;
-			l->line = (int)get_u32(&r);
-			l->target = get_str(&r, false);
-			l->subpath = get_str(&r, true);
-			l->alias = get_str(&r, true);
-			if (!l->target) {
-				l->target = xstrdup("");
-				r.bad = true;
-			}
-			l->key = *l->target ? link_key(l->target) : NULL;
-		}
-	} else {
-		r.bad = true;
-	}
-	if (r.bad || r.p != r.end)
-		return note_free(n);
+	n->fm_err_line = (int)err_line;
 	return n;
 }
 

@@ -33,6 +33,7 @@ struct note {
 	size_t dirlen;	    /* bytes of "a/b" (0 at the root) */
 	size_t fold_dirlen; /* the same in fold_path */
 	char **tags;	    /* display forms, deduplicated case-insensitively */
+	char **fold_tags;   /* the same, folded */
 	size_t ntags;
 	char **aliases;
 	char **fold_aliases; /* the same, folded */
@@ -74,7 +75,7 @@ void note_set_stat(struct note *n, const struct stat *st, int64_t btime);
 
 /* Bumped whenever parsing changes what a note's index entry holds: stored
  * entries of another format are not reused. */
-#define NOTE_FORMAT 2
+#define NOTE_FORMAT 3
 
 /*
  * A note as a compact blob (tags, aliases, frontmatter keys, links), so a

@@ -43,7 +43,12 @@ static const char SCHEMA_SQL[] =
 	/* Trigrams of the folded text (NFC, case folded: "Straße" is
 	 * "strasse"), for substrings; it keeps no copy of the text. */
 	"CREATE VIRTUAL TABLE sub USING fts5(body, content = '',"
-	" tokenize = 'trigram', detail = 'none');";
+	" tokenize = 'trigram', detail = 'none');"
+	/* Terms pending in memory before FTS5 writes a segment (default
+	 * 1 MB): a build writes few large segments instead of many small
+	 * ones that are merged again and again. */
+	"INSERT INTO fts(fts, rank) VALUES('hashsize', 33554432);"
+	"INSERT INTO sub(sub, rank) VALUES('hashsize', 16777216);";
 
 enum {
 	ST_FIND,
@@ -199,7 +204,10 @@ static int open_conn(const char *path, bool create, sqlite3 **ret)
 	 * commits, never consistency; stat checks at start catch up. */
 	sqlite3_exec(db,
 		     "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
-		     "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16000;",
+		     "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16000;"
+		     /* A build's large transactions leave the WAL no
+		      * larger than this once checkpointed. */
+		     "PRAGMA journal_size_limit = 16777216;",
 		     NULL, NULL, NULL);
 	sqlite3_create_function_v2(db, "vcontains", 2,
 				   SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
@@ -582,58 +590,113 @@ static int write_failed(struct store *s)
 
 /* ---- entries ------------------------------------------------------------ */
 
-static void free_entry(struct store_entry *e)
+struct loaded {
+	struct store_entry e;
+	size_t path_off, blob_off; /* in the arena */
+	bool used;
+};
+
+struct store_entries {
+	struct loaded *v;
+	size_t n;
+	char *arena; /* paths and blobs, one after another */
+	struct hmap *by_path; /* path -> struct loaded * */
+};
+
+bool store_empty(struct store *s)
 {
-	if (!e)
-		return;
-	free(e->blob);
-	free(e);
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->w, "SELECT 1 FROM notes LIMIT 1", -1, &st,
+			       NULL) != SQLITE_OK)
+		return true;
+	bool empty = sqlite3_step(st) != SQLITE_ROW;
+	sqlite3_finalize(st);
+	return empty;
 }
 
-struct hmap *store_load(struct store *s)
+struct store_entries *store_load(struct store *s)
 {
-	struct hmap *m = hmap_new();
+	struct store_entries *es = xcalloc(1, sizeof(*es));
+	struct sbuf arena = {0};
+	size_t cap = 0;
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(
 		    s->w, "SELECT path, mtime_ns, size, ino, data FROM notes",
-		    -1, &st, NULL) != SQLITE_OK)
-		return m;
+		    -1, &st, NULL) != SQLITE_OK) {
+		es->by_path = hmap_new();
+		return es;
+	}
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		struct store_entry *e = xcalloc(1, sizeof(*e));
-		e->mtime_ns = sqlite3_column_int64(st, 1);
-		e->size = sqlite3_column_int64(st, 2);
-		e->ino = (uint64_t)sqlite3_column_int64(st, 3);
-		e->len = (size_t)sqlite3_column_bytes(st, 4);
-		e->blob = xmalloc(e->len + 1);
-		if (e->len)
-			memcpy(e->blob, sqlite3_column_blob(st, 4), e->len);
 		const char *p = (const char *)sqlite3_column_text(st, 0);
-		if (p)
-			free_entry(hmap_put(m, p, e));
-		else
-			free_entry(e);
+		if (!p)
+			continue;
+		if (es->n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			es->v = xrealloc(es->v, cap * sizeof(*es->v));
+		}
+		struct loaded *l = &es->v[es->n++];
+		memset(l, 0, sizeof(*l));
+		l->e.mtime_ns = sqlite3_column_int64(st, 1);
+		l->e.size = sqlite3_column_int64(st, 2);
+		l->e.ino = (uint64_t)sqlite3_column_int64(st, 3);
+		l->e.len = (size_t)sqlite3_column_bytes(st, 4);
+		l->path_off = arena.len;
+		sb_add(&arena, p, strlen(p) + 1);
+		l->blob_off = arena.len;
+		if (l->e.len)
+			sb_add(&arena, sqlite3_column_blob(st, 4), l->e.len);
 	}
 	if (r != SQLITE_DONE)
 		write_failed(s);
 	sqlite3_finalize(st);
-	return m;
+	/* Pointers once the arena has stopped moving. */
+	es->arena = sb_steal(&arena);
+	es->by_path = hmap_new();
+	for (size_t i = 0; i < es->n; i++) {
+		struct loaded *l = &es->v[i];
+		l->e.blob = es->arena + l->blob_off;
+		hmap_put(es->by_path, es->arena + l->path_off, l);
+	}
+	return es;
 }
 
-void store_entry_drop(struct hmap *m, const char *path)
+const struct store_entry *store_entries_get(const struct store_entries *es,
+					    const char *path)
 {
-	struct store_entry *e = hmap_del(m, path);
-	if (e)
-		free_entry(e);
+	struct loaded *l = es ? hmap_get(es->by_path, path) : NULL;
+	return l ? &l->e : NULL;
 }
 
-void store_entries_free(struct hmap *m)
+void store_entries_use(struct store_entries *es, const char *path)
 {
-	size_t it = 0;
-	void *v;
-	while (m && hmap_next(m, &it, NULL, &v))
-		free_entry(v);
-	hmap_free(m);
+	struct loaded *l = es ? hmap_get(es->by_path, path) : NULL;
+	if (l)
+		l->used = true;
+}
+
+bool store_entries_next_unused(const struct store_entries *es, size_t *iter,
+			       const char **ret_path)
+{
+	while (es && *iter < es->n) {
+		const struct loaded *l = &es->v[(*iter)++];
+		if (!l->used) {
+			*ret_path = es->arena + l->path_off;
+			return true;
+		}
+	}
+	return false;
+}
+
+struct store_entries *store_entries_free(struct store_entries *es)
+{
+	if (!es)
+		return NULL;
+	hmap_free(es->by_path);
+	free(es->v);
+	free(es->arena);
+	free(es);
+	return NULL;
 }
 
 int store_begin(struct store *s)
@@ -745,7 +808,6 @@ static void drop_ops(struct store *s)
 static int fts_rows(struct store *s, bool del, int64_t id, const char *title,
 		    int tlen, const char *body, int blen)
 {
-	_cleanup_free_ char *folded = fold_key_n(body, (size_t)blen);
 	sqlite3_stmt *f = s->st[del ? ST_UNINDEX_FTS : ST_INDEX_FTS];
 	sqlite3_bind_int64(f, 1, id);
 	sqlite3_bind_text(f, 2, title, tlen, SQLITE_STATIC);
@@ -754,6 +816,7 @@ static int fts_rows(struct store *s, bool del, int64_t id, const char *title,
 	int64_t cur = atomic_load(&s->sub_cursor);
 	if (cur >= 0 && id > cur)
 		return r; /* the backfill comes to it */
+	_cleanup_free_ char *folded = fold_key_n(body, (size_t)blen);
 	sqlite3_stmt *t = s->st[del ? ST_UNINDEX_SUB : ST_INDEX_SUB];
 	sqlite3_bind_int64(t, 1, id);
 	sqlite3_bind_text(t, 2, folded, -1, SQLITE_STATIC);
@@ -834,7 +897,7 @@ int store_put(struct store *s, const struct note *n, const char *text,
 	}
 	r |= run_id(s, ST_DEL_TAGS, id);
 	for (size_t i = 0; i < n->ntags; i++) {
-		_cleanup_free_ char *t = fold_key(n->tags[i]);
+		const char *t = n->fold_tags[i];
 		sqlite3_bind_text(s->st[ST_ADD_TAG], 1, t, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s->st[ST_ADD_TAG], 2, id);
 		r |= run(s->st[ST_ADD_TAG]);

@@ -30,7 +30,7 @@ struct store;
 struct store_entry {
 	int64_t mtime_ns, size;
 	uint64_t ino;
-	void *blob;
+	const void *blob;
 	size_t len;
 };
 
@@ -63,11 +63,22 @@ const char *store_error(struct store *s);
 /* Delete the database and create it empty. */
 int store_reset(struct store *s, char **ret_note);
 
-/* Every stored entry: path -> struct store_entry *. */
-struct hmap *store_load(struct store *s);
-void store_entries_free(struct hmap *m);
-/* Forget one (the caller has used it). */
-void store_entry_drop(struct hmap *m, const char *path);
+/* True when no note is stored (a new or rebuilt index). */
+bool store_empty(struct store *s);
+/*
+ * Every stored entry, read at once (the entries live in a few large
+ * blocks, not one allocation each). Lookups may run on several threads;
+ * store_entries_use() marks an entry as accounted for, and
+ * store_entries_next_unused() then lists the others (notes that are gone).
+ */
+struct store_entries;
+struct store_entries *store_load(struct store *s);
+const struct store_entry *store_entries_get(const struct store_entries *es,
+					    const char *path);
+void store_entries_use(struct store_entries *es, const char *path);
+bool store_entries_next_unused(const struct store_entries *es, size_t *iter,
+			       const char **ret_path);
+struct store_entries *store_entries_free(struct store_entries *es);
 
 /* Writes, grouped in transactions (one writer at a time). */
 int store_begin(struct store *s);

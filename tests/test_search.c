@@ -777,6 +777,85 @@ static void test_restart_reuses_index(void)
 	tv_close(&t);
 }
 
+/* Bytes of the on-disk index, its WAL included. */
+static off_t index_bytes(struct tvault *t)
+{
+	off_t total = 0;
+	static const char *const sfx[] = {"", "-wal"};
+	for (size_t i = 0; i < ARRAY_SIZE(sfx); i++) {
+		char *p = xasprintf("%s/.cache/index.sqlite%s", t->dir, sfx[i]);
+		struct stat st;
+		if (stat(p, &st) == 0)
+			total += st.st_size;
+		free(p);
+	}
+	return total;
+}
+
+/* A big note: n lines naming word, one of them a link and a tag. */
+static void write_big(struct tvault *t, const char *path, const char *word,
+		      int n)
+{
+	struct sbuf b = {0};
+	sb_puts(&b, "---\ntags: [big]\n---\n[[Note 01]] #bulky\n");
+	for (int i = 0; i < n; i++)
+		sb_printf(&b, "line %d of the %s note, some filler text\n", i,
+			  word);
+	tv_write(t, path, b.s);
+	sb_free(&b);
+}
+
+/* Notes over the size put before a write returns (64 KiB) are stored
+ * like the others, with the stat they were read at: a restart of an
+ * unchanged vault reads none of them again, and the index does not grow
+ * from one restart to the next. */
+static void test_restart_big_notes(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	for (int i = 0; i < 20; i++) {
+		char p[64], body[96];
+		snprintf(p, sizeof(p), "n/Note %02d.md", i);
+		snprintf(body, sizeof(body), "small %d [[Note %02d]]\n", i,
+			 (i + 1) % 20);
+		tv_write(&t, p, body);
+	}
+	write_big(&t, "big/Tuba.md", "tuba", 3000);	   /* ~140 KB */
+	write_big(&t, "big/Oboe.md", "oboe", 20000);	   /* ~900 KB */
+	write_big(&t, "big/Ближе.md", "balalaika", 5000); /* not ASCII */
+	open_indexed(&t);
+	struct vault_store_state st;
+	vault_store_state(t.v, &st);
+	CU_ASSERT_EQUAL(st.parsed, 23);
+	/* Changed through vaultd while it runs: put by the full-text
+	 * worker (queued, being big), with its new stat. */
+	CU_ASSERT_PTR_NULL(tv_call_err(
+		&t, "append_note",
+		"{\"name\": \"Tuba\", \"text\": \"trombone coda\"}"));
+	vault_fulltext_flush(t.v);
+	off_t sizes[4];
+	for (int round = 0; round < 4; round++) {
+		t.v = vault_free(t.v); /* the index closed: WAL folded in */
+		sizes[round] = index_bytes(&t);
+		open_indexed(&t);
+		vault_store_state(t.v, &st);
+		CU_ASSERT_EQUAL(st.parsed, 0);
+		CU_ASSERT_EQUAL(st.cached, 23);
+		CU_ASSERT(st.ready);
+		CU_ASSERT_EQUAL(total_of(&t, "trombone", "fulltext"), 1);
+		CU_ASSERT_EQUAL(total_of(&t, "balalaika", "fulltext"), 1);
+		CU_ASSERT_EQUAL(total_of(&t, "oboe", "fulltext"), 1);
+		CU_ASSERT_EQUAL(total_of(&t, "bulky", "tag"), 3);
+		if (round > 0)
+			CU_ASSERT_EQUAL(sizes[round], sizes[round - 1]);
+	}
+	cJSON *bl = tv_call_json(&t, "get_backlinks", "{\"name\": \"Note 01\"}");
+	CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(bl, "backlinks")),
+			4);
+	cJSON_Delete(bl);
+	tv_close(&t);
+}
+
 static void corrupt(const char *path, off_t at, size_t len)
 {
 	int fd = open(path, O_WRONLY);
@@ -1063,6 +1142,8 @@ int main(void)
 		{"content mode: index equals files",
 		 test_content_same_as_files},
 		{"restart reuses the index", test_restart_reuses_index},
+		{"restart: big notes read once, index does not grow",
+		 test_restart_big_notes},
 		{"damaged index is rebuilt", test_damaged_index_rebuilt},
 		{"first build in the background", test_first_build},
 		{"big notes: bounded rank and snippet", test_big_notes},
