@@ -2029,6 +2029,90 @@ static int hunk_cb(const git_diff_delta *d, const git_diff_hunk *hk,
 	return 0;
 }
 
+/* A patch as unified diff text, its hunks only (no file header). */
+static void render_hunks(git_patch *patch, struct sbuf *s)
+{
+	struct diff_out o = {s};
+	size_t nh = git_patch_num_hunks(patch);
+	for (size_t i = 0; i < nh; i++) {
+		const git_diff_hunk *hk;
+		size_t nl;
+		if (git_patch_get_hunk(&hk, &nl, patch, i) < 0)
+			continue;
+		sb_add(s, hk->header, hk->header_len);
+		if (!hk->header_len || hk->header[hk->header_len - 1] != '\n')
+			sb_putc(s, '\n');
+		for (size_t j = 0; j < nl; j++) {
+			const git_diff_line *l;
+			if (git_patch_get_line_in_hunk(&l, patch, i, j) == 0)
+				hunk_cb(NULL, hk, l, &o);
+		}
+	}
+}
+
+void text_version(const char *text, size_t len, char out[TEXT_VERSION_LEN + 1])
+{
+	git_oid id;
+	if (git_odb_hash(&id, text, len, GIT_OBJECT_BLOB) < 0)
+		memset(&id, 0, sizeof(id));
+	char hex[GIT_OID_HEXSZ + 1];
+	git_oid_tostr(hex, sizeof(hex), &id);
+	memcpy(out, hex, TEXT_VERSION_LEN);
+	out[TEXT_VERSION_LEN] = 0;
+}
+
+char *text_diff(const char *old_path, const char *a, size_t alen,
+		const char *new_path, const char *b, size_t blen,
+		size_t *ret_add, size_t *ret_del)
+{
+	git_patch *patch = NULL;
+	git_diff_options o;
+	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+	o.context_lines = 3;
+	struct sbuf s = {0};
+	size_t ctx = 0, add = 0, del = 0;
+	if (git_patch_from_buffers(&patch, a, alen, old_path, b, blen, new_path,
+				   &o) == 0) {
+		git_patch_line_stats(&ctx, &add, &del, patch);
+		sb_printf(&s, "--- a/%s\n+++ b/%s\n", old_path, new_path);
+		render_hunks(patch, &s);
+	}
+	git_patch_free(patch);
+	if (ret_add)
+		*ret_add = add;
+	if (ret_del)
+		*ret_del = del;
+	return sb_steal(&s);
+}
+
+int history_text_of(struct history *h, const char *version, char **ret_text,
+		    size_t *ret_len)
+{
+	git_oid id;
+	size_t n = strlen(version);
+	if (n < 4 || n > GIT_OID_HEXSZ ||
+	    strspn(version, "0123456789abcdef") != n ||
+	    git_oid_fromstrn(&id, version, n) < 0)
+		return -EINVAL;
+	pthread_mutex_lock(&h->mu);
+	git_odb *odb = NULL;
+	git_odb_object *obj = NULL;
+	int r = -ENOENT;
+	if (git_repository_odb(&odb, h->repo) == 0 &&
+	    git_odb_read_prefix(&obj, odb, &id, n) == 0 &&
+	    git_odb_object_type(obj) == GIT_OBJECT_BLOB) {
+		*ret_len = git_odb_object_size(obj);
+		*ret_text = xmalloc(*ret_len + 1);
+		memcpy(*ret_text, git_odb_object_data(obj), *ret_len);
+		(*ret_text)[*ret_len] = 0;
+		r = 0;
+	}
+	git_odb_object_free(obj);
+	git_odb_free(odb);
+	pthread_mutex_unlock(&h->mu);
+	return r;
+}
+
 int history_diff(struct history *h, const char *path, const char *from,
 		 const char *to, char **ret_diff, size_t *ret_add,
 		 size_t *ret_del, struct history_version *ret_from,
@@ -2060,24 +2144,7 @@ int history_diff(struct history *h, const char *path, const char *from,
 		struct sbuf s = {0};
 		sb_printf(&s, "--- a/%s\n+++ b/%s\n", ret_from->path,
 			  ret_to->path);
-		struct diff_out o = {&s};
-		size_t nh = git_patch_num_hunks(patch);
-		for (size_t i = 0; i < nh; i++) {
-			const git_diff_hunk *hk;
-			size_t nl;
-			if (git_patch_get_hunk(&hk, &nl, patch, i) < 0)
-				continue;
-			sb_add(&s, hk->header, hk->header_len);
-			if (!hk->header_len ||
-			    hk->header[hk->header_len - 1] != '\n')
-				sb_putc(&s, '\n');
-			for (size_t j = 0; j < nl; j++) {
-				const git_diff_line *l;
-				if (git_patch_get_line_in_hunk(&l, patch, i,
-							       j) == 0)
-					hunk_cb(NULL, hk, l, &o);
-			}
-		}
+		render_hunks(patch, &s);
 		*ret_diff = sb_steal(&s);
 	} else {
 		version_clear(ret_to);

@@ -140,6 +140,22 @@ int history_get(struct history *h, const char *path, const char *version,
 		struct history_version *ret_ver, char **ret_text,
 		size_t *ret_len, char **ret_err);
 
+/*
+ * A note's version: a short hash of its bytes (the first hex digits of
+ * their git blob id), the same whoever reads the note.
+ */
+#define TEXT_VERSION_LEN 12
+void text_version(const char *text, size_t len, char out[TEXT_VERSION_LEN + 1]);
+/* The unified diff from a to b (3 lines of context), with the numbers of
+ * added and deleted lines; "" when they are the same. */
+char *text_diff(const char *old_path, const char *a, size_t alen,
+		const char *new_path, const char *b, size_t blen,
+		size_t *ret_add, size_t *ret_del);
+/* The text of a version (text_version()) if the history holds it:
+ * -ENOENT if not, -EINVAL for what is no version. */
+int history_text_of(struct history *h, const char *version, char **ret_text,
+		    size_t *ret_len);
+
 /* When the note now at path was first recorded (0: never). */
 int64_t history_created(struct history *h, const char *path);
 

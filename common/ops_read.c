@@ -3,6 +3,7 @@
 #include "fileio.h"
 #include "frontmatter.h"
 #include "json.h"
+#include "history.h"
 #include "tools.h"
 #include "u8.h"
 
@@ -80,11 +81,18 @@ int op_read_note(struct tool_ctx *c)
 		return r;
 	if ((r = read_text(c, n, &c->text, &len)) < 0)
 		return r;
+	char ver[TEXT_VERSION_LEN + 1];
+	text_version(c->text, len, ver);
 	/* Up to a NUL byte: the text ends there for JSON. */
 	len = strnlen(c->text, len);
 	if (cJSON_GetObjectItemCaseSensitive(c->args, "offset") ||
 	    cJSON_GetObjectItemCaseSensitive(c->args, "length"))
 		len = read_part(c, len);
+	/* Apart from the text: the version, for a conditional write. */
+	char *info = xasprintf("Version %s.%s%s", ver, c->info ? " " : "",
+			       c->info ? c->info : "");
+	free(c->info);
+	c->info = info;
 	if (u8_invalid_at(c->text, len) < len)
 		c->warning =
 			xasprintf("Note '%s': " TOOL_NOT_UTF8_WARNING, n->path);
@@ -181,6 +189,8 @@ int op_get_note_metadata(struct tool_ctx *c)
 	struct frontmatter fm;
 	fm_parse(text, len, &fm);
 	cJSON *o = cJSON_CreateObject();
+	char ver[TEXT_VERSION_LEN + 1];
+	text_version(text, len, ver);
 	cJSON_AddStringToObject(o, "name", ref);
 	cJSON_AddItemToObject(o, "frontmatter", TAKE_PTR(fm.data));
 	cJSON_AddItemToObject(o, "outgoing", outgoing_json(ix, n));
@@ -199,6 +209,7 @@ int op_get_note_metadata(struct tool_ctx *c)
 	_cleanup_free_ char *uri =
 		xasprintf("obsidian://open?vault=%s&file=%s", vn, fp);
 	cJSON_AddStringToObject(o, "uri", uri);
+	cJSON_AddStringToObject(o, "version", ver);
 	if (!fm.valid) {
 		_cleanup_free_ char *e = xasprintf(
 			"frontmatter cannot be read (line %d: %s); it is "
@@ -725,6 +736,9 @@ int op_read_section(struct tool_ctx *c)
 		if (text[k] == '\n')
 			b = k + 1;
 	c->text = xstrndup(text + b, e - b);
+	char ver[TEXT_VERSION_LEN + 1];
+	text_version(text, len, ver);
+	c->info = xasprintf("Version %s (of the whole note).", ver);
 	return 0;
 }
 

@@ -5,6 +5,8 @@
  */
 #include "fileio.h"
 #include "frontmatter.h"
+#include "history.h"
+#include "markdown.h"
 #include "json.h"
 #include "tools.h"
 #include "u8.h"
@@ -106,6 +108,97 @@ static int commit(struct tool_ctx *c, const char *path, const char *text,
 	return 0;
 }
 
+/* Lines of a diff shown in an error: enough to see what changed. */
+#define ERROR_DIFF_LINES 40
+
+/*
+ * A conditional write (expected_version): the note must still be the one
+ * the caller read. If not, nothing is written and the error names both
+ * versions and shows what changed since (when the history has the text
+ * of the expected one).
+ */
+static int check_expected(struct tool_ctx *c, const struct note *n,
+			  const char *text, size_t len)
+{
+	const char *want = arg_str(c, "expected_version", "");
+	if (!*want)
+		return 0;
+	char now[TEXT_VERSION_LEN + 1];
+	text_version(text, len, now);
+	size_t wl = strlen(want);
+	if (wl >= 7 && wl <= TEXT_VERSION_LEN && !strncmp(now, want, wl))
+		return 0;
+	struct sbuf m = {0};
+	sb_printf(&m,
+		  "Note '%s' changed since version %s: it is now version %s. "
+		  "Nothing was written; read the note again and redo the "
+		  "change.",
+		  n->path, QUOTE(want), now);
+	char *old = NULL;
+	size_t ol = 0;
+	struct history *h = vault_history(c->v);
+	if (wl < 7 || wl > TEXT_VERSION_LEN) {
+		sb_printf(&m,
+			  " (a version is %d hex digits, as read_note "
+			  "gives it)",
+			  TEXT_VERSION_LEN);
+	} else if (h && history_text_of(h, want, &old, &ol) == 0) {
+		size_t add, del;
+		_cleanup_free_ char *d = text_diff(n->path, old, ol, n->path,
+						   text, len, &add, &del);
+		sb_printf(&m, "\nWhat changed since (+%zu, -%zu lines):\n", add,
+			  del);
+		const char *p = d;
+		for (int i = 0; *p && i < ERROR_DIFF_LINES; i++) {
+			const char *e = strchr(p, '\n');
+			size_t l = e ? (size_t)(e - p) + 1 : strlen(p);
+			sb_add(&m, p, l);
+			p += l;
+		}
+		if (*p)
+			sb_puts(&m, "(more; diff_note_versions shows all)\n");
+		free(old);
+	} else {
+		sb_puts(&m, " The history has no text of that version, so what "
+			    "changed cannot be shown.");
+	}
+	int r = op_fail(c, -ESTALE, "%s", sb_str(&m));
+	sb_free(&m);
+	return r;
+}
+
+/* For writes that do not edit the text (rename, delete): the version
+ * check on the note as it is. */
+static int check_expected_note(struct tool_ctx *c, const struct note *n)
+{
+	if (!*arg_str(c, "expected_version", ""))
+		return 0;
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	int r = vault_read_text(c->v, n, &text, &len);
+	if (r < 0)
+		return op_fail(c, r, "Cannot read note '%s': %s", n->path,
+			       strerror(-r));
+	return check_expected(c, n, text, len);
+}
+
+/*
+ * Write a note's new text, or with dry_run only say how it would change:
+ * the unified diff (as diff_note_versions shows it after the write).
+ */
+static int write_or_try(struct tool_ctx *c, const char *path, const char *old,
+			size_t old_len, const char *nt, size_t nt_len,
+			bool create)
+{
+	if (arg_bool(c, "dry_run", false)) {
+		free(c->dry_diff);
+		c->dry_diff = text_diff(path, old ? old : "", old ? old_len : 0,
+					path, nt, nt_len, NULL, NULL);
+		return 0;
+	}
+	return commit(c, path, nt, nt_len, create);
+}
+
 typedef int (*edit_fn)(struct tool_ctx *c, const char *ref, const char *text,
 		       size_t len, char **ret_new);
 
@@ -123,13 +216,16 @@ static int edit_note(struct tool_ctx *c, const char *ref, edit_fn fn,
 	if (r < 0)
 		return op_fail(c, r, "Cannot read note '%s': %s", n->path,
 			       strerror(-r));
+	if ((r = check_expected(c, n, text, len)) < 0)
+		return r;
 	_cleanup_free_ char *nt = NULL;
 	r = fn(c, ref, text, len, &nt);
 	if (r < 0)
 		return r;
 	_cleanup_free_ char *path = xstrdup(n->path);
-	if (strlen(nt) != len || memcmp(nt, text, len) != 0) {
-		r = commit(c, path, nt, strlen(nt), false);
+	if (strlen(nt) != len || memcmp(nt, text, len) != 0 ||
+	    arg_bool(c, "dry_run", false)) {
+		r = write_or_try(c, path, text, len, nt, strlen(nt), false);
 		if (r < 0)
 			return r;
 	}
@@ -232,7 +328,18 @@ int op_create_note(struct tool_ctx *c)
 			       "to replace it)",
 			       QUOTE(nm));
 	}
-	r = commit(c, path, sb_str(&text), text.len, !old);
+	if (old && (r = check_expected_note(c, old)) < 0) {
+		sb_free(&text);
+		return r;
+	}
+	_cleanup_free_ char *was = NULL;
+	size_t wl = 0;
+	if (old && arg_bool(c, "dry_run", false) &&
+	    vault_read_text(c->v, old, &was, &wl) < 0) {
+		sb_free(&text);
+		return op_fail(c, -EIO, "Cannot read note '%s'", old->path);
+	}
+	r = write_or_try(c, path, was, wl, sb_str(&text), text.len, !old);
 	sb_free(&text);
 	if (r < 0)
 		return r;
@@ -352,7 +459,7 @@ int op_create_text(struct tool_ctx *c, const char *path, const char *text)
 		_cleanup_free_ char *nm = path_note_name(p);
 		return op_fail(c, -EEXIST, "Note %s already exists", QUOTE(nm));
 	}
-	return commit(c, p, text, strlen(text), true);
+	return write_or_try(c, p, NULL, 0, text, strlen(text), true);
 }
 
 int op_write_text(struct tool_ctx *c, const char *ref, const char *text)
@@ -367,6 +474,75 @@ int op_write_text(struct tool_ctx *c, const char *ref, const char *text)
 struct replace_state {
 	int count;
 };
+
+/* Lowercase ASCII copy (for matching words, whatever their case). */
+static char *lower_dup(const char *s, size_t n)
+{
+	char *r = xstrndup(s, n);
+	for (char *p = r; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	return r;
+}
+
+/*
+ * What to say when an anchor (old_text, a pattern) is not in the note:
+ * the body lines most like it — one holding it in another case first,
+ * then those sharing the most of its words — with their line numbers and
+ * a few words of context, so that the caller can correct it.
+ */
+static void nearest_lines(struct sbuf *m, const char *text, size_t len,
+			  const char *needle)
+{
+	size_t bo = body_offset(text, len);
+	size_t nl = strcspn(needle, "\n");
+	_cleanup_free_ char *low = lower_dup(needle, nl);
+	struct cand {
+		int score, line;
+		size_t at, n;
+	} best[3] = {{0}};
+	int line = 1;
+	for (size_t i = 0; i < bo; i++)
+		line += text[i] == '\n';
+	for (size_t i = bo; i < len; line++) {
+		const char *e = memchr(text + i, '\n', len - i);
+		size_t n = e ? (size_t)(e - (text + i)) : len - i;
+		_cleanup_free_ char *l = lower_dup(text + i, n);
+		int score = (*low && strstr(l, low)) ? 1000 : 0;
+		if (!score) {
+			/* Words of the anchor (2 letters or more) in it. */
+			_cleanup_free_ char *w = xstrdup(low);
+			char *save = NULL;
+			for (char *t = strtok_r(w, " \t.,;:!?()[]{}\"'", &save);
+			     t; t = strtok_r(NULL, " \t.,;:!?()[]{}\"'", &save))
+				if (strlen(t) > 1 && strstr(l, t))
+					score++;
+		}
+		for (int k = 0; k < 3 && score; k++) {
+			if (score > best[k].score) {
+				memmove(&best[k + 1], &best[k],
+					(size_t)(2 - k) * sizeof(best[0]));
+				best[k] = (struct cand){score, line, i, n};
+				break;
+			}
+		}
+		i += n + 1;
+	}
+	if (!best[0].score) {
+		sb_puts(m, " No line of the note looks like it.");
+		return;
+	}
+	sb_puts(m, " The lines most like it:");
+	for (int k = 0; k < 3 && best[k].score; k++) {
+		size_t n = best[k].n;
+		const char *l = text + best[k].at;
+		size_t keep = n > 80 ? 80 : n;
+		while (keep < n && keep &&
+		       ((unsigned char)l[keep] & 0xc0) == 0x80)
+			keep--;
+		sb_printf(m, "\n  line %d: %.*s%s", best[k].line, (int)keep, l,
+			  keep < n ? "\u2026" : "");
+	}
+}
 
 static int do_replace(struct tool_ctx *c, const char *ref, const char *text,
 		      size_t len, char **ret)
@@ -394,8 +570,13 @@ static int do_replace(struct tool_ctx *c, const char *ref, const char *text,
 	sb_puts(&out, p);
 	if (!count) {
 		sb_free(&out);
-		return op_fail(c, -ENOENT, "Text %s not found in note %s",
-			       QUOTE(old), QUOTE(ref));
+		struct sbuf m = {0};
+		sb_printf(&m, "Text %s not found in note %s.", QUOTE(old),
+			  QUOTE(ref));
+		nearest_lines(&m, text, len, old);
+		int r = op_fail(c, -ENOENT, "%s", sb_str(&m));
+		sb_free(&m);
+		return r;
 	}
 	cJSON_AddNumberToObject(c->json, "replaced", count);
 	*ret = sb_steal(&out);
@@ -425,9 +606,15 @@ static int do_insert(struct tool_ctx *c, const char *ref, const char *text,
 	const char *pat = *before ? before : after;
 	size_t bo = body_offset(text, len);
 	const char *hit = strstr(text + bo, pat);
-	if (!hit)
-		return op_fail(c, -ENOENT, "Pattern %s not found in note %s",
-			       QUOTE(pat), QUOTE(ref));
+	if (!hit) {
+		struct sbuf m = {0};
+		sb_printf(&m, "Pattern %s not found in note %s.", QUOTE(pat),
+			  QUOTE(ref));
+		nearest_lines(&m, text, len, pat);
+		int r = op_fail(c, -ENOENT, "%s", sb_str(&m));
+		sb_free(&m);
+		return r;
+	}
 	size_t ls = (size_t)(hit - text);
 	while (ls > bo && text[ls - 1] != '\n')
 		ls--;
@@ -468,14 +655,39 @@ int op_insert_text(struct tool_ctx *c)
 
 enum section_op { SEC_APPEND, SEC_UPDATE, SEC_DELETE };
 
+/* A section that is not there: the error lists the note's headings. */
+static int section_missing(struct tool_ctx *c, const char *ref,
+			   const char *text, size_t len, const char *sec)
+{
+	struct sbuf m = {0};
+	sb_printf(&m, "Section %s not found in note %s.", QUOTE(sec),
+		  QUOTE(ref));
+	struct md_doc d;
+	md_scan(text, len, &d);
+	struct md_heading *h = d.headings;
+	size_t nh = d.nheadings;
+	if (!nh)
+		sb_puts(&m, " The note has no headings.");
+	for (size_t i = 0; i < nh && i < 20; i++)
+		sb_printf(&m, "%s\n  line %d: %.*s %s",
+			  i ? "" : " Its headings:", h[i].line, h[i].level,
+			  "######", h[i].text);
+	if (nh > 20)
+		sb_printf(&m, "\n  (and %zu more; get_headings lists all)",
+			  nh - 20);
+	md_doc_clear(&d);
+	int r = op_fail(c, -ENOENT, "%s", sb_str(&m));
+	sb_free(&m);
+	return r;
+}
+
 static int section_edit(struct tool_ctx *c, const char *ref, const char *text,
 			size_t len, char **ret, enum section_op op)
 {
 	const char *sec = arg_str(c, "section", "");
 	size_t s, b, e;
 	if (md_find_section(text, len, sec, &s, &b, &e) < 0)
-		return op_fail(c, -ENOENT, "Section %s not found in note %s",
-			       QUOTE(sec), QUOTE(ref));
+		return section_missing(c, ref, text, len, sec);
 	if (op == SEC_DELETE) {
 		*ret = xasprintf("%.*s%s", (int)s, text, text + e);
 		return 0;
@@ -765,6 +977,8 @@ static int tag_tool(struct tool_ctx *c, bool add)
 	if ((r = vault_read_text(c->v, n, &text, &len)) < 0)
 		return op_fail(c, r, "Cannot read note '%s': %s", n->path,
 			       strerror(-r));
+	if ((r = check_expected(c, n, text, len)) < 0)
+		return r;
 	struct frontmatter fm;
 	fm_parse(text, len, &fm);
 	if (!fm.valid) {
@@ -795,7 +1009,7 @@ static int tag_tool(struct tool_ctx *c, bool add)
 	if (change) {
 		_cleanup_free_ char *nt = NULL;
 		fm_set(text, len, key, list, &nt);
-		r = commit(c, path, nt, strlen(nt), false);
+		r = write_or_try(c, path, text, len, nt, strlen(nt), false);
 		if (r < 0) {
 			cJSON_Delete(list);
 			return r;
@@ -838,7 +1052,7 @@ int op_rename_note(struct tool_ctx *c)
 	WRITE_LOCKED(c);
 	struct note *n;
 	int r = op_find(c, from, &n);
-	if (r < 0)
+	if (r < 0 || (r = check_expected_note(c, n)) < 0)
 		return r;
 	_cleanup_free_ char *dir = xstrndup(n->path, n->dirlen);
 	_cleanup_free_ char *path = NULL;
@@ -860,7 +1074,7 @@ int op_delete_note(struct tool_ctx *c)
 	WRITE_LOCKED(c);
 	struct note *n;
 	int r = op_find(c, ref, &n);
-	if (r < 0)
+	if (r < 0 || (r = check_expected_note(c, n)) < 0)
 		return r;
 	char *msg = NULL;
 	r = vault_delete(c->v, n, c->source, dry, &c->json, &msg);

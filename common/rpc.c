@@ -222,9 +222,11 @@ char *rpc_result_line(const cJSON *id, cJSON *result)
 char *rpc_error_line(const cJSON *id, int code, const char *message,
 		     cJSON *data)
 {
-	/* No id at all when it could not be read (MCP's schema omits it;
-	 * some clients refuse "id": null). */
+	/* "id": null when it could not be read (a parse error, an invalid
+	 * request), as JSON-RPC 2.0 says. */
 	cJSON *o = base(id);
+	if (!id)
+		cJSON_AddNullToObject(o, "id");
 	cJSON *e = cJSON_AddObjectToObject(o, "error");
 	cJSON_AddNumberToObject(e, "code", code);
 	cJSON_AddStringToObject(e, "message", message);

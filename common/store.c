@@ -11,10 +11,11 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 /* The layout; a database with another one is rebuilt. NOTE_FORMAT is part
  * of it: stored entries are only as good as the parser that made them. */
-#define LAYOUT (5 * 1000 + NOTE_FORMAT)
+#define LAYOUT (6 * 1000 + NOTE_FORMAT)
 #define POOL_MAX 8
 /* Ranking: BM25 with a note's name and aliases weighing ten times its
  * text, with bounded work per note (ftsaux.h). */
@@ -35,8 +36,11 @@ static const char SCHEMA_SQL[] =
 	" PRIMARY KEY(tag, note)) WITHOUT ROWID;"
 	"CREATE INDEX tags_note ON tags(note);"
 	/* title: the name and the aliases; body: the text after the
-	 * frontmatter. Both FTS tables index this one. */
-	"CREATE TABLE docs(id INTEGER PRIMARY KEY, title TEXT, body TEXT);"
+	 * frontmatter, compressed (docz_pack). Both FTS tables index the
+	 * view docs, which reads it back. */
+	"CREATE TABLE docz(id INTEGER PRIMARY KEY, title TEXT, body BLOB);"
+	"CREATE VIEW docs(id, title, body) AS"
+	" SELECT id, title, vunzip(body) FROM docz;"
 	"CREATE VIRTUAL TABLE fts USING fts5(title, body, content = 'docs',"
 	" content_rowid = 'id', tokenize = 'vaultd remove_diacritics 2');"
 	"INSERT INTO fts(fts, rank) VALUES('rank', 'bm25(10.0, 1.0)');"
@@ -85,11 +89,11 @@ static const char *const STMTS[ST_COUNT] = {
 			   " VALUES('delete', ?, ?, ?)",
 	[ST_UNINDEX_SUB] = "INSERT INTO sub(sub, rowid, body)"
 			   " VALUES('delete', ?, ?)",
-	[ST_PUT_DOC] = "INSERT OR REPLACE INTO docs(id, title, body)"
+	[ST_PUT_DOC] = "INSERT OR REPLACE INTO docz(id, title, body)"
 		       " VALUES(?, ?, ?)",
 	[ST_INDEX_FTS] = "INSERT INTO fts(rowid, title, body) VALUES(?, ?, ?)",
 	[ST_INDEX_SUB] = "INSERT INTO sub(rowid, body) VALUES(?, ?)",
-	[ST_DEL_DOC] = "DELETE FROM docs WHERE id = ?",
+	[ST_DEL_DOC] = "DELETE FROM docz WHERE id = ?",
 	[ST_DEL_NOTE] = "DELETE FROM notes WHERE id = ?",
 };
 
@@ -185,6 +189,72 @@ static void sql_vcontains(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
 /* ---- connections -------------------------------------------------------- */
 
+/*
+ * The stored text of a note: compressed with zlib when that saves room
+ * (the text is about as big as the index otherwise), 'z', its size in 4
+ * bytes (little-endian), the deflate stream; or 'r' and the text as is.
+ */
+static void *docz_pack(const char *text, size_t len, size_t *ret_len)
+{
+	if (len >= 256 && len <= UINT32_MAX) {
+		uLongf zl = compressBound((uLong)len);
+		unsigned char *z = xmalloc(5 + zl);
+		if (compress2(z + 5, &zl, (const Bytef *)text, (uLong)len, 1) ==
+			    Z_OK &&
+		    zl + 5 < len) {
+			z[0] = 'z';
+			for (int i = 0; i < 4; i++)
+				z[1 + i] = (unsigned char)(len >> (8 * i));
+			*ret_len = 5 + zl;
+			return z;
+		}
+		free(z);
+	}
+	char *r = xmalloc(len + 1);
+	r[0] = 'r';
+	memcpy(r + 1, text, len);
+	*ret_len = len + 1;
+	return r;
+}
+
+/* vunzip(blob): the text docz_pack() packed; NULL for what it did not. */
+static void sql_vunzip(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	(void)argc;
+	const unsigned char *b = sqlite3_value_blob(argv[0]);
+	size_t n = (size_t)sqlite3_value_bytes(argv[0]);
+	if (!b || n < 1) {
+		sqlite3_result_null(ctx);
+		return;
+	}
+	if (b[0] == 'r') {
+		sqlite3_result_text64(ctx, (const char *)b + 1, n - 1,
+				      SQLITE_TRANSIENT, SQLITE_UTF8);
+		return;
+	}
+	if (b[0] != 'z' || n < 5) {
+		sqlite3_result_null(ctx);
+		return;
+	}
+	uLongf len = 0;
+	for (int i = 0; i < 4; i++)
+		len |= (uLongf)b[1 + i] << (8 * i);
+	char *t = malloc(len + 1);
+	if (!t) {
+		sqlite3_result_error_nomem(ctx);
+		return;
+	}
+	uLongf got = len;
+	if (uncompress((Bytef *)t, &got, b + 5, (uLong)(n - 5)) != Z_OK ||
+	    got != len) {
+		free(t);
+		sqlite3_result_error(ctx, "stored text is damaged", -1);
+		return;
+	}
+	t[len] = 0;
+	sqlite3_result_text64(ctx, t, len, free, SQLITE_UTF8);
+}
+
 static int open_conn(const char *path, bool create, sqlite3 **ret)
 {
 	sqlite3 *db = NULL;
@@ -212,6 +282,10 @@ static int open_conn(const char *path, bool create, sqlite3 **ret)
 	sqlite3_create_function_v2(db, "vcontains", 2,
 				   SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
 				   sql_vcontains, NULL, NULL, NULL);
+	sqlite3_create_function_v2(db, "vunzip", 1,
+				   SQLITE_UTF8 | SQLITE_DETERMINISTIC |
+					   SQLITE_INNOCUOUS,
+				   NULL, sql_vunzip, NULL, NULL, NULL);
 	*ret = db;
 	return SQLITE_OK;
 }
@@ -744,7 +818,8 @@ static int run(sqlite3_stmt *st)
 static bool has_cjk(const char *t, size_t len)
 {
 	for (size_t i = 0; i < len;) {
-		if ((unsigned char)t[i] < 0x80) {
+		/* CJK starts at U+3040: lead bytes 0xe3 and up. */
+		if ((unsigned char)t[i] < 0xe3) {
 			i++;
 			continue;
 		}
@@ -778,8 +853,9 @@ static int run_id(struct store *s, int which, int64_t id)
 	return run(s->st[which]);
 }
 
-static void queue_op(struct store *s, bool del, int64_t id, const char *title,
-		     int tlen, const char *body, int blen)
+/* Queue a change; the op takes title and body (malloc'd) over. */
+static void queue_op(struct store *s, bool del, int64_t id, char *title,
+		     int tlen, char *body, int blen)
 {
 	if (s->nops == s->capops) {
 		s->capops = s->capops ? 2 * s->capops : 64;
@@ -788,8 +864,8 @@ static void queue_op(struct store *s, bool del, int64_t id, const char *title,
 	s->ops[s->nops++] = (struct fts_op){
 		.del = del,
 		.id = id,
-		.title = xstrndup(title, (size_t)tlen),
-		.body = xstrndup(body, (size_t)blen),
+		.title = title,
+		.body = body,
 		.tlen = tlen,
 		.blen = blen,
 	};
@@ -833,8 +909,10 @@ static int unindex(struct store *s, int64_t id)
 	if (r == SQLITE_ROW) {
 		const char *t = (const char *)sqlite3_column_text(st, 0);
 		const char *b = (const char *)sqlite3_column_text(st, 1);
-		queue_op(s, true, id, t ? t : "", sqlite3_column_bytes(st, 0),
-			 b ? b : "", sqlite3_column_bytes(st, 1));
+		int tl = sqlite3_column_bytes(st, 0),
+		    bl = sqlite3_column_bytes(st, 1);
+		queue_op(s, true, id, xstrndup(t ? t : "", (size_t)tl), tl,
+			 xstrndup(b ? b : "", (size_t)bl), bl);
 	}
 	sqlite3_reset(st);
 	return r == SQLITE_ROW || r == SQLITE_DONE ? 0 : -EIO;
@@ -902,14 +980,16 @@ int store_put(struct store *s, const struct note *n, const char *text,
 		sqlite3_bind_int64(s->st[ST_ADD_TAG], 2, id);
 		r |= run(s->st[ST_ADD_TAG]);
 	}
+	size_t btlen = strlen(btext), zlen;
+	_cleanup_free_ void *z = docz_pack(btext, btlen, &zlen);
 	st = s->st[ST_PUT_DOC];
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_text(st, 2, title.s, (int)title.len, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, btext, -1, SQLITE_STATIC);
+	sqlite3_bind_blob64(st, 3, z, zlen, SQLITE_STATIC);
 	r |= run(st);
-	queue_op(s, false, id, title.s, (int)title.len, btext,
-		 (int)strlen(btext));
-	sb_free(&title);
+	int tlen = (int)title.len;
+	queue_op(s, false, id, sb_steal(&title), tlen,
+		 nfc ? TAKE_PTR(nfc) : TAKE_PTR(raw), (int)btlen);
 	atomic_fetch_add(&s->gen, 1);
 	return r ? write_failed(s) : 0;
 }

@@ -14,10 +14,9 @@
 
 #define OBJ(props, req)                                                        \
 	"{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req  \
-	"],\"additionalProperties\":false}"
-#define P_NAME                                                                 \
-	"\"name\":{\"type\":\"string\",\"description\":\"Note name, alias or " \
-	"vault path, with or without .md (case-insensitive)\"}"
+	"]}"
+/* A note by name, alias or path (the server's instructions say so once). */
+#define P_NAME "\"name\":{\"type\":\"string\"}"
 #define P_TEXT(key, what)                                                      \
 	"\"" key "\":{\"type\":\"string\",\"description\":\"" what "\"}"
 #define P_BOOL(key, def, what)                                                 \
@@ -67,27 +66,22 @@ static const struct tool TOOLS[] = {
 		.name = "read_note",
 		.title = "Read note",
 		.description =
-			"Read a note's full text: frontmatter and body. A "
-			"long note can be read in parts: offset and length "
-			"in bytes (cut at characters); each part says the "
-			"note's size and the offset of the next part.",
+			"A note's full text. A long note is read in parts with offset and length (bytes); each part says where the next starts.",
 		.input_schema = OBJ(
 			P_NAME "," P_INT("offset", "0", "0", "1000000000000", "First byte to read") ",\"length\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000000000000,\"description\":\"Most bytes to read from offset (default: to the end)\"}",
 			"\"name\""),
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT | TOOL_QUICK,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT | TOOL_QUICK | TOOL_CORE,
 		.run = op_read_note,
 	},
 	{
 		.name = "get_note_metadata",
 		.title = "Note metadata",
 		.description =
-			"A note's metadata without its body: frontmatter, tags, "
-			"aliases, outgoing and incoming links, headings, size, "
-			"created/modified times and its obsidian:// URI.",
+			"A note's frontmatter, tags, aliases, links in and out, headings, size, times and obsidian:// URI, without its body.",
 		.input_schema = OBJ(P_NAME, "\"name\""),
 		.output_schema = OUT(
 			O_STR("name") "," O_ANYOBJ("frontmatter") "," O_STRS(
-				"outgoing") "," O_STRS("incoming") "," O_STR("path") "," O_STRS("tags") "," O_STRS("aliases") ",\"headings\":{\"type\":\"array\"}," O_INT("size") "," O_STR("created") "," O_STR("modified") "," O_STR("uri"),
+				"outgoing") "," O_STRS("incoming") "," O_STR("path") "," O_STRS("tags") "," O_STRS("aliases") ",\"headings\":{\"type\":\"array\"}," O_INT("size") "," O_STR("created") "," O_STR("modified") "," O_STR("uri") "," O_STR("version"),
 			"\"name\",\"frontmatter\",\"outgoing\",\"incoming\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK,
 		.run = op_get_note_metadata,
@@ -96,8 +90,7 @@ static const struct tool TOOLS[] = {
 		.name = "list_notes",
 		.title = "List notes",
 		.description =
-			"List note names (no paths), sorted, a page at a time. "
-			"To find a particular note use search_notes.",
+			"Note names, sorted, a page at a time.",
 		.input_schema = OBJ(P_INT("limit", "100", "0", "1000",
 					  "Names per page") "," P_INT("offset", "0", "0", "1000000000", "Names to skip") "," P_TEXT("folder", "Only notes under this folder"),
 				    ""),
@@ -111,8 +104,7 @@ static const struct tool TOOLS[] = {
 		.name = "browse",
 		.title = "Browse folders",
 		.description =
-			"List the subfolders (with note counts) and the notes at "
-			"one folder level; also the note at that path, if any.",
+			"The subfolders (with note counts) and notes at one folder level.",
 		.input_schema = OBJ(P_TEXT("path", "Folder path; empty for the "
 						   "vault root"),
 				    ""),
@@ -127,62 +119,46 @@ static const struct tool TOOLS[] = {
 		.name = "search_notes",
 		.title = "Search notes",
 		.description =
-			"Search notes. mode: name (exact name or alias), "
-			"name_partial (part of a name, the default), content "
-			"(text in the body, case-insensitive), tag (a comma "
-			"list of tags; 'vc' also matches 'vc/project'; "
-			"tag_logic and|or) or fulltext (ranked, best first, "
-			"with snippets; query syntax: words, \"exact phrase\", "
-			"prefix*, title:word, tag:x, folder:path, AND, OR, "
-			"-term, -tag:x, ( ... )). Pages with limit (default "
-			"50; fulltext 10) and the next_cursor of the previous "
-			"page. Notes over 64 MiB are searched by name and tag "
-			"only; not_searched names them.",
+			"Search notes. mode: name, name_partial (default), content (text), tag (comma list; tag_logic and|or) or fulltext (ranked with snippets; words, \"phrase\", prefix*, title:, tag:, folder:, AND, OR, -term). Page with next_cursor.",
 		.input_schema = OBJ(
 			P_TEXT("query", "What to look for") ",\"mode\":{\"type\":\"string\",\"enum\":[\"name\",\"name_partial\",\"content\",\"tag\",\"fulltext\"],\"default\":\"name_partial\"},\"tag_logic\":{\"type\":\"string\",\"enum\":[\"or\",\"and\"],\"default\":\"or\"}," P_INT("limit", "50", "1", "100", "Results per page (fulltext: default 10)") "," P_BOOL("case_sensitive", "false", "fulltext: match the words' case exactly") "," P_TEXT("cursor", "next_cursor from the previous page"),
 			"\"query\""),
 		.output_schema = OUT(
-			O_STR("query") "," O_STR("mode") ",\"results\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("name") "," O_STR("path") "," O_STRS("tags") ",\"score\":{\"type\":\"number\"}," O_STR("snippet") "," O_INT("line") "," O_STR("text") "}}}," O_INT("total") "," O_STR("next_cursor") ",\"not_searched\":{\"type\":\"object\",\"description\":\"Notes too big for their text to be searched (content, fulltext)\",\"properties\":{" O_STRS("notes") "," O_INT("total") "," O_STR("why") "}}",
+			O_STR("query") "," O_STR("mode") ",\"results\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("name") "," O_STR("path") "," O_STRS("tags") ",\"score\":{\"type\":\"number\"}," O_STR("snippet") "," O_INT("line") "," O_STR("text") "}}}," O_INT("total") "," O_STR("next_cursor") ",\"not_searched\":{\"type\":\"object\",\"properties\":{" O_STRS("notes") "," O_INT("total") "," O_STR("why") "}}",
 			"\"results\",\"total\""),
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_CORE,
 		.run = op_search_notes,
 	},
 	{
 		.name = "get_links",
 		.title = "Links of a note",
-		.description = "Names of the notes a note links to (outgoing, "
-			       "including links to missing notes) and of the "
-			       "notes linking to it (incoming).",
+		.description =
+			"Names a note links to (outgoing, missing ones too) and that link to it (incoming).",
 		.input_schema = OBJ(
 			P_NAME ",\"direction\":{\"type\":\"string\",\"enum\":[\"in\",\"out\",\"both\"],\"default\":\"both\"}",
 			"\"name\""),
 		.output_schema = OUT(O_STR("name") "," O_STRS("outgoing") "," O_STRS("incoming"),
 				     "\"name\""),
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK | TOOL_CORE,
 		.run = op_get_links,
 	},
 	{
 		.name = "get_backlinks",
 		.title = "Backlinks",
 		.description =
-			"The notes linking to a note, with the number of links "
-			"and their line numbers. Works for a note that does not "
-			"exist (to find the links that name it).",
+			"Notes linking to a note, with line numbers; works for a missing note too.",
 		.input_schema = OBJ(P_NAME, "\"name\""),
 		.output_schema = OUT(
 			O_STR("target") "," O_BOOL("exists") ",\"backlinks\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("name") "," O_STR("path") "," O_INT("count") ",\"lines\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}}}}}," O_INT("notes") "," O_INT("links"),
 			"\"target\",\"exists\",\"backlinks\""),
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK | TOOL_CORE,
 		.run = op_get_backlinks,
 	},
 	{
 		.name = "find_broken_links",
 		.title = "Broken links",
 		.description =
-			"Every link that points to no existing note or file: "
-			"[{source, target}]. A list longer than limit comes a "
-			"page at a time as {result, total, next_offset}; ask "
-			"for the next page with offset=next_offset.",
+			"Links to no existing note or file: [{source, target}], paged.",
 		.input_schema = OBJ(P_PAGE("Links"), ""),
 		.output_schema = OUT(
 			"\"result\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("source") "," O_STR("target") "}}}," O_PAGE,
@@ -194,10 +170,7 @@ static const struct tool TOOLS[] = {
 		.name = "get_orphans",
 		.title = "Orphan notes",
 		.description =
-			"Notes with no links in or out (no other note links to "
-			"them and they link to no other note), a page at a "
-			"time: count (on this page), total and, while more "
-			"remain, next_offset.",
+			"Notes with no links in or out, paged.",
 		.input_schema = OBJ(P_PAGE("Notes"), ""),
 		.output_schema = OUT(O_INT("count") ",\"orphans\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("name") "," O_STR("path") "}}}," O_PAGE,
 				     "\"count\",\"orphans\",\"total\""),
@@ -208,20 +181,19 @@ static const struct tool TOOLS[] = {
 		.name = "list_tags",
 		.title = "List tags",
 		.description =
-			"Every tag in use, with the number of notes carrying "
-			"it, most used first, a page at a time: total and, "
-			"while more remain, next_offset.",
+			"Tags in use with their note counts, most used first, paged.",
 		.input_schema = OBJ(P_PAGE("Tags"), ""),
 		.output_schema = OUT(
 			"\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("tag") "," O_INT("count") "}}}," O_PAGE,
 			"\"tags\",\"total\""),
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_CORE,
 		.run = op_list_tags,
 	},
 	{
 		.name = "get_headings",
 		.title = "Headings",
-		.description = "A note's headings in order: [{level, text}].",
+		.description =
+			"A note's headings in order: [{level, text}].",
 		.input_schema = OBJ(P_NAME, "\"name\""),
 		.output_schema = OUT_LIST(
 			"{\"type\":\"object\",\"properties\":{" O_INT(
@@ -232,9 +204,8 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "read_section",
 		.title = "Read section",
-		.description = "The text of one section (without its heading "
-			       "line), up to the next heading of the same or "
-			       "a higher level.",
+		.description =
+			"The text of one section, without its heading line.",
 		.input_schema = OBJ(P_NAME "," P_SECTION, "\"name\",\"section\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT | TOOL_QUICK,
 		.run = op_read_section,
@@ -242,8 +213,8 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "recent_notes",
 		.title = "Recent notes",
-		.description = "Most recently modified notes first; optionally "
-			       "only those modified after an ISO 8601 time.",
+		.description =
+			"Most recently modified notes first, optionally only those after a time.",
 		.input_schema = OBJ(P_INT("limit", "10", "1", "1000",
 					  "How many notes") "," P_TEXT("since", "ISO 8601 time, e.g. 2024-01-15T00:00:00Z"),
 				    ""),
@@ -257,35 +228,31 @@ static const struct tool TOOLS[] = {
 		.name = "create_note",
 		.title = "Create note",
 		.description =
-			"Create a note. name may include folders (created as "
-			"needed). frontmatter is a JSON object (or its text); "
-			"its tags must already exist in the vault or be "
-			"allowed by the policy. overwrite=true replaces an "
-			"existing note.",
+			"Create a note (name may include folders). Its tags must exist in the vault or be allowed; overwrite=true replaces a note.",
 		.input_schema = OBJ(
 			P_TEXT("name", "Note name or vault path, e.g. 'Ideas' or 'projects/Ideas'") "," P_TEXT("content", "Markdown text") ",\"frontmatter\":{\"type\":[\"string\",\"object\"],\"description\":\"Frontmatter as a JSON object, e.g. {\\\"tags\\\": [\\\"vc\\\"]}\"}," P_BOOL("overwrite", "false", "Replace the note if it exists"),
 			"\"name\""),
 		.output_schema = OUT(O_STR("name") "," O_STR("path") "," O_BOOL("overwritten"),
 				     "\"name\",\"path\""),
-		.flags = 0,
+		.flags = TOOL_DESTRUCTIVE | TOOL_CORE,
 		.run = op_create_note,
 	},
 	{
 		.name = "append_note",
 		.title = "Append to note",
-		.description = "Add text at the end of a note, after a blank "
-			       "line.",
+		.description =
+			"Add text at the end of a note.",
 		.input_schema = OBJ(P_NAME "," P_TEXT("text", "Text to add"),
 				    "\"name\",\"text\""),
 		.output_schema = OUT_STATUS,
-		.flags = 0,
+		.flags = TOOL_CORE,
 		.run = op_append_note,
 	},
 	{
 		.name = "prepend_note",
 		.title = "Prepend to note",
-		.description = "Add text at the start of a note's body (after "
-			       "its frontmatter), followed by a blank line.",
+		.description =
+			"Add text at the start of a note's body, after its frontmatter.",
 		.input_schema = OBJ(P_NAME "," P_TEXT("text", "Text to add"),
 				    "\"name\",\"text\""),
 		.output_schema = OUT_STATUS,
@@ -295,35 +262,32 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "update_note",
 		.title = "Replace note body",
-		.description = "Replace a note's body; its frontmatter is kept "
-			       "exactly as it is.",
+		.description =
+			"Replace a note's body; its frontmatter is kept.",
 		.input_schema = OBJ(P_NAME "," P_TEXT("content", "The new body"),
 				    "\"name\",\"content\""),
 		.output_schema = OUT_STATUS,
-		.flags = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT,
+		.flags = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT | TOOL_CORE,
 		.run = op_update_note,
 	},
 	{
 		.name = "replace_text",
 		.title = "Replace text",
-		.description = "Replace text in a note's body (the first "
-			       "occurrence, or all with replace_all). Returns "
-			       "how many were replaced; fails when the text is "
-			       "not found.",
+		.description =
+			"Replace text in a note's body (first occurrence, or all); fails when it is not found.",
 		.input_schema = OBJ(P_NAME "," P_TEXT(
 			"old_text", "Exact text to find") "," P_TEXT("new_text", "Replacement") "," P_BOOL("replace_all", "false", "Replace every occurrence"),
 				    "\"name\",\"old_text\",\"new_text\""),
 		.output_schema = OUT(O_STR("name") "," O_INT("replaced"),
 				     "\"name\",\"replaced\""),
-		.flags = TOOL_DESTRUCTIVE,
+		.flags = TOOL_DESTRUCTIVE | TOOL_CORE,
 		.run = op_replace_text,
 	},
 	{
 		.name = "insert_text",
 		.title = "Insert text",
-		.description = "Insert text as a new line before or after the "
-			       "first line containing a pattern. Give exactly "
-			       "one of before/after.",
+		.description =
+			"Insert a line before or after the first line containing a pattern (give before or after).",
 		.input_schema = OBJ(P_NAME "," P_TEXT(
 			"text", "Text to insert") "," P_TEXT("before", "Insert before the line containing this") "," P_TEXT("after", "Insert after the line containing this"),
 				    "\"name\",\"text\""),
@@ -335,28 +299,30 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "append_section",
 		.title = "Append to section",
-		.description = "Add text at the end of a section.",
+		.description =
+			"Add text at the end of a section.",
 		.input_schema = OBJ(P_NAME "," P_SECTION "," P_TEXT("text", "Text to add"),
 				    "\"name\",\"section\",\"text\""),
 		.output_schema = OUT_SECTION,
-		.flags = 0,
+		.flags = TOOL_CORE,
 		.run = op_append_section,
 	},
 	{
 		.name = "update_section",
 		.title = "Replace section",
-		.description = "Replace a section's content; its heading stays.",
+		.description =
+			"Replace a section's content; its heading stays.",
 		.input_schema = OBJ(P_NAME "," P_SECTION "," P_TEXT("content", "The new content"),
 				    "\"name\",\"section\",\"content\""),
 		.output_schema = OUT_SECTION,
-		.flags = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT,
+		.flags = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT | TOOL_CORE,
 		.run = op_update_section,
 	},
 	{
 		.name = "delete_section",
 		.title = "Delete section",
-		.description = "Delete a section: its heading and content up to "
-			       "the next heading of the same or a higher level.",
+		.description =
+			"Delete a section: its heading and content.",
 		.input_schema = OBJ(P_NAME "," P_SECTION, "\"name\",\"section\""),
 		.output_schema = OUT_SECTION,
 		.flags = TOOL_DESTRUCTIVE,
@@ -366,95 +332,83 @@ static const struct tool TOOLS[] = {
 		.name = "set_frontmatter",
 		.title = "Set frontmatter key",
 		.description =
-			"Set one top-level frontmatter key; other keys keep "
-			"their order and text. value is text: JSON (numbers, "
-			"true, [lists], {objects}) is stored as such, anything "
-			"else as text. For tags: a JSON list or 'a, b'; tags "
-			"are checked against the allowed list.",
+			"Set one frontmatter key; other keys keep their text. value: JSON (numbers, true, lists, objects) or text; tags are checked against the policy.",
 		.input_schema = OBJ(P_NAME "," P_TEXT("key", "Frontmatter key") "," P_TEXT("value", "New value"),
 				    "\"name\",\"key\",\"value\""),
 		.output_schema = OUT(O_STR("name") "," O_STR("key") ",\"value\":{}",
 				     "\"name\",\"key\""),
-		.flags = TOOL_IDEMPOTENT,
+		.flags = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT,
 		.run = op_set_frontmatter,
 	},
 	{
 		.name = "update_frontmatter",
 		.title = "Update frontmatter",
-		.description = "Merge key/value pairs into a note's frontmatter "
-			       "(null removes a key); other keys keep their "
-			       "order and text.",
+		.description =
+			"Merge keys into a note's frontmatter (null removes a key).",
 		.input_schema = OBJ(
 			P_NAME ",\"updates\":{\"type\":[\"object\",\"string\"],\"description\":\"Object of key: value pairs\"}",
 			"\"name\",\"updates\""),
 		.output_schema = OUT(O_STR("name") "," O_STR("path") "," O_BOOL(
 					     "updated") "," O_ANYOBJ("frontmatter"),
 				     "\"name\""),
-		.flags = TOOL_IDEMPOTENT,
+		.flags = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT | TOOL_CORE,
 		.run = op_update_frontmatter,
 	},
 	{
 		.name = "add_tag",
 		.title = "Add tag",
-		.description = "Add a tag to a note's frontmatter. The tag must "
-			       "already exist in the vault (or be allowed by the "
-			       "policy) and meet its rules (e.g. 'Person' only "
-			       "on notes named '@...').",
+		.description =
+			"Add a tag to a note; it must exist in the vault or be allowed by the policy.",
 		.input_schema = OBJ(P_NAME "," P_TEXT("tag", "Tag, with or without #"),
 				    "\"name\",\"tag\""),
 		.output_schema = OUT(O_STR("name") "," O_STRS("tags"),
 				     "\"name\",\"tags\""),
-		.flags = TOOL_IDEMPOTENT,
+		.flags = TOOL_IDEMPOTENT | TOOL_CORE,
 		.run = op_add_tag,
 	},
 	{
 		.name = "remove_tag",
 		.title = "Remove tag",
-		.description = "Remove a tag from a note's frontmatter.",
+		.description =
+			"Remove a tag from a note.",
 		.input_schema = OBJ(P_NAME "," P_TEXT("tag", "Tag, with or without #"),
 				    "\"name\",\"tag\""),
 		.output_schema = OUT(O_STR("name") "," O_STRS("tags") "," O_BOOL("removed"),
 				     "\"name\",\"tags\",\"removed\""),
-		.flags = TOOL_IDEMPOTENT,
+		.flags = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT | TOOL_CORE,
 		.run = op_remove_tag,
 	},
 	{
 		.name = "rename_note",
 		.title = "Rename or move note",
 		.description =
-			"Rename a note or move it (new_name may include a "
-			"folder) and rewrite every link pointing at it in the "
-			"other notes: [[x]], [[x|alias]], [[x#heading]], "
-			"![[x]], [[folder/x]] and [text](x.md).",
+			"Rename or move a note and rewrite every link to it.",
 		.input_schema = OBJ(
 			P_TEXT("old_name", "The note to rename") "," P_TEXT("new_name", "New name or vault path") "," P_DRY,
 			"\"old_name\",\"new_name\""),
 		.output_schema = OUT(
 			O_STR("old_name") "," O_STR("new_name") "," O_STR("old_path") "," O_STR("new_path") "," O_STRS("files_updated") "," O_INT("links_updated") "," O_BOOL("dry_run"),
 			"\"old_name\",\"new_name\",\"files_updated\""),
-		.flags = TOOL_DESTRUCTIVE,
+		.flags = TOOL_DESTRUCTIVE | TOOL_CORE,
 		.run = op_rename_note,
 	},
 	{
 		.name = "delete_note",
 		.title = "Delete note",
 		.description =
-			"Move a note to the vault's .trash/ folder. Links to it "
-			"become [[name (deleted)]] (or are kept, per policy). "
-			"dry_run shows the plan.",
+			"Move a note to .trash/; links to it are marked or kept per policy.",
 		.input_schema = OBJ(P_NAME "," P_DRY, "\"name\""),
 		.output_schema = OUT(
 			O_STR("name") "," O_STR("path") "," O_STR("trash_path") "," O_STRS("files_updated") "," O_INT("links_updated") "," O_BOOL("dry_run") ",\"plan\":{\"type\":\"object\"}",
 			"\"name\",\"path\",\"files_updated\""),
-		.flags = TOOL_DESTRUCTIVE,
+		.flags = TOOL_DESTRUCTIVE | TOOL_CORE,
 		.run = op_delete_note,
 	},
 	{
 		.name = "get_policy",
 		.title = "Vault policy",
-		.description = "The vault's effective write policy: allowed "
-			       "tags, tag rules, what a refused write does, what "
-			       "deleting does to links, ignored paths.",
+		.description =
+			"The vault's write policy: allowed tags, tag rules, what refusals and deletes do.",
 		.input_schema = OBJ("", ""),
 		.output_schema = OUT(O_STRS("allowed_tags") ",\"tag_rules\":{\"type\":\"array\"}," O_STR("on_violation") "," O_STR("delete_links"),
 				     "\"allowed_tags\""),
@@ -464,9 +418,8 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "list_violations",
 		.title = "Policy violations",
-		.description = "Writes the policy refused (or warned about), "
-			       "newest first, with who wrote and where refused "
-			       "text was kept.",
+		.description =
+			"Writes the policy refused or warned about, newest first.",
 		.input_schema = OBJ(P_INT("limit", "20", "1", "1000",
 					  "How many"),
 				    ""),
@@ -478,11 +431,8 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "get_note_history",
 		.title = "Note history",
-		.description = "Versions of a note, newest first: short id, "
-			       "time (UTC), who wrote it (mcp:<tool>, "
-			       "mount:<program>, vaultctl, external) and what "
-			       "changed. Follows the note across renames. "
-			       "Every write is recorded, from any writer.",
+		.description =
+			"A note's versions, newest first, with time, writer and change; follows renames and finds gone notes by their old name.",
 		.input_schema = OBJ(P_NAME "," P_INT("limit", "50", "1", "100",
 					     "Most versions to list"),
 				    "\"name\""),
@@ -492,9 +442,8 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "get_note_version",
 		.title = "Read an old version",
-		.description = "A note's text at one version (a short or full "
-			       "id from get_note_history), with its path, "
-			       "tags and times.",
+		.description =
+			"A note's text at one version from get_note_history.",
 		.input_schema = OBJ(P_NAME "," P_TEXT("version",
 					     "Version id (short or full)"),
 				    "\"name\",\"version\""),
@@ -504,9 +453,8 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "diff_note_versions",
 		.title = "Compare versions",
-		.description = "Unified diff of a note between two versions "
-			       "(older first), with the numbers of added and "
-			       "deleted lines.",
+		.description =
+			"Unified diff of a note between two versions (older first).",
 		.input_schema = OBJ(P_NAME "," P_TEXT("from_version",
 					     "The older version id") "," P_TEXT("to_version", "The newer version id"),
 				    "\"name\",\"from_version\",\"to_version\""),
@@ -516,10 +464,8 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "restore_note_version",
 		.title = "Restore a version",
-		.description = "Write a note's text from an old version back "
-			       "as a new change (checked by the policy like "
-			       "any write). History is never rewritten: the "
-			       "restore is a new version.",
+		.description =
+			"Write an old version's text back as a new change, through the policy.",
 		.input_schema = OBJ(P_NAME "," P_TEXT("version",
 					     "Version id to restore"),
 				    "\"name\",\"version\""),
@@ -529,12 +475,13 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "get_help",
 		.title = "Help",
-		.description = "Every tool with its parameters and description.",
+		.description =
+			"Every tool with its parameters and description.",
 		.input_schema = OBJ("", ""),
 		.output_schema = OUT_LIST(
 			"{\"type\":\"object\",\"properties\":{" O_STR(
 				"name") "," O_STR("params") "," O_STR("description") "}}"),
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK,
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK | TOOL_CORE,
 		.run = op_get_help,
 	},
 };
@@ -556,6 +503,33 @@ static void parse_schemas(void)
 		/* A broken literal is a build defect: tests catch it. */
 		if (!schemas_in[i])
 			abort();
+		/* Every write can be made conditional on the version the
+		 * caller read (read_note, get_note_metadata), and tried
+		 * first (dry_run: the diff it would make). */
+		if (!(TOOLS[i].flags & TOOL_READ_ONLY)) {
+			cJSON *props = cJSON_GetObjectItem(schemas_in[i],
+							   "properties");
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddStringToObject(e, "type", "string");
+			cJSON_AddItemToObject(props, "expected_version", e);
+			if (!cJSON_HasObjectItem(props, "dry_run")) {
+				cJSON *d = cJSON_CreateObject();
+				cJSON_AddStringToObject(d, "type", "boolean");
+				cJSON_AddItemToObject(props, "dry_run", d);
+			}
+			cJSON *op = cJSON_GetObjectItem(schemas_out[i],
+							"properties");
+			if (op && !cJSON_HasObjectItem(op, "dry_run")) {
+				cJSON *d = cJSON_CreateObject();
+				cJSON_AddStringToObject(d, "type", "boolean");
+				cJSON_AddItemToObject(op, "dry_run", d);
+			}
+			if (op) {
+				cJSON *d = cJSON_CreateObject();
+				cJSON_AddStringToObject(d, "type", "string");
+				cJSON_AddItemToObject(op, "diff", d);
+			}
+		}
 	}
 }
 
@@ -794,6 +768,23 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 	if (r >= 0 && cancel_requested() && (t->flags & TOOL_READ_ONLY))
 		r = op_fail(&c, -ECANCELED, "Cancelled");
 	cJSON_Delete(empty);
+	if (r >= 0 && c.dry_diff) {
+		/* A dry run: what the write would do, nothing written. */
+		if (t->flags & TOOL_TEXT) {
+			free(c.text);
+			c.text = xasprintf("Dry run: nothing was written. The "
+					   "change would be:\n%s",
+					   *c.dry_diff ? c.dry_diff
+						       : "(none)\n");
+		} else {
+			if (!c.json)
+				c.json = cJSON_CreateObject();
+			cJSON_DeleteItemFromObject(c.json, "dry_run");
+			cJSON_AddTrueToObject(c.json, "dry_run");
+			cJSON_AddStringToObject(c.json, "diff", c.dry_diff);
+		}
+	}
+	free(c.dry_diff);
 	if (r < 0) {
 		ret->is_error = true;
 		ret->code = code_of(r);
@@ -899,35 +890,37 @@ cJSON *tools_help_json(void)
 	return a;
 }
 
-cJSON *tools_list_json(bool read_only)
+cJSON *tools_list_json(unsigned need)
 {
 	cJSON *a = cJSON_CreateArray();
 	for (size_t i = 0; i < ARRAY_SIZE(TOOLS); i++) {
 		const struct tool *t = &TOOLS[i];
-		if (read_only && !(t->flags & TOOL_READ_ONLY))
+		if ((t->flags & need) != need)
 			continue;
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "name", t->name);
 		cJSON_AddStringToObject(o, "title", t->title);
 		cJSON_AddStringToObject(o, "description", t->description);
-		cJSON_AddItemToObject(o, "inputSchema",
-				      cJSON_Duplicate(input_schema(t), 1));
+		cJSON *in = cJSON_Duplicate(input_schema(t), 1);
+		if (!cJSON_GetArraySize(cJSON_GetObjectItem(in, "required")))
+			cJSON_DeleteItemFromObject(in, "required");
+		cJSON_AddItemToObject(o, "inputSchema", in);
 		if (output_schema(t))
 			cJSON_AddItemToObject(
 				o, "outputSchema",
 				cJSON_Duplicate(output_schema(t), 1));
+		/* Only what differs from the defaults (not read-only,
+		 * destructive, not idempotent, open world). The title is
+		 * the tool's own (vault-mcp copies it here for clients of
+		 * protocol versions without one). */
 		cJSON *an = cJSON_AddObjectToObject(o, "annotations");
-		cJSON_AddStringToObject(an, "title", t->title);
-		cJSON_AddBoolToObject(an, "readOnlyHint",
-				      t->flags & TOOL_READ_ONLY);
-		if (!(t->flags & TOOL_READ_ONLY)) {
+		if (t->flags & TOOL_READ_ONLY) {
+			cJSON_AddTrueToObject(an, "readOnlyHint");
+		} else {
 			cJSON_AddBoolToObject(an, "destructiveHint",
 					      t->flags & TOOL_DESTRUCTIVE);
-			cJSON_AddBoolToObject(an, "idempotentHint",
-					      t->flags & TOOL_IDEMPOTENT);
-		} else {
-			cJSON_AddBoolToObject(an, "idempotentHint",
-					      t->flags & TOOL_IDEMPOTENT);
+			if (t->flags & TOOL_IDEMPOTENT)
+				cJSON_AddTrueToObject(an, "idempotentHint");
 		}
 		cJSON_AddBoolToObject(an, "openWorldHint", false);
 		cJSON_AddItemToArray(a, o);

@@ -13,12 +13,18 @@
 
 enum {
 	TOOL_READ_ONLY = 1 << 0,
+	/* Can remove or replace what is there (a key, a tag, text, a
+	 * note): clients ask before running it. */
 	TOOL_DESTRUCTIVE = 1 << 1,
 	TOOL_IDEMPOTENT = 1 << 2,
 	TOOL_TEXT = 1 << 3, /* the result is plain text, not JSON */
 	/* Answered from memory in bounded time (one note, its links): the
 	 * control socket runs it even while slow calls fill its workers. */
 	TOOL_QUICK = 1 << 4,
+	/* Offered in vault-mcp's "core" profile (--tools core): reading,
+	 * search, links, the usual edits, tags, frontmatter, rename,
+	 * delete, help. */
+	TOOL_CORE = 1 << 5,
 };
 
 /* Results are valid UTF-8 (JSON needs it): stray bytes in a note are
@@ -56,6 +62,9 @@ struct tool_ctx {
 			 const char *message);
 	void *progress_ud;
 	const char *replacement; /* op_write_text's new text */
+	/* dry_run: the unified diff the write would have made (nothing is
+	 * written); the result says so and carries it. */
+	char *dry_diff;
 };
 
 struct tool_call {
@@ -99,7 +108,7 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 
 /* MCP tool descriptions (name, title, description, inputSchema,
  * outputSchema, annotations), read-only tools only if asked. */
-cJSON *tools_list_json(bool read_only);
+cJSON *tools_list_json(unsigned need);
 /* get_help's list: [{"name", "params", "description"}]. */
 cJSON *tools_help_json(void);
 /* "name: string, limit: integer = 100" from a tool's input schema. */

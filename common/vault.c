@@ -1056,6 +1056,8 @@ static int work_one(struct vault *v, const char *path, struct big_put *big,
 		return 0;
 	*bytes += n->too_big ? 0 : len;
 	if (!n->too_big && len > STORE_SYNC_MAX) {
+		/* With its file facts: without them the stored entry
+		 * would never match the file again. */
 		big->n = note_copy(n);
 		if (big->n) {
 			big->text = TAKE_PTR(text);

@@ -444,6 +444,8 @@ static int notes_read(struct ctl_server *s, const cJSON *params, cJSON **ret,
 	if (!n) {
 		*ret_msg = xasprintf("Note %s not found", QUOTE(path));
 		code = RPC_NOT_FOUND;
+	} else if (cJSON_IsTrue(cJSON_GetObjectItem(params, "meta_only"))) {
+		*ret = note_entry(ix, n); /* whether it is there, and what */
 	} else if (vault_read_text(s->v, n, &text, &len) < 0) {
 		*ret_msg = xasprintf("Cannot read %s", QUOTE(path));
 		code = RPC_NOT_FOUND;
@@ -813,10 +815,21 @@ static void handle_line(struct ctl_server *s, struct client *c,
 	} else if (!strcmp(m.method, "status")) {
 		client_send(s, c, rpc_result_line(m.id, status_json(s)));
 	} else if (!strcmp(m.method, "tools/list")) {
+		const char *prof = cJSON_GetStringValue(
+			cJSON_GetObjectItem(m.params, "profile"));
+		if (prof && strcmp(prof, "core") && strcmp(prof, "all")) {
+			send_error(s, c, m.id, RPC_BAD_PARAMS,
+				   "Invalid params: profile is core or all");
+			rpc_msg_clear(&m);
+			return;
+		}
 		cJSON *o = cJSON_CreateObject();
-		bool ro = cJSON_IsTrue(
-			cJSON_GetObjectItem(m.params, "read_only"));
-		cJSON_AddItemToObject(o, "tools", tools_list_json(ro));
+		unsigned need = 0;
+		if (cJSON_IsTrue(cJSON_GetObjectItem(m.params, "read_only")))
+			need |= TOOL_READ_ONLY;
+		if (prof && !strcmp(prof, "core"))
+			need |= TOOL_CORE;
+		cJSON_AddItemToObject(o, "tools", tools_list_json(need));
 		client_send(s, c, rpc_result_line(m.id, o));
 	} else if (!strcmp(m.method, "shutdown")) {
 		log_info("shutdown requested by client %u", c->id);

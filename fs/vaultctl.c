@@ -402,7 +402,7 @@ static int parse_arg(const struct tool *t, const char *arg, cJSON *args)
 	}
 	cJSON *v = NULL;
 	const cJSON *schema = NULL;
-	cJSON *list = tools_list_json(false);
+	cJSON *list = tools_list_json(0);
 	const cJSON *it;
 	cJSON_ArrayForEach(it, list) if (!strcmp(cJSON_GetStringValue(
 							 cJSON_GetObjectItem(
@@ -521,7 +521,7 @@ static int cmd_tools(const struct opts *o)
 {
 	/* The same table vaultd serves; no daemon needed to describe it. */
 	if (o->json) {
-		cJSON *l = tools_list_json(false);
+		cJSON *l = tools_list_json(0);
 		print_json(l);
 		cJSON_Delete(l);
 		return EXIT_OK;

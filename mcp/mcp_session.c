@@ -28,7 +28,9 @@ static const char *const LEGACY[] = {"2025-11-25", "2025-06-18", "2025-03-26",
 
 static const char BASE_INSTRUCTIONS[] =
 	"This server works on one Obsidian vault: Markdown notes linked with "
-	"[[wikilinks]] and tagged with #tags. Find notes with search_notes "
+	"[[wikilinks]] and tagged with #tags. A note is named by its name, "
+	"an alias or its vault path, with or without .md, in any case. "
+	"Find notes with search_notes "
 	"(mode fulltext ranks notes by words, phrases, title:, tag: and "
 	"folder:; name, name_partial, content and tag match exactly), "
 	"list_notes or browse; read "
@@ -38,6 +40,9 @@ static const char BASE_INSTRUCTIONS[] =
 	"rewriting whole notes. Use only tags that already exist (list_tags, "
 	"get_policy): the vault refuses new ones, so ask the user before "
 	"inventing a tag. rename_note and delete_note keep every link intact. "
+	"read_note and get_note_metadata give a note's version; pass it as "
+	"expected_version to any write so that it is refused if the note "
+	"changed meanwhile. "
 	"get_help lists every tool.";
 
 static const char *const LOG_LEVELS[] = {"debug",   "info",	 "notice",
@@ -49,6 +54,7 @@ enum pkind {
 	P_READ,
 	P_LIST,
 	P_COMPLETE,
+	P_SUBSCRIBE,
 	P_CONTEXT,
 	P_INTERNAL,
 };
@@ -91,13 +97,88 @@ struct mcp_session {
 	struct pending *pending;
 	cJSON *subscribed; /* legacy resources/subscribe: uri strings */
 	struct listen *listens;
+	/* JSON-RPC batches (a 2025-03-26 session): their answers are
+	 * gathered and sent as one array once all are in. */
+	struct batch *batches;
+	struct batch *cur_batch; /* being read: takes id-less errors */
+};
+
+struct batch {
+	cJSON *ids;	/* the requests still unanswered */
+	cJSON *replies; /* the answers so far */
+	struct batch *next;
 };
 
 /* ---- output helpers
  * ---------------------------------------------------------- */
 
+static bool uri_in(const cJSON *list, const char *uri);
+static cJSON *supported_versions(void);
+
+static void batch_free(struct batch *b)
+{
+	cJSON_Delete(b->ids);
+	cJSON_Delete(b->replies);
+	free(b);
+}
+
+/* A batch all of whose requests are answered goes out as one array
+ * (nothing at all for a batch of notifications only). */
+static void batch_maybe_send(struct mcp_session *s, struct batch *b)
+{
+	if (cJSON_GetArraySize(b->ids) || b == s->cur_batch)
+		return;
+	for (struct batch **pb = &s->batches; *pb; pb = &(*pb)->next)
+		if (*pb == b) {
+			*pb = b->next;
+			break;
+		}
+	if (cJSON_GetArraySize(b->replies))
+		s->io.out(s->io.ud, cJSON_PrintUnformatted(b->replies));
+	batch_free(b);
+}
+
+/* An answer to a request of a batch: kept for the batch's array. */
+static bool batch_take(struct mcp_session *s, char *line)
+{
+	cJSON *o = cJSON_Parse(line);
+	if (!o || cJSON_HasObjectItem(o, "method")) {
+		cJSON_Delete(o);
+		return false;
+	}
+	const cJSON *id = cJSON_GetObjectItem(o, "id");
+	for (struct batch *b = s->batches; b; b = b->next) {
+		bool mine = false;
+		if (!id || cJSON_IsNull(id)) {
+			mine = b == s->cur_batch;
+		} else {
+			int i = 0;
+			const cJSON *x;
+			cJSON_ArrayForEach(x, b->ids)
+			{
+				if (cJSON_Compare(x, id, true)) {
+					cJSON_DeleteItemFromArray(b->ids, i);
+					mine = true;
+					break;
+				}
+				i++;
+			}
+		}
+		if (mine) {
+			cJSON_AddItemToArray(b->replies, o);
+			free(line);
+			batch_maybe_send(s, b);
+			return true;
+		}
+	}
+	cJSON_Delete(o);
+	return false;
+}
+
 static void out(struct mcp_session *s, char *line)
 {
+	if (s->batches && batch_take(s, line))
+		return;
 	s->io.out(s->io.ud, line);
 }
 
@@ -248,8 +329,14 @@ static void handle_tools_list(struct mcp_session *s, const cJSON *id,
 			continue;
 		cJSON *c = cJSON_Duplicate(t, 1);
 		if (!has_structured(modern, s->version)) {
+			/* No tool title yet: the annotations carry it. */
 			cJSON_DeleteItemFromObject(c, "outputSchema");
-			cJSON_DeleteItemFromObject(c, "title");
+			cJSON *title = cJSON_DetachItemFromObject(c, "title");
+			cJSON *an = cJSON_GetObjectItem(c, "annotations");
+			if (title && an)
+				cJSON_AddItemToObject(an, "title", title);
+			else
+				cJSON_Delete(title);
 		}
 		if (!modern && s->version >= 3)
 			cJSON_DeleteItemFromObject(c, "annotations");
@@ -625,6 +712,33 @@ static void finish_list(struct mcp_session *s, struct pending *p,
 	reply(s, p->id, r, p->modern, true);
 }
 
+/* A URI that names no note of this vault. */
+static void not_a_note_uri(struct mcp_session *s, const cJSON *id, int code,
+			   const char *uri)
+{
+	cJSON *data = cJSON_CreateObject();
+	cJSON_AddStringToObject(data, "uri", uri);
+	reply_error(s, id, code,
+		    "Resource not found: vault-mcp serves " URI_PREFIX
+		    "<path> URIs",
+		    data);
+}
+
+/* Ask vaultd for the note at path (only whether it is there, with
+ * meta_only); the answer finishes the request of that kind. */
+static void read_from_daemon(struct mcp_session *s, const cJSON *id,
+			     enum pkind kind, bool modern, const char *path,
+			     const char *uri, bool meta_only)
+{
+	cJSON *dp = cJSON_CreateObject();
+	cJSON_AddStringToObject(dp, "path", path);
+	if (meta_only)
+		cJSON_AddTrueToObject(dp, "meta_only");
+	long did = to_daemon(s, "notes/read", dp);
+	struct pending *p = pending_add(s, did, kind, id, modern);
+	p->name = xstrdup(uri);
+}
+
 static void handle_resources_read(struct mcp_session *s, const cJSON *id,
 				  const cJSON *params, bool modern)
 {
@@ -646,19 +760,26 @@ static void handle_resources_read(struct mcp_session *s, const cJSON *id,
 	}
 	_cleanup_free_ char *path = path_of(uri->valuestring);
 	if (!path) {
-		cJSON *data = cJSON_CreateObject();
-		cJSON_AddStringToObject(data, "uri", uri->valuestring);
-		reply_error(s, id, modern ? RPC_BAD_PARAMS : -32002,
-			    "Resource not found: vault-mcp serves " URI_PREFIX
-			    "<path> URIs",
-			    data);
+		not_a_note_uri(s, id, modern ? RPC_BAD_PARAMS : -32002,
+			       uri->valuestring);
 		return;
 	}
-	cJSON *dp = cJSON_CreateObject();
-	cJSON_AddStringToObject(dp, "path", path);
-	long did = to_daemon(s, "notes/read", dp);
-	struct pending *p = pending_add(s, did, P_READ, id, modern);
-	p->name = xstrdup(uri->valuestring);
+	read_from_daemon(s, id, P_READ, modern, path, uri->valuestring, false);
+}
+
+static void finish_subscribe(struct mcp_session *s, struct pending *p,
+			     const cJSON *derr)
+{
+	if (derr) {
+		cJSON *data = cJSON_CreateObject();
+		cJSON_AddStringToObject(data, "uri", p->name);
+		reply_error(s, p->id, -32002, "Resource not found", data);
+		return;
+	}
+	if (!uri_in(s->subscribed, p->name))
+		cJSON_AddItemToArray(s->subscribed,
+				     cJSON_CreateString(p->name));
+	reply(s, p->id, cJSON_CreateObject(), false, false);
 }
 
 static void finish_read(struct mcp_session *s, struct pending *p,
@@ -733,10 +854,18 @@ static void handle_subscribe(struct mcp_session *s, const cJSON *id,
 			    "Invalid params: \"uri\" must be a string", NULL);
 		return;
 	}
-	if (sub && !uri_in(s->subscribed, uri->valuestring)) {
-		cJSON_AddItemToArray(s->subscribed,
-				     cJSON_CreateString(uri->valuestring));
-	} else if (!sub) {
+	if (sub) {
+		/* Only to a note that is there (vaultd says). */
+		_cleanup_free_ char *path = path_of(uri->valuestring);
+		if (!path || strlen(uri->valuestring) >
+				     strlen(URI_PREFIX) + 3 * PATH_MAX_BYTES) {
+			not_a_note_uri(s, id, -32002, QUOTE(uri->valuestring));
+			return;
+		}
+		read_from_daemon(s, id, P_SUBSCRIBE, false, path,
+				 uri->valuestring, true);
+		return;
+	} else {
 		int i = 0;
 		const cJSON *it;
 		cJSON_ArrayForEach(it, s->subscribed)
@@ -873,6 +1002,24 @@ static void handle_complete(struct mcp_session *s, const cJSON *id,
 			    NULL);
 		return;
 	}
+	bool known = false;
+	if (!strcmp(type, "ref/prompt")) {
+		const char *pn =
+			cJSON_GetStringValue(cJSON_GetObjectItem(ref, "name"));
+		for (size_t i = 0; pn && i < ARRAY_SIZE(PROMPTS); i++)
+			known |= !strcmp(PROMPTS[i].name, pn);
+	} else if (!strcmp(type, "ref/resource")) {
+		const char *u =
+			cJSON_GetStringValue(cJSON_GetObjectItem(ref, "uri"));
+		known = u && !strcmp(u, URI_PREFIX "{+path}");
+	}
+	if (!known) {
+		reply_error(s, id, RPC_BAD_PARAMS,
+			    "Invalid params: no such prompt or resource "
+			    "template (ref)",
+			    NULL);
+		return;
+	}
 	bool paths = !strcmp(type, "ref/resource");
 	bool note_arg =
 		(!strcmp(type, "ref/prompt") && !strcmp(aname, "name")) ||
@@ -939,6 +1086,13 @@ static cJSON *capabilities(const struct mcp_session *s, bool modern)
 static void handle_initialize(struct mcp_session *s, const cJSON *id,
 			      const cJSON *params)
 {
+	if (s->initialized) {
+		reply_error(s, id, RPC_INVALID_REQUEST,
+			    "Invalid Request: the session is initialized "
+			    "already (once per session)",
+			    NULL);
+		return;
+	}
 	const char *want = cJSON_GetStringValue(
 		cJSON_GetObjectItem(params, "protocolVersion"));
 	if (!want) {
@@ -962,8 +1116,7 @@ static void handle_initialize(struct mcp_session *s, const cJSON *id,
 static void handle_discover(struct mcp_session *s, const cJSON *id)
 {
 	cJSON *r = cJSON_CreateObject();
-	cJSON *sv = cJSON_AddArrayToObject(r, "supportedVersions");
-	cJSON_AddItemToArray(sv, cJSON_CreateString(MODERN_VERSION));
+	cJSON_AddItemToObject(r, "supportedVersions", supported_versions());
 	cJSON_AddItemToObject(r, "capabilities", capabilities(s, true));
 	cJSON_AddStringToObject(r, "instructions", BASE_INSTRUCTIONS);
 	reply(s, id, r, true, true);
@@ -992,6 +1145,21 @@ static void handle_cancelled(struct mcp_session *s, const cJSON *params)
 	const cJSON *rid = cJSON_GetObjectItem(params, "requestId");
 	if (!rid)
 		return;
+	/* A cancelled request is not answered: its batch goes without. */
+	for (struct batch *b = s->batches; b; b = b->next) {
+		int i = 0;
+		const cJSON *x;
+		cJSON_ArrayForEach(x, b->ids)
+		{
+			if (cJSON_Compare(x, rid, true)) {
+				cJSON_DeleteItemFromArray(b->ids, i);
+				batch_maybe_send(s, b);
+				goto batches_done;
+			}
+			i++;
+		}
+	}
+batches_done:
 	for (struct pending *p = s->pending; p; p = p->next)
 		if (p->id && cJSON_Compare(p->id, rid, true) && !p->cancelled) {
 			p->cancelled = true;
@@ -1052,6 +1220,17 @@ static bool end_listen(struct mcp_session *s, const cJSON *rid)
  * ---------------------------------------------------------------------------
  */
 
+/* Every version spoken: this one per request (_meta), the older ones
+ * after initialize. server/discover and -32022 say the same. */
+static cJSON *supported_versions(void)
+{
+	cJSON *a = cJSON_CreateArray();
+	cJSON_AddItemToArray(a, cJSON_CreateString(MODERN_VERSION));
+	for (int i = 0; LEGACY[i]; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(LEGACY[i]));
+	return a;
+}
+
 /* Modern requests: check the per-request _meta. Returns false when an
  * error was sent. */
 static bool check_modern(struct mcp_session *s, const cJSON *id,
@@ -1065,13 +1244,18 @@ static bool check_modern(struct mcp_session *s, const cJSON *id,
 			    NULL);
 		return false;
 	}
+	if (strcmp(v->valuestring, MODERN_VERSION) != 0 &&
+	    version_rank(v->valuestring) >= 0) {
+		_cleanup_free_ char *m = xasprintf(
+			"Invalid Request: protocol version %s is spoken in a "
+			"session opened with initialize, not per request",
+			v->valuestring);
+		reply_error(s, id, RPC_INVALID_REQUEST, m, NULL);
+		return false;
+	}
 	if (strcmp(v->valuestring, MODERN_VERSION) != 0) {
 		cJSON *data = cJSON_CreateObject();
-		cJSON *sup = cJSON_AddArrayToObject(data, "supported");
-		cJSON_AddItemToArray(sup, cJSON_CreateString(MODERN_VERSION));
-		for (int i = 0; LEGACY[i]; i++)
-			cJSON_AddItemToArray(sup,
-					     cJSON_CreateString(LEGACY[i]));
+		cJSON_AddItemToObject(data, "supported", supported_versions());
 		if (strlen(v->valuestring) <= QUOTE_MAX)
 			cJSON_AddStringToObject(data, "requested",
 						v->valuestring);
@@ -1197,12 +1381,63 @@ static void dispatch(struct mcp_session *s, const char *method, const cJSON *id,
 	}
 }
 
+static void input_one(struct mcp_session *s, const char *line, size_t len,
+		      bool in_batch);
+
+/* A JSON-RPC batch: 2025-03-26 requires servers to take them; the other
+ * versions have none. */
+static void input_batch(struct mcp_session *s, const cJSON *arr)
+{
+	if (!s->initialized || strcmp(LEGACY[s->version], "2025-03-26") != 0) {
+		reply_error(s, NULL, RPC_INVALID_REQUEST,
+			    "Invalid Request: batches are taken only in a "
+			    "session of protocol version 2025-03-26",
+			    NULL);
+		return;
+	}
+	if (!cJSON_GetArraySize(arr)) {
+		reply_error(s, NULL, RPC_INVALID_REQUEST,
+			    "Invalid Request: empty batch", NULL);
+		return;
+	}
+	struct batch *b = xcalloc(1, sizeof(*b));
+	b->ids = cJSON_CreateArray();
+	b->replies = cJSON_CreateArray();
+	b->next = s->batches;
+	s->batches = b;
+	s->cur_batch = b;
+	const cJSON *el;
+	cJSON_ArrayForEach(el, arr)
+	{
+		const cJSON *id = cJSON_GetObjectItem(el, "id");
+		if (cJSON_IsString(id) || cJSON_IsNumber(id))
+			cJSON_AddItemToArray(b->ids, cJSON_Duplicate(id, 1));
+		_cleanup_free_ char *one = cJSON_PrintUnformatted(el);
+		input_one(s, one, strlen(one), true);
+	}
+	s->cur_batch = NULL;
+	batch_maybe_send(s, b);
+}
+
 void mcp_session_input(struct mcp_session *s, const char *line, size_t len)
+{
+	input_one(s, line, len, false);
+}
+
+static void input_one(struct mcp_session *s, const char *line, size_t len,
+		      bool in_batch)
 {
 	struct rpc_msg m;
 	const char *why;
 	int code = rpc_parse(line, len, &m, &why);
-	if (code) {
+	if (code && !in_batch && cJSON_IsArray(m.root)) {
+		input_batch(s, m.root);
+	} else if (in_batch && m.method && !strcmp(m.method, "initialize")) {
+		reply_error(s, m.id, RPC_INVALID_REQUEST,
+			    "Invalid Request: initialize cannot be part of a "
+			    "batch",
+			    NULL);
+	} else if (code) {
 		reply_error(s, m.id, code, why, NULL);
 	} else if (m.method) {
 		if (m.params && !cJSON_IsObject(m.params))
@@ -1378,7 +1613,7 @@ void mcp_session_daemon_msg(struct mcp_session *s, const struct rpc_msg *m)
 		pending_free(p);
 		return;
 	}
-	if (m->error && p->kind != P_READ) {
+	if (m->error && p->kind != P_READ && p->kind != P_SUBSCRIBE) {
 		const char *msg = cJSON_GetStringValue(
 			cJSON_GetObjectItem(m->error, "message"));
 		reply_error(s, p->id, RPC_INTERNAL, msg ? msg : "vaultd error",
@@ -1407,6 +1642,9 @@ void mcp_session_daemon_msg(struct mcp_session *s, const struct rpc_msg *m)
 		break;
 	case P_COMPLETE:
 		finish_complete(s, p, m->result);
+		break;
+	case P_SUBSCRIBE:
+		finish_subscribe(s, p, m->error);
 		break;
 	default:
 		break;
@@ -1502,6 +1740,11 @@ struct mcp_session *mcp_session_free(struct mcp_session *s)
 		cJSON_Delete(l->id);
 		cJSON_Delete(l->uris);
 		free(l);
+	}
+	while (s->batches) {
+		struct batch *b = s->batches;
+		s->batches = b->next;
+		batch_free(b);
 	}
 	cJSON_Delete(s->subscribed);
 	cJSON_Delete(s->cfg.tools);

@@ -44,7 +44,8 @@ struct app {
 
 static void usage(FILE *f)
 {
-	fputs("Usage: vault-mcp [--vault DIR] [--read-only] [--max-result BYTES]\n"
+	fputs("Usage: vault-mcp [--vault DIR] [--read-only] [--tools WHICH]\n"
+	      "                 [--max-result BYTES]\n"
 	      "\n"
 	      "An MCP server on stdin/stdout for the Obsidian vault DIR (or\n"
 	      "$OBSIDIAN_VAULT_PATH), served by vaultd, which is started when\n"
@@ -56,7 +57,12 @@ static void usage(FILE *f)
 	      "  --socket PATH     vaultd's control socket, if not the default\n"
 	      "  --idle-exit S     a vaultd started here stops after S seconds\n"
 	      "                    without clients (default 600; 0: never;\n"
-	      "                    also VAULT_MCP_IDLE_EXIT)\n",
+	      "                    also VAULT_MCP_IDLE_EXIT)\n"
+	      "  --tools WHICH     the tools offered: all (the default), core\n"
+	      "                    (reading, search, links, the usual edits,\n"
+	      "                    tags, frontmatter, rename, delete, help) or\n"
+	      "                    a comma list of tool names (also\n"
+	      "                    VAULT_MCP_TOOLS)\n",
 	      f);
 }
 
@@ -200,11 +206,18 @@ static void on_daemon(struct rpc_msg *m, void *ud)
 	mcp_session_daemon_msg(a->session, m);
 }
 
-static int fetch_tools(struct app *a, cJSON **ret)
+/* The tools offered: a profile ("all", "core") or a comma list of tool
+ * names. A name vaultd does not have is an error (exit 2). */
+static int fetch_tools(struct app *a, const char *which, cJSON **ret)
 {
 	cJSON *res = NULL;
 	char *msg = NULL;
-	int r = ctl_call(a->daemon, "tools/list", NULL, NULL, NULL, &res, &msg);
+	bool list = strcmp(which, "all") && strcmp(which, "core");
+	cJSON *params = cJSON_CreateObject();
+	cJSON_AddStringToObject(params, "profile", list ? "all" : which);
+	/* ctl_call takes params. */
+	int r = ctl_call(a->daemon, "tools/list", params, NULL, NULL, &res,
+			 &msg);
 	if (r) {
 		log_error("vaultd tools/list: %s", msg ? msg : strerror(-r));
 		free(msg);
@@ -212,7 +225,49 @@ static int fetch_tools(struct app *a, cJSON **ret)
 	}
 	*ret = cJSON_DetachItemFromObject(res, "tools");
 	cJSON_Delete(res);
-	return *ret ? 0 : -EPROTO;
+	if (!*ret)
+		return -EPROTO;
+	if (!list)
+		return 0;
+	cJSON *keep = cJSON_CreateArray();
+	_cleanup_free_ char *names = xstrdup(which);
+	char *save = NULL;
+	for (char *n = strtok_r(names, ", ", &save); n;
+	     n = strtok_r(NULL, ", ", &save)) {
+		cJSON *t, *found = NULL;
+		cJSON_ArrayForEach(t, *ret)
+		{
+			if (!strcmp(cJSON_GetStringValue(
+					    cJSON_GetObjectItem(t, "name")),
+				    n))
+				found = t;
+		}
+		if (!found) {
+			struct sbuf b = {0};
+			cJSON_ArrayForEach(t, *ret) sb_printf(
+				&b, "%s%s", b.len ? ", " : "",
+				cJSON_GetStringValue(
+					cJSON_GetObjectItem(t, "name")));
+			fprintf(stderr,
+				"vault-mcp: --tools: no tool named %s; "
+				"give core, all or a comma list of: %s\n",
+				QUOTE(n), b.s);
+			sb_free(&b);
+			cJSON_Delete(keep);
+			cJSON_Delete(*ret);
+			*ret = NULL;
+			return -EINVAL;
+		}
+		bool dup = false;
+		cJSON_ArrayForEach(t, keep) dup |= !strcmp(
+			cJSON_GetStringValue(cJSON_GetObjectItem(t, "name")),
+			n);
+		if (!dup)
+			cJSON_AddItemToArray(keep, cJSON_Duplicate(found, 1));
+	}
+	cJSON_Delete(*ret);
+	*ret = keep;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -223,6 +278,7 @@ int main(int argc, char **argv)
 		{"read-only", no_argument, NULL, 'r'},
 		{"max-result", required_argument, NULL, 'm'},
 		{"idle-exit", required_argument, NULL, 'i'},
+		{"tools", required_argument, NULL, 't'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{},
@@ -232,6 +288,9 @@ int main(int argc, char **argv)
 	if (ie && *ie)
 		a.idle_exit = ie;
 	struct mcp_config cfg = {.max_result = 262144};
+	const char *tools = getenv("VAULT_MCP_TOOLS");
+	if (!tools || !*tools)
+		tools = "all";
 	const char *ro = getenv("VAULT_MCP_READ_ONLY");
 	cfg.read_only = ro && *ro && strcmp(ro, "0") != 0;
 	const char *mr = getenv("VAULT_MCP_MAX_RESULT");
@@ -254,6 +313,9 @@ int main(int argc, char **argv)
 			break;
 		case 'i':
 			a.idle_exit = optarg;
+			break;
+		case 't':
+			tools = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -287,8 +349,9 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (connect_daemon(&a, true) < 0)
 		return 1;
-	if (fetch_tools(&a, &cfg.tools) < 0)
-		return 1;
+	int tr = fetch_tools(&a, tools, &cfg.tools);
+	if (tr < 0)
+		return tr == -EINVAL ? 2 : 1;
 	cfg.vault = a.vault;
 	struct mcp_io io = {.out = out_line,
 			    .daemon_send = daemon_send,

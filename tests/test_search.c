@@ -856,6 +856,50 @@ static void test_restart_big_notes(void)
 	tv_close(&t);
 }
 
+/* Notes over 64 KiB go into the index apart from the rest (without the
+ * writer lock): they too are taken from it at the next start, and an
+ * unchanged vault never makes the index file grow. */
+static void test_restart_reuses_big_notes(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	struct sbuf big = {0};
+	sb_puts(&big, "---\ntags: [long]\n---\n# Log\n\n[[Small 1]] ");
+	for (int i = 0; big.len < 300 * 1024; i++)
+		sb_printf(&big, "entry %d of the trombone journal. ", i);
+	sb_puts(&big, "\n");
+	for (int i = 0; i < 3; i++) {
+		char p[64];
+		snprintf(p, sizeof(p), "Big %d.md", i);
+		tv_write(&t, p, big.s);
+		snprintf(p, sizeof(p), "Small %d.md", i);
+		tv_write(&t, p, "small trombone note\n");
+	}
+	sb_free(&big);
+	open_indexed(&t);
+	struct vault_store_state st;
+	vault_store_state(t.v, &st);
+	CU_ASSERT_EQUAL(st.parsed, 6);
+	int64_t first = 0;
+	for (int round = 0; round < 3; round++) {
+		reopen_indexed(&t);
+		vault_store_state(t.v, &st);
+		CU_ASSERT_EQUAL(st.parsed, 0);
+		CU_ASSERT_EQUAL(st.cached, 6);
+		CU_ASSERT(st.ready);
+		CU_ASSERT_EQUAL(total_of(&t, "trombone", "fulltext"), 6);
+		CU_ASSERT_EQUAL(total_of(&t, "journal", "fulltext"), 3);
+		if (round == 0)
+			first = st.bytes;
+		else
+			CU_ASSERT_EQUAL(st.bytes, first);
+	}
+	/* The text is kept compressed: the index is smaller than the
+	 * notes. */
+	CU_ASSERT(first < 3 * 300 * 1024);
+	tv_close(&t);
+}
+
 static void corrupt(const char *path, off_t at, size_t len)
 {
 	int fd = open(path, O_WRONLY);
@@ -1144,6 +1188,7 @@ int main(void)
 		{"restart reuses the index", test_restart_reuses_index},
 		{"restart: big notes read once, index does not grow",
 		 test_restart_big_notes},
+		{"restart reuses big notes", test_restart_reuses_big_notes},
 		{"damaged index is rebuilt", test_damaged_index_rebuilt},
 		{"first build in the background", test_first_build},
 		{"big notes: bounded rank and snippet", test_big_notes},

@@ -7,6 +7,7 @@
  */
 #include "testutil.h"
 #include "check.h"
+#include "history.h"
 #include "json.h"
 #include "u8.h"
 #include "util.h"
@@ -2482,12 +2483,15 @@ static void test_read_note_parts(void)
 	tv_write(&t, "Big.md", b.s);
 	tv_open(&t);
 
-	/* Whole, as ever: no word about parts. */
+	/* Whole, as ever: no word about parts, only the version. */
 	struct tool_result r;
 	tv_call(&t, "read_note", "{\"name\": \"Big\"}", &r);
 	CU_ASSERT(!r.is_error);
 	ASSERT_STR_EQ(r.text, b.s);
-	CU_ASSERT_PTR_NULL(r.info);
+	char ver[TEXT_VERSION_LEN + 1];
+	text_version(b.s, b.len, ver);
+	_cleanup_free_ char *vinfo = xasprintf("Version %s.", ver);
+	ASSERT_STR_EQ(r.info, vinfo);
 	tool_result_clear(&r);
 
 	static const long lengths[] = {1, 2, 3, 7, 1000, 4096};

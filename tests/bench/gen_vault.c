@@ -2,18 +2,23 @@
 /*
  * gen_vault DIR N [SEED]: write a realistic vault of N notes for the
  * benchmarks: nested folders, frontmatter (tags, aliases, dates), about
- * 1-2 KB per note (median ~1.5 KB) with a few big ones (1 note in 200,
- * 100 KB to 2 MB with a power law, half under 160 KB: clipped articles,
- * long journals), wikilinks with aliases and headings,
+ * 1-2 KB per note (median ~1.5 KB), wikilinks with aliases and headings,
  * markdown links, a few broken links, inline tags, code blocks, some
  * Cyrillic and CJK text, and a few names shared by two notes. The text
  * mixes a small set of common words with a 20,000-word vocabulary drawn
  * with a Zipf distribution, as natural language is (a few words are
  * everywhere, most are rare), so search benchmarks see realistic posting
  * lists. Deterministic for a given seed.
+ *
+ * Sizes are mixed as in real vaults: besides the small notes, about one
+ * note in 400 carries a long log (pasted transcripts, journals, exports)
+ * that brings it to 100 KB - 2 MB, and about one in 50,000 to 5 - 20 MB.
+ * Their logs come from a stream of their own, so the small notes are the
+ * same as without them.
  */
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,13 +40,20 @@ static uint32_t pick(uint32_t n)
 	return n ? rnd() % n : 0;
 }
 
-/* Big notes draw from a stream of their own: the other notes are the
- * same as a generator without them would make. */
-static uint64_t big_rng;
+/* The stream that decides the long notes and writes their logs. */
+static uint64_t big_rng = 0xd1b54a32d192ed03ull, big_seed;
 
-#define BIG_ONE_IN 200
-#define BIG_MIN (100u << 10)
-#define BIG_MAX (2u << 20)
+static void use_big_stream(bool on)
+{
+	static uint64_t saved;
+	if (on) {
+		saved = rng;
+		rng = big_rng;
+	} else {
+		big_rng = rng;
+		rng = saved;
+	}
+}
 
 static const char *const WORDS[] = {
 	"alpha",  "bravo",  "charlie",	"delta",   "echo",     "foxtrot",
@@ -163,40 +175,40 @@ static void link_to(FILE *f, size_t n, size_t self)
 		fprintf(f, "[[%s]]", names[t]);
 }
 
-/* The size of note i if it is a big one, else 0. */
-static size_t big_size(size_t i, uint64_t seed)
+/* For about one note in 400, a log that brings it to 100 KB - 2 MB
+ * (log-uniform); one in 50,000, to 5 - 20 MB. Dated entries of prose
+ * with now and then a link or a tag, as a long journal has. */
+static void long_log(FILE *f, size_t n, size_t self)
 {
-	uint64_t x = (seed + 1) * 0x9e3779b97f4a7c15ull ^
-		     (i + 1) * 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 31;
-	x *= 0x94d049bb133111ebull;
-	x ^= x >> 29;
-	if (x % BIG_ONE_IN)
-		return 0;
-	/* A power law (Pareto, alpha 1.5) cut at 2 MB: half of them under
-	 * 160 KB, one in 50 over 1 MB; mean ~250 KB. */
-	double u = (double)((x >> 16) & 0xffffff) / 16777216.0;
-	double cut = 1.0 - pow((double)BIG_MIN / BIG_MAX, 1.5);
-	return (size_t)((double)BIG_MIN / pow(1.0 - u * cut, 1.0 / 1.5));
-}
-
-/* Sections of paragraphs (the same words, links and tags as the other
- * notes, fewer links) until the note is size bytes. */
-static void big_tail(FILE *f, size_t n, size_t self, size_t size)
-{
-	uint64_t keep = rng;
-	rng = big_rng;
-	for (uint32_t sec = 1; (size_t)ftell(f) < size; sec++) {
-		fprintf(f, "## Part %u\n\n", sec);
-		for (uint32_t p = 0, m = 3 + pick(8); p < m; p++) {
-			for (uint32_t w = 0, words = 40 + pick(80); w < words;
-			     w++) {
+	/* Which notes: a hash of the note's number (spread evenly). */
+	uint64_t h = (uint64_t)self * 0x9e3779b97f4a7c15ull + big_seed;
+	h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+	h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+	uint32_t r = (uint32_t)((h ^ (h >> 31)) % 50000);
+	use_big_stream(true);
+	double lo = 0, hi = 0;
+	if (r == 0) {
+		lo = 5e6;
+		hi = 2e7;
+	} else if (r < 125) {
+		lo = 1e5;
+		hi = 2e6;
+	}
+	if (hi > 0) {
+		double u = (double)pick(1u << 30) / (double)(1u << 30);
+		long want = (long)(lo * pow(hi / lo, u));
+		long start = ftell(f);
+		fputs("\n## Log\n\n", f);
+		for (uint32_t day = 0; ftell(f) - start < want; day++) {
+			fprintf(f, "### 2025-%02u-%02u\n\n", 1 + day / 28 % 12,
+				1 + day % 28);
+			for (uint32_t w = 0, m = 80 + pick(200); w < m; w++) {
 				if (w)
 					fputc(' ', f);
-				uint32_t r = pick(1000);
-				if (r < 8)
+				uint32_t k = pick(1000);
+				if (k < 5)
 					link_to(f, n, self);
-				else if (r < 10)
+				else if (k < 7)
 					fprintf(f, "#%s",
 						tags[pick((uint32_t)ntags)]);
 				else
@@ -205,8 +217,7 @@ static void big_tail(FILE *f, size_t n, size_t self, size_t size)
 			fputs(".\n\n", f);
 		}
 	}
-	big_rng = rng;
-	rng = keep;
+	use_big_stream(false);
 }
 
 int main(int argc, char **argv)
@@ -217,10 +228,9 @@ int main(int argc, char **argv)
 	}
 	const char *dir = argv[1];
 	size_t n = strtoul(argv[2], NULL, 10);
-	uint64_t seed = argc > 3 ? strtoull(argv[3], NULL, 10) : 0;
 	if (argc > 3)
-		rng ^= seed * 0x2545f4914f6cdd1dull;
-	big_rng = rng ^ 0xd1b54a32d192ed03ull;
+		rng ^= strtoull(argv[3], NULL, 10) * 0x2545f4914f6cdd1dull;
+	big_seed = rng;
 	if (!n)
 		return 2;
 	make_vocab();
@@ -272,7 +282,7 @@ int main(int argc, char **argv)
 		names[i] = strdup(nb);
 		paths[i] = strdup(pb);
 	}
-	size_t total = 0, nbig = 0;
+	size_t total = 0;
 	for (size_t i = 0; i < n; i++) {
 		char fp[4096];
 		snprintf(fp, sizeof(fp), "%s/%s.md", dir, paths[i]);
@@ -334,17 +344,12 @@ int main(int argc, char **argv)
 			}
 			fputs(".md) from the vault root.\n", f);
 		}
-		size_t big = big_size(i, seed);
-		if (big) {
-			nbig++;
-			big_tail(f, n, i, big);
-		}
+		long_log(f, n, i);
 		total += (size_t)ftell(f);
 		fclose(f);
 	}
-	printf("%zu notes (%zu over 100 KB), %zu bytes of markdown, %zu "
-	       "folders in %s\n",
-	       n, nbig, total, nfolders, dir);
+	printf("%zu notes, %zu bytes of markdown, %zu folders in %s\n", n,
+	       total, nfolders, dir);
 	for (size_t i = 0; i < n; i++) {
 		free(names[i]);
 		free(paths[i]);

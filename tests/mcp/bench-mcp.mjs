@@ -78,6 +78,20 @@ const words = ['alpha', 'river', 'summit', 'proj', 'graph', 'note 12', 'meadow',
 const partial = await series(client, 'search_notes', (i) => ({ query: words[i % words.length], mode: 'name_partial', limit: 20 }));
 const tags = ['project', 'area', 'topic,idea', 'research', 'work/', 'status'];
 const tag = await series(client, 'search_notes', (i) => ({ query: tags[i % tags.length].replace('/', ''), mode: 'tag', limit: 20 }));
+// Conditional writes: the same calls with and without expected_version
+// (read_note gives the version; the check hashes the note's text).
+const verOf = (r) => /^\[Version ([0-9a-f]{12})/.exec(r.content[1]?.text ?? '')[1];
+const readV = await series(client, 'read_note', (i) => ({ name: notes[(i * 7919) % notes.length] }));
+const upd = await series(client, 'update_note', (i) => ({ name: notes[(i * 104729) % notes.length], content: `plain ${i}\n` }));
+const updV = [];
+for (let i = 0; i < CALLS; i++) {
+  const name = notes[(i * 104729) % notes.length];
+  const ver = verOf(await client.callTool({ name: 'read_note', arguments: { name } }));
+  const t = now();
+  const r = await client.callTool({ name: 'update_note', arguments: { name, content: `checked ${i}\n`, expected_version: ver } });
+  updV.push(now() - t);
+  if (r.isError) throw new Error(`update_note: ${r.content[0].text}`);
+}
 await client.close();
 await stopDaemon(small);
 
@@ -86,6 +100,9 @@ console.log(`initialize (spawn vault-mcp + connect + handshake): median ${fmt(pc
 console.log(`read_note:                median ${fmt(pct(read, 50))}, p95 ${fmt(pct(read, 95))}  (goal <= 1 ms median)`);
 console.log(`search_notes name_partial: median ${fmt(pct(partial, 50))}, p95 ${fmt(pct(partial, 95))}  (goal <= 5 ms median)`);
 console.log(`search_notes tag:          median ${fmt(pct(tag, 50))}, p95 ${fmt(pct(tag, 95))}  (goal <= 5 ms median)`);
+console.log(`read_note (gives the version): median ${fmt(pct(readV, 50))}`);
+console.log(`update_note:                   median ${fmt(pct(upd, 50))}, p95 ${fmt(pct(upd, 95))}`);
+console.log(`update_note + expected_version: median ${fmt(pct(updV, 50))}, p95 ${fmt(pct(updV, 95))}  (the check: ${fmt(pct(updV, 50) - pct(upd, 50))}; goal <= 0.1 ms)`);
 
 // --- initialize while a big vault is still indexing -------------------------------
 if (nBig > 0) {

@@ -84,7 +84,7 @@ describe('note history', { skip: !HAVE_FUSE && 'no /dev/fuse' }, () => {
     // Another program writing in the vault folder itself.
     fs.writeFileSync(path.join(v.vault, 'Journal.md'), 'day one\n\nday two\nday three\nday four, outside\n');
     let h = '';
-    for (let i = 0; i < 100 && !/by external/.test(h); i++) {
+    for (let i = 0; i < 300 && !/by external/.test(h); i++) {
       await sleep(50);
       h = await history();
     }

@@ -281,3 +281,26 @@ export function vaultctl(v, args, input) {
   const r = spawnSync(BIN.vaultctl, args, { env: v.env, input, encoding: 'utf8' });
   return { code: r.status, out: r.stdout, err: r.stderr };
 }
+
+// One call of each write tool on the note N of WRITE_NOTE (tags alpha and
+// beta exist in the vault): what the tests of annotations, versions and
+// dry runs run. restore_note_version needs a version: null here.
+export const WRITE_NOTE = '---\ntags: [alpha]\nstatus: draft\n---\n# Top\n\nline one\n\n## Part\n\npart text\n';
+export const writeCases = () => ({
+  create_note: { name: 'N', content: 'other\n', overwrite: true },
+  append_note: { name: 'N', text: 'added' },
+  prepend_note: { name: 'N', text: 'added' },
+  update_note: { name: 'N', content: 'new body\n' },
+  replace_text: { name: 'N', old_text: 'line one', new_text: 'line two' },
+  insert_text: { name: 'N', text: 'added', after: 'line one' },
+  append_section: { name: 'N', section: 'Part', text: 'added' },
+  update_section: { name: 'N', section: 'Part', content: 'new part\n' },
+  delete_section: { name: 'N', section: 'Part' },
+  set_frontmatter: { name: 'N', key: 'status', value: 'done' },
+  update_frontmatter: { name: 'N', updates: { status: 'done' } },
+  add_tag: { name: 'N', tag: 'beta' },
+  remove_tag: { name: 'N', tag: 'alpha' },
+  rename_note: { old_name: 'N', new_name: 'N2' },
+  delete_note: { name: 'N' },
+  restore_note_version: null,
+});

@@ -24,13 +24,14 @@ describe('malformed input', () => {
     const m = new RawMcp(vault());
     await m.initialize();
     m.send('{not json');
-    assert.equal((await m.next((x) => x.error?.code === -32700)).error.code, -32700);
+    const pe = await m.next((x) => x.error?.code === -32700);
+    assert.equal(pe.id, null); // JSON-RPC: "id": null when it could not be read
     m.sendRaw(Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d, 0x0a])); // {"\xff\xfe"}
     assert.match((await m.next((x) => x.error?.code === -32700)).error.message, /UTF-8/);
     m.send('[{"jsonrpc":"2.0","id":1,"method":"ping"}]');
     const batch = await m.next((x) => x.error?.code === -32600);
-    assert.match(batch.error.message, /batch/i);
-    assert.equal('id' in batch, false);
+    assert.match(batch.error.message, /batches are taken only in a session of protocol version 2025-03-26/);
+    assert.equal(batch.id, null);
     m.send('"just a string"');
     await m.next((x) => x.error?.code === -32600 && /object/.test(x.error.message));
     m.send({ jsonrpc: '1.0', id: 5, method: 'ping' });
@@ -65,7 +66,7 @@ describe('malformed input', () => {
     const m = new RawMcp(vault());
     await m.initialize();
     m.send('['.repeat(1002) + ']'.repeat(1002));
-    const e = await m.next((x) => x.error && !('id' in x));
+    const e = await m.next((x) => x.error && x.id === null);
     assert.equal(e.error.code, -32600);
     assert.match(e.error.message, /too deeply nested/);
     // Deep arguments inside a real request: answered under its id.
@@ -103,6 +104,69 @@ describe('malformed input', () => {
   });
 });
 
+describe('batches, a second initialize, unknown refs', () => {
+  test('2025-03-26: a batch is answered with one array; notifications get nothing', async () => {
+    const m = new RawMcp(vault());
+    await m.initialize('2025-03-26');
+    m.send([
+      { jsonrpc: '2.0', id: 'p', method: 'ping' },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 'r', method: 'tools/call', params: { name: 'read_note', arguments: { name: 'a' } } },
+      { jsonrpc: '2.0', id: 'x', method: 'no/such/method' },
+      42,
+      { jsonrpc: '2.0', id: 'i', method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'r', version: '1' } } },
+    ]);
+    const arr = await m.next((x) => Array.isArray(x));
+    assert.equal(arr.length, 5);
+    const by = (id) => arr.find((x) => x.id === id);
+    assert.deepEqual(by('p').result, {});
+    assert.match(by('r').result.content[0].text, /^alpha \[\[b\]\]/);
+    assert.equal(by('x').error.code, -32601);
+    assert.equal(by('i').error.code, -32600);
+    assert.match(by('i').error.message, /initialize cannot be part of a batch/);
+    assert.equal(by(null).error.code, -32600);
+    // Only notifications: no answer at all; an empty batch is invalid.
+    m.send([{ jsonrpc: '2.0', method: 'notifications/initialized' }]);
+    m.send([]);
+    const empty = await m.next((x) => x.error?.code === -32600);
+    assert.match(empty.error.message, /empty batch/);
+    assert.deepEqual((await m.request(9, 'ping')).result, {});
+    assert.equal(m.lines.length, 0, m.lines.join('\n'));
+    await m.close();
+  });
+
+  test('other versions refuse batches; initialize twice is refused', async () => {
+    for (const ver of ['2024-11-05', '2025-06-18', '2025-11-25']) {
+      const m = new RawMcp(vault());
+      await m.initialize(ver);
+      m.send([{ jsonrpc: '2.0', id: 1, method: 'ping' }]);
+      const e = await m.next((x) => x.error?.code === -32600);
+      assert.equal(e.id, null);
+      const again = await m.request(2, 'initialize', { protocolVersion: ver, capabilities: {}, clientInfo: { name: 'r', version: '1' } });
+      assert.equal(again.error.code, -32600);
+      assert.match(again.error.message, /initialized already/);
+      await m.close();
+    }
+  });
+
+  test('completion for an unknown prompt or template, subscribe to an unknown note: errors', async () => {
+    const m = new RawMcp(vault());
+    await m.initialize();
+    const p = await m.request(1, 'completion/complete', { ref: { type: 'ref/prompt', name: 'nope' }, argument: { name: 'name', value: 'a' } });
+    assert.equal(p.error.code, -32602);
+    const t = await m.request(2, 'completion/complete', { ref: { type: 'ref/resource', uri: 'other:///{x}' }, argument: { name: 'path', value: 'a' } });
+    assert.equal(t.error.code, -32602);
+    const ok = await m.request(3, 'completion/complete', { ref: { type: 'ref/prompt', name: 'summarize_note' }, argument: { name: 'name', value: 'a' } });
+    assert.ok(ok.result.completion.values.includes('a'));
+    const sub = await m.request(4, 'resources/subscribe', { uri: 'vault:///missing.md' });
+    assert.equal(sub.error.code, -32002);
+    const bad = await m.request(5, 'resources/subscribe', { uri: 'https://example.com/' });
+    assert.equal(bad.error.code, -32002);
+    assert.deepEqual((await m.request(6, 'resources/subscribe', { uri: 'vault:///a.md' })).result, {});
+    await m.close();
+  });
+});
+
 describe('version negotiation', () => {
   for (const ver of ['2024-11-05', '2025-03-26', '2025-06-18', '2025-11-25']) {
     test(`initialize ${ver} is echoed`, async () => {
@@ -129,7 +193,8 @@ describe('2026-07-28 (stateless)', () => {
     const m = new RawMcp(vault());
     const d = await m.request(1, 'server/discover', { _meta: modernMeta() });
     assert.equal(d.result.resultType, 'complete');
-    assert.deepEqual(d.result.supportedVersions, ['2026-07-28']);
+    const ALL = ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'];
+    assert.deepEqual(d.result.supportedVersions, ALL);
     assert.ok(d.result.capabilities.tools);
     assert.ok(d.result.ttlMs >= 0 && d.result.cacheScope);
     assert.equal(d.result._meta['io.modelcontextprotocol/serverInfo'].name, 'vault-mcp');
@@ -143,7 +208,17 @@ describe('2026-07-28 (stateless)', () => {
     const old = await m.request(4, 'tools/list', { _meta: modernMeta('2023-01-01') });
     assert.equal(old.error.code, -32022);
     assert.equal(old.error.data.requested, '2023-01-01');
-    assert.ok(old.error.data.supported.includes('2026-07-28'));
+    // The same list as server/discover; each of them is accepted: this
+    // one per request, the others in a session opened with initialize.
+    assert.deepEqual(old.error.data.supported, ALL);
+    const legacy = await m.request(41, 'tools/list', { _meta: modernMeta('2025-06-18') });
+    assert.equal(legacy.error.code, -32600);
+    assert.match(legacy.error.message, /2025-06-18 is spoken in a session opened with initialize/);
+    for (const ver of ALL.slice(1)) {
+      const m2 = new RawMcp(vault());
+      assert.equal((await m2.initialize(ver)).result.protocolVersion, ver);
+      await m2.close();
+    }
     const noCaps = await m.request(5, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } });
     assert.equal(noCaps.error.code, -32602);
     const noMeta = await m.request(6, 'server/discover', {});

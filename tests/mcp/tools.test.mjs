@@ -2,10 +2,11 @@
 // every tool on a fresh vault, the seed's test cases TC1-TC68 through MCP,
 // and the auto-context rule (first tool result of a session only).
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { jsonOf, makeVault, mcpClient, readNote, textOf, vaultctl, writeNote } from './lib.mjs';
+import { BIN, WRITE_NOTE, jsonOf, makeVault, mcpClient, readNote, textOf, vaultctl, writeCases, writeNote } from './lib.mjs';
 
 const EXPECTED_TOOLS = [
   'read_note', 'get_note_metadata', 'list_notes', 'browse', 'search_notes', 'get_links',
@@ -71,15 +72,94 @@ describe('handshake and tool list', () => {
       assert.equal(t.inputSchema.type, 'object', t.name);
       assert.ok(t.description.length > 10, t.name);
       const ro = !WRITE_TOOLS.includes(t.name);
-      assert.equal(t.annotations.readOnlyHint, ro, t.name);
+      // Hints say only what differs from the defaults.
+      assert.equal(t.annotations.readOnlyHint ?? false, ro, t.name);
       if (!ro) assert.equal(typeof t.annotations.destructiveHint, 'boolean', t.name);
-      assert.equal(typeof t.annotations.idempotentHint, 'boolean', t.name);
+      assert.equal(t.annotations.openWorldHint, false, t.name);
+      assert.equal(t.annotations.title, undefined, t.name);
+      assert.equal(typeof t.title, 'string', t.name);
       // Plain-text results (a note's text, history, diffs) have no schema.
       const text = ['read_note', 'read_section', 'get_note_history', 'get_note_version', 'diff_note_versions', 'restore_note_version'];
       if (!text.includes(t.name)) assert.equal(t.outputSchema?.type, 'object', t.name);
       else assert.equal(t.outputSchema, undefined, t.name);
     }
     await client.close();
+  });
+
+  // destructiveHint says whether a tool can remove or replace what is
+  // there. Each write tool runs once on a fresh note: a tool that left
+  // every line of the note (and every tag) in place must say false; one
+  // that removed or replaced something must say true.
+  test('destructiveHint matches what each write tool does', async () => {
+    const NOTE = WRITE_NOTE;
+    const CASES = writeCases();
+    const { v, client } = await primed({ 'Tags.md': '---\ntags: [alpha, beta]\n---\nthe tags in use\n' });
+    const { tools } = await client.listTools();
+    const writes = tools.filter((t) => !t.annotations.readOnlyHint).map((t) => t.name);
+    assert.deepEqual(writes.sort(), Object.keys(CASES).sort());
+    // Kept: every line of the old text is still there, in order.
+    const kept = (before, after) => {
+      if (after === null) return false;
+      const rest = after.split('\n');
+      let i = 0;
+      for (const l of before.split('\n')) {
+        while (i < rest.length && rest[i] !== l) i++;
+        if (i++ >= rest.length) return false;
+      }
+      return true;
+    };
+    const text = () => (fs.existsSync(path.join(v.vault, 'N.md')) ? fs.readFileSync(path.join(v.vault, 'N.md'), 'utf8') : null);
+    for (const [name, args0] of Object.entries(CASES)) {
+      const w = await call(client, 'create_note', { name: 'N', content: NOTE.replace(/^---[^]*?---\n/, ''), frontmatter: { tags: ['alpha'], status: 'draft' }, overwrite: true });
+      assert.ok(!w.isError, textOf(w));
+      let args = args0;
+      if (name === 'restore_note_version') {
+        const u = await call(client, 'append_note', { name: 'N', text: 'later' });
+        assert.ok(!u.isError, textOf(u));
+        const h = textOf(await call(client, 'get_note_history', { name: 'N' }));
+        const ids = [...h.matchAll(/^- ([0-9a-f]{7}) /gm)].map((m) => m[1]);
+        args = { name: 'N', version: ids.at(-1) };
+      }
+      const before = text();
+      const r = await call(client, name, args);
+      assert.ok(!r.isError, `${name}: ${textOf(r)}`);
+      const after = text();
+      assert.notEqual(after, before, `${name} changed nothing`);
+      const destructive = !kept(before, after);
+      const t = tools.find((x) => x.name === name);
+      assert.equal(t.annotations.destructiveHint, destructive, `${name}: destructiveHint`);
+    }
+  });
+
+  // --tools chooses what is offered; the size of each tools/list is
+  // printed (what a client pays in context before the user says a word).
+  test('--tools all, core and a list; the size of each tools/list', async () => {
+    const size = (tools) => JSON.stringify({ tools }).length;
+    const { client: all } = await session({});
+    const full = (await all.listTools()).tools;
+    const { client: core, v } = await session({}, { args: ['--tools', 'core'] });
+    const coreTools = (await core.listTools()).tools;
+    const { client: two } = await session({}, { env: { VAULT_MCP_TOOLS: 'read_note, search_notes' } });
+    const twoTools = (await two.listTools()).tools;
+    console.log(`tools/list: all ${full.length} tools ${size(full)} bytes; core ${coreTools.length} tools ${size(coreTools)} bytes; a list of 2: ${size(twoTools)} bytes`);
+    const names = (l) => l.map((t) => t.name).sort();
+    assert.deepEqual(names(full), [...EXPECTED_TOOLS].sort());
+    assert.deepEqual(names(coreTools), [
+      'append_note', 'append_section', 'create_note', 'delete_note', 'get_backlinks', 'get_help', 'get_links',
+      'list_tags', 'read_note', 'remove_tag', 'rename_note', 'replace_text', 'search_notes', 'update_frontmatter',
+      'update_note', 'update_section', 'add_tag',
+    ].sort());
+    assert.deepEqual(names(twoTools), ['read_note', 'search_notes']);
+    // What is offered is what the table says, byte for byte.
+    for (const t of coreTools) assert.deepEqual(t, full.find((x) => x.name === t.name));
+    // A tool not offered is not run.
+    const r = await core.callTool({ name: 'get_orphans', arguments: {} }).catch((e) => e);
+    assert.match(String(r.message ?? textOf(r)), /Unknown tool/);
+    // A name that is no tool: a clear error at start, exit 2.
+    const bad = spawnSync(BIN.mcp, ['--tools', 'read_note,nope'], { env: v.env, encoding: 'utf8', input: '' });
+    assert.equal(bad.status, 2);
+    assert.match(bad.stderr, /no tool named 'nope'.*read_note, /);
+    await Promise.all([all.close(), core.close(), two.close()]);
   });
 
   test('--read-only lists and allows only read tools', async () => {
@@ -410,7 +490,8 @@ describe('hostile notes', () => {
     const r = await call(client, 'read_note', { name: 'Bad' });
     assert.equal(r.isError, undefined);
     assert.equal(textOf(r), '---\ntitle: T\n---\nStart \uFFFD\uFFFD end\n');
-    assert.match(r.content[1].text, /Bad\.md.*not valid UTF-8.*U\+FFFD/);
+    assert.match(r.content[1].text, /^\[Version [0-9a-f]{12}\.\]$/);
+    assert.match(r.content[2].text, /Bad\.md.*not valid UTF-8.*U\+FFFD/);
     // The session goes on; an edit elsewhere in the note keeps the bytes.
     assert.equal(textOf(await call(client, 'read_note', { name: 'Good' })), 'good');
     const s = await call(client, 'set_frontmatter', { name: 'Bad', key: 'status', value: 'x' });
