@@ -559,9 +559,9 @@ void index_resolve_all(struct index *ix)
 	while (hmap_next(ix->by_path, &it, NULL, &v)) {
 		struct note *n = v;
 		if (n->incoming.cap > 0)
-			n->incoming.v = xrealloc(n->incoming.v,
-						 n->incoming.cap *
-							 sizeof(void *));
+			n->incoming.v =
+				xrealloc(n->incoming.v,
+					 n->incoming.cap * sizeof(void *));
 	}
 	for (size_t i = 0; i < all.n; i++) {
 		struct link *l = all.v[i];

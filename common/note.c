@@ -688,8 +688,7 @@ static void read_blob(struct reader *r, const char *path, struct note *n,
 		}
 		if (!p) {
 			lo->strs += t.n + 1 + (sub.s ? sub.n + 1 : 0) +
-				    (al.s ? al.n + 1 : 0) +
-				    (k.s ? k.n + 1 : 0);
+				    (al.s ? al.n + 1 : 0) + (k.s ? k.n + 1 : 0);
 			continue;
 		}
 		struct link *l = &n->links[i];
@@ -699,7 +698,7 @@ static void read_blob(struct reader *r, const char *path, struct note *n,
 		l->target = pack_strn(p, t.s, t.n);
 		l->subpath = sub.s ? pack_strn(p, sub.s, sub.n) : NULL;
 		l->alias = al.s ? pack_strn(p, al.s, al.n) : NULL;
-		l->key = !k.s	 ? NULL
+		l->key = !k.s	  ? NULL
 			 : kascii ? pack_lower(p, k.s, k.n)
 				  : pack_strn(p, k.s, k.n);
 	}

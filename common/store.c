@@ -673,7 +673,7 @@ struct loaded {
 struct store_entries {
 	struct loaded *v;
 	size_t n;
-	char *arena; /* paths and blobs, one after another */
+	char *arena;	      /* paths and blobs, one after another */
 	struct hmap *by_path; /* path -> struct loaded * */
 };
 
@@ -918,11 +918,18 @@ static int unindex(struct store *s, int64_t id)
 	return r == SQLITE_ROW || r == SQLITE_DONE ? 0 : -EIO;
 }
 
-int store_put(struct store *s, const struct note *n, const char *text,
-	      size_t len)
+struct store_text {
+	char *body; /* after the frontmatter, NFC */
+	size_t blen;
+	int body_line;
+	bool cjk;
+	void *z; /* the body as stored (docz_pack) */
+	size_t zlen;
+};
+
+struct store_text *store_text_new(const char *text, size_t len)
 {
-	if (!s->w)
-		return -EIO;
+	struct store_text *t = xcalloc(1, sizeof(*t));
 	/* The text searched: after the frontmatter, NFC (names are NFC,
 	 * and so are the queries). */
 	size_t fs, fe, body = 0;
@@ -930,22 +937,59 @@ int store_put(struct store *s, const struct note *n, const char *text,
 		len = 0;
 	if (text)
 		md_split_frontmatter(text, len, &fs, &fe, &body);
-	_cleanup_free_ char *raw =
-		xstrndup(text ? text + body : "", len - body);
-	_cleanup_free_ char *nfc =
-		ascii_only(raw, len - body) ? NULL : u8_nfc(raw);
-	const char *btext = nfc ? nfc : raw;
-	int body_line = 1;
+	char *raw = xstrndup(text ? text + body : "", len - body);
+	char *nfc = ascii_only(raw, len - body) ? NULL : u8_nfc(raw);
+	if (nfc) {
+		free(raw);
+		t->body = nfc;
+	} else {
+		t->body = raw;
+	}
+	t->blen = strlen(t->body);
+	t->body_line = 1;
 	for (size_t i = 0; i < body; i++)
-		body_line += text[i] == '\n';
+		t->body_line += text[i] == '\n';
+	t->cjk = has_cjk(t->body, t->blen);
+	t->z = docz_pack(t->body, t->blen, &t->zlen);
+	return t;
+}
+
+size_t store_text_size(const struct store_text *t)
+{
+	return t->blen + t->zlen;
+}
+
+struct store_text *store_text_free(struct store_text *t)
+{
+	if (!t)
+		return NULL;
+	free(t->body);
+	free(t->z);
+	free(t);
+	return NULL;
+}
+
+int store_put(struct store *s, const struct note *n, const char *text,
+	      size_t len)
+{
+	if (!s->w)
+		return -EIO;
+	return store_put_text(s, n, store_text_new(text, len));
+}
+
+int store_put_text(struct store *s, const struct note *n, struct store_text *t)
+{
+	if (!s->w) {
+		store_text_free(t);
+		return -EIO;
+	}
 	struct sbuf title = {0};
 	sb_puts(&title, n->name);
 	for (size_t i = 0; i < n->naliases; i++) {
 		sb_putc(&title, '\n');
 		sb_puts(&title, n->aliases[i]);
 	}
-	bool cjk = has_cjk(btext, strlen(btext)) || has_cjk(title.s, title.len);
-
+	bool cjk = t->cjk || has_cjk(title.s, title.len);
 	size_t blen;
 	_cleanup_free_ void *blob = note_to_blob(n, &blen);
 	_cleanup_free_ char *folder = fold_key_n(n->path, n->dirlen);
@@ -961,7 +1005,7 @@ int store_put(struct store *s, const struct note *n, const char *text,
 	sqlite3_bind_int64(st, 5, n->mtime_ns);
 	sqlite3_bind_int64(st, 6, n->size);
 	sqlite3_bind_int64(st, 7, (sqlite3_int64)n->ino);
-	sqlite3_bind_int(st, 8, body_line);
+	sqlite3_bind_int(st, 8, t->body_line);
 	sqlite3_bind_int(st, 9, cjk);
 	sqlite3_bind_blob(st, 10, blob, (int)blen, SQLITE_STATIC);
 	int64_t id = -1;
@@ -971,25 +1015,25 @@ int store_put(struct store *s, const struct note *n, const char *text,
 	sqlite3_clear_bindings(st);
 	if (id < 0) {
 		sb_free(&title);
+		store_text_free(t);
 		return write_failed(s);
 	}
 	r |= run_id(s, ST_DEL_TAGS, id);
 	for (size_t i = 0; i < n->ntags; i++) {
-		const char *t = n->fold_tags[i];
-		sqlite3_bind_text(s->st[ST_ADD_TAG], 1, t, -1, SQLITE_STATIC);
+		const char *tag = n->fold_tags[i];
+		sqlite3_bind_text(s->st[ST_ADD_TAG], 1, tag, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s->st[ST_ADD_TAG], 2, id);
 		r |= run(s->st[ST_ADD_TAG]);
 	}
-	size_t btlen = strlen(btext), zlen;
-	_cleanup_free_ void *z = docz_pack(btext, btlen, &zlen);
 	st = s->st[ST_PUT_DOC];
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_text(st, 2, title.s, (int)title.len, SQLITE_STATIC);
-	sqlite3_bind_blob64(st, 3, z, zlen, SQLITE_STATIC);
+	sqlite3_bind_blob64(st, 3, t->z, t->zlen, SQLITE_STATIC);
 	r |= run(st);
 	int tlen = (int)title.len;
-	queue_op(s, false, id, sb_steal(&title), tlen,
-		 nfc ? TAKE_PTR(nfc) : TAKE_PTR(raw), (int)btlen);
+	queue_op(s, false, id, sb_steal(&title), tlen, TAKE_PTR(t->body),
+		 (int)t->blen);
+	store_text_free(t);
 	atomic_fetch_add(&s->gen, 1);
 	return r ? write_failed(s) : 0;
 }

@@ -87,6 +87,17 @@ void store_rollback(struct store *s);
 /* The note's entry and its text (the whole file; NULL: no text). */
 int store_put(struct store *s, const struct note *n, const char *text,
 	      size_t len);
+/*
+ * The same in two steps, the first of which needs no store (another
+ * thread may do it): a note's text as the store keeps it (the body,
+ * normalised and compressed), then the put (which takes t over).
+ */
+struct store_text;
+struct store_text *store_text_new(const char *text, size_t len);
+/* Bytes of memory it holds. */
+size_t store_text_size(const struct store_text *t);
+struct store_text *store_text_free(struct store_text *t);
+int store_put_text(struct store *s, const struct note *n, struct store_text *t);
 int store_remove(struct store *s, const char *path);
 
 struct store_hit {

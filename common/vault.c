@@ -28,6 +28,7 @@ struct listener {
  * Locks, and the order they nest in (a lock may be taken while holding
  * only locks that come before it in this list):
  *
+ *   fwmu    the full-text worker (vault_fulltext_work): one at a time
  *   wmu     the writer lock (vault_write_lock): one writer at a time;
  *           events are sent under it
  *   smu     the store's writer connection
@@ -36,6 +37,7 @@ struct listener {
  *   fmu     the full-text queue (dirty notes), with fcv
  *   vmu     the violations ring and `gone`
  *   polmu   the policy pointer; innermost, nothing is taken inside it
+ *   prep.mu the full-text build's read-ahead (struct prepper); innermost
  *
  * Callers outside (the mount, the control socket) take their own locks
  * before wmu or after releasing it. Listeners run under wmu and may take
@@ -83,6 +85,11 @@ struct vault {
 	/* The full-text thread puts a big note holding smu alone; writers
 	 * that find smu busy queue their note instead of waiting. */
 	pthread_mutex_t smu;
+	/* A build's store transaction spans slices (vault_fulltext_work()):
+	 * writers that find it open queue their note as if smu were busy. */
+	bool store_txn; /* smu */
+	/* One vault_fulltext_work() at a time. */
+	pthread_mutex_t fwmu;
 	pthread_cond_t fcv;	  /* with fmu */
 	struct ptrvec dirty;	  /* fmu; a queue: v[dirty_head .. n) */
 	size_t dirty_head;	  /* fmu */
@@ -151,6 +158,7 @@ int vault_open(const char *root, struct vault **ret, char **ret_msg)
 	pthread_mutex_init(&v->vmu, NULL);
 	pthread_mutex_init(&v->fmu, NULL);
 	pthread_mutex_init(&v->smu, NULL);
+	pthread_mutex_init(&v->fwmu, NULL);
 	pthread_cond_init(&v->fcv, NULL);
 	v->dirty_set = hmap_new();
 	load_violations(v);
@@ -192,6 +200,7 @@ struct vault *vault_free(struct vault *v)
 	pthread_mutex_destroy(&v->vmu);
 	pthread_mutex_destroy(&v->fmu);
 	pthread_mutex_destroy(&v->smu);
+	pthread_mutex_destroy(&v->fwmu);
 	pthread_cond_destroy(&v->fcv);
 	for (size_t i = v->dirty_head; i < v->dirty.n; i++)
 		free(v->dirty.v[i]);
@@ -343,7 +352,7 @@ struct scan {
 	size_t stats_cap;
 	struct ptrvec files;
 	struct note **parsed;
-	bool *cached;	     /* parsed[i] came from the stored entry */
+	bool *cached; /* parsed[i] came from the stored entry */
 	struct store_entries *stored;
 	atomic_size_t next;
 	vault_progress_fn progress;
@@ -378,8 +387,7 @@ static void walk_stat(struct scan *s, int dfd, const char *name)
 {
 	if (s->notes.n > s->stats_cap) {
 		s->stats_cap = s->stats_cap ? 2 * s->stats_cap : 1024;
-		s->stats = xrealloc(s->stats,
-				    s->stats_cap * sizeof(*s->stats));
+		s->stats = xrealloc(s->stats, s->stats_cap * sizeof(*s->stats));
 	}
 	struct walk_stat *w = &s->stats[s->notes.n - 1];
 	struct statx sx;
@@ -924,6 +932,18 @@ static void store_broke(struct vault *v)
 	pthread_mutex_unlock(&v->fmu);
 }
 
+/* smu, for a write of its own: false when it is taken or a build's
+ * transaction is open (then the write is queued instead). */
+static bool store_try_lock(struct vault *v)
+{
+	if (pthread_mutex_trylock(&v->smu) != 0)
+		return false;
+	if (!v->store_txn)
+		return true;
+	pthread_mutex_unlock(&v->smu);
+	return false;
+}
+
 /* End a store write begun with smu taken: commit it, or roll it back and
  * have the index rebuilt. */
 static void store_write_end(struct vault *v, bool ok)
@@ -957,7 +977,7 @@ static void store_sync(struct vault *v, const struct note *n, const char *text,
 	if (!vault_store(v))
 		return;
 	if ((text ? len : (size_t)n->size) > STORE_SYNC_MAX ||
-	    pthread_mutex_trylock(&v->smu) != 0) {
+	    !store_try_lock(v)) {
 		dirty_add(v, n->path);
 		return;
 	}
@@ -981,7 +1001,7 @@ static void store_drop(struct vault *v, const char *path)
 	if (!vault_store(v))
 		return;
 	/* Queued, the path is removed when worked off (no note there). */
-	if (pthread_mutex_trylock(&v->smu) != 0) {
+	if (!store_try_lock(v)) {
 		dirty_add(v, path);
 		return;
 	}
@@ -1069,20 +1089,6 @@ static int work_one(struct vault *v, const char *path, struct big_put *big,
 	return 0;
 }
 
-/* Batches hold the writer lock this long at most. */
-#define WORK_SLICE_NS 15000000ull
-
-/*
- * While full-text search is not ready (a first build, a rebuild), one
- * store transaction spans many slices, up to this long or this much
- * text: FTS5 writes what a transaction holds as one new segment and
- * merges segments again and again, so a commit per slice made the
- * build several times slower. Writers meanwhile queue what they change
- * (smu stays taken); searches wait for the build anyway.
- */
-#define BUILD_COMMIT_NS 2000000000ull
-#define BUILD_COMMIT_BYTES (32u << 20)
-
 /* The next dirty path (fmu held), or NULL. */
 static char *dirty_pop_locked(struct vault *v)
 {
@@ -1101,25 +1107,186 @@ static char *dirty_pop_locked(struct vault *v)
 	return p;
 }
 
-/* A store transaction of vault_fulltext_work(): open while smu is held. */
+/* ---- the build's read-ahead ------------------------------------------- */
+
+/*
+ * While full-text search is not ready (a first build), the notes' text
+ * is read and prepared (store_text_new(): the body normalised and
+ * compressed, half the work) on another CPU, a little ahead of the
+ * writer, which then only puts it. The writer checks each text against
+ * the index as work_one() does: the stat it was read with must be the
+ * index's.
+ */
+#define PREP_AHEAD 256 /* texts */
+#define PREP_AHEAD_BYTES (32u << 20)
+#define PREP_MIN_QUEUE 256 /* fewer queued notes: not worth a thread */
+
+struct prep_job {
+	char *path;
+	struct stat st;
+	struct store_text *t; /* NULL: not read (gone, unreadable) */
+	size_t bytes;
+};
+
+struct prepper {
+	struct vault *v;
+	pthread_t th;
+	pthread_mutex_t mu; /* innermost */
+	pthread_cond_t cv;
+	struct prep_job ring[PREP_AHEAD]; /* mu: ring[head .. head + n) */
+	size_t head, n, bytes;		  /* mu */
+	bool stop, done;		  /* mu */
+};
+
+static void *prep_main(void *arg)
+{
+	struct prepper *p = arg;
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		while (!p->stop &&
+		       (p->n == PREP_AHEAD || p->bytes >= PREP_AHEAD_BYTES))
+			pthread_cond_wait(&p->cv, &p->mu);
+		bool stop = p->stop;
+		pthread_mutex_unlock(&p->mu);
+		if (stop)
+			break;
+		pthread_mutex_lock(&p->v->fmu);
+		char *path = dirty_pop_locked(p->v);
+		pthread_mutex_unlock(&p->v->fmu);
+		if (!path)
+			break;
+		struct prep_job j = {.path = path};
+		char *text;
+		size_t len;
+		int64_t btime;
+		if (read_note_file(p->v->rootfd, path, &text, &len, &j.st,
+				   &btime) == 0) {
+			j.t = store_text_new(text, len);
+			j.bytes = store_text_size(j.t);
+			free(text);
+		}
+		pthread_mutex_lock(&p->mu);
+		p->ring[(p->head + p->n) % PREP_AHEAD] = j;
+		p->n++;
+		p->bytes += j.bytes;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+	}
+	pthread_mutex_lock(&p->mu);
+	p->done = true;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+static struct prepper *prep_start(struct vault *v)
+{
+	struct prepper *p = xcalloc(1, sizeof(*p));
+	p->v = v;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	if (pthread_create(&p->th, NULL, prep_main, p) != 0) {
+		pthread_mutex_destroy(&p->mu);
+		pthread_cond_destroy(&p->cv);
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* Stop it; the texts it prepared and not handed out are dropped (their
+ * notes are queued again by whatever stopped it: a rebuild). */
+static struct prepper *prep_stop(struct prepper *p)
+{
+	if (!p)
+		return NULL;
+	pthread_mutex_lock(&p->mu);
+	p->stop = true;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	pthread_join(p->th, NULL);
+	for (size_t i = 0; i < p->n; i++) {
+		struct prep_job *j = &p->ring[(p->head + i) % PREP_AHEAD];
+		free(j->path);
+		store_text_free(j->t);
+	}
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+	free(p);
+	return NULL;
+}
+
+/* The next prepared text: 1, 0 when none is ready yet, -1 when there will
+ * be none (the queue was empty). */
+static int prep_take(struct prepper *p, struct prep_job *ret)
+{
+	pthread_mutex_lock(&p->mu);
+	int r = p->n ? 1 : p->done ? -1 : 0;
+	if (r > 0) {
+		*ret = p->ring[p->head];
+		p->head = (p->head + 1) % PREP_AHEAD;
+		p->n--;
+		p->bytes -= ret->bytes;
+		pthread_cond_broadcast(&p->cv);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return r;
+}
+
+/* Wait (holding no vault lock) until a text is ready or none will be. */
+static void prep_wait(struct prepper *p)
+{
+	pthread_mutex_lock(&p->mu);
+	while (!p->n && !p->done)
+		pthread_cond_wait(&p->cv, &p->mu);
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* work_one() for a prepared text (writer lock and smu held). */
+static void put_prepared(struct vault *v, struct prep_job *j, size_t *bytes)
+{
+	struct note *n = index_by_path(v->ix, j->path);
+	if (!n) {
+		store_remove(v->store, j->path);
+		store_text_free(j->t);
+	} else if (!j->t || !same_file(n, &j->st)) {
+		store_text_free(j->t);
+	} else {
+		*bytes += n->too_big ? 0 : store_text_size(j->t);
+		store_put_text(v->store, n,
+			       n->too_big ? store_text_new(NULL, 0) : j->t);
+		if (n->too_big)
+			store_text_free(j->t);
+	}
+	free(j->path);
+}
+
+/* ---- the worker ------------------------------------------------------- */
+
+/* Batches hold the writer lock this long at most. */
+#define WORK_SLICE_NS 15000000ull
+
+/*
+ * While full-text search is not ready (a first build, a rebuild), one
+ * store transaction spans many slices, up to this long or this much
+ * text: FTS5 writes what a transaction holds as one new segment and
+ * merges segments again and again, so a commit per slice made the
+ * build several times slower. Writers meanwhile queue what they change
+ * (store_txn); searches wait for the build anyway.
+ */
+#define BUILD_COMMIT_NS 2000000000ull
+#define BUILD_COMMIT_BYTES (32u << 20)
+
+/* vault_fulltext_work()'s store transaction (smu held while it works;
+ * open across slices with store_txn set). */
 struct work_txn {
 	bool open, ok;
 	uint64_t since;
 	size_t bytes;
 };
 
-static void txn_begin(struct vault *v, struct work_txn *t)
-{
-	if (t->open)
-		return;
-	pthread_mutex_lock(&v->smu);
-	t->open = true;
-	t->ok = store_begin(v->store) == 0;
-	t->since = now_ns();
-	t->bytes = 0;
-}
-
-/* Commit (or, after a failure, roll back) and let go of smu. */
+/* Commit (or, after a failure, roll back) the open transaction (smu
+ * held). */
 static void txn_end(struct vault *v, struct work_txn *t)
 {
 	if (!t->open)
@@ -1128,42 +1295,72 @@ static void txn_end(struct vault *v, struct work_txn *t)
 		store_rollback(v->store);
 		store_broke(v);
 	}
-	pthread_mutex_unlock(&v->smu);
+	v->store_txn = false;
 	t->open = false;
 }
 
 void vault_fulltext_work(struct vault *v)
 {
+	pthread_mutex_lock(&v->fwmu);
 	struct work_txn t = {0};
+	struct prepper *prep = NULL;
 	for (;;) {
 		vault_write_lock(v);
 		pthread_mutex_lock(&v->fmu);
 		bool reset = v->fts_reset;
+		size_t queued = v->dirty.n - v->dirty_head;
 		pthread_mutex_unlock(&v->fmu);
 		if (vault_store(v) && (reset || store_failed(v->store))) {
 			/* What is in the open transaction is lost with the
 			 * database; no reader may hold a connection. */
-			if (t.open) {
-				t.ok = false;
-				txn_end(v, &t);
-			}
+			prep = prep_stop(prep);
 			pthread_mutex_lock(&v->smu);
+			t.ok = false;
+			txn_end(v, &t);
 			pthread_rwlock_wrlock(&v->rw);
 			store_rebuild(v);
 			pthread_rwlock_unlock(&v->rw);
 			pthread_mutex_unlock(&v->smu);
 		}
 		if (!vault_store(v) || vault_fulltext_stopped(v)) {
+			prep = prep_stop(prep);
+			pthread_mutex_lock(&v->smu);
 			txn_end(v, &t);
+			pthread_mutex_unlock(&v->smu);
 			vault_write_unlock(v);
-			return;
+			break;
 		}
 		bool building = !atomic_load(&v->fts_ready);
+		if (building && !prep && queued >= PREP_MIN_QUEUE)
+			prep = prep_start(v);
+		pthread_mutex_lock(&v->smu);
+		if (!t.open) {
+			t = (struct work_txn){.open = true,
+					      .ok = store_begin(v->store) == 0,
+					      .since = now_ns()};
+			v->store_txn = building;
+		}
 		size_t done = 0;
+		bool starved = false; /* the read-ahead has nothing yet */
 		struct big_put big = {0};
-		txn_begin(v, &t);
 		uint64_t t0 = now_ns();
 		while (t.ok && now_ns() - t0 < WORK_SLICE_NS) {
+			if (prep) {
+				struct prep_job j;
+				int r = prep_take(prep, &j);
+				if (r > 0) {
+					put_prepared(v, &j, &t.bytes);
+					done++;
+					continue;
+				}
+				if (r == 0) {
+					starved = true;
+					break;
+				}
+				/* It has seen the queue empty: what writers
+				 * queued since is put directly. */
+				prep = prep_stop(prep);
+			}
 			pthread_mutex_lock(&v->fmu);
 			char *p = dirty_pop_locked(v);
 			pthread_mutex_unlock(&v->fmu);
@@ -1179,24 +1376,29 @@ void vault_fulltext_work(struct vault *v)
 			/* Writers go on meanwhile (they queue what they
 			 * change, smu being taken). */
 			vault_write_unlock(v);
-			if (t.ok && store_put(v->store, big.n, big.text,
-					      big.len) < 0)
+			if (t.ok &&
+			    store_put(v->store, big.n, big.text, big.len) < 0)
 				t.ok = false;
 			note_free(big.n);
 			free(big.text);
-			vault_write_lock(v);
+		} else {
+			vault_write_unlock(v);
 		}
+		/* Committed without the writer lock: writers go on (a
+		 * build's commit tokenises megabytes of text). */
 		pthread_mutex_lock(&v->fmu);
 		bool empty = v->dirty_head >= v->dirty.n;
 		pthread_mutex_unlock(&v->fmu);
-		if (!building || empty || !t.ok ||
+		if (!building || (empty && !prep) || !t.ok ||
 		    now_ns() - t.since >= BUILD_COMMIT_NS ||
 		    t.bytes >= BUILD_COMMIT_BYTES)
 			txn_end(v, &t);
+		pthread_mutex_unlock(&v->smu);
 		pthread_mutex_lock(&v->fmu);
 		atomic_fetch_add(&v->fts_done, done);
-		bool finished = !t.open && v->dirty_head >= v->dirty.n &&
-				!v->fts_reset && !store_failed(v->store);
+		bool finished = !t.open && !prep &&
+				v->dirty_head >= v->dirty.n && !v->fts_reset &&
+				!store_failed(v->store);
 		if (finished) {
 			atomic_store(&v->fts_ready, true);
 			atomic_store(&v->fts_done, 0);
@@ -1204,10 +1406,12 @@ void vault_fulltext_work(struct vault *v)
 		}
 		pthread_cond_broadcast(&v->fcv);
 		pthread_mutex_unlock(&v->fmu);
-		vault_write_unlock(v);
 		if (finished)
-			return;
+			break;
+		if (starved)
+			prep_wait(prep);
 	}
+	pthread_mutex_unlock(&v->fwmu);
 }
 
 /* Trigram slices hold the store this long. */
@@ -1222,7 +1426,7 @@ size_t vault_substrings_work(struct vault *v)
 			break;
 		size_t done = 0;
 		pthread_mutex_lock(&v->smu);
-		int r = store_sub_ready(v->store)
+		int r = store_sub_ready(v->store) || v->store_txn
 				? 0
 				: store_sub_backfill(v->store, SUB_SLICE_NS,
 						     &done);

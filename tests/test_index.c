@@ -721,8 +721,8 @@ static void test_blob_round_trip(void)
 		{"bad/Front.md", "---\ntags: [a\n---\nbody [[x]]\n"},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
-		struct note *a = note_new(cases[i][0], cases[i][1],
-					  strlen(cases[i][1]));
+		struct note *a =
+			note_new(cases[i][0], cases[i][1], strlen(cases[i][1]));
 		size_t len;
 		_cleanup_free_ void *blob = note_to_blob(a, &len);
 		struct note *b = note_from_blob(a->path, blob, len);

@@ -820,8 +820,8 @@ static void test_restart_big_notes(void)
 			 (i + 1) % 20);
 		tv_write(&t, p, body);
 	}
-	write_big(&t, "big/Tuba.md", "tuba", 3000);	   /* ~140 KB */
-	write_big(&t, "big/Oboe.md", "oboe", 20000);	   /* ~900 KB */
+	write_big(&t, "big/Tuba.md", "tuba", 3000);	  /* ~140 KB */
+	write_big(&t, "big/Oboe.md", "oboe", 20000);	  /* ~900 KB */
 	write_big(&t, "big/Ближе.md", "balalaika", 5000); /* not ASCII */
 	open_indexed(&t);
 	struct vault_store_state st;
@@ -849,9 +849,10 @@ static void test_restart_big_notes(void)
 		if (round > 0)
 			CU_ASSERT_EQUAL(sizes[round], sizes[round - 1]);
 	}
-	cJSON *bl = tv_call_json(&t, "get_backlinks", "{\"name\": \"Note 01\"}");
-	CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(bl, "backlinks")),
-			4);
+	cJSON *bl =
+		tv_call_json(&t, "get_backlinks", "{\"name\": \"Note 01\"}");
+	CU_ASSERT_EQUAL(
+		cJSON_GetArraySize(cJSON_GetObjectItem(bl, "backlinks")), 4);
 	cJSON_Delete(bl);
 	tv_close(&t);
 }
