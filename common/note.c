@@ -459,12 +459,27 @@ static bool is_ascii(const char *s, size_t n)
 	return true;
 }
 
-/* A string and, when it is not ASCII, its folded form. */
+/* Where a folded form is the string itself (text without case: CJK,
+ * lower-case words). */
+#define FOLD_SAME (UINT32_MAX - 1)
+
+/* The folded form of the n bytes at s, when they are not ASCII. */
+static void put_fold(struct sbuf *b, const char *s, size_t n,
+		     const char *fold)
+{
+	if (is_ascii(s, n))
+		return;
+	if (strlen(fold) == n && !memcmp(fold, s, n))
+		put_u32(b, FOLD_SAME);
+	else
+		put_str(b, fold);
+}
+
+/* A string and its folded form. */
 static void put_folded(struct sbuf *b, const char *s, const char *fold)
 {
 	put_str(b, s);
-	if (!is_ascii(s, strlen(s)))
-		put_str(b, fold);
+	put_fold(b, s, strlen(s), fold);
 }
 
 /* The basename a link key is made of (link_key()). */
@@ -486,8 +501,7 @@ void *note_to_blob(const struct note *n, size_t *ret_len)
 	sb_putc(&b, (char)((n->fm_invalid ? 1 : 0) | (n->too_big ? 2 : 0) |
 			   (n->fm_unread ? 4 : 0)));
 	put_u32(&b, (uint32_t)n->fm_err_line);
-	if (!is_ascii(n->path, strlen(n->path)))
-		put_str(&b, n->fold_path);
+	put_fold(&b, n->path, strlen(n->path), n->fold_path);
 	put_u32(&b, (uint32_t)n->ntags);
 	for (size_t i = 0; i < n->ntags; i++)
 		put_folded(&b, n->tags[i], n->fold_tags[i]);
@@ -509,8 +523,8 @@ void *note_to_blob(const struct note *n, size_t *ret_len)
 		const char *ks;
 		size_t kn;
 		key_source(l->target, &ks, &kn);
-		if (l->key && !is_ascii(ks, kn))
-			put_str(&b, l->key);
+		if (l->key)
+			put_fold(&b, ks, kn, l->key);
 	}
 	*ret_len = b.len;
 	return sb_steal(&b);
@@ -568,6 +582,20 @@ static struct span get_span(struct reader *r, bool nullable)
 	return sp;
 }
 
+/* The folded form of src (not ASCII): stored, or src itself. */
+static struct span get_fold(struct reader *r, struct span src)
+{
+	if (r->end - r->p >= 4) {
+		uint32_t v;
+		memcpy(&v, r->p, 4);
+		if (v == FOLD_SAME) {
+			r->p += 4;
+			return src;
+		}
+	}
+	return get_span(r, false);
+}
+
 /*
  * The blob read twice: first (n NULL) to count what the note's block
  * needs (*lo), then to fill it.
@@ -582,7 +610,7 @@ static void read_folded(struct reader *r, struct pack *p, char **ret,
 {
 	struct span a = get_span(r, false);
 	bool ascii = a.s && is_ascii(a.s, a.n);
-	struct span f = ascii ? a : get_span(r, false);
+	struct span f = ascii ? a : get_fold(r, a);
 	if (r->bad)
 		return;
 	if (!p) {
@@ -600,7 +628,7 @@ static void read_blob(struct reader *r, const char *path, struct note *n,
 	struct span fp = {path, pl};
 	bool ascii = is_ascii(path, pl);
 	if (!ascii)
-		fp = get_span(r, false);
+		fp = get_fold(r, fp);
 	/* The name and the folded name: the basenames without ".md". */
 	const char *b = strrchr(path, '/');
 	b = b ? b + 1 : path;
@@ -682,7 +710,7 @@ static void read_blob(struct reader *r, const char *path, struct note *n,
 				k.n -= 3;
 			kascii = is_ascii(k.s, k.n);
 			if (!kascii)
-				k = get_span(r, false);
+				k = get_fold(r, k);
 			if (r->bad)
 				break;
 		}
