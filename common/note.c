@@ -453,7 +453,14 @@ static void put_str(struct sbuf *b, const char *s)
 
 static bool is_ascii(const char *s, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, s + i, 8);
+		if (w & 0x8080808080808080ull)
+			return false;
+	}
+	for (; i < n; i++)
 		if ((unsigned char)s[i] >= 0x80)
 			return false;
 	return true;
@@ -572,7 +579,7 @@ static struct span get_span(struct reader *r, bool nullable)
 			r->bad = true;
 		return sp;
 	}
-	if ((size_t)(r->end - r->p) < n || memchr(r->p, 0, n)) {
+	if ((size_t)(r->end - r->p) < n) {
 		r->bad = true;
 		return sp;
 	}

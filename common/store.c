@@ -666,16 +666,36 @@ static int write_failed(struct store *s)
 
 struct loaded {
 	struct store_entry e;
-	size_t path_off, blob_off; /* in the arena */
+	const char *path;
 	bool used;
 };
+
+/* Paths and blobs are copied into blocks of this size (a larger one for
+ * an entry that needs it): no copy moves once made. */
+#define ARENA_BLOCK (8u << 20)
 
 struct store_entries {
 	struct loaded *v;
 	size_t n;
-	char *arena;	      /* paths and blobs, one after another */
+	struct ptrvec blocks;
+	char *cur; /* the last block: used up to cur_len of cur_cap */
+	size_t cur_len, cur_cap;
 	struct hmap *by_path; /* path -> struct loaded * */
 };
+
+/* Room for n bytes that never moves. */
+static char *arena_get(struct store_entries *es, size_t n)
+{
+	if (!es->cur || es->cur_cap - es->cur_len < n) {
+		es->cur_cap = n > ARENA_BLOCK ? n : ARENA_BLOCK;
+		es->cur = xmalloc(es->cur_cap);
+		es->cur_len = 0;
+		pv_push(&es->blocks, es->cur);
+	}
+	char *r = es->cur + es->cur_len;
+	es->cur_len += n;
+	return r;
+}
 
 bool store_empty(struct store *s)
 {
@@ -691,15 +711,13 @@ bool store_empty(struct store *s)
 struct store_entries *store_load(struct store *s)
 {
 	struct store_entries *es = xcalloc(1, sizeof(*es));
-	struct sbuf arena = {0};
+	es->by_path = hmap_new();
 	size_t cap = 0;
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(
 		    s->w, "SELECT path, mtime_ns, size, ino, data FROM notes",
-		    -1, &st, NULL) != SQLITE_OK) {
-		es->by_path = hmap_new();
+		    -1, &st, NULL) != SQLITE_OK)
 		return es;
-	}
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		const char *p = (const char *)sqlite3_column_text(st, 0);
@@ -715,23 +733,20 @@ struct store_entries *store_load(struct store *s)
 		l->e.size = sqlite3_column_int64(st, 2);
 		l->e.ino = (uint64_t)sqlite3_column_int64(st, 3);
 		l->e.len = (size_t)sqlite3_column_bytes(st, 4);
-		l->path_off = arena.len;
-		sb_add(&arena, p, strlen(p) + 1);
-		l->blob_off = arena.len;
+		size_t pl = strlen(p) + 1;
+		char *m = arena_get(es, pl + l->e.len);
+		memcpy(m, p, pl);
 		if (l->e.len)
-			sb_add(&arena, sqlite3_column_blob(st, 4), l->e.len);
+			memcpy(m + pl, sqlite3_column_blob(st, 4), l->e.len);
+		l->path = m;
+		l->e.blob = m + pl;
 	}
 	if (r != SQLITE_DONE)
 		write_failed(s);
 	sqlite3_finalize(st);
-	/* Pointers once the arena has stopped moving. */
-	es->arena = sb_steal(&arena);
-	es->by_path = hmap_new();
-	for (size_t i = 0; i < es->n; i++) {
-		struct loaded *l = &es->v[i];
-		l->e.blob = es->arena + l->blob_off;
-		hmap_put(es->by_path, es->arena + l->path_off, l);
-	}
+	/* Pointers once the array has stopped moving. */
+	for (size_t i = 0; i < es->n; i++)
+		hmap_put(es->by_path, es->v[i].path, &es->v[i]);
 	return es;
 }
 
@@ -755,7 +770,7 @@ bool store_entries_next_unused(const struct store_entries *es, size_t *iter,
 	while (es && *iter < es->n) {
 		const struct loaded *l = &es->v[(*iter)++];
 		if (!l->used) {
-			*ret_path = es->arena + l->path_off;
+			*ret_path = l->path;
 			return true;
 		}
 	}
@@ -768,7 +783,9 @@ struct store_entries *store_entries_free(struct store_entries *es)
 		return NULL;
 	hmap_free(es->by_path);
 	free(es->v);
-	free(es->arena);
+	for (size_t i = 0; i < es->blocks.n; i++)
+		free(es->blocks.v[i]);
+	pv_free(&es->blocks);
 	free(es);
 	return NULL;
 }

@@ -404,6 +404,19 @@ static void walk_stat(struct scan *s, int dfd, const char *name)
 	w->valid = true;
 }
 
+/* dir/name ("" is the root). */
+static char *join_path(const char *dir, const char *name)
+{
+	size_t dl = strlen(dir), nl = strlen(name);
+	char *p = xmalloc(dl + nl + 2);
+	if (dl) {
+		memcpy(p, dir, dl);
+		p[dl++] = '/';
+	}
+	memcpy(p + dl, name, nl + 1);
+	return p;
+}
+
 static void walk(struct scan *s, const char *dir)
 {
 	DIR *d = dir_open_beneath(s->v->rootfd, dir);
@@ -422,9 +435,7 @@ static void walk(struct scan *s, const char *dir)
 			atomic_fetch_add(&s->v->stale_temps, 1);
 		if (de->d_name[0] == '.')
 			continue;
-		_cleanup_free_ char *p =
-			dir[0] ? xasprintf("%s/%s", dir, de->d_name)
-			       : xstrdup(de->d_name);
+		_cleanup_free_ char *p = join_path(dir, de->d_name);
 		unsigned char t = de->d_type;
 		if (t == DT_UNKNOWN) {
 			struct stat st;
