@@ -33,6 +33,32 @@ struct hmap *hmap_free(struct hmap *m)
 	return NULL;
 }
 
+/* Eight bytes at a time (keys are paths and names: tens of bytes),
+ * mixed at the end so that the low bits, which pick the slot, depend on
+ * every byte. */
+static uint64_t hash_key(const char *key)
+{
+	size_t n = strlen(key);
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+	const char *p = key;
+	for (; n >= 8; n -= 8, p += 8) {
+		uint64_t w;
+		memcpy(&w, p, 8);
+		h = ((h << 5 | h >> 59) ^ w) * 0x517cc1b727220a95ull;
+	}
+	if (n) {
+		uint64_t w = 0;
+		memcpy(&w, p, n);
+		h = ((h << 5 | h >> 59) ^ w) * 0x517cc1b727220a95ull;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return h;
+}
+
 static size_t find(const struct hmap *m, const char *key, uint64_t h)
 {
 	size_t mask = m->cap - 1, i = h & mask;
@@ -63,7 +89,7 @@ static void grow(struct hmap *m)
 
 void *hmap_get(const struct hmap *m, const char *key)
 {
-	uint64_t h = hash_bytes(key, strlen(key));
+	uint64_t h = hash_key(key);
 	size_t i = find(m, key, h);
 	return m->slots[i].key ? m->slots[i].val : NULL;
 }
@@ -72,7 +98,7 @@ void *hmap_put(struct hmap *m, const char *key, void *val)
 {
 	if ((m->n + 1) * 4 > m->cap * 3)
 		grow(m);
-	uint64_t h = hash_bytes(key, strlen(key));
+	uint64_t h = hash_key(key);
 	size_t i = find(m, key, h);
 	struct slot *s = &m->slots[i];
 	if (s->key) {
@@ -89,7 +115,7 @@ void *hmap_put(struct hmap *m, const char *key, void *val)
 
 void *hmap_del(struct hmap *m, const char *key)
 {
-	uint64_t h = hash_bytes(key, strlen(key));
+	uint64_t h = hash_key(key);
 	size_t i = find(m, key, h), mask = m->cap - 1;
 	if (!m->slots[i].key)
 		return NULL;

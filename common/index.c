@@ -149,6 +149,9 @@ static bool path_has_suffix(const char *fold_path, const char *suffix)
 static struct note *pick(const struct ptrvec *cands, const char *src_fold,
 			 const char *suffix)
 {
+	/* The common case: a name no other note has. */
+	if (cands && cands->n == 1 && !suffix)
+		return cands->v[0];
 	struct note *best = NULL;
 	bool best_same = false;
 	size_t sl = src_fold ? fold_dirlen(src_fold) : 0;
@@ -178,6 +181,21 @@ static struct note *pick(const struct ptrvec *cands, const char *src_fold,
 	return best;
 }
 
+/* No empty, "." or ".." part: path_normalize() would return it as is. */
+static bool path_plain(const char *p)
+{
+	for (const char *s = p;;) {
+		const char *e = strchr(s, '/');
+		size_t l = e ? (size_t)(e - s) : strlen(s);
+		if (l == 0 || (l == 1 && s[0] == '.') ||
+		    (l == 2 && s[0] == '.' && s[1] == '.'))
+			return false;
+		if (!e)
+			return true;
+		s = e + 1;
+	}
+}
+
 static char *join_dir(const char *src_path, size_t dirlen, const char *rel)
 {
 	_cleanup_free_ char *j =
@@ -195,11 +213,44 @@ static bool has_other_ext(const char *p)
 	return dot && dot != b && dot[1] && !str_has_suffix_ci(b, ".md");
 }
 
+/* lookup_exact() without allocating, for a plain ASCII path: 1 with the
+ * answer, 0 when the path needs the general way. */
+static int lookup_ascii(const struct index *ix, const char *path,
+			struct note **ret, bool *ret_file)
+{
+	char f[512];
+	size_t n = 0;
+	for (const char *p = path; *p; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (c >= 0x80 || n + 4 >= sizeof(f))
+			return 0;
+		f[n++] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+	}
+	f[n] = 0;
+	*ret = NULL;
+	if (n >= 3 && !memcmp(f + n - 3, ".md", 3)) {
+		*ret = hmap_get(ix->by_path, f);
+		if (*ret)
+			return 1;
+	}
+	memcpy(f + n, ".md", 4);
+	*ret = hmap_get(ix->by_path, f);
+	if (!*ret) {
+		f[n] = 0;
+		if (hmap_get(ix->files, f))
+			*ret_file = true;
+	}
+	return 1;
+}
+
 static struct note *lookup_exact(const struct index *ix, const char *path,
 				 bool *ret_file)
 {
 	if (!path || !*path)
 		return NULL;
+	struct note *r;
+	if (lookup_ascii(ix, path, &r, ret_file))
+		return r;
 	_cleanup_free_ char *f = fold_key(path);
 	if (str_has_suffix(f, ".md")) {
 		struct note *n = hmap_get(ix->by_path, f);
@@ -264,8 +315,9 @@ static struct note *resolve_key(const struct index *ix, const struct note *src,
 		return r;
 	}
 	if (strchr(t, '/')) {
-		_cleanup_free_ char *p = path_normalize(t);
-		r = lookup_exact(ix, p, &file);
+		bool plain = path_plain(t);
+		_cleanup_free_ char *p = plain ? NULL : path_normalize(t);
+		r = lookup_exact(ix, plain ? t : p, &file);
 		if (r || file) {
 			*ret_file = !r && file;
 			return r;
@@ -348,7 +400,7 @@ static void register_names(struct index *ix, struct note *n)
 	for (size_t i = 0; i < n->nfold_aliases; i++)
 		mm_add(ix->by_alias, n->fold_aliases[i], n);
 	for (size_t i = 0; i < n->ntags; i++) {
-		_cleanup_free_ char *f = fold_key(n->tags[i]);
+		const char *f = n->fold_tags[i];
 		struct tag_entry *t = hmap_get(ix->by_tag, f);
 		if (!t) {
 			t = xcalloc(1, sizeof(*t));
@@ -373,7 +425,7 @@ static void unregister_note(struct index *ix, struct note *n)
 	for (size_t i = 0; i < n->nfold_aliases; i++)
 		mm_del(ix->by_alias, n->fold_aliases[i], n);
 	for (size_t i = 0; i < n->ntags; i++) {
-		_cleanup_free_ char *f = fold_key(n->tags[i]);
+		const char *f = n->fold_tags[i];
 		struct tag_entry *t = hmap_get(ix->by_tag, f);
 		if (!t)
 			continue;
@@ -479,7 +531,7 @@ void index_resolve_all(struct index *ix)
 	void *v;
 	while (hmap_next(ix->by_path, &it, NULL, &v)) {
 		struct note *n = v;
-		n->incoming.n = 0;
+		pv_free(&n->incoming);
 		for (size_t i = 0; i < n->nlinks; i++)
 			pv_push(&all, &n->links[i]);
 	}
@@ -497,10 +549,24 @@ void index_resolve_all(struct index *ix)
 	resolve_worker(&job);
 	for (size_t i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
+	/* Each incoming list allocated once, at its size. */
 	for (size_t i = 0; i < all.n; i++) {
 		struct link *l = all.v[i];
 		if (l->to && l->to != l->src)
-			pv_push(&l->to->incoming, l);
+			l->to->incoming.cap++;
+	}
+	it = 0;
+	while (hmap_next(ix->by_path, &it, NULL, &v)) {
+		struct note *n = v;
+		if (n->incoming.cap > 0)
+			n->incoming.v =
+				xrealloc(n->incoming.v,
+					 n->incoming.cap * sizeof(void *));
+	}
+	for (size_t i = 0; i < all.n; i++) {
+		struct link *l = all.v[i];
+		if (l->to && l->to != l->src)
+			l->to->incoming.v[l->to->incoming.n++] = l;
 	}
 	pv_free(&all);
 	ix->gen++;

@@ -99,11 +99,9 @@ bool tag_matches(const char *tag, const char *query)
 bool note_has_tag(const struct note *n, const char *tag)
 {
 	_cleanup_free_ char *q = fold_key(tag);
-	for (size_t i = 0; i < n->ntags; i++) {
-		_cleanup_free_ char *t = fold_key(n->tags[i]);
-		if (strcmp(t, q) == 0)
+	for (size_t i = 0; i < n->ntags; i++)
+		if (strcmp(n->fold_tags[i], q) == 0)
 			return true;
-	}
 	return false;
 }
 
@@ -126,9 +124,10 @@ static bool value_nonempty(const cJSON *v)
 	return true;
 }
 
-/* A list without repeats, in the order first seen. */
+/* A list without repeats, in the order first seen, with each string's
+ * folded form (its key, when the list is folded). */
 struct uniq {
-	struct ptrvec v;
+	struct ptrvec v, folds;
 	struct hmap *seen; /* key -> the string kept */
 };
 
@@ -139,32 +138,30 @@ static void uniq_add(struct uniq *u, char *s, bool fold)
 {
 	if (!u->seen)
 		u->seen = hmap_new();
-	_cleanup_free_ char *f = fold ? fold_key(s) : NULL;
-	const char *key = f ? f : s;
+	const char *key = s;
+	char *f = NULL;
+	if (fold)
+		key = f = fold_key(s);
 	if (hmap_get(u->seen, key)) {
 		free(s);
+		free(f);
 		return;
 	}
 	hmap_put(u->seen, key, s);
 	pv_push(&u->v, s);
+	pv_push(&u->folds, f ? f : fold_key(s));
 }
 
-/* The strings kept, NULL-terminated, and how many. */
-static char **uniq_finish(struct uniq *u, size_t *ret_n)
+/* The strings kept and their folded forms, NULL-terminated, and how
+ * many. */
+static char **uniq_finish(struct uniq *u, char ***ret_folds, size_t *ret_n)
 {
 	hmap_free(u->seen);
 	*ret_n = u->v.n;
 	pv_push(&u->v, NULL);
+	pv_push(&u->folds, NULL);
+	*ret_folds = (char **)u->folds.v;
 	return (char **)u->v.v;
-}
-
-/* The distinct folded forms of n aliases. */
-static char **fold_all(char *const *aliases, size_t n, size_t *ret_n)
-{
-	struct uniq u = {0};
-	for (size_t i = 0; i < n; i++)
-		uniq_add(&u, fold_key(aliases[i] ? aliases[i] : ""), false);
-	return uniq_finish(&u, ret_n);
 }
 
 /* Folded basename without ".md": the bucket a link is resolved in. */
@@ -175,7 +172,218 @@ static char *link_key(const char *target)
 	size_t n = strlen(b);
 	if (n > 3 && str_has_suffix_ci(b, ".md"))
 		n -= 3;
-	return fold_key_n(b, n);
+	/* Most names are ASCII: folding is lower-casing. */
+	char *k = xmalloc(n + 1);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)b[i];
+		if (c >= 0x80) {
+			free(k);
+			return fold_key_n(b, n);
+		}
+		k[i] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+	}
+	k[n] = 0;
+	return k;
+}
+
+/* ---- packing ---------------------------------------------------------- */
+
+struct pack {
+	char *s, *end; /* the strings' area, filled from s */
+};
+
+static size_t slen(const char *s)
+{
+	return s ? strlen(s) + 1 : 0;
+}
+
+/* A note's block: the note, nlinks links, the six string arrays (each
+ * NULL-ended) and strs bytes of strings; all zero but the strings. */
+static struct note *pack_alloc(size_t nlinks, size_t ntags, size_t naliases,
+			       size_t nkeys, size_t strs, struct pack *p)
+{
+	size_t links_off = (sizeof(struct note) + 15) & ~(size_t)15;
+	size_t ptrs_off = links_off + nlinks * sizeof(struct link);
+	size_t nptrs = 2 * (ntags + 1) + 3 * (naliases + 1) + nkeys + 1;
+	size_t strs_off = ptrs_off + nptrs * sizeof(char *);
+	char *mem = xmalloc(strs_off + strs);
+	memset(mem, 0, strs_off);
+	struct note *n = (struct note *)mem;
+	n->links = (struct link *)(mem + links_off);
+	char **v = (char **)(mem + ptrs_off);
+	n->tags = v;
+	n->fold_tags = v += ntags + 1;
+	n->aliases = v += ntags + 1;
+	n->alias_folds = v += naliases + 1;
+	n->fold_aliases = v += naliases + 1;
+	n->fm_keys = v += naliases + 1;
+	p->s = mem + strs_off;
+	p->end = p->s + strs;
+	return n;
+}
+
+static char *pack_strn(struct pack *p, const char *s, size_t n)
+{
+	char *r = p->s;
+	memcpy(r, s, n);
+	r[n] = 0;
+	p->s += n + 1;
+	return r;
+}
+
+static char *pack_str(struct pack *p, const char *s)
+{
+	return s ? pack_strn(p, s, strlen(s)) : NULL;
+}
+
+/* The folded form of an ASCII string. */
+static char *pack_lower(struct pack *p, const char *s, size_t n)
+{
+	char *r = p->s;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		r[i] = c >= 'A' && c <= 'Z' ? (char)(c + 32) : c;
+	}
+	r[n] = 0;
+	p->s += n + 1;
+	return r;
+}
+
+static void loose_free(struct note *n)
+{
+	free(n->path);
+	free(n->name);
+	free(n->fold_path);
+	free(n->fold_name);
+	strv_free(n->tags);
+	strv_free(n->fold_tags);
+	strv_free(n->aliases);
+	strv_free(n->alias_folds);
+	strv_free(n->fm_keys);
+	for (size_t i = 0; i < n->nlinks; i++) {
+		free(n->links[i].target);
+		free(n->links[i].subpath);
+		free(n->links[i].alias);
+		free(n->links[i].key);
+	}
+	free(n->links);
+	pv_free(&n->incoming);
+	free(n);
+}
+
+/* n->fold_aliases: the distinct strings of n->alias_folds (pointers to
+ * them). */
+static void distinct_folds(struct note *n)
+{
+	struct hmap *seen = n->naliases > 8 ? hmap_new() : NULL;
+	size_t k = 0;
+	for (size_t i = 0; i < n->naliases; i++) {
+		char *f = n->alias_folds[i];
+		bool dup = false;
+		if (seen) {
+			dup = hmap_get(seen, f) != NULL;
+			if (!dup)
+				hmap_put(seen, f, f);
+		} else {
+			for (size_t j = 0; j < k && !dup; j++)
+				dup = !strcmp(n->fold_aliases[j], f);
+		}
+		if (!dup)
+			n->fold_aliases[k++] = f;
+	}
+	n->fold_aliases[k] = NULL;
+	n->nfold_aliases = k;
+	hmap_free(seen);
+}
+
+static void pack_list(struct pack *p, char **to, char *const *from, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		to[i] = pack_str(p, from[i]);
+}
+
+/* The loose note l in one block (l is freed). */
+static struct note *pack(struct note *l)
+{
+	size_t nk = strv_len(l->fm_keys);
+	size_t strs = slen(l->path) + slen(l->name) + slen(l->fold_path) +
+		      slen(l->fold_name);
+	for (size_t i = 0; i < l->ntags; i++)
+		strs += slen(l->tags[i]) + slen(l->fold_tags[i]);
+	for (size_t i = 0; i < l->naliases; i++)
+		strs += slen(l->aliases[i]) + slen(l->alias_folds[i]);
+	for (size_t i = 0; i < nk; i++)
+		strs += slen(l->fm_keys[i]);
+	for (size_t i = 0; i < l->nlinks; i++)
+		strs += slen(l->links[i].target) + slen(l->links[i].subpath) +
+			slen(l->links[i].alias) + slen(l->links[i].key);
+	struct pack p;
+	struct note *n =
+		pack_alloc(l->nlinks, l->ntags, l->naliases, nk, strs, &p);
+	struct link *links = n->links;
+	char **lists[6] = {n->tags,	   n->fold_tags,    n->aliases,
+			   n->alias_folds, n->fold_aliases, n->fm_keys};
+	*n = *l;
+	n->incoming = (struct ptrvec){0};
+	n->links = links;
+	n->path = pack_str(&p, l->path);
+	n->name = pack_str(&p, l->name);
+	n->fold_path = pack_str(&p, l->fold_path);
+	n->fold_name = pack_str(&p, l->fold_name);
+	n->tags = lists[0];
+	n->fold_tags = lists[1];
+	n->aliases = lists[2];
+	n->alias_folds = lists[3];
+	n->fold_aliases = lists[4];
+	n->fm_keys = lists[5];
+	pack_list(&p, n->tags, l->tags, l->ntags);
+	pack_list(&p, n->fold_tags, l->fold_tags, l->ntags);
+	pack_list(&p, n->aliases, l->aliases, l->naliases);
+	pack_list(&p, n->alias_folds, l->alias_folds, l->naliases);
+	pack_list(&p, n->fm_keys, l->fm_keys, nk);
+	distinct_folds(n);
+	for (size_t i = 0; i < l->nlinks; i++) {
+		const struct link *a = &l->links[i];
+		struct link *b = &n->links[i];
+		*b = *a;
+		b->src = n;
+		b->target = pack_str(&p, a->target);
+		b->subpath = pack_str(&p, a->subpath);
+		b->alias = pack_str(&p, a->alias);
+		b->key = pack_str(&p, a->key);
+	}
+	loose_free(l);
+	return n;
+}
+
+/*
+ * A note is built "loose" (each string allocated on its own) and then
+ * packed: the note, its links, its string arrays and every string in one
+ * allocation (pack()). 100,000 notes hold millions of strings; one block
+ * each saves the allocator's overhead per string and makes loading and
+ * freeing them cheap.
+ */
+
+/* A loose note with its path and names, nothing else yet. */
+static struct note *loose_alloc(const char *path)
+{
+	struct note *n = xcalloc(1, sizeof(*n));
+	n->path = xstrdup(path);
+	n->name = path_note_name(path);
+	n->fold_path = fold_key(path);
+	const char *slash = strrchr(path, '/');
+	n->dirlen = slash ? (size_t)(slash - path) : 0;
+	const char *fslash = strrchr(n->fold_path, '/');
+	n->fold_dirlen = fslash ? (size_t)(fslash - n->fold_path) : 0;
+	/* Folding goes character by character and nothing composes with
+	 * '/' or ".md": the folded name is part of the folded path. */
+	const char *fb = fslash ? fslash + 1 : n->fold_path;
+	size_t fl = strlen(fb);
+	if (fl > 3 && !strcmp(fb + fl - 3, ".md"))
+		n->fold_name = xstrndup(fb, fl - 3);
+	else
+		n->fold_name = fold_key(n->name);
+	return n;
 }
 
 /* Where tags and aliases are read from; the legacy keys only with
@@ -217,24 +425,8 @@ static void take_link(struct note *n, struct md_link *ml)
 struct note *note_new(const char *path, const char *text, size_t len,
 		      unsigned flags)
 {
-	struct note *n = xcalloc(1, sizeof(*n));
-	n->path = xstrdup(path);
-	n->name = path_note_name(path);
-	n->fold_path = fold_key(path);
+	struct note *n = loose_alloc(path);
 	n->read_flags = flags;
-	const char *slash = strrchr(path, '/');
-	n->dirlen = slash ? (size_t)(slash - path) : 0;
-	const char *fslash = strrchr(n->fold_path, '/');
-	n->fold_dirlen = fslash ? (size_t)(fslash - n->fold_path) : 0;
-	/* Folding goes character by character and nothing composes with
-	 * '/' or ".md": the folded name is part of the folded path. */
-	const char *fb = fslash ? fslash + 1 : n->fold_path;
-	size_t fl = strlen(fb);
-	if (fl > 3 && !strcmp(fb + fl - 3, ".md"))
-		n->fold_name = xstrndup(fb, fl - 3);
-	else
-		n->fold_name = fold_key(n->name);
-
 	struct uniq tags = {0}, aliases = {0};
 	struct ptrvec keys = {0};
 	if (text) {
@@ -269,12 +461,11 @@ struct note *note_new(const char *path, const char *text, size_t len,
 		md_doc_clear(&d);
 		fm_clear(&fm);
 	}
-	n->tags = uniq_finish(&tags, &n->ntags);
-	n->aliases = uniq_finish(&aliases, &n->naliases);
-	n->fold_aliases = fold_all(n->aliases, n->naliases, &n->nfold_aliases);
+	n->tags = uniq_finish(&tags, &n->fold_tags, &n->ntags);
+	n->aliases = uniq_finish(&aliases, &n->alias_folds, &n->naliases);
 	pv_push(&keys, NULL);
 	n->fm_keys = (char **)keys.v;
-	return n;
+	return pack(n);
 }
 
 void note_set_stat(struct note *n, const struct stat *st, int64_t btime)
@@ -290,30 +481,20 @@ struct note *note_free(struct note *n)
 {
 	if (!n)
 		return NULL;
-	free(n->path);
-	free(n->name);
-	free(n->fold_path);
-	free(n->fold_name);
-	strv_free(n->tags);
-	strv_free(n->aliases);
-	strv_free(n->fold_aliases);
-	strv_free(n->fm_keys);
-	for (size_t i = 0; i < n->nlinks; i++) {
-		free(n->links[i].target);
-		free(n->links[i].subpath);
-		free(n->links[i].alias);
-		free(n->links[i].key);
-	}
-	free(n->links);
 	pv_free(&n->incoming);
-	free(n);
+	free(n); /* the block */
 	return NULL;
 }
 
 /* ---- blobs ------------------------------------------------------------------
  */
 
-#define BLOB_VERSION 1
+/*
+ * Version 2 keeps the folded forms of what is not ASCII (the path, tags,
+ * aliases and link keys), so that a restart does no Unicode folding; an
+ * ASCII string's folded form is itself in lower case.
+ */
+#define BLOB_VERSION 2
 
 static void put_u32(struct sbuf *b, uint32_t v)
 {
@@ -331,11 +512,53 @@ static void put_str(struct sbuf *b, const char *s)
 	sb_add(b, s, n);
 }
 
-static void put_strv(struct sbuf *b, char **v, size_t n)
+static bool is_ascii(const char *s, size_t n)
 {
-	put_u32(b, (uint32_t)n);
-	for (size_t i = 0; i < n; i++)
-		put_str(b, v[i]);
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, s + i, 8);
+		if (w & 0x8080808080808080ull)
+			return false;
+	}
+	for (; i < n; i++)
+		if ((unsigned char)s[i] >= 0x80)
+			return false;
+	return true;
+}
+
+/* Where a folded form is the string itself (text without case: CJK,
+ * lower-case words). */
+#define FOLD_SAME (UINT32_MAX - 1)
+
+/* The folded form of the n bytes at s, when they are not ASCII. */
+static void put_fold(struct sbuf *b, const char *s, size_t n, const char *fold)
+{
+	if (is_ascii(s, n))
+		return;
+	if (strlen(fold) == n && !memcmp(fold, s, n))
+		put_u32(b, FOLD_SAME);
+	else
+		put_str(b, fold);
+}
+
+/* A string and its folded form. */
+static void put_folded(struct sbuf *b, const char *s, const char *fold)
+{
+	put_str(b, s);
+	put_fold(b, s, strlen(s), fold);
+}
+
+/* The basename a link key is made of (link_key()). */
+static void key_source(const char *target, const char **ret, size_t *ret_n)
+{
+	const char *b = strrchr(target, '/');
+	b = b ? b + 1 : target;
+	size_t n = strlen(b);
+	if (n > 3 && str_has_suffix_ci(b, ".md"))
+		n -= 3;
+	*ret = b;
+	*ret_n = n;
 }
 
 void *note_to_blob(const struct note *n, size_t *ret_len)
@@ -348,9 +571,17 @@ void *note_to_blob(const struct note *n, size_t *ret_len)
 		       ((n->read_flags & NOTE_READ_LEGACY_PROPERTIES) ? 8
 								      : 0)));
 	put_u32(&b, (uint32_t)n->fm_err_line);
-	put_strv(&b, n->tags, n->ntags);
-	put_strv(&b, n->aliases, n->naliases);
-	put_strv(&b, n->fm_keys, strv_len(n->fm_keys));
+	put_fold(&b, n->path, strlen(n->path), n->fold_path);
+	put_u32(&b, (uint32_t)n->ntags);
+	for (size_t i = 0; i < n->ntags; i++)
+		put_folded(&b, n->tags[i], n->fold_tags[i]);
+	put_u32(&b, (uint32_t)n->naliases);
+	for (size_t i = 0; i < n->naliases; i++)
+		put_folded(&b, n->aliases[i], n->alias_folds[i]);
+	size_t nk = strv_len(n->fm_keys);
+	put_u32(&b, (uint32_t)nk);
+	for (size_t i = 0; i < nk; i++)
+		put_str(&b, n->fm_keys[i]);
 	put_u32(&b, (uint32_t)n->nlinks);
 	for (size_t i = 0; i < n->nlinks; i++) {
 		const struct link *l = &n->links[i];
@@ -359,6 +590,11 @@ void *note_to_blob(const struct note *n, size_t *ret_len)
 		put_str(&b, l->target);
 		put_str(&b, l->subpath);
 		put_str(&b, l->alias);
+		const char *ks;
+		size_t kn;
+		key_source(l->target, &ks, &kn);
+		if (l->key)
+			put_fold(&b, ks, kn, l->key);
 	}
 	*ret_len = b.len;
 	return sb_steal(&b);
@@ -381,91 +617,228 @@ static uint32_t get_u32(struct reader *r)
 	return v;
 }
 
-static char *get_str(struct reader *r, bool nullable)
+/* A count of items of at least 4 bytes each. */
+static uint32_t get_count(struct reader *r)
 {
 	uint32_t n = get_u32(r);
+	if (!r->bad && n > (uint32_t)(r->end - r->p) / 4)
+		r->bad = true;
+	return r->bad ? 0 : n;
+}
+
+struct span {
+	const char *s; /* NULL: none */
+	size_t n;
+};
+
+static struct span get_span(struct reader *r, bool nullable)
+{
+	struct span sp = {NULL, 0};
+	uint32_t n = get_u32(r);
 	if (r->bad)
-		return NULL;
+		return sp;
 	if (n == UINT32_MAX) {
 		if (!nullable)
 			r->bad = true;
-		return NULL;
+		return sp;
 	}
 	if ((size_t)(r->end - r->p) < n) {
 		r->bad = true;
-		return NULL;
+		return sp;
 	}
-	char *s = xstrndup((const char *)r->p, n);
+	sp.s = (const char *)r->p;
+	sp.n = n;
 	r->p += n;
-	return s;
+	return sp;
 }
 
-static char **get_strv(struct reader *r, size_t *ret_n)
+/* The folded form of src (not ASCII): stored, or src itself. */
+static struct span get_fold(struct reader *r, struct span src)
 {
-	uint32_t n = get_u32(r);
-	if (r->bad || n > (uint32_t)(r->end - r->p) / 4) {
-		r->bad = true;
-		*ret_n = 0;
-		return xcalloc(1, sizeof(char *));
+	if (r->end - r->p >= 4) {
+		uint32_t v;
+		memcpy(&v, r->p, 4);
+		if (v == FOLD_SAME) {
+			r->p += 4;
+			return src;
+		}
 	}
-	char **v = xcalloc(n + 1, sizeof(char *));
-	for (uint32_t i = 0; i < n && !r->bad; i++)
-		v[i] = get_str(r, false);
-	*ret_n = n;
-	return v;
+	return get_span(r, false);
+}
+
+/*
+ * The blob read twice: first (n NULL) to count what the note's block
+ * needs (*lo), then to fill it.
+ */
+struct layout {
+	size_t ntags, naliases, nkeys, nlinks, strs;
+};
+
+/* A string, then its folded form (its lower case when ASCII). */
+static void read_folded(struct reader *r, struct pack *p, char **ret,
+			char **ret_fold, struct layout *lo)
+{
+	struct span a = get_span(r, false);
+	bool ascii = a.s && is_ascii(a.s, a.n);
+	struct span f = ascii ? a : get_fold(r, a);
+	if (r->bad)
+		return;
+	if (!p) {
+		lo->strs += a.n + 1 + f.n + 1;
+		return;
+	}
+	*ret = pack_strn(p, a.s, a.n);
+	*ret_fold = ascii ? pack_lower(p, a.s, a.n) : pack_strn(p, f.s, f.n);
+}
+
+static void read_blob(struct reader *r, const char *path, struct note *n,
+		      struct pack *p, struct layout *lo)
+{
+	size_t pl = strlen(path);
+	struct span fp = {path, pl};
+	bool ascii = is_ascii(path, pl);
+	if (!ascii)
+		fp = get_fold(r, fp);
+	/* The name and the folded name: the basenames without ".md". */
+	const char *b = strrchr(path, '/');
+	b = b ? b + 1 : path;
+	size_t bn = strlen(b);
+	size_t nn = bn > 3 && str_has_suffix_ci(b, ".md") ? bn - 3 : bn;
+	const char *fb = fp.s ? memrchr(fp.s, '/', fp.n) : NULL;
+	fb = fb ? fb + 1 : fp.s;
+	size_t fbn = fp.s ? fp.n - (size_t)(fb - fp.s) : 0;
+	size_t fnn = fbn > 3 && !memcmp(fb + fbn - 3, ".md", 3) ? fbn - 3 : fbn;
+	uint32_t nt = get_count(r);
+	if (!p) {
+		lo->strs += pl + 1 + nn + 1 + fp.n + 1 + fnn + 1;
+		lo->ntags = nt;
+	} else {
+		n->path = pack_strn(p, path, pl);
+		n->name = pack_strn(p, b, nn);
+		n->fold_path = ascii ? pack_lower(p, path, pl)
+				     : pack_strn(p, fp.s, fp.n);
+		n->fold_name = pack_strn(p, n->fold_path + (fb - fp.s), fnn);
+		const char *slash = strrchr(path, '/');
+		n->dirlen = slash ? (size_t)(slash - path) : 0;
+		const char *fslash = strrchr(n->fold_path, '/');
+		n->fold_dirlen = fslash ? (size_t)(fslash - n->fold_path) : 0;
+		n->ntags = nt;
+	}
+	for (uint32_t i = 0; i < nt && !r->bad; i++)
+		read_folded(r, p, p ? &n->tags[i] : NULL,
+			    p ? &n->fold_tags[i] : NULL, lo);
+	uint32_t na = get_count(r);
+	if (!p)
+		lo->naliases = na;
+	else
+		n->naliases = na;
+	for (uint32_t i = 0; i < na && !r->bad; i++)
+		read_folded(r, p, p ? &n->aliases[i] : NULL,
+			    p ? &n->alias_folds[i] : NULL, lo);
+	uint32_t nk = get_count(r);
+	if (!p)
+		lo->nkeys = nk;
+	for (uint32_t i = 0; i < nk && !r->bad; i++) {
+		struct span k = get_span(r, false);
+		if (r->bad)
+			break;
+		if (!p)
+			lo->strs += k.n + 1;
+		else
+			n->fm_keys[i] = pack_strn(p, k.s, k.n);
+	}
+	uint32_t nl = get_u32(r);
+	if (r->bad || nl > (uint32_t)(r->end - r->p) / 17) {
+		r->bad = true;
+		return;
+	}
+	if (!p)
+		lo->nlinks = nl;
+	else
+		n->nlinks = nl;
+	for (uint32_t i = 0; i < nl && !r->bad; i++) {
+		if (r->p >= r->end) {
+			r->bad = true;
+			break;
+		}
+		uint8_t kind = *r->p++;
+		int line = (int)get_u32(r);
+		struct span t = get_span(r, false);
+		struct span sub = get_span(r, true);
+		struct span al = get_span(r, true);
+		if (r->bad)
+			break;
+		/* The key: the target's basename without ".md", folded. */
+		struct span k = {NULL, 0};
+		bool kascii = true;
+		if (t.n) {
+			const char *kb = memrchr(t.s, '/', t.n);
+			kb = kb ? kb + 1 : t.s;
+			k.s = kb;
+			k.n = t.n - (size_t)(kb - t.s);
+			if (k.n > 3 && !strncasecmp(kb + k.n - 3, ".md", 3))
+				k.n -= 3;
+			kascii = is_ascii(k.s, k.n);
+			if (!kascii)
+				k = get_fold(r, k);
+			if (r->bad)
+				break;
+		}
+		if (!p) {
+			lo->strs += t.n + 1 + (sub.s ? sub.n + 1 : 0) +
+				    (al.s ? al.n + 1 : 0) + (k.s ? k.n + 1 : 0);
+			continue;
+		}
+		struct link *l = &n->links[i];
+		l->src = n;
+		l->kind = kind;
+		l->line = line;
+		l->target = pack_strn(p, t.s, t.n);
+		l->subpath = sub.s ? pack_strn(p, sub.s, sub.n) : NULL;
+		l->alias = al.s ? pack_strn(p, al.s, al.n) : NULL;
+		l->key = !k.s	  ? NULL
+			 : kascii ? pack_lower(p, k.s, k.n)
+				  : pack_strn(p, k.s, k.n);
+	}
 }
 
 struct note *note_from_blob(const char *path, const void *blob, size_t len)
 {
-	struct reader r = {blob, (const unsigned char *)blob + len, false};
-	if (len < 2 || r.p[0] != BLOB_VERSION)
+	const unsigned char *b = blob;
+	if (len < 6 || b[0] != BLOB_VERSION)
 		return NULL;
-	unsigned flags = r.p[1];
-	r.p += 2;
-	struct note *n = note_new(
-		path, NULL, 0, (flags & 8) ? NOTE_READ_LEGACY_PROPERTIES : 0);
+	unsigned flags = b[1];
+	uint32_t err_line;
+	memcpy(&err_line, b + 2, 4);
+	struct layout lo = {0};
+	struct reader r = {b + 6, b + len, false};
+	read_blob(&r, path, NULL, NULL, &lo);
+	if (r.bad || r.p != r.end)
+		return NULL;
+	struct pack p;
+	struct note *n = pack_alloc(lo.nlinks, lo.ntags, lo.naliases, lo.nkeys,
+				    lo.strs, &p);
+	r = (struct reader){b + 6, b + len, false};
+	read_blob(&r, path, n, &p, &lo);
 	n->fm_invalid = flags & 1;
 	n->fm_unread = flags & 4;
 	n->too_big = (flags & 2) != 0;
-	n->fm_err_line = (int)get_u32(&r);
-	strv_free(n->tags);
-	strv_free(n->aliases);
-	strv_free(n->fold_aliases);
-	strv_free(n->fm_keys);
-	n->tags = get_strv(&r, &n->ntags);
-	n->aliases = get_strv(&r, &n->naliases);
-	if (!r.bad)
-		n->fold_aliases =
-			fold_all(n->aliases, n->naliases, &n->nfold_aliases);
-	else
-		n->fold_aliases = xcalloc(1, sizeof(char *));
-	size_t nk;
-	n->fm_keys = get_strv(&r, &nk);
-	uint32_t nl = get_u32(&r);
-	if (!r.bad && nl <= (uint32_t)(r.end - r.p) / 17) {
-		n->links = xcalloc(nl + 1, sizeof(struct link));
-		for (uint32_t i = 0; i < nl && !r.bad; i++) {
-			struct link *l = &n->links[n->nlinks++];
-			if (r.p >= r.end) {
-				r.bad = true;
-				break;
-			}
-			l->src = n;
-			l->kind = *r.p++;
-			l->line = (int)get_u32(&r);
-			l->target = get_str(&r, false);
-			l->subpath = get_str(&r, true);
-			l->alias = get_str(&r, true);
-			if (!l->target) {
-				l->target = xstrdup("");
-				r.bad = true;
-			}
-			l->key = *l->target ? link_key(l->target) : NULL;
-		}
-	} else {
-		r.bad = true;
-	}
-	if (r.bad || r.p != r.end)
-		return note_free(n);
+	n->fm_err_line = (int)err_line;
+	n->read_flags = (flags & 8) ? NOTE_READ_LEGACY_PROPERTIES : 0;
+	distinct_folds(n);
 	return n;
+}
+
+struct note *note_copy(const struct note *n)
+{
+	size_t len;
+	_cleanup_free_ void *blob = note_to_blob(n, &len);
+	struct note *c = note_from_blob(n->path, blob, len);
+	if (!c)
+		return NULL;
+	c->mtime_ns = n->mtime_ns;
+	c->btime = n->btime;
+	c->size = n->size;
+	c->ino = n->ino;
+	return c;
 }

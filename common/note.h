@@ -33,9 +33,11 @@ struct note {
 	size_t dirlen;	    /* bytes of "a/b" (0 at the root) */
 	size_t fold_dirlen; /* the same in fold_path */
 	char **tags;	    /* display forms, deduplicated case-insensitively */
+	char **fold_tags;   /* the same, folded */
 	size_t ntags;
 	char **aliases; /* as written: "AI" and "ai" are two aliases */
 	size_t naliases;
+	char **alias_folds;  /* each alias folded (parallel to aliases) */
 	char **fold_aliases; /* the distinct folded aliases, for lookup */
 	size_t nfold_aliases;
 	char **fm_keys; /* top-level frontmatter keys with a value */
@@ -90,7 +92,7 @@ void note_set_stat(struct note *n, const struct stat *st, int64_t btime);
 
 /* Bumped whenever parsing changes what a note's index entry holds: stored
  * entries of another format are not reused. */
-#define NOTE_FORMAT 3
+#define NOTE_FORMAT 4
 
 /*
  * A note as a compact blob (tags, aliases, frontmatter keys, links, the
@@ -100,6 +102,9 @@ void note_set_stat(struct note *n, const struct stat *st, int64_t btime);
  */
 void *note_to_blob(const struct note *n, size_t *ret_len);
 struct note *note_from_blob(const char *path, const void *blob, size_t len);
+/* A copy of the note as the index keeps it, the stat it was read at
+ * included (not its incoming links, which belong to an index). */
+struct note *note_copy(const struct note *n);
 
 /* True when the note has frontmatter key `key` with a non-empty value. */
 bool note_has_key(const struct note *n, const char *key);

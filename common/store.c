@@ -47,7 +47,12 @@ static const char SCHEMA_SQL[] =
 	/* Trigrams of the folded text (NFC, case folded: "Straße" is
 	 * "strasse"), for substrings; it keeps no copy of the text. */
 	"CREATE VIRTUAL TABLE sub USING fts5(body, content = '',"
-	" tokenize = 'trigram', detail = 'none');";
+	" tokenize = 'trigram', detail = 'none');"
+	/* Terms pending in memory before FTS5 writes a segment (default
+	 * 1 MB): a build writes few large segments instead of many small
+	 * ones that are merged again and again. */
+	"INSERT INTO fts(fts, rank) VALUES('hashsize', 33554432);"
+	"INSERT INTO sub(sub, rank) VALUES('hashsize', 16777216);";
 
 enum {
 	ST_FIND,
@@ -269,7 +274,10 @@ static int open_conn(const char *path, bool create, sqlite3 **ret)
 	 * commits, never consistency; stat checks at start catch up. */
 	sqlite3_exec(db,
 		     "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
-		     "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16000;",
+		     "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16000;"
+		     /* A build's large transactions leave the WAL no
+		      * larger than this once checkpointed. */
+		     "PRAGMA journal_size_limit = 16777216;",
 		     NULL, NULL, NULL);
 	sqlite3_create_function_v2(db, "vcontains", 2,
 				   SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
@@ -656,58 +664,130 @@ static int write_failed(struct store *s)
 
 /* ---- entries ------------------------------------------------------------ */
 
-static void free_entry(struct store_entry *e)
+struct loaded {
+	struct store_entry e;
+	const char *path;
+	bool used;
+};
+
+/* Paths and blobs are copied into blocks of this size (a larger one for
+ * an entry that needs it): no copy moves once made. */
+#define ARENA_BLOCK (8u << 20)
+
+struct store_entries {
+	struct loaded *v;
+	size_t n;
+	struct ptrvec blocks;
+	char *cur; /* the last block: used up to cur_len of cur_cap */
+	size_t cur_len, cur_cap;
+	struct hmap *by_path; /* path -> struct loaded * */
+};
+
+/* Room for n bytes that never moves. */
+static char *arena_get(struct store_entries *es, size_t n)
 {
-	if (!e)
-		return;
-	free(e->blob);
-	free(e);
+	if (!es->cur || es->cur_cap - es->cur_len < n) {
+		es->cur_cap = n > ARENA_BLOCK ? n : ARENA_BLOCK;
+		es->cur = xmalloc(es->cur_cap);
+		es->cur_len = 0;
+		pv_push(&es->blocks, es->cur);
+	}
+	char *r = es->cur + es->cur_len;
+	es->cur_len += n;
+	return r;
 }
 
-struct hmap *store_load(struct store *s)
+bool store_empty(struct store *s)
 {
-	struct hmap *m = hmap_new();
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->w, "SELECT 1 FROM notes LIMIT 1", -1, &st,
+			       NULL) != SQLITE_OK)
+		return true;
+	bool empty = sqlite3_step(st) != SQLITE_ROW;
+	sqlite3_finalize(st);
+	return empty;
+}
+
+struct store_entries *store_load(struct store *s)
+{
+	struct store_entries *es = xcalloc(1, sizeof(*es));
+	es->by_path = hmap_new();
+	size_t cap = 0;
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(
 		    s->w, "SELECT path, mtime_ns, size, ino, data FROM notes",
 		    -1, &st, NULL) != SQLITE_OK)
-		return m;
+		return es;
 	int r;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
-		struct store_entry *e = xcalloc(1, sizeof(*e));
-		e->mtime_ns = sqlite3_column_int64(st, 1);
-		e->size = sqlite3_column_int64(st, 2);
-		e->ino = (uint64_t)sqlite3_column_int64(st, 3);
-		e->len = (size_t)sqlite3_column_bytes(st, 4);
-		e->blob = xmalloc(e->len + 1);
-		if (e->len)
-			memcpy(e->blob, sqlite3_column_blob(st, 4), e->len);
 		const char *p = (const char *)sqlite3_column_text(st, 0);
-		if (p)
-			free_entry(hmap_put(m, p, e));
-		else
-			free_entry(e);
+		if (!p)
+			continue;
+		if (es->n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			es->v = xrealloc(es->v, cap * sizeof(*es->v));
+		}
+		struct loaded *l = &es->v[es->n++];
+		memset(l, 0, sizeof(*l));
+		l->e.mtime_ns = sqlite3_column_int64(st, 1);
+		l->e.size = sqlite3_column_int64(st, 2);
+		l->e.ino = (uint64_t)sqlite3_column_int64(st, 3);
+		l->e.len = (size_t)sqlite3_column_bytes(st, 4);
+		size_t pl = strlen(p) + 1;
+		char *m = arena_get(es, pl + l->e.len);
+		memcpy(m, p, pl);
+		if (l->e.len)
+			memcpy(m + pl, sqlite3_column_blob(st, 4), l->e.len);
+		l->path = m;
+		l->e.blob = m + pl;
 	}
 	if (r != SQLITE_DONE)
 		write_failed(s);
 	sqlite3_finalize(st);
-	return m;
+	/* Pointers once the array has stopped moving. */
+	for (size_t i = 0; i < es->n; i++)
+		hmap_put(es->by_path, es->v[i].path, &es->v[i]);
+	return es;
 }
 
-void store_entry_drop(struct hmap *m, const char *path)
+const struct store_entry *store_entries_get(const struct store_entries *es,
+					    const char *path)
 {
-	struct store_entry *e = hmap_del(m, path);
-	if (e)
-		free_entry(e);
+	struct loaded *l = es ? hmap_get(es->by_path, path) : NULL;
+	return l ? &l->e : NULL;
 }
 
-void store_entries_free(struct hmap *m)
+void store_entries_use(struct store_entries *es, const char *path)
 {
-	size_t it = 0;
-	void *v;
-	while (m && hmap_next(m, &it, NULL, &v))
-		free_entry(v);
-	hmap_free(m);
+	struct loaded *l = es ? hmap_get(es->by_path, path) : NULL;
+	if (l)
+		l->used = true;
+}
+
+bool store_entries_next_unused(const struct store_entries *es, size_t *iter,
+			       const char **ret_path)
+{
+	while (es && *iter < es->n) {
+		const struct loaded *l = &es->v[(*iter)++];
+		if (!l->used) {
+			*ret_path = l->path;
+			return true;
+		}
+	}
+	return false;
+}
+
+struct store_entries *store_entries_free(struct store_entries *es)
+{
+	if (!es)
+		return NULL;
+	hmap_free(es->by_path);
+	free(es->v);
+	for (size_t i = 0; i < es->blocks.n; i++)
+		free(es->blocks.v[i]);
+	pv_free(&es->blocks);
+	free(es);
+	return NULL;
 }
 
 int store_begin(struct store *s)
@@ -855,11 +935,18 @@ static int unindex(struct store *s, int64_t id)
 	return r == SQLITE_ROW || r == SQLITE_DONE ? 0 : -EIO;
 }
 
-int store_put(struct store *s, const struct note *n, const char *text,
-	      size_t len)
+struct store_text {
+	char *body; /* after the frontmatter, NFC */
+	size_t blen;
+	int body_line;
+	bool cjk;
+	void *z; /* the body as stored (docz_pack) */
+	size_t zlen;
+};
+
+struct store_text *store_text_new(const char *text, size_t len)
 {
-	if (!s->w)
-		return -EIO;
+	struct store_text *t = xcalloc(1, sizeof(*t));
 	/* The text searched: after the frontmatter, NFC (names are NFC,
 	 * and so are the queries). */
 	size_t fs, fe, body = 0;
@@ -867,22 +954,59 @@ int store_put(struct store *s, const struct note *n, const char *text,
 		len = 0;
 	if (text)
 		md_split_frontmatter(text, len, &fs, &fe, &body);
-	_cleanup_free_ char *raw =
-		xstrndup(text ? text + body : "", len - body);
-	_cleanup_free_ char *nfc =
-		ascii_only(raw, len - body) ? NULL : u8_nfc(raw);
-	const char *btext = nfc ? nfc : raw;
-	int body_line = 1;
+	char *raw = xstrndup(text ? text + body : "", len - body);
+	char *nfc = ascii_only(raw, len - body) ? NULL : u8_nfc(raw);
+	if (nfc) {
+		free(raw);
+		t->body = nfc;
+	} else {
+		t->body = raw;
+	}
+	t->blen = strlen(t->body);
+	t->body_line = 1;
 	for (size_t i = 0; i < body; i++)
-		body_line += text[i] == '\n';
+		t->body_line += text[i] == '\n';
+	t->cjk = has_cjk(t->body, t->blen);
+	t->z = docz_pack(t->body, t->blen, &t->zlen);
+	return t;
+}
+
+size_t store_text_size(const struct store_text *t)
+{
+	return t->blen + t->zlen;
+}
+
+struct store_text *store_text_free(struct store_text *t)
+{
+	if (!t)
+		return NULL;
+	free(t->body);
+	free(t->z);
+	free(t);
+	return NULL;
+}
+
+int store_put(struct store *s, const struct note *n, const char *text,
+	      size_t len)
+{
+	if (!s->w)
+		return -EIO;
+	return store_put_text(s, n, store_text_new(text, len));
+}
+
+int store_put_text(struct store *s, const struct note *n, struct store_text *t)
+{
+	if (!s->w) {
+		store_text_free(t);
+		return -EIO;
+	}
 	struct sbuf title = {0};
 	sb_puts(&title, n->name);
 	for (size_t i = 0; i < n->naliases; i++) {
 		sb_putc(&title, '\n');
 		sb_puts(&title, n->aliases[i]);
 	}
-	bool cjk = has_cjk(btext, strlen(btext)) || has_cjk(title.s, title.len);
-
+	bool cjk = t->cjk || has_cjk(title.s, title.len);
 	size_t blen;
 	_cleanup_free_ void *blob = note_to_blob(n, &blen);
 	_cleanup_free_ char *folder = fold_key_n(n->path, n->dirlen);
@@ -898,7 +1022,7 @@ int store_put(struct store *s, const struct note *n, const char *text,
 	sqlite3_bind_int64(st, 5, n->mtime_ns);
 	sqlite3_bind_int64(st, 6, n->size);
 	sqlite3_bind_int64(st, 7, (sqlite3_int64)n->ino);
-	sqlite3_bind_int(st, 8, body_line);
+	sqlite3_bind_int(st, 8, t->body_line);
 	sqlite3_bind_int(st, 9, cjk);
 	sqlite3_bind_blob(st, 10, blob, (int)blen, SQLITE_STATIC);
 	int64_t id = -1;
@@ -908,25 +1032,25 @@ int store_put(struct store *s, const struct note *n, const char *text,
 	sqlite3_clear_bindings(st);
 	if (id < 0) {
 		sb_free(&title);
+		store_text_free(t);
 		return write_failed(s);
 	}
 	r |= run_id(s, ST_DEL_TAGS, id);
 	for (size_t i = 0; i < n->ntags; i++) {
-		_cleanup_free_ char *t = fold_key(n->tags[i]);
-		sqlite3_bind_text(s->st[ST_ADD_TAG], 1, t, -1, SQLITE_STATIC);
+		const char *tag = n->fold_tags[i];
+		sqlite3_bind_text(s->st[ST_ADD_TAG], 1, tag, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s->st[ST_ADD_TAG], 2, id);
 		r |= run(s->st[ST_ADD_TAG]);
 	}
-	size_t btlen = strlen(btext), zlen;
-	_cleanup_free_ void *z = docz_pack(btext, btlen, &zlen);
 	st = s->st[ST_PUT_DOC];
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_text(st, 2, title.s, (int)title.len, SQLITE_STATIC);
-	sqlite3_bind_blob64(st, 3, z, zlen, SQLITE_STATIC);
+	sqlite3_bind_blob64(st, 3, t->z, t->zlen, SQLITE_STATIC);
 	r |= run(st);
 	int tlen = (int)title.len;
-	queue_op(s, false, id, sb_steal(&title), tlen,
-		 nfc ? TAKE_PTR(nfc) : TAKE_PTR(raw), (int)btlen);
+	queue_op(s, false, id, sb_steal(&title), tlen, TAKE_PTR(t->body),
+		 (int)t->blen);
+	store_text_free(t);
 	atomic_fetch_add(&s->gen, 1);
 	return r ? write_failed(s) : 0;
 }

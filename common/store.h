@@ -30,7 +30,7 @@ struct store;
 struct store_entry {
 	int64_t mtime_ns, size;
 	uint64_t ino;
-	void *blob;
+	const void *blob;
 	size_t len;
 };
 
@@ -63,11 +63,22 @@ const char *store_error(struct store *s);
 /* Delete the database and create it empty. */
 int store_reset(struct store *s, char **ret_note);
 
-/* Every stored entry: path -> struct store_entry *. */
-struct hmap *store_load(struct store *s);
-void store_entries_free(struct hmap *m);
-/* Forget one (the caller has used it). */
-void store_entry_drop(struct hmap *m, const char *path);
+/* True when no note is stored (a new or rebuilt index). */
+bool store_empty(struct store *s);
+/*
+ * Every stored entry, read at once (the entries live in a few large
+ * blocks, not one allocation each). Lookups may run on several threads;
+ * store_entries_use() marks an entry as accounted for, and
+ * store_entries_next_unused() then lists the others (notes that are gone).
+ */
+struct store_entries;
+struct store_entries *store_load(struct store *s);
+const struct store_entry *store_entries_get(const struct store_entries *es,
+					    const char *path);
+void store_entries_use(struct store_entries *es, const char *path);
+bool store_entries_next_unused(const struct store_entries *es, size_t *iter,
+			       const char **ret_path);
+struct store_entries *store_entries_free(struct store_entries *es);
 
 /* Writes, grouped in transactions (one writer at a time). */
 int store_begin(struct store *s);
@@ -76,6 +87,17 @@ void store_rollback(struct store *s);
 /* The note's entry and its text (the whole file; NULL: no text). */
 int store_put(struct store *s, const struct note *n, const char *text,
 	      size_t len);
+/*
+ * The same in two steps, the first of which needs no store (another
+ * thread may do it): a note's text as the store keeps it (the body,
+ * normalised and compressed), then the put (which takes t over).
+ */
+struct store_text;
+struct store_text *store_text_new(const char *text, size_t len);
+/* Bytes of memory it holds. */
+size_t store_text_size(const struct store_text *t);
+struct store_text *store_text_free(struct store_text *t);
+int store_put_text(struct store *s, const struct note *n, struct store_text *t);
 int store_remove(struct store *s, const char *path);
 
 struct store_hit {

@@ -773,6 +773,101 @@ static void test_tags_and_sorted(void)
 	index_free(ix);
 }
 
+/* ---- the on-disk form ---------------------------------------------------- */
+
+static void assert_strv_eq(char *const *a, char *const *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		ASSERT_STR_EQ(a[i], b[i]);
+	CU_ASSERT_PTR_NULL(a[n]);
+	CU_ASSERT_PTR_NULL(b[n]);
+}
+
+/* Every field the index uses, the same in a and b. */
+static void assert_same_note(const struct note *a, const struct note *b)
+{
+	ASSERT_STR_EQ(a->path, b->path);
+	ASSERT_STR_EQ(a->name, b->name);
+	ASSERT_STR_EQ(a->fold_path, b->fold_path);
+	ASSERT_STR_EQ(a->fold_name, b->fold_name);
+	CU_ASSERT_EQUAL(a->dirlen, b->dirlen);
+	CU_ASSERT_EQUAL(a->fold_dirlen, b->fold_dirlen);
+	CU_ASSERT_EQUAL(a->ntags, b->ntags);
+	assert_strv_eq(a->tags, b->tags, a->ntags);
+	assert_strv_eq(a->fold_tags, b->fold_tags, a->ntags);
+	CU_ASSERT_EQUAL(a->naliases, b->naliases);
+	assert_strv_eq(a->aliases, b->aliases, a->naliases);
+	assert_strv_eq(a->fold_aliases, b->fold_aliases, a->naliases);
+	CU_ASSERT_EQUAL(strv_len(a->fm_keys), strv_len(b->fm_keys));
+	assert_strv_eq(a->fm_keys, b->fm_keys, strv_len(a->fm_keys));
+	CU_ASSERT_EQUAL(a->fm_invalid, b->fm_invalid);
+	CU_ASSERT_EQUAL(a->fm_unread, b->fm_unread);
+	CU_ASSERT_EQUAL(a->fm_err_line, b->fm_err_line);
+	CU_ASSERT_EQUAL(a->too_big, b->too_big);
+	CU_ASSERT_EQUAL_FATAL(a->nlinks, b->nlinks);
+	for (size_t i = 0; i < a->nlinks; i++) {
+		const struct link *x = &a->links[i], *y = &b->links[i];
+		ASSERT_STR_EQ(x->target, y->target);
+		CU_ASSERT_EQUAL(!x->subpath, !y->subpath);
+		if (x->subpath && y->subpath)
+			ASSERT_STR_EQ(x->subpath, y->subpath);
+		CU_ASSERT_EQUAL(!x->alias, !y->alias);
+		if (x->alias && y->alias)
+			ASSERT_STR_EQ(x->alias, y->alias);
+		CU_ASSERT_EQUAL(!x->key, !y->key);
+		if (x->key && y->key)
+			ASSERT_STR_EQ(x->key, y->key);
+		CU_ASSERT_EQUAL(x->line, y->line);
+		CU_ASSERT_EQUAL(x->kind, y->kind);
+		CU_ASSERT_PTR_EQUAL(y->src, b);
+	}
+}
+
+/* A restart builds notes from their stored form: it must give back the
+ * note as parsed, folded names included (ASCII or not). */
+static void test_blob_round_trip(void)
+{
+	static const char *const cases[][2] = {
+		{"Plain.md", "plain text"},
+		{"a/Über Straße.md",
+		 "---\ntags: [Проект, ascii, 東京/会議]\naliases: [Æsop, "
+		 "Bob]\nstatus: draft\nempty:\n---\n# Title\n"
+		 "[[Ölfeld#Süd|über]] [[b/Note.MD]] ![[image.png]] "
+		 "[x](../c/Dé%20j%C3%A0.md#h) [[#local]] [[ÉCOLE]] #Tag/Ünter "
+		 "#x1\n"},
+		{"日本/会議.md", "[[会議]] [[Missing]] #研究\n"},
+		{"bad/Front.md", "---\ntags: [a\n---\nbody [[x]]\n"},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct note *a = note_new(cases[i][0], cases[i][1],
+					  strlen(cases[i][1]), 0);
+		size_t len;
+		_cleanup_free_ void *blob = note_to_blob(a, &len);
+		struct note *b = note_from_blob(a->path, blob, len);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+		assert_same_note(a, b);
+		struct note *c = note_copy(b);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+		assert_same_note(a, c);
+		/* Damaged: refused, never half read. */
+		for (size_t cut = 0; cut < len; cut++)
+			CU_ASSERT_PTR_NULL(note_from_blob(a->path, blob, cut));
+		note_free(a);
+		note_free(b);
+		note_free(c);
+	}
+	/* The name-only note of an attachment or a note too big. */
+	struct note *a = note_new("f/Big.md", NULL, 0, 0);
+	a->too_big = true;
+	size_t len;
+	_cleanup_free_ void *blob = note_to_blob(a, &len);
+	struct note *b = note_from_blob(a->path, blob, len);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+	assert_same_note(a, b);
+	note_free(a);
+	note_free(b);
+}
+
 int main(void)
 {
 	static const struct test_case tests[] = {
@@ -808,6 +903,7 @@ int main(void)
 		{"display_name", test_display_name},
 		{"generation", test_generation},
 		{"tags_and_sorted", test_tags_and_sorted},
+		{"blob_round_trip", test_blob_round_trip},
 	};
 	return run_tests("index", tests, ARRAY_SIZE(tests));
 }

@@ -777,6 +777,88 @@ static void test_restart_reuses_index(void)
 	tv_close(&t);
 }
 
+/* Bytes of the on-disk index, its WAL included. */
+static off_t index_bytes(struct tvault *t)
+{
+	off_t total = 0;
+	static const char *const sfx[] = {"", "-wal"};
+	for (size_t i = 0; i < ARRAY_SIZE(sfx); i++) {
+		char *p = xasprintf("%s/.cache/index.sqlite%s", t->dir, sfx[i]);
+		struct stat st;
+		if (stat(p, &st) == 0)
+			total += st.st_size;
+		free(p);
+	}
+	return total;
+}
+
+/* A big note: n lines naming word, one of them a link and a tag. */
+static void write_big(struct tvault *t, const char *path, const char *word,
+		      int n)
+{
+	struct sbuf b = {0};
+	sb_puts(&b, "---\ntags: [big]\n---\n[[Note 01]] #bulky\n");
+	for (int i = 0; i < n; i++)
+		sb_printf(&b, "line %d of the %s note, some filler text\n", i,
+			  word);
+	tv_write(t, path, b.s);
+	sb_free(&b);
+}
+
+/* Notes over the size put before a write returns (64 KiB) are stored
+ * like the others, with the stat they were read at: a restart of an
+ * unchanged vault reads none of them again, and the index does not grow
+ * from one restart to the next. */
+static void test_restart_big_notes(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	for (int i = 0; i < 20; i++) {
+		char p[64], body[96];
+		snprintf(p, sizeof(p), "n/Note %02d.md", i);
+		snprintf(body, sizeof(body), "small %d [[Note %02d]]\n", i,
+			 (i + 1) % 20);
+		tv_write(&t, p, body);
+	}
+	write_big(&t, "big/Tuba.md", "tuba", 3000);	  /* ~140 KB */
+	write_big(&t, "big/Oboe.md", "oboe", 20000);	  /* ~900 KB */
+	write_big(&t, "big/Ближе.md", "balalaika", 5000); /* not ASCII */
+	open_indexed(&t);
+	struct vault_store_state st;
+	vault_store_state(t.v, &st);
+	CU_ASSERT_EQUAL(st.parsed, 23);
+	/* Changed through vaultd while it runs: put by the full-text
+	 * worker (queued, being big), with its new stat. */
+	cJSON *ap = tv_call_json(
+		&t, "append_note",
+		"{\"name\": \"Tuba\", \"text\": \"trombone coda\"}");
+	CU_ASSERT_PTR_NOT_NULL(ap);
+	cJSON_Delete(ap);
+	vault_fulltext_flush(t.v);
+	off_t sizes[4];
+	for (int round = 0; round < 4; round++) {
+		t.v = vault_free(t.v); /* the index closed: WAL folded in */
+		sizes[round] = index_bytes(&t);
+		open_indexed(&t);
+		vault_store_state(t.v, &st);
+		CU_ASSERT_EQUAL(st.parsed, 0);
+		CU_ASSERT_EQUAL(st.cached, 23);
+		CU_ASSERT(st.ready);
+		CU_ASSERT_EQUAL(total_of(&t, "trombone", "fulltext"), 1);
+		CU_ASSERT_EQUAL(total_of(&t, "balalaika", "fulltext"), 1);
+		CU_ASSERT_EQUAL(total_of(&t, "oboe", "fulltext"), 1);
+		CU_ASSERT_EQUAL(total_of(&t, "bulky", "tag"), 3);
+		if (round > 0)
+			CU_ASSERT_EQUAL(sizes[round], sizes[round - 1]);
+	}
+	cJSON *bl =
+		tv_call_json(&t, "get_backlinks", "{\"name\": \"Note 01\"}");
+	CU_ASSERT_EQUAL(
+		cJSON_GetArraySize(cJSON_GetObjectItem(bl, "backlinks")), 4);
+	cJSON_Delete(bl);
+	tv_close(&t);
+}
+
 /* Notes over 64 KiB go into the index apart from the rest (without the
  * writer lock): they too are taken from it at the next start, and an
  * unchanged vault never makes the index file grow. */
@@ -1023,6 +1105,78 @@ static void test_first_build(void)
 	CU_ASSERT_EQUAL(total_of(&t, "bassoon 4", "content"), 110);
 	tv_close(&t);
 }
+/* Writes made while a first build runs (which holds its transaction
+ * open across many notes and reads ahead on another thread) all reach
+ * the index: changed, new, deleted and big notes. */
+static void test_writes_during_first_build(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	/* Enough text that the build outlasts some of the writes. */
+	struct sbuf fill = {0};
+	for (int k = 0; k < 200; k++)
+		sb_printf(&fill, "filler words number %d for the build\n", k);
+	for (int i = 0; i < 3000; i++) {
+		char p[64];
+		snprintf(p, sizeof(p), "g%d/W%04d.md", i % 10, i);
+		char *body = xasprintf("cornet %d\n%s", i, fill.s);
+		tv_write(&t, p, body);
+		free(body);
+	}
+	sb_free(&fill);
+	write_big(&t, "Long.md", "sackbut", 3000);
+	char *msg = NULL;
+	CU_ASSERT_FATAL(vault_open(t.dir, &t.v, &msg) == 0);
+	char *dir = xasprintf("%s/.cache", t.dir);
+	mkdir(dir, 0700);
+	struct store *s = NULL;
+	char *note = NULL;
+	CU_ASSERT_FATAL(store_open(dir, vault_root(t.v), &s, &note) == 0);
+	free(dir);
+	vault_attach_store(t.v, s);
+	vault_index_all(t.v, NULL, NULL, NULL);
+	struct vault_store_state st;
+	vault_store_state(t.v, &st);
+	CU_ASSERT(!st.ready);
+	pthread_t th;
+	pthread_create(&th, NULL, worker, t.v);
+	for (int i = 0; i < 60; i++) {
+		char *a = xasprintf("{\"name\": \"W%04d\", \"content\": "
+				    "\"crumhorn %d\"}",
+				    i * 37, i);
+		cJSON_Delete(tv_call_json(&t, "update_note", a));
+		free(a);
+		a = xasprintf("{\"name\": \"New %d\", \"content\": \"crumhorn "
+			      "new\"}",
+			      i);
+		cJSON_Delete(tv_call_json(&t, "create_note", a));
+		free(a);
+		if (i % 6 == 0) {
+			a = xasprintf("{\"name\": \"W%04d\"}", i * 37 + 1);
+			cJSON_Delete(tv_call_json(&t, "delete_note", a));
+			free(a);
+		}
+	}
+	cJSON *ap = tv_call_json(
+		&t, "append_note",
+		"{\"name\": \"Long\", \"text\": \"crumhorn coda\"}");
+	CU_ASSERT_PTR_NOT_NULL(ap);
+	cJSON_Delete(ap);
+	pthread_join(th, NULL);
+	vault_store_state(t.v, &st);
+	CU_ASSERT(st.ready);
+	CU_ASSERT_EQUAL(total_of(&t, "crumhorn", "fulltext"), 121);
+	CU_ASSERT_EQUAL(total_of(&t, "cornet", "fulltext"), 3000 - 60 - 10);
+	CU_ASSERT_EQUAL(total_of(&t, "sackbut", "fulltext"), 1);
+	CU_ASSERT_EQUAL(total_of(&t, "crumhorn", "content"), 121);
+	/* And the next start takes every note from the index. */
+	reopen_indexed(&t);
+	vault_store_state(t.v, &st);
+	CU_ASSERT_EQUAL(st.parsed, 0);
+	CU_ASSERT_EQUAL(st.cached, 3000 - 10 + 60 + 1);
+	tv_close(&t);
+}
+
 /* Big notes with a word on every line: ranking and snippets do bounded
  * work per note (FTS5's snippet() took minutes on 5 MB), the snippet is
  * the first hit's window wherever it is. */
@@ -1107,9 +1261,12 @@ int main(void)
 		{"content mode: index equals files",
 		 test_content_same_as_files},
 		{"restart reuses the index", test_restart_reuses_index},
+		{"restart: big notes read once, index does not grow",
+		 test_restart_big_notes},
 		{"restart reuses big notes", test_restart_reuses_big_notes},
 		{"damaged index is rebuilt", test_damaged_index_rebuilt},
 		{"first build in the background", test_first_build},
+		{"writes during a first build", test_writes_during_first_build},
 		{"big notes: bounded rank and snippet", test_big_notes},
 	};
 	return run_tests("search", tests, ARRAY_SIZE(tests));
