@@ -88,7 +88,8 @@ struct vault {
 	size_t dirty_head;	  /* fmu */
 	struct hmap *dirty_set;	  /* fmu */
 	bool fts_stop, fts_reset; /* fmu */
-	atomic_bool fts_off;	  /* atomic; set once, never cleared */
+	bool fts_taking;     /* fmu: paths taken off the queue, not committed */
+	atomic_bool fts_off; /* atomic; set once, never cleared */
 	atomic_size_t fts_done, fts_total; /* atomic */
 	atomic_bool fts_ready;		   /* atomic */
 	char *fts_note;			   /* fmu */
@@ -1055,6 +1056,7 @@ void vault_fulltext_work(struct vault *v)
 				 atomic_load(&v->writers_waiting))) {
 				pthread_mutex_lock(&v->fmu);
 				char *p = dirty_pop_locked(v);
+				v->fts_taking |= p != NULL;
 				pthread_mutex_unlock(&v->fmu);
 				if (!p)
 					break;
@@ -1087,6 +1089,7 @@ void vault_fulltext_work(struct vault *v)
 			pthread_mutex_unlock(&v->smu);
 		}
 		pthread_mutex_lock(&v->fmu);
+		v->fts_taking = false;
 		atomic_fetch_add(&v->fts_done, done);
 		bool finished = v->dirty_head >= v->dirty.n && !v->fts_reset &&
 				!store_failed(v->store);
@@ -1165,15 +1168,18 @@ void vault_fulltext_flush(struct vault *v)
 		return;
 	pthread_mutex_lock(&v->fmu);
 	bool queued = v->dirty_head < v->dirty.n;
+	bool taking = v->fts_taking;
 	pthread_mutex_unlock(&v->fmu);
 	if (queued) {
 		vault_fulltext_work(v);
 		return;
 	}
-	/* Paths are taken off the queue, put and committed with smu held:
+	/* Paths taken off the queue are put and committed with smu held:
 	 * once it is ours, none is on its way any more. */
-	pthread_mutex_lock(&v->smu);
-	pthread_mutex_unlock(&v->smu);
+	if (taking) {
+		pthread_mutex_lock(&v->smu);
+		pthread_mutex_unlock(&v->smu);
+	}
 }
 
 bool vault_fulltext_stopped(struct vault *v)
