@@ -51,6 +51,49 @@ int file_write_atomic(int rootfd, const char *rel, const char *data, size_t len,
 		      unsigned flags, struct stat *ret_st);
 
 /*
+ * Spare files kept ready in the vault's .vaultd/spare/ (NULL when there
+ * is no .vaultd/), so that a write does not wait for the file system to
+ * find a free inode: file_write_pooled() replaces an existing file
+ * through one when it is on the same file system and its folder has no
+ * default ACL, with the guarantees of file_write_atomic(). A thread makes
+ * them; file_pool_free() stops it and removes what is left, and
+ * file_pool_new() what a killed vaultd left.
+ */
+struct file_pool;
+struct file_pool *file_pool_new(int rootfd);
+struct file_pool *file_pool_free(struct file_pool *p);
+int file_write_pooled(struct file_pool *pool, int rootfd, const char *rel,
+		      const char *data, size_t len, unsigned flags,
+		      struct stat *ret_st);
+
+/*
+ * Several files replaced together, each one atomically, for the cost of
+ * about one write: file_batch_add() writes a file's new text to a temp
+ * file beside it (nothing visible changes); file_batch_sync() makes every
+ * temp file durable in one pass; file_batch_apply() renames each over its
+ * file, then syncs each folder once (and those named with
+ * file_batch_sync_folder()). A crash at any moment leaves each file whole,
+ * old or new; the temp files left behind are removed by the next start
+ * (file_is_stale_temp()), and file_batch_free() removes those of a batch
+ * not applied. Errors: -errno; file_batch_sync() names the file in
+ * *ret_failed (its index, in the order added).
+ */
+struct file_batch;
+struct file_batch *file_batch_new(int rootfd);
+int file_batch_add(struct file_batch *b, const char *rel, const char *data,
+		   size_t len);
+int file_batch_sync(struct file_batch *b, size_t *ret_failed);
+void file_batch_sync_folder(struct file_batch *b, const char *rel);
+/* Every file it can: one that cannot be replaced keeps its old text.
+ * 0, or the first error. */
+int file_batch_apply(struct file_batch *b);
+/* The i-th file added: 0 and the stat of its new file once replaced, or
+ * why not. */
+int file_batch_result(const struct file_batch *b, size_t i,
+		      struct stat *ret_st);
+struct file_batch *file_batch_free(struct file_batch *b);
+
+/*
  * The umask vaultd applies to the notes and folders it creates: the
  * user's, narrowed to the vault folder's own mode. Default 022.
  */
@@ -69,6 +112,8 @@ long file_narrow_modes(int rootfd, const char *rel, mode_t mask);
  * one: with one vaultd per vault, one left by a vaultd that died.
  */
 bool file_is_stale_temp(const char *name);
+/* Whether name is a temp file of file_write_atomic(), of any process. */
+bool file_is_temp(const char *name);
 /* Remove the temp files of other processes in the folder rel (not
  * beneath it). Returns how many, or -errno. */
 long file_remove_temps(int rootfd, const char *rel);

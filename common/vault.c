@@ -95,11 +95,18 @@ struct vault {
 	size_t dirty_head;	  /* fmu */
 	struct hmap *dirty_set;	  /* fmu */
 	bool fts_stop, fts_reset; /* fmu */
-	atomic_bool fts_off;	  /* atomic; set once, never cleared */
+	bool fts_taking;     /* fmu: paths taken off the queue, not committed */
+	atomic_bool fts_off; /* atomic; set once, never cleared */
 	atomic_size_t fts_done, fts_total; /* atomic */
 	atomic_bool fts_ready;		   /* atomic */
 	char *fts_note;			   /* fmu */
 	atomic_size_t stale_temps; /* vaultd's temp files removed by scans */
+	/* Writers waiting in vault_write_lock(): the full-text thread cuts
+	 * its batch short for them. */
+	atomic_uint writers_waiting;
+	/* Spare files for writes (fileio.h), made on the first write. */
+	struct file_pool *pool; /* wmu */
+	bool pool_tried;	/* wmu */
 	char *gone; /* vmu: why the vault folder is no longer served */
 };
 
@@ -211,6 +218,7 @@ struct vault *vault_free(struct vault *v)
 {
 	if (!v)
 		return NULL;
+	file_pool_free(v->pool);
 	index_free(v->ix);
 	policy_free(v->pol);
 	cJSON_Delete(v->violations);
@@ -311,7 +319,9 @@ void vault_read_unlock(struct vault *v)
 
 void vault_write_lock(struct vault *v)
 {
+	atomic_fetch_add(&v->writers_waiting, 1);
 	pthread_mutex_lock(&v->wmu);
+	atomic_fetch_sub(&v->writers_waiting, 1);
 }
 
 void vault_write_unlock(struct vault *v)
@@ -958,11 +968,15 @@ char *vault_fulltext_note(struct vault *v)
 	return n;
 }
 
+/* Queue a path for the full-text thread. Only an empty queue wakes it:
+ * once woken, it waits a moment for more (vault_fulltext_wait_work). */
 static void dirty_add(struct vault *v, const char *path)
 {
 	pthread_mutex_lock(&v->fmu);
+	bool idle = v->dirty_head >= v->dirty.n;
 	dirty_add_locked(v, path);
-	pthread_cond_broadcast(&v->fcv);
+	if (idle)
+		pthread_cond_broadcast(&v->fcv);
 	pthread_mutex_unlock(&v->fmu);
 }
 
@@ -976,81 +990,26 @@ static void store_broke(struct vault *v)
 	pthread_mutex_unlock(&v->fmu);
 }
 
-/* smu, for a write of its own: false when it is taken or a build's
- * transaction is open (then the write is queued instead). */
-static bool store_try_lock(struct vault *v)
-{
-	if (pthread_mutex_trylock(&v->smu) != 0)
-		return false;
-	if (!v->store_txn)
-		return true;
-	pthread_mutex_unlock(&v->smu);
-	return false;
-}
-
-/* End a store write begun with smu taken: commit it, or roll it back and
- * have the index rebuilt. */
-static void store_write_end(struct vault *v, bool ok)
-{
-	if (ok && store_commit(v->store) == 0) {
-		pthread_mutex_unlock(&v->smu);
-		return;
-	}
-	store_rollback(v->store);
-	pthread_mutex_unlock(&v->smu);
-	store_broke(v);
-}
-
 /*
- * Notes up to this size are put in the search index before the write
- * returns (a few milliseconds at most). Bigger ones cost tens of
- * milliseconds per write in tokenising alone, so they are queued: the
- * full-text thread puts them shortly after (a burst of writes to one big
- * note costs one put), and every search first puts what is queued
- * (vault_fulltext_flush), so no search ever misses a write.
+ * Notes over this size are put in a transaction of their own, without
+ * the writer lock: they cost tens of milliseconds in tokenising alone.
  */
 #define STORE_SYNC_MAX (64 * 1024)
 
 /*
- * Keep the on-disk index in step with a note that just changed in the
- * index (writer lock held). text NULL: read it.
+ * The on-disk index follows a note that just changed, was deleted or
+ * renamed in the index (writer lock held): its path is queued, and the
+ * full-text thread puts what is queued a moment later in one transaction
+ * (a burst of writes costs one commit; a burst of writes to one note, one
+ * put). Nothing is lost by the wait: every search first puts what is
+ * queued (vault_fulltext_flush), and after a crash the next start reads
+ * every note whose size, mtime or inode differs from its stored entry,
+ * which a note written since always does (a new file renamed in place).
  */
-static void store_sync(struct vault *v, const struct note *n, const char *text,
-		       size_t len)
+static void store_queue(struct vault *v, const char *path)
 {
-	if (!vault_store(v))
-		return;
-	if ((text ? len : (size_t)n->size) > STORE_SYNC_MAX ||
-	    !store_try_lock(v)) {
-		dirty_add(v, n->path);
-		return;
-	}
-	_cleanup_free_ char *own = NULL;
-	if (!text && !n->too_big) {
-		if (vault_read_text(v, n, &own, &len) < 0) {
-			pthread_mutex_unlock(&v->smu);
-			dirty_add(v, n->path);
-			return;
-		}
-		text = own;
-	}
-	if (n->too_big)
-		text = NULL;
-	store_write_end(v, store_begin(v->store) == 0 &&
-				   store_put(v->store, n, text, len) == 0);
-}
-
-static void store_drop(struct vault *v, const char *path)
-{
-	if (!vault_store(v))
-		return;
-	/* Queued, the path is removed when worked off (no note there). */
-	if (!store_try_lock(v)) {
+	if (vault_store(v))
 		dirty_add(v, path);
-		return;
-	}
-	store_write_end(v, store_begin(v->store) == 0 &&
-				   store_remove(v->store, path) == 0);
 }
 
 void vault_store_damaged(struct vault *v)
@@ -1307,8 +1266,10 @@ static void put_prepared(struct vault *v, struct prep_job *j, size_t *bytes)
 
 /* ---- the worker ------------------------------------------------------- */
 
-/* Batches hold the writer lock this long at most. */
+/* Batches hold the writer lock this long at most; this long when a
+ * writer waits. */
 #define WORK_SLICE_NS 15000000ull
+#define WORK_YIELD_NS 2000000ull
 
 /*
  * While full-text search is not ready (a first build, a rebuild), one
@@ -1387,8 +1348,10 @@ void vault_fulltext_work(struct vault *v)
 		size_t done = 0;
 		bool starved = false; /* the read-ahead has nothing yet */
 		struct big_put big = {0};
-		uint64_t t0 = now_ns();
-		while (t.ok && now_ns() - t0 < WORK_SLICE_NS) {
+		uint64_t t0 = now_ns(), el;
+		while (t.ok && (el = now_ns() - t0) < WORK_SLICE_NS &&
+		       !(el >= WORK_YIELD_NS &&
+			 atomic_load(&v->writers_waiting))) {
 			if (prep) {
 				struct prep_job j;
 				int r = prep_take(prep, &j);
@@ -1407,6 +1370,7 @@ void vault_fulltext_work(struct vault *v)
 			}
 			pthread_mutex_lock(&v->fmu);
 			char *p = dirty_pop_locked(v);
+			v->fts_taking |= p != NULL;
 			pthread_mutex_unlock(&v->fmu);
 			if (!p)
 				break;
@@ -1439,6 +1403,7 @@ void vault_fulltext_work(struct vault *v)
 			txn_end(v, &t);
 		pthread_mutex_unlock(&v->smu);
 		pthread_mutex_lock(&v->fmu);
+		v->fts_taking = false;
 		atomic_fetch_add(&v->fts_done, done);
 		bool finished = !t.open && !prep &&
 				v->dirty_head >= v->dirty.n && !v->fts_reset &&
@@ -1516,11 +1481,22 @@ bool vault_fulltext_wait_work(struct vault *v)
 
 void vault_fulltext_flush(struct vault *v)
 {
+	if (!atomic_load(&v->fts_ready) || !vault_store(v))
+		return;
 	pthread_mutex_lock(&v->fmu);
 	bool queued = v->dirty_head < v->dirty.n;
+	bool taking = v->fts_taking;
 	pthread_mutex_unlock(&v->fmu);
-	if (queued && atomic_load(&v->fts_ready) && vault_store(v))
+	if (queued) {
 		vault_fulltext_work(v);
+		return;
+	}
+	/* Paths taken off the queue are put and committed with smu held:
+	 * once it is ours, none is on its way any more. */
+	if (taking) {
+		pthread_mutex_lock(&v->smu);
+		pthread_mutex_unlock(&v->smu);
+	}
 }
 
 bool vault_fulltext_stopped(struct vault *v)
@@ -1687,16 +1663,16 @@ static int64_t keep_btime(struct vault *v, const struct note *old,
 	return file_btime(v->rootfd, path);
 }
 
-int vault_guard(struct vault *v, const char *path, const char *text, size_t len,
-		const struct write_opts *o, struct write_outcome *out,
-		char **ret_msg)
+/* vault_guard() of the note the text makes, parsed already. */
+static int guard_note(struct vault *v, const char *path, const char *text,
+		      size_t len, const struct note *after,
+		      const struct write_opts *o, struct write_outcome *out,
+		      char **ret_msg)
 {
 	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
 	struct note *old = index_by_path(v->ix, path);
-	struct note *after = note_new(path, text, len, policy_note_flags(pol));
 	_cleanup_free_ char *msg = NULL;
 	int r = policy_check(pol, v->ix, old, after, &msg);
-	note_free(after);
 	if (r == 0)
 		return 0;
 	_cleanup_free_ char *why = NULL;
@@ -1727,6 +1703,26 @@ int vault_guard(struct vault *v, const char *path, const char *text, size_t len,
 	return -EPERM;
 }
 
+int vault_guard(struct vault *v, const char *path, const char *text, size_t len,
+		const struct write_opts *o, struct write_outcome *out,
+		char **ret_msg)
+{
+	struct note *after = note_new(path, text, len, note_flags(v));
+	int r = guard_note(v, path, text, len, after, o, out, ret_msg);
+	note_free(after);
+	return r;
+}
+
+/* The spare files for a write (writer lock held), or NULL. */
+static struct file_pool *write_pool(struct vault *v)
+{
+	if (!v->pool_tried) {
+		v->pool_tried = true;
+		v->pool = file_pool_new(v->rootfd);
+	}
+	return v->pool;
+}
+
 int vault_commit(struct vault *v, const char *path, const char *text,
 		 size_t len, const struct write_opts *o,
 		 struct write_outcome *out, char **ret_msg)
@@ -1741,26 +1737,30 @@ int vault_commit(struct vault *v, const char *path, const char *text,
 			return -EEXIST;
 		}
 	}
-	if (!o->skip_guard) {
-		int r = vault_guard(v, path, text, len, o, out, ret_msg);
-		if (r < 0)
-			return r;
+	/* Parsed once, for the guard and the index. */
+	struct note *after = note_new(path, text, len, note_flags(v));
+	int r = o->skip_guard ? 0
+			      : guard_note(v, path, text, len, after, o, out,
+					   ret_msg);
+	if (r < 0) {
+		note_free(after);
+		return r;
 	}
 	vault_keep_original(v, path);
 	struct stat st;
-	int r = file_write_atomic(
-		v->rootfd, path, text, len,
-		WRITE_MKDIRS | (o->create ? WRITE_NOREPLACE : 0), &st);
+	r = file_write_pooled(write_pool(v), v->rootfd, path, text, len,
+			      WRITE_MKDIRS | (o->create ? WRITE_NOREPLACE : 0),
+			      &st);
 	if (r < 0) {
+		note_free(after);
 		*ret_msg = xasprintf("Cannot write %s: %s", QUOTE(path),
 				     strerror(-r));
 		return r;
 	}
-	struct note *after = note_new(path, text, len, note_flags(v));
 	note_set_stat(after, &st, keep_btime(v, old, path));
 	uint64_t old_ino = old ? old->ino : 0;
 	index_swap_in(v, after);
-	store_sync(v, after, text, len);
+	store_queue(v, path);
 	emit(v, old ? VEV_CHANGED : VEV_CREATED, path, NULL, o->source,
 	     old_ino);
 	return 0;
@@ -1785,11 +1785,15 @@ int vault_sync_path(struct vault *v, const char *path, const char *source,
 	}
 	struct note *old = index_by_path(v->ix, path);
 	uint64_t old_ino = old ? old->ino : 0;
-	_cleanup_free_ char *text = NULL;
-	size_t len = 0;
+	/* The file the index has (vaultd's own writes come back this way
+	 * from the watcher): nothing to read. */
+	struct stat cur;
+	if (old && file_stat(v->rootfd, path, &cur) == 0 &&
+	    same_file(old, &cur))
+		return 0;
 	int err;
 	struct note *n = load_note(v->rootfd, path, policy_note_flags(pol),
-				   &text, &len, &err);
+				   NULL, NULL, &err);
 	/* A file that is there but cannot be read now (EIO, EMFILE, ...)
 	 * is not a deleted note: the index keeps what it had. */
 	if (!n && err != -ENOENT && err != -ENOTDIR && err != -ELOOP &&
@@ -1801,7 +1805,7 @@ int vault_sync_path(struct vault *v, const char *path, const char *source,
 		pthread_rwlock_wrlock(&v->rw);
 		index_remove(v->ix, path);
 		pthread_rwlock_unlock(&v->rw);
-		store_drop(v, path);
+		store_queue(v, path);
 		emit(v, VEV_DELETED, path, NULL, source, old_ino);
 		return 0;
 	}
@@ -1817,7 +1821,7 @@ int vault_sync_path(struct vault *v, const char *path, const char *source,
 		vault_record_violation(v, source, path, msg, NULL, true);
 	bool existed = old != NULL;
 	index_swap_in(v, n);
-	store_sync(v, n, text, len);
+	store_queue(v, path);
 	emit(v, existed ? VEV_CHANGED : VEV_CREATED, path, NULL, source,
 	     old_ino);
 	return 0;
@@ -1915,31 +1919,93 @@ static cJSON *names_json(struct vault *v, struct pending *p, size_t n)
 	return a;
 }
 
-/* Write the rewritten linking notes and put them in the index. */
-static int apply_sources(struct vault *v, struct pending *p, size_t n,
-			 const char *source, char **ret_msg)
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct file_batch *, file_batch_free)
+
+/*
+ * The rewritten linking notes, each written to a temp file beside it and
+ * all made durable in one pass: nothing visible has changed yet, and a
+ * failure (a full disk, a folder that cannot be written) changes nothing.
+ */
+static int prepare_sources(struct vault *v, const struct pending *p, size_t n,
+			   struct file_batch **ret_b, char **ret_msg)
 {
+	struct file_batch *b = file_batch_new(v->rootfd);
+	int r = 0;
+	size_t bad = 0;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		r = cancel_requested() ? -ECANCELED
+				       : file_batch_add(b, p[i].src->path,
+							p[i].text, p[i].len);
+		bad = i;
+	}
+	if (r == 0)
+		r = file_batch_sync(b, &bad);
+	if (r < 0) {
+		file_batch_free(b);
+		*ret_msg = r == -ECANCELED
+				   ? xstrdup("Cancelled")
+				   : xasprintf("Cannot update links in '%s': "
+					       "%s; nothing was changed",
+					       p[bad].src->path, strerror(-r));
+		return r;
+	}
+	*ret_b = b;
+	return 0;
+}
+
+/*
+ * Put the prepared linking notes in place (file_batch_apply()) and in the
+ * index. A note that cannot be replaced keeps its old text; the others
+ * are updated all the same. On such a failure, *ret_msg lists them.
+ */
+static int apply_sources(struct vault *v, struct pending *p, size_t n,
+			 struct file_batch *b, const char *source,
+			 char **ret_msg)
+{
+	for (size_t i = 0; i < n; i++)
+		vault_keep_original(v, p[i].src->path);
+	file_batch_apply(b);
+	/* Parsed before the index is locked for writing. */
+	struct note **nn = xcalloc(n + 1, sizeof(*nn));
+	uint64_t *old_ino = xcalloc(n + 1, sizeof(*old_ino));
+	struct sbuf failed = {0};
+	size_t nfailed = 0;
+	int first = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct stat st;
-		vault_keep_original(v, p[i].src->path);
-		int r = file_write_atomic(v->rootfd, p[i].src->path, p[i].text,
-					  p[i].len, 0, &st);
+		int r = file_batch_result(b, i, &st);
 		if (r < 0) {
-			*ret_msg = xasprintf("Cannot update links in '%s': %s",
-					     p[i].src->path, strerror(-r));
-			return r;
+			if (!first)
+				first = r;
+			sb_printf(&failed, "%s'%s' (%s)", nfailed++ ? ", " : "",
+				  p[i].src->path, strerror(-r));
+			continue;
 		}
-		_cleanup_free_ char *path = xstrdup(p[i].src->path);
-		struct note *nn =
-			note_new(path, p[i].text, p[i].len, note_flags(v));
-		note_set_stat(nn, &st, p[i].src->btime);
-		uint64_t old_ino = p[i].src->ino;
-		index_swap_in(v, nn);
-		store_sync(v, nn, p[i].text, p[i].len);
-		p[i].src = nn;
-		emit(v, VEV_CHANGED, path, NULL, source, old_ino);
+		nn[i] = note_new(p[i].src->path, p[i].text, p[i].len,
+				 note_flags(v));
+		note_set_stat(nn[i], &st, p[i].src->btime);
+		old_ino[i] = p[i].src->ino;
 	}
-	return 0;
+	pthread_rwlock_wrlock(&v->rw);
+	for (size_t i = 0; i < n; i++)
+		if (nn[i])
+			index_put(v->ix, nn[i]);
+	pthread_rwlock_unlock(&v->rw);
+	for (size_t i = 0; i < n; i++) {
+		if (!nn[i])
+			continue;
+		p[i].src = nn[i];
+		store_queue(v, nn[i]->path);
+		emit(v, VEV_CHANGED, nn[i]->path, NULL, source, old_ino[i]);
+	}
+	free(nn);
+	free(old_ino);
+	if (first)
+		*ret_msg =
+			xasprintf("%zu note%s could not be updated: %s",
+				  nfailed, nfailed == 1 ? "" : "s", failed.s);
+	sb_free(&failed);
+	return first;
 }
 
 int vault_rename(struct vault *v, struct note *n, const char *new_path,
@@ -2032,6 +2098,15 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 		return 0;
 	}
 
+	/* The linking notes' new texts first, durable: if they cannot be
+	 * written, nothing is renamed. Then the note, then them. */
+	_cleanup_(file_batch_freep) struct file_batch *b = NULL;
+	r = prepare_sources(v, p, np, &b, ret_msg);
+	if (r < 0) {
+		pending_free(p, np);
+		cJSON_Delete(res);
+		return r;
+	}
 	vault_keep_original(v, old_path);
 	vault_keep_original(v, new_path);
 	r = file_rename(v->rootfd, old_path, new_path, true, true);
@@ -2043,6 +2118,9 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 				  QUOTE(new_path), strerror(-r));
 		return r;
 	}
+	/* The rename is made durable with the linking notes. */
+	file_batch_sync_folder(b, old_path);
+	file_batch_sync_folder(b, new_path);
 	if (own) {
 		r = file_write_atomic(v->rootfd, new_path, own_text,
 				      strlen(own_text), 0, NULL);
@@ -2064,13 +2142,18 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 	index_remove(v->ix, old_path);
 	index_put(v->ix, moved);
 	pthread_rwlock_unlock(&v->rw);
-	store_drop(v, old_path);
-	store_sync(v, moved, own_text, strlen(own_text));
+	store_queue(v, old_path);
+	store_queue(v, new_path);
 	emit(v, VEV_RENAMED, new_path, old_path, source, moved->ino);
-	r = apply_sources(v, p, np, source, ret_msg);
+	_cleanup_free_ char *failed = NULL;
+	r = apply_sources(v, p, np, b, source, &failed);
 	pending_free(p, np);
 	if (r < 0) {
 		cJSON_Delete(res);
+		*ret_msg = xasprintf("Renamed %s to %s, but %s; they still "
+				     "link to %s",
+				     QUOTE(old_path), QUOTE(new_path), failed,
+				     QUOTE(old_name));
 		return r;
 	}
 	*ret = res;
@@ -2177,6 +2260,14 @@ int vault_delete(struct vault *v, struct note *n, const char *source,
 		*ret = res;
 		return 0;
 	}
+	/* As for a rename: the linking notes' new texts first. */
+	_cleanup_(file_batch_freep) struct file_batch *b = NULL;
+	r = prepare_sources(v, p, keep ? 0 : np, &b, ret_msg);
+	if (r < 0) {
+		pending_free(p, np);
+		cJSON_Delete(res);
+		return r;
+	}
 	vault_keep_original(v, path);
 	r = file_rename(v->rootfd, path, trash, true, true);
 	if (r < 0) {
@@ -2186,17 +2277,22 @@ int vault_delete(struct vault *v, struct note *n, const char *source,
 				     strerror(-r));
 		return r;
 	}
+	file_batch_sync_folder(b, path);
+	file_batch_sync_folder(b, trash);
 	uint64_t ino = n->ino;
 	pthread_rwlock_wrlock(&v->rw);
 	index_remove(v->ix, path);
 	pthread_rwlock_unlock(&v->rw);
-	store_drop(v, path);
+	store_queue(v, path);
 	emit(v, VEV_DELETED, path, NULL, source, ino);
-	if (!keep)
-		r = apply_sources(v, p, np, source, ret_msg);
+	_cleanup_free_ char *failed = NULL;
+	r = apply_sources(v, p, keep ? 0 : np, b, source, &failed);
 	pending_free(p, np);
 	if (r < 0) {
 		cJSON_Delete(res);
+		*ret_msg = xasprintf("Moved '%s' to the trash, but %s; they "
+				     "still link to it as before",
+				     path, failed);
 		return r;
 	}
 	*ret = res;
@@ -2223,13 +2319,22 @@ int vault_forget_note(struct vault *v, const char *path, const char *source)
 			np = 0;
 		}
 	}
+	/* The note is gone already: what can be prepared is applied. */
+	_cleanup_(file_batch_freep) struct file_batch *b = NULL;
+	size_t ready = np;
+	if (prepare_sources(v, p, np, &b, &msg) < 0) {
+		free(msg);
+		msg = NULL;
+		ready = 0;
+		b = file_batch_new(v->rootfd);
+	}
 	uint64_t ino = n->ino;
 	pthread_rwlock_wrlock(&v->rw);
 	index_remove(v->ix, p_);
 	pthread_rwlock_unlock(&v->rw);
-	store_drop(v, p_);
+	store_queue(v, p_);
 	emit(v, VEV_DELETED, p_, NULL, source, ino);
-	int r = apply_sources(v, p, np, source, &msg);
+	int r = apply_sources(v, p, ready, b, source, &msg);
 	pending_free(p, np);
 	free(msg);
 	return r;

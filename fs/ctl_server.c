@@ -77,7 +77,10 @@ struct ctl_server {
 	 * (never the other way round); the vault's locks are never held
 	 * with it. */
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	/* Idle workers wait here: the general ones on cv, the quick-only
+	 * ones on qcv; a queued job wakes one worker that can run it. */
+	pthread_cond_t cv, qcv;
+	int idle_general, idle_quick;
 	struct lane quick, slow;
 	struct ptrvec running; /* struct job *, being run */
 	int slow_running, max_slow;
@@ -127,9 +130,15 @@ static void wake(struct ctl_server *s)
 	}
 }
 
-/* Queue a line for a client, from any thread. */
+/*
+ * Send a line to a client, from any thread: at once when nothing is
+ * waiting before it (most answers go out without a trip through the
+ * main thread); what the socket does not take now is left to the main
+ * thread, which is woken for it.
+ */
 static void client_send(struct ctl_server *s, struct client *c, char *line)
 {
+	bool left = false;
 	pthread_mutex_lock(&c->mu);
 	if (!c->closed && !c->overflow) {
 		if (c->out.len - c->out_off + strlen(line) > s->cfg.max_queue) {
@@ -137,13 +146,28 @@ static void client_send(struct ctl_server *s, struct client *c, char *line)
 			 * not everybody else their memory. */
 			c->overflow = true;
 		} else {
+			bool idle = c->out_off == c->out.len;
 			sb_puts(&c->out, line);
 			sb_putc(&c->out, '\n');
+			while (idle && c->out_off < c->out.len) {
+				ssize_t w = send(c->fd, c->out.s + c->out_off,
+						 c->out.len - c->out_off,
+						 MSG_NOSIGNAL | MSG_DONTWAIT);
+				if (w < 0 && errno == EINTR)
+					continue;
+				if (w <= 0)
+					break; /* the main thread sees why */
+				c->out_off += (size_t)w;
+			}
+			if (c->out_off == c->out.len)
+				c->out.len = c->out_off = 0;
 		}
 	}
+	left = c->overflow || c->out_off < c->out.len;
 	pthread_mutex_unlock(&c->mu);
 	free(line);
-	wake(s);
+	if (left)
+		wake(s);
 }
 
 static void send_error(struct ctl_server *s, struct client *c, const cJSON *id,
@@ -690,6 +714,15 @@ static void drop_jobs(struct ctl_server *s, struct job *j)
 	}
 }
 
+/* Wake one worker that can run a job just queued (mu held). */
+static void wake_worker(struct ctl_server *s, bool slow)
+{
+	if (!slow && s->idle_quick)
+		pthread_cond_signal(&s->qcv);
+	else if (s->idle_general)
+		pthread_cond_signal(&s->cv);
+}
+
 /* The next job a worker may run (mu held): quick ones first; a slow one
  * only on a general worker, while fewer than max_slow run. */
 static struct job *next_job(struct ctl_server *s, bool general)
@@ -724,12 +757,21 @@ static void *worker(void *arg)
 	for (;;) {
 		pthread_mutex_lock(&s->mu);
 		struct job *j = NULL;
-		while (!s->stopping && !(j = next_job(s, general)))
-			pthread_cond_wait(&s->cv, &s->mu);
+		while (!s->stopping && !(j = next_job(s, general))) {
+			int *idle = general ? &s->idle_general : &s->idle_quick;
+			(*idle)++;
+			pthread_cond_wait(general ? &s->cv : &s->qcv, &s->mu);
+			(*idle)--;
+		}
 		if (!j) {
 			pthread_mutex_unlock(&s->mu);
 			return NULL;
 		}
+		/* More queued than the one woken for: pass it on. */
+		if (s->quick.n)
+			wake_worker(s, false);
+		else if (s->slow.n && s->slow_running < s->max_slow)
+			wake_worker(s, true);
 		pv_push(&s->running, j);
 		s->calls++;
 		pthread_mutex_unlock(&s->mu);
@@ -741,11 +783,18 @@ static void *worker(void *arg)
 		if (j->slow) {
 			s->slow_running--;
 			/* A slot for a queued slow job. */
-			pthread_cond_broadcast(&s->cv);
+			if (s->slow.n)
+				wake_worker(s, true);
 		}
 		j->c->jobs--;
 		pthread_mutex_unlock(&s->mu);
-		wake(s);
+		/* A client that closed its side is closed by the main
+		 * thread once its last answer is out. */
+		pthread_mutex_lock(&j->c->mu);
+		bool closing = j->c->close_after_flush;
+		pthread_mutex_unlock(&j->c->mu);
+		if (closing)
+			wake(s);
 		client_unref(s, j->c);
 		job_free(j);
 	}
@@ -777,7 +826,7 @@ static void enqueue(struct ctl_server *s, struct client *c, const cJSON *id,
 	c->refs++;
 	c->jobs++;
 	lane_push(j->slow ? &s->slow : &s->quick, j);
-	pthread_cond_broadcast(&s->cv);
+	wake_worker(s, j->slow);
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -1061,6 +1110,7 @@ int ctl_server_new(struct vault *v, const struct ctl_config *cfg,
 	s->started = now_s();
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
+	pthread_cond_init(&s->qcv, NULL);
 	pthread_mutex_init(&s->ready_mu, NULL);
 	pthread_cond_init(&s->ready_cv, NULL);
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -1152,6 +1202,7 @@ void ctl_server_stop(struct ctl_server *s)
 	for (size_t i = 0; i < s->running.n; i++)
 		atomic_store(&((struct job *)s->running.v[i])->cancelled, true);
 	pthread_cond_broadcast(&s->cv);
+	pthread_cond_broadcast(&s->qcv);
 	pthread_mutex_unlock(&s->mu);
 	pthread_mutex_lock(&s->ready_mu);
 	pthread_cond_broadcast(&s->ready_cv);
@@ -1255,6 +1306,7 @@ struct ctl_server *ctl_server_free(struct ctl_server *s)
 	ctl_server_index_ready(s); /* release waiters */
 	pthread_mutex_lock(&s->mu);
 	pthread_cond_broadcast(&s->cv);
+	pthread_cond_broadcast(&s->qcv);
 	pthread_mutex_unlock(&s->mu);
 	for (int i = 0; i < s->nworkers; i++)
 		pthread_join(s->workers[i], NULL);
@@ -1283,6 +1335,7 @@ struct ctl_server *ctl_server_free(struct ctl_server *s)
 	free(s->mountpoint);
 	pthread_mutex_destroy(&s->mu);
 	pthread_cond_destroy(&s->cv);
+	pthread_cond_destroy(&s->qcv);
 	pthread_mutex_destroy(&s->ready_mu);
 	pthread_cond_destroy(&s->ready_cv);
 	free(s);

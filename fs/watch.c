@@ -38,6 +38,7 @@ static bool skip_dir(const char *path)
 	static const char *const skip[] = {".git",
 					   ".trash",
 					   ".vaultd/shadow",
+					   ".vaultd/spare",
 					   ".vaultd/rejected",
 					   ".vaultd/history.git",
 					   NULL};
@@ -213,6 +214,13 @@ static void handle(struct watcher *w, const struct inotify_event *e)
 			sync_folder(w, path, true);
 		else if (e->mask & (IN_DELETE | IN_MOVED_FROM))
 			sync_folder(w, path, false);
+		if (w->m)
+			mount_external_change(w->m, path);
+		return;
+	}
+	if (file_is_temp(e->name)) {
+		/* vaultd's own, on its way to a note's name: the note is
+		 * synced when it gets there. */
 		if (w->m)
 			mount_external_change(w->m, path);
 		return;

@@ -10,8 +10,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #define NFC_CAFE "Caf\xc3\xa9"
 #define NFD_CAFE "Cafe\xcc\x81"
@@ -336,6 +340,251 @@ static void test_write_no_temp_left(void)
 	char *c = tv_read(&t, "f/note.md");
 	ASSERT_STR_EQ(c, "version 19\n");
 	free(c);
+	close(root);
+	tv_close(&t);
+}
+
+/* How many names in a folder of the vault are vaultd temp files. */
+static size_t temps_in(struct tvault *t, const char *rel)
+{
+	char *p = xasprintf("%s/%s", t->dir, rel);
+	DIR *d = opendir(p);
+	free(p);
+	size_t n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		n += file_is_temp(e->d_name);
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static ino_t ino_of(struct tvault *t, const char *rel)
+{
+	char *p = xasprintf("%s/%s", t->dir, rel);
+	struct stat st;
+	int r = stat(p, &st);
+	free(p);
+	return r == 0 ? st.st_ino : 0;
+}
+
+static void test_batch(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "a.md", "a0");
+	tv_write(&t, "d/b.md", "b0");
+	tv_write(&t, "d/c.md", "c0");
+	tv_write(&t, "e/f.md", "f0");
+	char *bp = xasprintf("%s/d/b.md", t.dir);
+	CU_ASSERT_EQUAL(chmod(bp, 0640), 0);
+	int root = open_root(&t);
+
+	/* Written and synced beside each file: nothing visible changed. */
+	struct file_batch *b = file_batch_new(root);
+	static const char *const rel[] = {"d/c.md", "a.md", "e/f.md", "d/b.md"};
+	static const char *const text[] = {"c1", "a1", "f1", "b1"};
+	for (size_t i = 0; i < 4; i++)
+		CU_ASSERT_EQUAL(file_batch_add(b, rel[i], text[i], 2), 0);
+	size_t bad = 99;
+	CU_ASSERT_EQUAL(file_batch_sync(b, &bad), 0);
+	CU_ASSERT_EQUAL(temps_in(&t, "d"), 2);
+	CU_ASSERT_EQUAL(temps_in(&t, "."), 1);
+	char *c = tv_read(&t, "d/b.md");
+	ASSERT_STR_EQ(c, "b0");
+	free(c);
+	struct stat st;
+	CU_ASSERT_EQUAL(file_batch_result(b, 0, &st), -EAGAIN);
+
+	/* Applied: every file new, its mode kept, nothing else left. */
+	CU_ASSERT_EQUAL(file_batch_apply(b), 0);
+	for (size_t i = 0; i < 4; i++) {
+		c = tv_read(&t, rel[i]);
+		ASSERT_STR_EQ(c, text[i]);
+		free(c);
+		CU_ASSERT_EQUAL(file_batch_result(b, i, &st), 0);
+		CU_ASSERT_EQUAL(st.st_ino, ino_of(&t, rel[i]));
+		CU_ASSERT_EQUAL(st.st_size, 2);
+	}
+	struct stat bst;
+	CU_ASSERT_EQUAL(stat(bp, &bst), 0);
+	CU_ASSERT_EQUAL(bst.st_mode & 07777, 0640);
+	file_batch_free(b);
+	char *names = list_dir(&t, "d");
+	ASSERT_STR_EQ(names, "b.md c.md");
+	free(names);
+	CU_ASSERT_EQUAL(temps_in(&t, "."), 0);
+	CU_ASSERT_EQUAL(temps_in(&t, "e"), 0);
+
+	/* Not applied: the temp files go, the files stay as they were. */
+	b = file_batch_new(root);
+	CU_ASSERT_EQUAL(file_batch_add(b, "a.md", "a2", 2), 0);
+	CU_ASSERT_EQUAL(file_batch_add(b, "d/b.md", "b2", 2), 0);
+	/* A folder that is not there: refused, the others unharmed. */
+	CU_ASSERT_EQUAL(file_batch_add(b, "gone/x.md", "x", 1), -ENOENT);
+	file_batch_free(b);
+	CU_ASSERT_EQUAL(temps_in(&t, "."), 0);
+	CU_ASSERT_EQUAL(temps_in(&t, "d"), 0);
+	c = tv_read(&t, "a.md");
+	ASSERT_STR_EQ(c, "a1");
+	free(c);
+
+	/* One file that cannot be replaced (a folder took its name after
+	 * it was prepared): the others are, and its temp file goes. */
+	b = file_batch_new(root);
+	CU_ASSERT_EQUAL(file_batch_add(b, "d/b.md", "b3", 2), 0);
+	CU_ASSERT_EQUAL(file_batch_add(b, "d/c.md", "c3", 2), 0);
+	CU_ASSERT_EQUAL(file_batch_add(b, "e/f.md", "f3", 2), 0);
+	CU_ASSERT_EQUAL(file_batch_sync(b, &bad), 0);
+	char *cp = xasprintf("%s/d/c.md", t.dir);
+	CU_ASSERT_EQUAL(unlink(cp), 0);
+	CU_ASSERT_EQUAL(mkdir(cp, 0755), 0);
+	tv_write(&t, "d/c.md/inside", "keep");
+	int r = file_batch_apply(b);
+	CU_ASSERT_TRUE(r == -EISDIR || r == -ENOTEMPTY || r == -EEXIST);
+	CU_ASSERT_EQUAL(file_batch_result(b, 1, &st), r);
+	CU_ASSERT_EQUAL(file_batch_result(b, 0, &st), 0);
+	CU_ASSERT_EQUAL(file_batch_result(b, 2, &st), 0);
+	file_batch_free(b);
+	c = tv_read(&t, "d/b.md");
+	ASSERT_STR_EQ(c, "b3");
+	free(c);
+	c = tv_read(&t, "e/f.md");
+	ASSERT_STR_EQ(c, "f3");
+	free(c);
+	c = tv_read(&t, "d/c.md/inside");
+	ASSERT_STR_EQ(c, "keep");
+	free(c);
+	CU_ASSERT_EQUAL(temps_in(&t, "d"), 0);
+	free(cp);
+	free(bp);
+	close(root);
+	tv_close(&t);
+}
+
+/* A file over the size limit (RLIMIT_FSIZE) cannot be written: -EFBIG. */
+static void test_batch_write_fails(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "a.md", "a0");
+	tv_write(&t, "b.md", "b0");
+	int root = open_root(&t);
+	struct rlimit old;
+	CU_ASSERT_EQUAL_FATAL(getrlimit(RLIMIT_FSIZE, &old), 0);
+	void (*oldsig)(int) = signal(SIGXFSZ, SIG_IGN);
+	struct rlimit lim = {4096, old.rlim_max};
+	CU_ASSERT_EQUAL_FATAL(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	char big[8192];
+	memset(big, 'x', sizeof(big));
+	struct file_batch *b = file_batch_new(root);
+	CU_ASSERT_EQUAL(file_batch_add(b, "a.md", "a1", 2), 0);
+	CU_ASSERT_EQUAL(file_batch_add(b, "b.md", big, sizeof(big)), -EFBIG);
+	/* One write alone fails the same way, and leaves nothing. */
+	CU_ASSERT_EQUAL(
+		file_write_atomic(root, "b.md", big, sizeof(big), 0, NULL),
+		-EFBIG);
+	CU_ASSERT_EQUAL(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, oldsig);
+	file_batch_free(b);
+	CU_ASSERT_EQUAL(temps_in(&t, "."), 0);
+	char *c = tv_read(&t, "a.md");
+	ASSERT_STR_EQ(c, "a0");
+	free(c);
+	c = tv_read(&t, "b.md");
+	ASSERT_STR_EQ(c, "b0");
+	free(c);
+	close(root);
+	tv_close(&t);
+}
+
+/* The spares the pool has made (inode numbers), waiting up to 5 s for
+ * at least one. */
+static size_t spares(struct tvault *t, ino_t *ret, size_t max)
+{
+	char *p = xasprintf("%s/.vaultd/spare", t->dir);
+	size_t n = 0;
+	for (int i = 0; i < 500 && !n; i++) {
+		DIR *d = opendir(p);
+		struct dirent *e;
+		while (d && (e = readdir(d)))
+			if (!strncmp(e->d_name, "spare-", 6) && n < max)
+				ret[n++] = e->d_ino;
+		if (d)
+			closedir(d);
+		if (!n)
+			nanosleep(&(struct timespec){0, 10000000}, NULL);
+	}
+	free(p);
+	return n;
+}
+
+static void test_spare_writes(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	int root = open_root(&t);
+	/* No .vaultd: no spares, writes as ever. */
+	CU_ASSERT_PTR_NULL(file_pool_new(root));
+	/* One a killed vaultd left goes. */
+	tv_write(&t, ".vaultd/spare/spare-999999-ab", "left");
+	tv_write(&t, "m.md", "zero");
+	char *mp = xasprintf("%s/m.md", t.dir);
+	CU_ASSERT_EQUAL(chmod(mp, 0640), 0);
+	struct file_pool *pool = file_pool_new(root);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+	ino_t made[64];
+	size_t n = spares(&t, made, 64);
+	CU_ASSERT_TRUE(n > 0);
+	CU_ASSERT_FALSE(tv_exists(&t, ".vaultd/spare/spare-999999-ab"));
+
+	/* A note replaced through a spare: its text, its mode, the stat
+	 * handed back, no temp file beside it. */
+	struct stat st, now;
+	CU_ASSERT_EQUAL(file_write_pooled(pool, root, "m.md", "one", 3, 0, &st),
+			0);
+	char *c = tv_read(&t, "m.md");
+	ASSERT_STR_EQ(c, "one");
+	free(c);
+	CU_ASSERT_EQUAL(stat(mp, &now), 0);
+	CU_ASSERT_EQUAL(now.st_mode & 07777, 0640);
+	CU_ASSERT_EQUAL(now.st_ino, st.st_ino);
+	CU_ASSERT_EQUAL(now.st_size, 3);
+	CU_ASSERT_EQUAL(now.st_mtim.tv_sec, st.st_mtim.tv_sec);
+	CU_ASSERT_EQUAL(now.st_mtim.tv_nsec, st.st_mtim.tv_nsec);
+	bool spare = false;
+	for (size_t i = 0; i < n; i++)
+		spare |= made[i] == now.st_ino;
+	CU_ASSERT_TRUE(spare);
+	CU_ASSERT_EQUAL(temps_in(&t, "."), 0);
+
+	/* A new note is made in its folder; NOREPLACE still holds. */
+	CU_ASSERT_EQUAL(file_write_pooled(pool, root, "n/new.md", "new", 3,
+					  WRITE_MKDIRS | WRITE_NOREPLACE, NULL),
+			0);
+	CU_ASSERT_EQUAL(file_write_pooled(pool, root, "m.md", "x", 1,
+					  WRITE_NOREPLACE, NULL),
+			-EEXIST);
+	for (int i = 0; i < 40; i++) {
+		char *s = xasprintf("version %d", i);
+		CU_ASSERT_EQUAL(file_write_pooled(pool, root, "m.md", s,
+						  strlen(s), 0, NULL),
+				0);
+		free(s);
+	}
+	c = tv_read(&t, "m.md");
+	ASSERT_STR_EQ(c, "version 39");
+	free(c);
+	char *names = list_dir(&t, ".");
+	ASSERT_STR_EQ(names, ".vaultd m.md n");
+	free(names);
+
+	/* Freed: no spare is left behind. */
+	file_pool_free(pool);
+	names = list_dir(&t, ".vaultd/spare");
+	ASSERT_STR_EQ(names, "");
+	free(names);
+	free(mp);
 	close(root);
 	tv_close(&t);
 }
@@ -802,6 +1051,9 @@ int main(void)
 		{"write_keeps_mode", test_write_keeps_mode},
 		{"write_noreplace", test_write_noreplace},
 		{"write_no_temp_left", test_write_no_temp_left},
+		{"batch", test_batch},
+		{"batch_write_fails", test_batch_write_fails},
+		{"spare_writes", test_spare_writes},
 		{"file_read", test_file_read},
 		{"file_rename", test_file_rename},
 		{"url_decode", test_url_decode},

@@ -7,6 +7,7 @@
  */
 #include "testutil.h"
 #include "check.h"
+#include "fileio.h"
 #include "history.h"
 #include "json.h"
 #include "u8.h"
@@ -16,10 +17,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <linux/fs.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -1536,6 +1540,178 @@ static void test_legacy_properties(void)
 	tv_close(&t);
 }
 
+/* How many vaultd temp files a folder of the vault holds. */
+static size_t temps_in(struct tvault *t, const char *rel)
+{
+	_cleanup_free_ char *p = xasprintf("%s/%s", t->dir, rel);
+	DIR *d = opendir(p);
+	size_t n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		n += file_is_temp(e->d_name);
+	if (d)
+		closedir(d);
+	return n;
+}
+
+#define NREF 300
+
+/* A note 300 notes in three folders link to, renamed and moved. */
+static void test_rename_many_referrers(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, ".vaultd/keep", "");
+	tv_write(&t, "Hub.md", "# Hub\n");
+	for (int i = 0; i < NREF; i++) {
+		_cleanup_free_ char *rel =
+			xasprintf("r%d/Ref %03d.md", i % 3, i);
+		_cleanup_free_ char *text = xasprintf(
+			"# Ref %d\n\nSee [[Hub]] and [[Hub|the hub]].\n", i);
+		tv_write(&t, rel, text);
+	}
+	tv_open(&t);
+	_cleanup_json_ cJSON *r = callj(&t, "rename_note", "old_name", "Hub",
+					"new_name", "moved/Center", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	CU_ASSERT_EQUAL(cJSON_GetArraySize(jitem(r, "files_updated")), NREF);
+	CU_ASSERT_EQUAL(jnum(r, "links_updated"), 2 * NREF);
+	CU_ASSERT(!tv_exists(&t, "Hub.md"));
+	CU_ASSERT(tv_exists(&t, "moved/Center.md"));
+	size_t rewritten = 0;
+	for (int i = 0; i < NREF; i++) {
+		_cleanup_free_ char *rel =
+			xasprintf("r%d/Ref %03d.md", i % 3, i);
+		_cleanup_free_ char *want = xasprintf(
+			"# Ref %d\n\nSee [[Center]] and [[Center|the hub]].\n",
+			i);
+		_cleanup_free_ char *got = tv_read(&t, rel);
+		rewritten += got && !strcmp(got, want);
+	}
+	CU_ASSERT_EQUAL(rewritten, NREF);
+	static const char *const dirs[] = {".", "r0", "r1", "r2", "moved"};
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+		CU_ASSERT_EQUAL(temps_in(&t, dirs[i]), 0);
+	/* The index has every link on the new name. */
+	_cleanup_json_ cJSON *in = callj(&t, "get_links", "name", "Center",
+					 "direction", "in", NULL);
+	CU_ASSERT_EQUAL(cJSON_GetArraySize(jitem(in, "incoming")), NREF);
+	_cleanup_json_ cJSON *broken = callj(&t, "find_broken_links", NULL);
+	CU_ASSERT(json_equal_text(broken, "[]"));
+	/* And back, through the same path. */
+	CU_ASSERT(callok(&t, "rename_note", "old_name", "Center", "new_name",
+			 "Hub", NULL));
+	_cleanup_free_ char *r7 = tv_read(&t, "r1/Ref 007.md");
+	ASSERT_STR_EQ(r7, "# Ref 7\n\nSee [[Hub]] and [[Hub|the hub]].\n");
+	tv_close(&t);
+}
+
+/*
+ * A linking note whose new text cannot be written (here: over the file
+ * size limit, as on a full disk): the rename is refused before anything
+ * changes, and says which note.
+ */
+static void test_rename_referrer_unwritable(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "Hub.md", "# Hub\n");
+	tv_write(&t, "a/Small.md", "[[Hub]]\n");
+	struct sbuf big = {0};
+	for (int i = 0; i < 150; i++)
+		sb_puts(&big, "Some text that makes this note long. [[Hub]]\n");
+	tv_write(&t, "b/Big.md", big.s);
+	tv_open(&t);
+	struct rlimit old;
+	CU_ASSERT_EQUAL_FATAL(getrlimit(RLIMIT_FSIZE, &old), 0);
+	void (*oldsig)(int) = signal(SIGXFSZ, SIG_IGN);
+	struct rlimit lim = {4096, old.rlim_max};
+	CU_ASSERT_EQUAL_FATAL(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	_cleanup_free_ char *e =
+		calle(&t, "rename_note", "old_name", "Hub", "new_name",
+		      "A much longer name for the hub", NULL);
+	CU_ASSERT_EQUAL(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, oldsig);
+	ASSERT_CONTAINS(e, "b/Big.md");
+	ASSERT_CONTAINS(e, "nothing was changed");
+	CU_ASSERT(tv_exists(&t, "Hub.md"));
+	CU_ASSERT(!tv_exists(&t, "A much longer name for the hub.md"));
+	CU_ASSERT(file_is(&t, "a/Small.md", "[[Hub]]\n"));
+	CU_ASSERT(file_is(&t, "b/Big.md", big.s));
+	CU_ASSERT_EQUAL(temps_in(&t, "a"), 0);
+	CU_ASSERT_EQUAL(temps_in(&t, "b"), 0);
+	_cleanup_json_ cJSON *in =
+		callj(&t, "get_links", "name", "Hub", "direction", "in", NULL);
+	CU_ASSERT(same_set(jitem(in, "incoming"), NULL,
+			   (const char *[]){"Small", "Big", NULL}));
+	/* Once it can be written, the same rename goes through. */
+	CU_ASSERT(callok(&t, "rename_note", "old_name", "Hub", "new_name",
+			 "A much longer name for the hub", NULL));
+	CU_ASSERT(file_is(&t, "a/Small.md",
+			  "[[A much longer name for the hub]]\n"));
+	sb_free(&big);
+	tv_close(&t);
+}
+
+/* Set or clear the immutable flag (root, and a file system that has it). */
+static int set_immutable(struct tvault *t, const char *rel, bool on)
+{
+	_cleanup_free_ char *p = xasprintf("%s/%s", t->dir, rel);
+	_cleanup_close_ int fd = open(p, O_RDONLY | O_CLOEXEC);
+	int flags;
+	if (fd < 0 || ioctl(fd, FS_IOC_GETFLAGS, &flags) < 0)
+		return -errno;
+	flags = on ? flags | FS_IMMUTABLE_FL : flags & ~FS_IMMUTABLE_FL;
+	return ioctl(fd, FS_IOC_SETFLAGS, &flags) < 0 ? -errno : 0;
+}
+
+/*
+ * A linking note that cannot be replaced once the note is renamed (an
+ * immutable file): the others are updated, it keeps its text, and the
+ * error names it; the index has what the files have.
+ */
+static void test_rename_referrer_immutable(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "Hub.md", "# Hub\n");
+	tv_write(&t, "a/Free.md", "[[Hub]]\n");
+	tv_write(&t, "b/Locked.md", "[[Hub]] locked\n");
+	tv_write(&t, "b/Other.md", "[[Hub|other]]\n");
+	tv_open(&t);
+	int r = set_immutable(&t, "b/Locked.md", true);
+	if (r < 0) {
+		fprintf(stderr,
+			"  skipped: cannot make a file immutable here "
+			"(%s; needs root)\n",
+			strerror(-r));
+		tv_close(&t);
+		return;
+	}
+	_cleanup_free_ char *e = calle(&t, "rename_note", "old_name", "Hub",
+				       "new_name", "Center", NULL);
+	CU_ASSERT_EQUAL(set_immutable(&t, "b/Locked.md", false), 0);
+	ASSERT_CONTAINS(e, "Renamed");
+	ASSERT_CONTAINS(e, "b/Locked.md");
+	ASSERT_CONTAINS(e, "still link");
+	CU_ASSERT(!tv_exists(&t, "Hub.md"));
+	CU_ASSERT(file_is(&t, "Center.md", "# Hub\n"));
+	CU_ASSERT(file_is(&t, "a/Free.md", "[[Center]]\n"));
+	CU_ASSERT(file_is(&t, "b/Other.md", "[[Center|other]]\n"));
+	CU_ASSERT(file_is(&t, "b/Locked.md", "[[Hub]] locked\n"));
+	CU_ASSERT_EQUAL(temps_in(&t, "a"), 0);
+	CU_ASSERT_EQUAL(temps_in(&t, "b"), 0);
+	_cleanup_json_ cJSON *in = callj(&t, "get_links", "name", "Center",
+					 "direction", "in", NULL);
+	CU_ASSERT(same_set(jitem(in, "incoming"), NULL,
+			   (const char *[]){"Free", "Other", NULL}));
+	_cleanup_json_ cJSON *broken = callj(&t, "find_broken_links", NULL);
+	CU_ASSERT_EQUAL(cJSON_GetArraySize(broken), 1);
+	_cleanup_free_ char *bt = cJSON_PrintUnformatted(broken);
+	ASSERT_CONTAINS(bt, "Locked");
+	tv_close(&t);
+}
+
 static void test_rename_shared_names(void)
 {
 	struct tvault t;
@@ -2740,6 +2916,9 @@ int main(void)
 		{"duplicate_names", test_duplicate_names},
 		{"rename", test_rename},
 		{"rename_shared_names", test_rename_shared_names},
+		{"rename_many_referrers", test_rename_many_referrers},
+		{"rename_referrer_unwritable", test_rename_referrer_unwritable},
+		{"rename_referrer_immutable", test_rename_referrer_immutable},
 		{"obsidian_reading", test_obsidian_reading},
 		{"legacy_properties", test_legacy_properties},
 		{"delete", test_delete},
