@@ -101,7 +101,7 @@ struct mount {
 	pthread_mutex_t tmu;	/* the inode table */
 	struct node **buckets;	/* tmu */
 	size_t nbuckets, count; /* tmu */
-	int shadow_dir;		/* .vaultd/shadow, for O_TMPFILE copies */
+	int shadow_dir;		/* .vaultd/shadow, for big shadow copies */
 	/* kernel cache invalidations, sent from their own thread */
 	pthread_mutex_t qmu;
 	pthread_cond_t qcv;
@@ -776,6 +776,10 @@ struct fh {
 	 * may race the switch, so the old fd stays open (orig_fd). */
 	int fd;
 	int orig_fd;
+	/* A shadow in memory (mu), and the memfd it left when it grew past
+	 * SHADOW_SPILL (kept open, as orig_fd, for reads in flight). */
+	bool in_memory;
+	int spilled_fd;
 	bool shadow;
 	bool writable;
 	bool dirty;   /* written since the last commit */
@@ -834,48 +838,93 @@ static int open_node(struct node *n, int flags)
 	return r;
 }
 
-/* A private copy of a note to write into: an unnamed file in .vaultd. */
-static int make_shadow(struct mount *m, int from_fd, bool copy)
+/* Copy from's bytes to the start of to. */
+static int copy_fd(int from, int to)
 {
-	int fd = m->shadow_dir >= 0
-			 ? openat(m->shadow_dir, ".",
-				  O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)
-			 : -1;
-	if (fd < 0)
+	char buf[65536];
+	off_t off = 0;
+	for (;;) {
+		ssize_t r = pread(from, buf, sizeof(buf), off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return 0;
+		for (ssize_t done = 0; done < r;) {
+			ssize_t w = pwrite(to, buf + done, (size_t)(r - done),
+					   off + done);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return w < 0 ? -errno : -EIO;
+			done += w;
+		}
+		off += r;
+	}
+}
+
+/*
+ * Shadow copies live in memory (a memfd) while they are small, which is
+ * what a note is: making one touches no file system. One that grows past
+ * SHADOW_SPILL moves to an unnamed file in .vaultd/shadow.
+ */
+#define SHADOW_SPILL (8u << 20)
+
+static int disk_shadow(struct mount *m)
+{
+	return m->shadow_dir >= 0 ? openat(m->shadow_dir, ".",
+					   O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)
+				  : -1;
+}
+
+/* A private copy of a note to write into (with copy: from_fd's text).
+ * *ret_mem: it is in memory. */
+static int make_shadow(struct mount *m, int from_fd, bool copy, bool *ret_mem)
+{
+	struct stat st;
+	bool big = copy && from_fd >= 0 && fstat(from_fd, &st) == 0 &&
+		   st.st_size > (off_t)SHADOW_SPILL;
+	int fd = big ? disk_shadow(m) : -1;
+	bool mem = fd < 0;
+	if (mem)
 		fd = memfd_create("vaultd-shadow", MFD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (copy && from_fd >= 0) {
-		char buf[65536];
-		off_t off = 0;
-		for (;;) {
-			ssize_t r = pread(from_fd, buf, sizeof(buf), off);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r < 0) {
-				int e = -errno;
-				close(fd);
-				return e;
-			}
-			if (r == 0)
-				break;
-			for (ssize_t done = 0; done < r;) {
-				ssize_t w =
-					pwrite(fd, buf + done,
-					       (size_t)(r - done), off + done);
-				if (w < 0 && errno == EINTR)
-					continue;
-				if (w <= 0) {
-					int e = w < 0 ? -errno : -EIO;
-					close(fd);
-					return e;
-				}
-				done += w;
-			}
-			off += r;
-		}
+	int r = copy && from_fd >= 0 ? copy_fd(from_fd, fd) : 0;
+	if (r < 0) {
+		close(fd);
+		return r;
 	}
+	*ret_mem = mem;
 	return fd;
+}
+
+/*
+ * A shadow in memory is about to reach end: past SHADOW_SPILL, its text
+ * moves to a file in .vaultd/shadow (where that fails it stays in
+ * memory). h->mu held.
+ */
+static void shadow_grow(struct mount *m, struct fh *h, off_t end)
+{
+	if (!h->shadow || !h->in_memory || end <= (off_t)SHADOW_SPILL)
+		return;
+	int fd = disk_shadow(m);
+	if (fd < 0)
+		return;
+	if (copy_fd(h->fd, fd) < 0) {
+		close(fd);
+		return;
+	}
+	pthread_mutex_lock(&m->tmu);
+	if (h->node->writer_fd == h->fd)
+		h->node->writer_fd = fd;
+	pthread_mutex_unlock(&m->tmu);
+	if (h->spilled_fd >= 0)
+		close(h->spilled_fd);
+	h->spilled_fd = h->fd;
+	h->in_memory = false;
+	__atomic_store_n(&h->fd, fd, __ATOMIC_RELEASE);
 }
 
 /* Largest text a commit reads into memory to judge. */
@@ -1046,8 +1095,9 @@ static int commit(struct mount *m, struct fh *h, enum commit_kind kind)
 	size_t ol = 0;
 	int old_err = -1;
 	if (kind == COMMIT_FLUSH && !h->has_base)
-		old_err = file_read(vault_rootfd(v), path, COMMIT_MAX, &old,
-				    &ol, NULL);
+		old_err = h->created ? -ENOENT /* it was not there */
+				     : file_read(vault_rootfd(v), path,
+						 COMMIT_MAX, &old, &ol, NULL);
 	struct pending_delete *p = pending_take(m, path);
 	bool keep_pending = false, gone = false;
 	r = vault_commit(v, path, text, len, &o, &out, &msg);
@@ -1098,17 +1148,22 @@ static int commit(struct mount *m, struct fh *h, enum commit_kind kind)
 	return commit_errno(r);
 }
 
-static struct fh *new_fh(int fd, struct node *n, int flags)
+/* shadow: fd is a shadow copy (its open_ino is the note's, set by the
+ * caller). */
+static struct fh *new_fh(int fd, struct node *n, int flags, bool shadow)
 {
 	struct fh *h = xcalloc(1, sizeof(*h));
 	h->tag = FH_FILE;
 	h->fd = fd;
 	h->orig_fd = -1;
+	h->spilled_fd = -1;
 	h->node = n;
 	h->writable = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
 	h->append = (flags & O_APPEND) != 0;
+	/* Only writers are looked for by inode (renames, still_held()). */
 	struct stat st;
-	h->open_ino = fstat(fd, &st) == 0 ? st.st_ino : 0;
+	if (h->writable && !shadow)
+		h->open_ino = fstat(fd, &st) == 0 ? st.st_ino : 0;
 	pthread_mutex_init(&h->mu, NULL);
 	return h;
 }
@@ -1139,6 +1194,8 @@ static void destroy_fh(struct mount *m, struct fh *h)
 	close(h->fd);
 	if (h->orig_fd >= 0)
 		close(h->orig_fd);
+	if (h->spilled_fd >= 0)
+		close(h->spilled_fd);
 	free(h->path);
 	free(h->source);
 	drop_base(h);
@@ -1299,8 +1356,11 @@ static int open_shadow(struct mount *m, fuse_req_t req, struct node *n,
 		       char *path, struct fuse_file_info *fi, bool created,
 		       bool claimed)
 {
-	int rfd = (fi->flags & O_TRUNC) ? -1 : open_node(n, O_RDONLY);
-	int fd = make_shadow(m, rfd, rfd >= 0);
+	/* A note just made (empty) or truncated: nothing to copy. */
+	int rfd =
+		(fi->flags & O_TRUNC) || created ? -1 : open_node(n, O_RDONLY);
+	bool mem;
+	int fd = make_shadow(m, rfd, rfd >= 0, &mem);
 	if (rfd >= 0)
 		close(rfd);
 	if (fd < 0) {
@@ -1309,8 +1369,9 @@ static int open_shadow(struct mount *m, fuse_req_t req, struct node *n,
 		free(path);
 		return -fd;
 	}
-	struct fh *h = new_fh(fd, n, fi->flags);
+	struct fh *h = new_fh(fd, n, fi->flags, true);
 	h->shadow = true;
+	h->in_memory = mem;
 	h->writable = true;
 	h->path = path;
 	h->source = source_of(req);
@@ -1341,6 +1402,7 @@ static int open_shadow(struct mount *m, fuse_req_t req, struct node *n,
 struct writers {
 	struct fh **h;
 	int *shadow; /* prepared copies */
+	bool *mem;   /* each in memory */
 	size_t n;
 };
 
@@ -1353,6 +1415,7 @@ static int writers_take(struct mount *m, ino_t ino, struct writers *ret)
 			w.n++;
 	w.h = xcalloc(w.n + 1, sizeof(*w.h));
 	w.shadow = xcalloc(w.n + 1, sizeof(*w.shadow));
+	w.mem = xcalloc(w.n + 1, sizeof(*w.mem));
 	size_t i = 0;
 	for (struct fh *h = m->fhs; h && i < w.n; h = h->hnext)
 		if (!h->shadow && h->writable && h->open_ino == ino) {
@@ -1364,7 +1427,8 @@ static int writers_take(struct mount *m, ino_t ino, struct writers *ret)
 	int err = 0;
 	for (i = 0; i < w.n; i++) {
 		pthread_mutex_lock(&w.h[i]->mu);
-		w.shadow[i] = err ? -1 : make_shadow(m, w.h[i]->fd, true);
+		w.shadow[i] =
+			err ? -1 : make_shadow(m, w.h[i]->fd, true, &w.mem[i]);
 		if (w.shadow[i] < 0 && !err)
 			err = w.shadow[i];
 	}
@@ -1390,6 +1454,7 @@ static void writers_done(struct mount *m, struct writers *w, bool ok,
 			h->node->writer_fd = w->shadow[i];
 			pthread_mutex_unlock(&m->tmu);
 			h->orig_fd = h->fd;
+			h->in_memory = w->mem[i];
 			h->dirty = false;
 			__atomic_store_n(&h->fd, w->shadow[i],
 					 __ATOMIC_RELEASE);
@@ -1405,6 +1470,7 @@ static void writers_done(struct mount *m, struct writers *w, bool ok,
 	}
 	free(w->h);
 	free(w->shadow);
+	free(w->mem);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -1588,7 +1654,8 @@ static int truncate_note(struct mount *m, fuse_req_t req, struct node *n,
 		       .node = n,
 		       .path = (char *)path,
 		       .source = source_of(req)};
-	int shadow = make_shadow(m, rfd, true);
+	bool mem;
+	int shadow = make_shadow(m, rfd, true, &mem);
 	close(rfd);
 	if (shadow < 0) {
 		free(h.source);
@@ -2272,7 +2339,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, errno);
 		return;
 	}
-	struct fh *h = new_fh(fd, n, fi->flags);
+	struct fh *h = new_fh(fd, n, fi->flags, false);
 	fi->fh = (uint64_t)(uintptr_t)h;
 	if (h->writable)
 		register_fh(m, h);
@@ -2362,7 +2429,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 			return;
 		}
 	} else {
-		struct fh *h = new_fh(fd, n, fi->flags);
+		struct fh *h = new_fh(fd, n, fi->flags, false);
 		fi->fh = (uint64_t)(uintptr_t)h;
 		if (h->writable)
 			register_fh(m, h);
@@ -2394,6 +2461,7 @@ static void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in,
 	struct stat st;
 	if (h->shadow && h->append && fstat(h->fd, &st) == 0)
 		off = st.st_size;
+	shadow_grow(mnt(req), h, off + (off_t)fuse_buf_size(in));
 	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
 	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 	out.buf[0].fd = h->fd;
@@ -2620,6 +2688,8 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 {
 	struct fh *h = fh_of(fi);
 	pthread_mutex_lock(&h->mu);
+	if (!(mode & FALLOC_FL_KEEP_SIZE))
+		shadow_grow(mnt(req), h, off + len);
 	int r = fallocate(h->fd, mode, off, len);
 	int err = errno;
 	if (r == 0 && h->shadow)
@@ -2647,6 +2717,9 @@ static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 {
 	struct fh *out = fh_of(fi_out);
 	pthread_mutex_lock(&out->mu);
+	shadow_grow(mnt(req), out,
+		    len > SHADOW_SPILL ? (off_t)SHADOW_SPILL + 1
+				       : off_out + (off_t)len);
 	ssize_t r = copy_file_range(fh_fd(fh_of(fi_in)), &off_in, out->fd,
 				    &off_out, len, (unsigned)flags);
 	int err = errno;
