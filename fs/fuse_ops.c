@@ -32,9 +32,19 @@
 /* ---- inode table ------------------------------------------------------------
  */
 
+/* A descriptor shared by the handles that only read one file. */
+struct shared_fd {
+	int fd;
+	int refs; /* under the table lock */
+};
+
 struct node {
 	struct node *next; /* hash chain */
 	int fd;		   /* O_PATH, pins the file (not its name) */
+	/* A read-only descriptor of fd's file, opened at the first open for
+	 * reading and shared by every such handle: opening a note to read
+	 * it costs no system call (the node holds one reference). */
+	struct shared_fd *rfd; /* under the table lock */
 	ino_t ino;
 	dev_t dev;
 	uint64_t nlookup; /* the kernel's references, under the table lock */
@@ -250,6 +260,19 @@ static void node_put(struct node *n)
 	pthread_rwlock_unlock(&n->fdlock);
 }
 
+static void shared_put(struct mount *m, struct shared_fd *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&m->tmu);
+	bool last = --s->refs == 0;
+	pthread_mutex_unlock(&m->tmu);
+	if (last) {
+		close(s->fd);
+		free(s);
+	}
+}
+
 static void unref_node(struct mount *m, struct node *n, uint64_t count)
 {
 	if (n == &m->root_node)
@@ -261,6 +284,7 @@ static void unref_node(struct mount *m, struct node *n, uint64_t count)
 		table_remove(m, n);
 	pthread_mutex_unlock(&m->tmu);
 	if (gone) {
+		shared_put(m, n->rfd);
 		close(n->fd);
 		pthread_rwlock_destroy(&n->fdlock);
 		free(n);
@@ -283,8 +307,13 @@ static void node_swap(struct mount *m, struct node *n, int newfd)
 	n->ino = st.st_ino;
 	n->dev = st.st_dev;
 	table_insert(m, n);
+	/* Readers from now on read the new file; those reading keep the
+	 * old one. */
+	struct shared_fd *rfd = n->rfd;
+	n->rfd = NULL;
 	pthread_mutex_unlock(&m->tmu);
 	pthread_rwlock_unlock(&n->fdlock);
+	shared_put(m, rfd);
 	close(old);
 }
 
@@ -776,6 +805,7 @@ struct fh {
 	 * may race the switch, so the old fd stays open (orig_fd). */
 	int fd;
 	int orig_fd;
+	struct shared_fd *rfd; /* fd is this one's (a read-only handle) */
 	/* A shadow in memory (mu), and the memfd it left when it grew past
 	 * SHADOW_SPILL (kept open, as orig_fd, for reads in flight). */
 	bool in_memory;
@@ -1191,7 +1221,10 @@ static void destroy_fh(struct mount *m, struct fh *h)
 			h->node->writer_fd = -1;
 		pthread_mutex_unlock(&m->tmu);
 	}
-	close(h->fd);
+	if (h->rfd)
+		shared_put(m, h->rfd);
+	else
+		close(h->fd);
 	if (h->orig_fd >= 0)
 		close(h->orig_fd);
 	if (h->spilled_fd >= 0)
@@ -2310,6 +2343,60 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	fuse_reply_err(req, 0);
 }
 
+/*
+ * The node's shared read-only descriptor, referenced; NULL when this open
+ * needs its own (not a regular file; errno set when the file cannot be
+ * opened at all). No other open flag changes what a read at an offset
+ * returns (O_DIRECT is never passed on, see PASS_FLAGS).
+ */
+static struct shared_fd *shared_get(struct mount *m, struct node *n, int flags)
+{
+	if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
+		return NULL;
+	pthread_mutex_lock(&m->tmu);
+	struct shared_fd *s = n->rfd;
+	if (s)
+		s->refs++;
+	pthread_mutex_unlock(&m->tmu);
+	if (s)
+		return s;
+	/* The descriptor is opened from the node's fd under its fdlock:
+	 * a swap (the note replaced) waits, and drops it after. */
+	char p[64];
+	int nfd = node_get(n);
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", nfd);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+		node_put(n);
+		close(fd);
+		return NULL; /* opened again, with its own flags */
+	}
+	if (fd < 0) {
+		int e = errno;
+		node_put(n);
+		errno = e;
+		return NULL;
+	}
+	pthread_mutex_lock(&m->tmu);
+	if (n->rfd) {
+		/* Another reader was quicker. */
+		s = n->rfd;
+		s->refs++;
+		pthread_mutex_unlock(&m->tmu);
+		node_put(n);
+		close(fd);
+		return s;
+	}
+	s = xmalloc(sizeof(*s));
+	s->fd = fd;
+	s->refs = 2; /* the node's and this handle's */
+	n->rfd = s;
+	pthread_mutex_unlock(&m->tmu);
+	node_put(n);
+	return s;
+}
+
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct mount *m = mnt(req);
@@ -2334,12 +2421,14 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			return;
 		}
 	}
-	int fd = open_node(n, fi->flags);
+	struct shared_fd *rfd = writing ? NULL : shared_get(m, n, fi->flags);
+	int fd = rfd ? rfd->fd : open_node(n, fi->flags);
 	if (fd < 0) {
 		fuse_reply_err(req, errno);
 		return;
 	}
 	struct fh *h = new_fh(fd, n, fi->flags, false);
+	h->rfd = rfd;
 	fi->fh = (uint64_t)(uintptr_t)h;
 	if (h->writable)
 		register_fh(m, h);
@@ -3050,6 +3139,7 @@ struct mount *mount_stop(struct mount *m)
 		while (m->buckets[i]) {
 			struct node *n = m->buckets[i];
 			m->buckets[i] = n->next;
+			shared_put(m, n->rfd);
 			close(n->fd);
 			pthread_rwlock_destroy(&n->fdlock);
 			free(n);
