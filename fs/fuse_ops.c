@@ -365,11 +365,14 @@ static char *source_of(fuse_req_t req)
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	char p[64], comm[64] = "unknown";
 	snprintf(p, sizeof(p), "/proc/%d/comm", ctx ? (int)ctx->pid : 0);
-	FILE *f = ctx && ctx->pid ? fopen(p, "re") : NULL;
-	if (f) {
-		if (fgets(comm, sizeof(comm), f))
+	int fd = ctx && ctx->pid ? open(p, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		ssize_t n = read(fd, comm, sizeof(comm) - 1);
+		if (n > 0) {
+			comm[n] = 0;
 			comm[strcspn(comm, "\n")] = 0;
-		fclose(f);
+		}
+		close(fd);
 	}
 	return xasprintf("mount:%s", comm);
 }
@@ -2455,7 +2458,8 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		 * at commit, if the guard agrees. Claimed first: the watcher
 		 * must not index the empty placeholder. */
 		own(m, path, 1);
-		fd = openat(pfd, name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC,
+		/* Read-only: the watcher hears of no write to it. */
+		fd = openat(pfd, name, O_CREAT | O_EXCL | O_RDONLY | O_CLOEXEC,
 			    mode);
 		if (fd >= 0)
 			created = true;

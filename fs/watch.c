@@ -196,8 +196,10 @@ static bool own_temp(const char *name)
 	size_t n = strlen(name);
 	if (name[0] != '.' || n < 12 || strcmp(name + n - 4, ".tmp") != 0)
 		return false;
-	char mark[32];
-	int ml = snprintf(mark, sizeof(mark), ".vaultd-%d-", (int)getpid());
+	static _Thread_local char mark[32];
+	static _Thread_local int ml;
+	if (!ml)
+		ml = snprintf(mark, sizeof(mark), ".vaultd-%d-", (int)getpid());
 	const char *m = NULL;
 	for (const char *p = name; (p = strstr(p, mark)); p++)
 		m = p;
