@@ -5,7 +5,7 @@
  * State: a git index (h->idx) holds the recorded text of every note (blob
  * ids, with size, mtime and inode so that the start-up scan reads only
  * what changed); it is saved as history.git/vaultd.index. A writer only
- * queues its change with the note's text (h->queue); the history thread
+ * queues its change with the note's text (h->qhead); the history thread
  * takes the queue when the batch is due, puts the texts in h->idx and
  * commits h->idx's tree. Objects are written loose and packed every
  * PACK_EVERY commits.
@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #define PACK_EVERY 200
+#define QUEUE_MAX (16u << 20)
 #define PACK_LOOSE 2000
 #define INDEX_SAVE_NS (30ull * 1000000000ull)
 #define EMAIL "vaultd@localhost"
@@ -105,14 +106,16 @@ struct history {
 	 * history thread waits on qcv for the batch to be due. A change to
 	 * a note already queued by the same writer (no other writer, rename
 	 * or deletion of it between) replaces the queued text, as a batch
-	 * keeps only a note's last text.
+	 * keeps only a note's last text. Past QUEUE_MAX bytes of text, the
+	 * writer commits the queue itself (a history thread that cannot keep
+	 * up slows writers down rather than filling memory).
 	 */
 	pthread_mutex_t qmu;
 	pthread_cond_t qcv;
 	struct qitem *qhead, **qtail; /* qmu */
 	struct hmap *qlast;	      /* qmu: path -> its 'C' item in the run */
 	char *qauthor;		      /* qmu: the author of the run */
-	size_t nq;		      /* qmu */
+	size_t qbytes;		      /* qmu: text queued */
 	uint64_t pend_ns;	      /* qmu: first_ns while a batch pends */
 	bool qstop;		      /* qmu */
 	int rootfd;
@@ -999,6 +1002,7 @@ static void enqueue(struct history *h, char kind, const char *path,
 	if (last && text) {
 		/* The same writer again: its newer text replaces the one
 		 * queued (a batch keeps a note's last text only). */
+		h->qbytes = h->qbytes - last->len + len;
 		free(last->text);
 		last->text = text;
 		last->len = len;
@@ -1023,11 +1027,14 @@ static void enqueue(struct history *h, char kind, const char *path,
 	bool was_empty = !h->qhead;
 	*h->qtail = q;
 	h->qtail = &q->next;
-	h->nq++;
+	h->qbytes += len;
+	bool full = h->qbytes > QUEUE_MAX;
 	/* The history thread waits for the first change of a batch. */
 	if (was_empty)
 		pthread_cond_broadcast(&h->qcv);
 	pthread_mutex_unlock(&h->qmu);
+	if (full)
+		history_commit(h, true);
 }
 
 /* Tell the history thread when the pending batch is due (mu held). */
@@ -1047,7 +1054,7 @@ static int drain_locked(struct history *h)
 	struct qitem *q = h->qhead;
 	h->qhead = NULL;
 	h->qtail = &h->qhead;
-	h->nq = 0;
+	h->qbytes = 0;
 	hmap_free(h->qlast);
 	h->qlast = hmap_new();
 	free(h->qauthor);
