@@ -20,6 +20,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -111,7 +112,11 @@ struct mount {
 	pthread_mutex_t tmu;	/* the inode table */
 	struct node **buckets;	/* tmu */
 	size_t nbuckets, count; /* tmu */
-	int shadow_dir;		/* .vaultd/shadow, for big shadow copies */
+	/* Shared read descriptors open, and at most how many: half the
+	 * descriptor limit at first, halved whenever descriptors run out
+	 * (see shed_shared()). */
+	size_t nshared, max_shared; /* tmu */
+	int shadow_dir;		    /* .vaultd/shadow, for big shadow copies */
 	/* kernel cache invalidations, sent from their own thread */
 	pthread_mutex_t qmu;
 	pthread_cond_t qcv;
@@ -266,11 +271,42 @@ static void shared_put(struct mount *m, struct shared_fd *s)
 		return;
 	pthread_mutex_lock(&m->tmu);
 	bool last = --s->refs == 0;
+	if (last)
+		m->nshared--;
 	pthread_mutex_unlock(&m->tmu);
 	if (last) {
 		close(s->fd);
 		free(s);
 	}
+}
+
+/*
+ * Descriptors ran out (EMFILE): close the shared read descriptors no
+ * handle uses (their nodes open them again when read) and keep fewer
+ * from now on. Returns how many were closed: when none, trying again is
+ * no use.
+ */
+static size_t shed_shared(struct mount *m)
+{
+	struct shared_fd **v = NULL;
+	size_t n = 0;
+	pthread_mutex_lock(&m->tmu);
+	v = xcalloc(m->nshared + 1, sizeof(*v));
+	for (size_t b = 0; b < m->nbuckets; b++)
+		for (struct node *x = m->buckets[b]; x; x = x->next)
+			if (x->rfd && x->rfd->refs == 1 && n < m->nshared) {
+				v[n++] = x->rfd;
+				x->rfd = NULL;
+			}
+	m->max_shared = m->nshared / 2;
+	m->nshared -= n;
+	pthread_mutex_unlock(&m->tmu);
+	for (size_t i = 0; i < n; i++) {
+		close(v[i]->fd);
+		free(v[i]);
+	}
+	free(v);
+	return n;
 }
 
 static void unref_node(struct mount *m, struct node *n, uint64_t count)
@@ -859,12 +895,16 @@ static struct fh *file_fh(struct fuse_file_info *fi)
  * flag belongs on vaultd's own descriptor. */
 #define PASS_FLAGS(f) ((f) & ~(O_NOFOLLOW | O_APPEND | O_DIRECT))
 
-static int open_node(struct node *n, int flags)
+static size_t shed_shared(struct mount *m);
+
+static int open_node(struct mount *m, struct node *n, int flags)
 {
 	char p[64];
 	int fd = node_get(n);
 	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
 	int r = open(p, PASS_FLAGS(flags) | O_CLOEXEC);
+	if (r < 0 && errno == EMFILE && shed_shared(m))
+		r = open(p, PASS_FLAGS(flags) | O_CLOEXEC);
 	int e = errno;
 	node_put(n);
 	errno = e;
@@ -1393,8 +1433,8 @@ static int open_shadow(struct mount *m, fuse_req_t req, struct node *n,
 		       bool claimed)
 {
 	/* A note just made (empty) or truncated: nothing to copy. */
-	int rfd =
-		(fi->flags & O_TRUNC) || created ? -1 : open_node(n, O_RDONLY);
+	int rfd = (fi->flags & O_TRUNC) || created ? -1
+						   : open_node(m, n, O_RDONLY);
 	bool mem;
 	int fd = make_shadow(m, rfd, rfd >= 0, &mem);
 	if (rfd >= 0)
@@ -1545,6 +1585,8 @@ static int do_lookup(struct mount *m, fuse_ino_t parent, const char *name,
 	struct node *p = node_of(m, parent);
 	int pfd = node_get(p);
 	int fd = openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == EMFILE && shed_shared(m))
+		fd = openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	int err = errno;
 	node_put(p);
 	if (fd < 0)
@@ -1682,7 +1724,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 static int truncate_note(struct mount *m, fuse_req_t req, struct node *n,
 			 const char *path, off_t size)
 {
-	int rfd = open_node(n, O_RDONLY);
+	int rfd = open_node(m, n, O_RDONLY);
 	if (rfd < 0)
 		return errno;
 	struct fh h = {.tag = FH_FILE,
@@ -2360,8 +2402,9 @@ static struct shared_fd *shared_get(struct mount *m, struct node *n, int flags)
 	struct shared_fd *s = n->rfd;
 	if (s)
 		s->refs++;
+	bool room = m->nshared < m->max_shared;
 	pthread_mutex_unlock(&m->tmu);
-	if (s)
+	if (s || !room)
 		return s;
 	/* The descriptor is opened from the node's fd under its fdlock:
 	 * a swap (the note replaced) waits, and drops it after. */
@@ -2369,6 +2412,8 @@ static struct shared_fd *shared_get(struct mount *m, struct node *n, int flags)
 	int nfd = node_get(n);
 	snprintf(p, sizeof(p), "/proc/self/fd/%d", nfd);
 	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == EMFILE && shed_shared(m))
+		fd = open(p, O_RDONLY | O_CLOEXEC);
 	struct stat st;
 	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
 		node_put(n);
@@ -2382,19 +2427,30 @@ static struct shared_fd *shared_get(struct mount *m, struct node *n, int flags)
 		return NULL;
 	}
 	pthread_mutex_lock(&m->tmu);
-	if (n->rfd) {
-		/* Another reader was quicker. */
+	if (n->rfd || m->nshared >= m->max_shared) {
+		/* Another reader was quicker (or took the last room). */
 		s = n->rfd;
-		s->refs++;
+		if (s)
+			s->refs++;
 		pthread_mutex_unlock(&m->tmu);
 		node_put(n);
-		close(fd);
-		return s;
+		if (s) {
+			close(fd);
+			return s;
+		}
+		/* This open's own descriptor, then. */
+		struct shared_fd *own_fd = xmalloc(sizeof(*own_fd));
+		*own_fd = (struct shared_fd){fd, 1};
+		pthread_mutex_lock(&m->tmu);
+		m->nshared++;
+		pthread_mutex_unlock(&m->tmu);
+		return own_fd;
 	}
 	s = xmalloc(sizeof(*s));
 	s->fd = fd;
 	s->refs = 2; /* the node's and this handle's */
 	n->rfd = s;
+	m->nshared++;
 	pthread_mutex_unlock(&m->tmu);
 	node_put(n);
 	return s;
@@ -2425,7 +2481,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		}
 	}
 	struct shared_fd *rfd = writing ? NULL : shared_get(m, n, fi->flags);
-	int fd = rfd ? rfd->fd : open_node(n, fi->flags);
+	int fd = rfd ? rfd->fd : open_node(m, n, fi->flags);
 	if (fd < 0) {
 		fuse_reply_err(req, errno);
 		return;
@@ -2999,6 +3055,11 @@ int mount_start(struct vault *v, const struct mount_config *cfg,
 	m->max_threads = cfg->max_threads > 0 ? cfg->max_threads : 16;
 	m->nbuckets = 1024;
 	m->buckets = xcalloc(m->nbuckets, sizeof(*m->buckets));
+	struct rlimit lim;
+	m->max_shared = getrlimit(RLIMIT_NOFILE, &lim) == 0 &&
+					lim.rlim_cur != RLIM_INFINITY
+				? (size_t)lim.rlim_cur / 2
+				: 1u << 17;
 	m->owned = hmap_new();
 	pthread_mutex_init(&m->tmu, NULL);
 	pthread_mutex_init(&m->qmu, NULL);
