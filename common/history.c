@@ -4,9 +4,11 @@
  *
  * State: a git index (h->idx) holds the recorded text of every note (blob
  * ids, with size, mtime and inode so that the start-up scan reads only
- * what changed); it is saved as history.git/vaultd.index. Recording a
- * change writes the blob and updates h->idx; a commit writes h->idx's tree.
- * Objects are written loose and packed every PACK_EVERY commits.
+ * what changed); it is saved as history.git/vaultd.index. A writer only
+ * queues its change with the note's text (h->qhead); the history thread
+ * takes the queue when the batch is due, puts the texts in h->idx and
+ * commits h->idx's tree. Objects are written loose and packed every
+ * PACK_EVERY commits.
  *
  * The per-note log is in memory: every commit (oldest first) and, for each
  * path, the commits that touched it.
@@ -33,6 +35,7 @@
 #include <unistd.h>
 
 #define PACK_EVERY 200
+#define QUEUE_MAX (16u << 20)
 #define PACK_LOOSE 2000
 #define INDEX_SAVE_NS (30ull * 1000000000ull)
 #define EMAIL "vaultd@localhost"
@@ -42,6 +45,21 @@ struct change {
 	char kind; /* 'C' created/changed, 'D' deleted, 'R' renamed to path */
 	char *path;
 	char *from; /* 'R': the old path */
+};
+
+/* A change queued by a writer, with the note's text as it wrote it
+ * (read at once, so that every version is the one its writer made). */
+struct qitem {
+	struct qitem *next;
+	char kind; /* 'C', 'D', 'R' as in struct change */
+	char *path;
+	char *from;
+	char *author;
+	char *text; /* 'C', 'R': the text at path; NULL: it could not be
+		     * read (gone again: its deletion follows) */
+	size_t len;
+	struct stat st;
+	uint64_t ns; /* when it came */
 };
 
 /* A change that came before the recording at start, with its writer. */
@@ -82,7 +100,24 @@ struct plog {
 
 struct history {
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	/*
+	 * Changes queued by writers (qmu, taken after mu or alone): a writer
+	 * never waits for mu, which a commit holds while git works. The
+	 * history thread waits on qcv for the batch to be due. A change to
+	 * a note already queued by the same writer (no other writer, rename
+	 * or deletion of it between) replaces the queued text, as a batch
+	 * keeps only a note's last text. Past QUEUE_MAX bytes of text, the
+	 * writer commits the queue itself (a history thread that cannot keep
+	 * up slows writers down rather than filling memory).
+	 */
+	pthread_mutex_t qmu;
+	pthread_cond_t qcv;
+	struct qitem *qhead, **qtail; /* qmu */
+	struct hmap *qlast;	      /* qmu: path -> its 'C' item in the run */
+	char *qauthor;		      /* qmu: the author of the run */
+	size_t qbytes;		      /* qmu: text queued */
+	uint64_t pend_ns;	      /* qmu: first_ns while a batch pends */
+	bool qstop;		      /* qmu */
 	int rootfd;
 	char *dir; /* .../history.git */
 	git_repository *repo;
@@ -105,7 +140,7 @@ struct history {
 	 * and the notes' texts before them kept (path -> struct orig): the
 	 * first recording holds every note as it was before vaultd changed
 	 * it, and the changes follow as versions of their own. */
-	bool recorded;
+	atomic_bool recorded; /* written under mu */
 	struct held *held;
 	size_t nheld, capheld;
 	struct hmap *origs;
@@ -126,7 +161,6 @@ struct history {
 	size_t loose; /* objects written since the last pack, about */
 	uint64_t index_saved_ns;
 	bool index_dirty;
-	bool stop;
 	atomic_bool quit; /* history_stop() was called: long work ends */
 	atomic_bool packing;
 	/* The thread of run_idle(), while it runs (under idle_mu). */
@@ -138,6 +172,7 @@ struct history {
 };
 
 static void drop_texts(struct history *h);
+static void qitem_free(struct qitem *q);
 static void drop_prepared(struct history *h);
 static void drop_held(struct history *h);
 static bool stat_matches(const git_index_entry *e,
@@ -500,7 +535,10 @@ int history_open(int rootfd, const char *root, struct history **ret,
 	struct history *h = xcalloc(1, sizeof(*h));
 	pthread_mutex_init(&h->mu, NULL);
 	pthread_mutex_init(&h->idle_mu, NULL);
-	pthread_cond_init(&h->cv, NULL);
+	pthread_mutex_init(&h->qmu, NULL);
+	pthread_cond_init(&h->qcv, NULL);
+	h->qtail = &h->qhead;
+	h->qlast = hmap_new();
 	h->rootfd = rootfd;
 	h->dir = xasprintf("%s/.vaultd/history.git", root);
 	h->pend_at = hmap_new();
@@ -603,12 +641,20 @@ void history_free(struct history *h)
 	drop_prepared(h);
 	drop_held(h);
 	hmap_free(h->origs);
+	while (h->qhead) {
+		struct qitem *q = h->qhead;
+		h->qhead = q->next;
+		qitem_free(q);
+	}
+	hmap_free(h->qlast);
+	free(h->qauthor);
 	free_log(h);
 	hmap_free(h->paths);
 	close_repo(h);
 	pthread_mutex_destroy(&h->mu);
 	pthread_mutex_destroy(&h->idle_mu);
-	pthread_cond_destroy(&h->cv);
+	pthread_mutex_destroy(&h->qmu);
+	pthread_cond_destroy(&h->qcv);
 	free(h->dir);
 	free(h);
 	git_libgit2_shutdown();
@@ -693,40 +739,58 @@ static int write_texts(struct history *h)
 	return r;
 }
 
+/* Put a note's text, as read with st, in h->idx; its blob is written at
+ * the commit (text is taken). 1: changed, 0: same, <0: error. */
+static int put_text(struct history *h, const char *path, char *text, size_t len,
+		    const struct stat *st)
+{
+	git_index_entry e = {0};
+	if (git_odb_hash(&e.id, text, len, GIT_OBJECT_BLOB) < 0) {
+		free(text);
+		set_err(h, "cannot record a note");
+		return -EIO;
+	}
+	entry_init(&e, path,
+		   (int64_t)st->st_mtim.tv_sec * 1000000000 +
+			   st->st_mtim.tv_nsec,
+		   st->st_size, st->st_ino);
+	int r = add_entry(h, &e);
+	if (r > 0) {
+		drop_text(h, path);
+		struct text *t = xmalloc(sizeof(*t));
+		*t = (struct text){text, len};
+		hmap_put(h->texts, path, t);
+	} else {
+		free(text);
+	}
+	return r;
+}
+
 /* Read path and put its text in h->idx (with defer, its blob is written
  * at the commit). 1: changed, 0: same, <0: error (-ENOENT: gone). */
 static int put_file(struct history *h, const char *path, bool defer)
 {
-	_cleanup_free_ char *text = NULL;
+	char *text = NULL;
 	size_t len;
 	struct stat st;
 	int r = file_read(h->rootfd, path, (size_t)NOTE_MAX_INDEXED * 4, &text,
 			  &len, &st);
 	if (r < 0)
 		return r;
+	if (defer)
+		return put_text(h, path, text, len, &st);
 	git_index_entry e = {0};
-	if (defer) {
-		if (git_odb_hash(&e.id, text, len, GIT_OBJECT_BLOB) < 0) {
-			set_err(h, "cannot record a note");
-			return -EIO;
-		}
-	} else if (git_blob_create_from_buffer(&e.id, h->repo, text, len) < 0) {
+	r = git_blob_create_from_buffer(&e.id, h->repo, text, len);
+	free(text);
+	if (r < 0) {
 		set_err(h, "cannot record a note");
 		return -EIO;
-	} else {
-		h->loose++;
 	}
+	h->loose++;
 	entry_init(&e, path,
 		   (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec,
 		   st.st_size, st.st_ino);
-	r = add_entry(h, &e);
-	if (defer && r > 0) {
-		drop_text(h, path);
-		struct text *t = xmalloc(sizeof(*t));
-		*t = (struct text){TAKE_PTR(text), len};
-		hmap_put(h->texts, path, t);
-	}
-	return r;
+	return add_entry(h, &e);
 }
 
 static int drop_file(struct history *h, const char *path)
@@ -743,8 +807,10 @@ static int drop_file(struct history *h, const char *path)
 	return 1;
 }
 
+/* A change into the batch; ns: when it was made (the batch is due
+ * HISTORY_BATCH_MS after its first change). */
 static void pend(struct history *h, char kind, const char *path,
-		 const char *from)
+		 const char *from, uint64_t ns)
 {
 	size_t at = (size_t)(uintptr_t)hmap_get(h->pend_at, path);
 	if (at && kind != 'R') {
@@ -763,7 +829,7 @@ static void pend(struct history *h, char kind, const char *path,
 					      from ? xstrdup(from) : NULL};
 	hmap_put(h->pend_at, path, (void *)(uintptr_t)h->npend);
 	if (h->npend == 1)
-		h->first_ns = now_ns();
+		h->first_ns = ns;
 }
 
 static int commit_locked(struct history *h, const char *author,
@@ -771,45 +837,61 @@ static int commit_locked(struct history *h, const char *author,
 static int commit_pending_locked(struct history *h);
 
 /* Start (or go on with) a batch by author: another author's batch is
- * committed first, so that every commit has one author. */
-static void batch_for(struct history *h, const char *author)
+ * committed first, so that every commit has one author. Returns the
+ * commits made (0 or 1) or a negative errno. */
+static int batch_for(struct history *h, const char *author)
 {
+	int r = 0;
 	if (h->npend && h->author && strcmp(h->author, author) != 0)
-		commit_pending_locked(h);
+		r = commit_pending_locked(h);
 	if (!h->npend) {
 		free(h->author);
 		h->author = xstrdup(author);
 	}
+	return r;
 }
 
-static void changed_locked(struct history *h, const char *path,
-			   const char *author)
+/* text: the note's text as its writer left it (taken), or NULL to read
+ * it now. */
+static int changed_locked(struct history *h, const char *path,
+			  const char *author, char *text, size_t len,
+			  const struct stat *st, uint64_t ns)
 {
-	batch_for(h, author);
-	int r = put_file(h, path, true);
+	int c = batch_for(h, author);
+	int r = text ? put_text(h, path, text, len, st)
+		     : put_file(h, path, true);
 	/* -ENOENT: gone again, its deletion comes next; another error: the
 	 * change is in the next scan. */
 	if (r > 0)
-		pend(h, 'C', path, NULL);
+		pend(h, 'C', path, NULL, ns);
+	return c;
 }
 
-static void deleted_locked(struct history *h, const char *path,
-			   const char *author)
+static int deleted_locked(struct history *h, const char *path,
+			  const char *author, uint64_t ns)
 {
-	batch_for(h, author);
+	int c = batch_for(h, author);
 	if (drop_file(h, path) > 0)
-		pend(h, 'D', path, NULL);
+		pend(h, 'D', path, NULL, ns);
+	return c;
 }
 
-static void renamed_locked(struct history *h, const char *old_path,
-			   const char *new_path, const char *author)
+/* text as for changed_locked(); have_text false: read it now. */
+static int renamed_locked(struct history *h, const char *old_path,
+			  const char *new_path, const char *author,
+			  bool have_text, char *text, size_t len,
+			  const struct stat *st, uint64_t ns)
 {
-	batch_for(h, author);
+	int c = batch_for(h, author);
 	int r = drop_file(h, old_path);
-	if (r >= 0)
+	if (r >= 0 && have_text)
+		r = text ? put_text(h, new_path, TAKE_PTR(text), len, st)
+			 : -ENOENT;
+	else if (r >= 0)
 		r = put_file(h, new_path, true);
+	free(text);
 	if (r < 0)
-		return;
+		return c;
 	/* A note renamed back and forth within a batch: only the first name
 	 * and the last count. */
 	size_t at = (size_t)(uintptr_t)hmap_get(h->pend_at, old_path);
@@ -817,23 +899,25 @@ static void renamed_locked(struct history *h, const char *old_path,
 		/* Changed, then renamed: the rename says it all. */
 		h->pend[at - 1].kind = 'X';
 		hmap_del(h->pend_at, old_path);
-		pend(h, 'R', new_path, old_path);
+		pend(h, 'R', new_path, old_path, ns);
 	} else if (at && h->pend[at - 1].kind == 'R') {
-		struct change *c = &h->pend[at - 1];
-		_cleanup_free_ char *from = TAKE_PTR(c->from);
+		struct change *x = &h->pend[at - 1];
+		_cleanup_free_ char *from = TAKE_PTR(x->from);
 		hmap_del(h->pend_at, old_path);
-		c->kind = 'D';
-		pend(h, 'R', new_path, from);
+		x->kind = 'D';
+		pend(h, 'R', new_path, from, ns);
 	} else {
-		pend(h, 'R', new_path, old_path);
+		pend(h, 'R', new_path, old_path, ns);
 	}
+	return c;
 }
 
-/* Before the recording at start: keep the change for later (true). */
+/* Before the recording at start: keep the change for later (true). Lock
+ * held. */
 static bool hold(struct history *h, char kind, const char *path,
 		 const char *from, const char *author)
 {
-	if (h->recorded)
+	if (atomic_load(&h->recorded))
 		return false;
 	if (h->nheld == h->capheld) {
 		h->capheld = h->capheld ? 2 * h->capheld : 16;
@@ -866,62 +950,205 @@ static void drop_held(struct history *h)
 /* The recording at start has run: the held changes become versions. */
 static void replay_held(struct history *h)
 {
-	h->recorded = true;
+	atomic_store(&h->recorded, true);
+	uint64_t now = now_ns();
 	for (size_t i = 0; i < h->nheld; i++) {
 		struct held *x = &h->held[i];
 		if (x->c.kind == 'C')
-			changed_locked(h, x->c.path, x->author);
+			changed_locked(h, x->c.path, x->author, NULL, 0, NULL,
+				       now);
 		else if (x->c.kind == 'D')
-			deleted_locked(h, x->c.path, x->author);
+			deleted_locked(h, x->c.path, x->author, now);
 		else
-			renamed_locked(h, x->c.from, x->c.path, x->author);
+			renamed_locked(h, x->c.from, x->c.path, x->author,
+				       false, NULL, 0, NULL, now);
 	}
 	drop_held(h);
-	if (h->npend)
-		pthread_cond_broadcast(&h->cv);
+}
+
+/* ---- the queue ---------------------------------------------------------- */
+
+static void qitem_free(struct qitem *q)
+{
+	free(q->path);
+	free(q->from);
+	free(q->author);
+	free(q->text);
+	free(q);
+}
+
+/* Forget the run's items for path (a rename or deletion came between). */
+static void qlast_forget(struct history *h, const char *path)
+{
+	if (path)
+		hmap_del(h->qlast, path);
+}
+
+/* Queue a change (text taken). */
+static void enqueue(struct history *h, char kind, const char *path,
+		    const char *from, const char *author, char *text,
+		    size_t len, const struct stat *st)
+{
+	uint64_t ns = now_ns();
+	pthread_mutex_lock(&h->qmu);
+	if (!h->qauthor || strcmp(h->qauthor, author) != 0) {
+		/* Another writer: its changes are versions of their own. */
+		free(h->qauthor);
+		h->qauthor = xstrdup(author);
+		hmap_free(h->qlast);
+		h->qlast = hmap_new();
+	}
+	struct qitem *last = kind == 'C' ? hmap_get(h->qlast, path) : NULL;
+	if (last && text) {
+		/* The same writer again: its newer text replaces the one
+		 * queued (a batch keeps a note's last text only). */
+		h->qbytes = h->qbytes - last->len + len;
+		free(last->text);
+		last->text = text;
+		last->len = len;
+		last->st = *st;
+		pthread_mutex_unlock(&h->qmu);
+		return;
+	}
+	struct qitem *q = xcalloc(1, sizeof(*q));
+	q->kind = kind;
+	q->path = xstrdup(path);
+	q->from = from ? xstrdup(from) : NULL;
+	q->author = xstrdup(author);
+	q->text = text;
+	q->len = len;
+	if (st)
+		q->st = *st;
+	q->ns = ns;
+	qlast_forget(h, path);
+	qlast_forget(h, from);
+	if (kind == 'C' && text)
+		hmap_put(h->qlast, path, q);
+	bool was_empty = !h->qhead;
+	*h->qtail = q;
+	h->qtail = &q->next;
+	h->qbytes += len;
+	bool full = h->qbytes > QUEUE_MAX;
+	/* The history thread waits for the first change of a batch. */
+	if (was_empty)
+		pthread_cond_broadcast(&h->qcv);
+	pthread_mutex_unlock(&h->qmu);
+	if (full)
+		history_commit(h, true);
+}
+
+/* Tell the history thread when the pending batch is due (mu held). */
+static void publish_pending(struct history *h)
+{
+	pthread_mutex_lock(&h->qmu);
+	h->pend_ns = h->npend ? h->first_ns : 0;
+	pthread_mutex_unlock(&h->qmu);
+}
+
+/* Take the queued changes into the batch, in order (mu held). Returns
+ * the commits made meanwhile (one per change of writer) or a negative
+ * errno (the last failure). */
+static int drain_locked(struct history *h)
+{
+	pthread_mutex_lock(&h->qmu);
+	struct qitem *q = h->qhead;
+	h->qhead = NULL;
+	h->qtail = &h->qhead;
+	h->qbytes = 0;
+	hmap_free(h->qlast);
+	h->qlast = hmap_new();
+	free(h->qauthor);
+	h->qauthor = NULL;
+	pthread_mutex_unlock(&h->qmu);
+	int made = 0, err = 0;
+	while (q) {
+		struct qitem *next = q->next;
+		int r;
+		if (q->kind == 'C') {
+			r = changed_locked(h, q->path, q->author,
+					   TAKE_PTR(q->text), q->len, &q->st,
+					   q->ns);
+		} else if (q->kind == 'D') {
+			r = deleted_locked(h, q->path, q->author, q->ns);
+		} else {
+			r = renamed_locked(h, q->from, q->path, q->author, true,
+					   TAKE_PTR(q->text), q->len, &q->st,
+					   q->ns);
+		}
+		if (r < 0)
+			err = r;
+		else
+			made += r;
+		qitem_free(q);
+		q = next;
+	}
+	return err < 0 ? err : made;
+}
+
+/* The note's text as its writer left it, or NULL when it cannot be read
+ * (gone again: its deletion follows; else the next scan has it). */
+static char *read_text(struct history *h, const char *path, size_t *ret_len,
+		       struct stat *ret_st)
+{
+	char *text = NULL;
+	if (file_read(h->rootfd, path, (size_t)NOTE_MAX_INDEXED * 4, &text,
+		      ret_len, ret_st) < 0)
+		return NULL;
+	return text;
+}
+
+/* Before the recording at start, changes are held (under mu, which the
+ * scan holds); after it, they are queued without waiting for anyone. */
+static bool held_now(struct history *h, char kind, const char *path,
+		     const char *from, const char *author)
+{
+	if (atomic_load(&h->recorded))
+		return false;
+	pthread_mutex_lock(&h->mu);
+	bool held = hold(h, kind, path, from, author);
+	pthread_mutex_unlock(&h->mu);
+	return held;
 }
 
 int history_note_changed(struct history *h, const char *path,
 			 const char *author)
 {
-	pthread_mutex_lock(&h->mu);
-	if (!hold(h, 'C', path, NULL, author))
-		changed_locked(h, path, author);
-	if (h->npend)
-		pthread_cond_broadcast(&h->cv);
-	pthread_mutex_unlock(&h->mu);
+	if (held_now(h, 'C', path, NULL, author))
+		return 0;
+	size_t len = 0;
+	struct stat st;
+	char *text = read_text(h, path, &len, &st);
+	if (!text)
+		return 0; /* gone again, or in the next scan */
+	enqueue(h, 'C', path, NULL, author, text, len, &st);
 	return 0;
 }
 
 int history_note_deleted(struct history *h, const char *path,
 			 const char *author)
 {
-	pthread_mutex_lock(&h->mu);
-	if (!hold(h, 'D', path, NULL, author))
-		deleted_locked(h, path, author);
-	if (h->npend)
-		pthread_cond_broadcast(&h->cv);
-	pthread_mutex_unlock(&h->mu);
+	if (held_now(h, 'D', path, NULL, author))
+		return 0;
+	enqueue(h, 'D', path, NULL, author, NULL, 0, NULL);
 	return 0;
 }
 
 int history_note_renamed(struct history *h, const char *old_path,
 			 const char *new_path, const char *author)
 {
-	pthread_mutex_lock(&h->mu);
-	if (!hold(h, 'R', new_path, old_path, author))
-		renamed_locked(h, old_path, new_path, author);
-	pthread_cond_broadcast(&h->cv);
-	pthread_mutex_unlock(&h->mu);
+	if (held_now(h, 'R', new_path, old_path, author))
+		return 0;
+	size_t len = 0;
+	struct stat st;
+	char *text = read_text(h, new_path, &len, &st);
+	enqueue(h, 'R', new_path, old_path, author, text, len,
+		text ? &st : NULL);
 	return 0;
 }
 
 bool history_recorded(struct history *h)
 {
-	pthread_mutex_lock(&h->mu);
-	bool r = h->recorded;
-	pthread_mutex_unlock(&h->mu);
-	return r;
+	return atomic_load(&h->recorded);
 }
 
 bool history_packing(struct history *h)
@@ -931,8 +1158,12 @@ bool history_packing(struct history *h)
 
 int history_keep_original(struct history *h, const char *path)
 {
+	/* After the recording at start (every write but the first few),
+	 * nothing to do and nobody to wait for. */
+	if (atomic_load(&h->recorded))
+		return 0;
 	pthread_mutex_lock(&h->mu);
-	if (h->recorded || hmap_get(h->origs, path)) {
+	if (atomic_load(&h->recorded) || hmap_get(h->origs, path)) {
 		pthread_mutex_unlock(&h->mu);
 		return 0;
 	}
@@ -1205,8 +1436,12 @@ bool history_settled(struct history *h)
 {
 	pthread_mutex_lock(&h->mu);
 	bool due = h->since_pack >= PACK_EVERY || h->loose >= PACK_LOOSE;
-	bool settled = h->recorded && !due && !h->npend &&
-		       !atomic_load(&h->packing) && !h->failed_commits;
+	pthread_mutex_lock(&h->qmu);
+	bool queued = h->qhead != NULL;
+	pthread_mutex_unlock(&h->qmu);
+	bool settled = atomic_load(&h->recorded) && !due && !h->npend &&
+		       !queued && !atomic_load(&h->packing) &&
+		       !h->failed_commits;
 	pthread_mutex_unlock(&h->mu);
 	return settled;
 }
@@ -1268,7 +1503,6 @@ static int commit_locked(struct history *h, const char *author,
 	h->since_pack++;
 	if (now_ns() - h->index_saved_ns > INDEX_SAVE_NS)
 		save_index(h);
-	pthread_cond_broadcast(&h->cv);
 	return 1;
 }
 
@@ -1341,19 +1575,40 @@ static int commit_pending_locked(struct history *h)
 	return r;
 }
 
+/* Everything queued and pending committed now (mu held): for readers of
+ * the history, which see every change made before they asked. */
+static void flush_locked(struct history *h)
+{
+	if (!atomic_load(&h->recorded))
+		return;
+	drain_locked(h);
+	commit_pending_locked(h);
+	publish_pending(h);
+}
+
 int history_commit(struct history *h, bool force)
 {
 	pthread_mutex_lock(&h->mu);
-	int r = 0;
-	if (h->npend &&
-	    (force || now_ns() - h->first_ns >= HISTORY_BATCH_MS * 1000000ull))
-		r = commit_pending_locked(h);
+	int r = 0, made = 0;
+	if (atomic_load(&h->recorded))
+		r = drain_locked(h);
+	if (r > 0)
+		made = r;
+	if (h->npend && (force || now_ns() - h->first_ns >=
+					  HISTORY_BATCH_MS * 1000000ull)) {
+		int c = commit_pending_locked(h);
+		if (c < 0)
+			r = c;
+		else
+			made += c;
+	}
 	if (r < 0)
 		h->failed_commits++;
-	else if (r > 0)
+	else if (made > 0)
 		h->failed_commits = 0;
+	publish_pending(h);
 	pthread_mutex_unlock(&h->mu);
-	return r;
+	return r < 0 ? r : made;
 }
 
 char *history_failing(struct history *h)
@@ -1370,15 +1625,20 @@ char *history_failing(struct history *h)
 
 bool history_wait_due(struct history *h)
 {
-	pthread_mutex_lock(&h->mu);
+	pthread_mutex_lock(&h->qmu);
 	for (;;) {
-		if (h->stop)
+		if (h->qstop)
 			break;
-		if (!h->npend) {
-			pthread_cond_wait(&h->cv, &h->mu);
+		/* The batch is due HISTORY_BATCH_MS after its first change,
+		 * pending or still queued. */
+		uint64_t first = h->pend_ns;
+		if (h->qhead && (!first || h->qhead->ns < first))
+			first = h->qhead->ns;
+		if (!first) {
+			pthread_cond_wait(&h->qcv, &h->qmu);
 			continue;
 		}
-		uint64_t due = h->first_ns + HISTORY_BATCH_MS * 1000000ull;
+		uint64_t due = first + HISTORY_BATCH_MS * 1000000ull;
 		uint64_t now = now_ns();
 		if (now >= due)
 			break;
@@ -1391,10 +1651,10 @@ bool history_wait_due(struct history *h)
 			until.tv_sec++;
 			until.tv_nsec -= 1000000000L;
 		}
-		pthread_cond_timedwait(&h->cv, &h->mu, &until);
+		pthread_cond_timedwait(&h->qcv, &h->qmu, &until);
 	}
-	bool go = !h->stop;
-	pthread_mutex_unlock(&h->mu);
+	bool go = !h->qstop;
+	pthread_mutex_unlock(&h->qmu);
 	return go;
 }
 
@@ -1407,11 +1667,13 @@ void history_stop(struct history *h)
 		pthread_setschedparam(h->idle_thread, SCHED_OTHER, &sp);
 	}
 	pthread_mutex_unlock(&h->idle_mu);
+	pthread_mutex_lock(&h->qmu);
+	h->qstop = true;
+	pthread_cond_broadcast(&h->qcv);
+	pthread_mutex_unlock(&h->qmu);
 	pthread_mutex_lock(&h->mu);
-	h->stop = true;
-	commit_pending_locked(h);
+	flush_locked(h);
 	save_index(h);
-	pthread_cond_broadcast(&h->cv);
 	pthread_mutex_unlock(&h->mu);
 }
 
@@ -1688,6 +1950,7 @@ int history_scan(struct history *h, const struct history_file *files, size_t n)
 	drop_prepared(h);
 	/* Whatever happened, changes are recorded as they come from now. */
 	replay_held(h);
+	publish_pending(h);
 	save_index(h);
 	pthread_mutex_unlock(&h->mu);
 	return r < 0 ? r : (int)changed;
@@ -1818,7 +2081,7 @@ int history_log(struct history *h, const char *path, size_t limit,
 		struct history_version **ret, size_t *ret_n, size_t *ret_total)
 {
 	pthread_mutex_lock(&h->mu);
-	commit_pending_locked(h);
+	flush_locked(h);
 	struct seg *sv;
 	size_t ns = segments(h, path, &sv);
 	struct history_version *out = NULL;
@@ -1983,7 +2246,7 @@ int history_get(struct history *h, const char *path, const char *version,
 		size_t *ret_len, char **ret_err)
 {
 	pthread_mutex_lock(&h->mu);
-	commit_pending_locked(h);
+	flush_locked(h);
 	git_blob *b = NULL;
 	int r = resolve(h, path, version, &b, ret_ver, ret_err);
 	if (r == 0) {
@@ -2119,7 +2382,7 @@ int history_diff(struct history *h, const char *path, const char *from,
 		 struct history_version *ret_to, char **ret_err)
 {
 	pthread_mutex_lock(&h->mu);
-	commit_pending_locked(h);
+	flush_locked(h);
 	git_blob *a = NULL, *b = NULL;
 	git_patch *patch = NULL;
 	memset(ret_from, 0, sizeof(*ret_from));

@@ -4,8 +4,9 @@
  * (<vault>/.vaultd/history.git) whose trees hold the vault's notes. A
  * user's own .git is never opened.
  *
- * Changes are recorded as they happen (the note's new text becomes a blob
- * at once) and committed in batches: everything one writer changes within
+ * Changes are recorded as they happen (the note's new text is read at
+ * once and queued, so a writer never waits for git) and committed in
+ * batches by the history thread: everything one writer changes within
  * HISTORY_BATCH_MS is one commit, authored by that writer ("mcp:<tool>",
  * "mount:<process>", "vaultctl", "external"). A commit's message names
  * the notes in its first line and lists them below, one per line
@@ -13,7 +14,8 @@
  * "Renamed-To: d.md"); the per-note log is built from those lines, so
  * asking for a note's history never walks trees.
  *
- * Thread-safe: one mutex guards the repository and the pending batch.
+ * Thread-safe: one mutex guards the repository and the pending batch,
+ * another the queue; writers take only the second.
  */
 #pragma once
 
@@ -74,9 +76,10 @@ int history_scan(struct history *h, const struct history_file *files, size_t n);
 int history_prepare(struct history *h, const struct history_file *files,
 		    size_t n);
 
-/* A note was created or changed (its text is read from the vault), was
- * deleted, or was renamed. author: who wrote. Negative errno on failure
- * (the change is then in the next scan). */
+/* A note was created or changed (its text is read from the vault now),
+ * was deleted, or was renamed: the change is queued for the next commit.
+ * author: who wrote. Negative errno on failure (the change is then in
+ * the next scan). */
 int history_note_changed(struct history *h, const char *path,
 			 const char *author);
 int history_note_deleted(struct history *h, const char *path,
@@ -98,8 +101,10 @@ bool history_recorded(struct history *h);
 bool history_packing(struct history *h);
 
 /*
- * Commit the pending batch if it is due (or now, with force). Returns the
- * number of commits made (0 or 1) or a negative errno.
+ * Take the queued changes into the pending batch and commit it if it is
+ * due (or now, with force). Returns the number of commits made (one per
+ * writer whose changes were queued one after the other) or a negative
+ * errno.
  */
 int history_commit(struct history *h, bool force);
 /*
@@ -112,7 +117,8 @@ int history_pack(struct history *h);
 /* The notes recorded at start, nothing pending, nothing to pack, no pack
  * running. */
 bool history_settled(struct history *h);
-/* Block until a batch is due (true) or history_stop() (false). */
+/* Block until a batch is due, HISTORY_BATCH_MS after its first change
+ * (true), or history_stop() (false). */
 bool history_wait_due(struct history *h);
 void history_stop(struct history *h);
 /* Commits made, and bytes the repository takes on disk. */

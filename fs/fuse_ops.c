@@ -21,6 +21,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/wait.h>
@@ -33,9 +34,19 @@
 /* ---- inode table ------------------------------------------------------------
  */
 
+/* A descriptor shared by the handles that only read one file. */
+struct shared_fd {
+	int fd;
+	int refs; /* under the table lock */
+};
+
 struct node {
 	struct node *next; /* hash chain */
 	int fd;		   /* O_PATH, pins the file (not its name) */
+	/* A read-only descriptor of fd's file, opened at the first open for
+	 * reading and shared by every such handle: opening a note to read
+	 * it costs no system call (the node holds one reference). */
+	struct shared_fd *rfd; /* under the table lock */
 	ino_t ino;
 	dev_t dev;
 	uint64_t nlookup; /* the kernel's references, under the table lock */
@@ -102,7 +113,11 @@ struct mount {
 	pthread_mutex_t tmu;	/* the inode table */
 	struct node **buckets;	/* tmu */
 	size_t nbuckets, count; /* tmu */
-	int shadow_dir;		/* .vaultd/shadow, for O_TMPFILE copies */
+	/* Shared read descriptors open, and at most how many: half the
+	 * descriptor limit at first, halved whenever descriptors run out
+	 * (see shed_shared()). */
+	size_t nshared, max_shared; /* tmu */
+	int shadow_dir;		    /* .vaultd/shadow, for big shadow copies */
 	/* kernel cache invalidations, sent from their own thread */
 	pthread_mutex_t qmu;
 	pthread_cond_t qcv;
@@ -251,6 +266,50 @@ static void node_put(struct node *n)
 	pthread_rwlock_unlock(&n->fdlock);
 }
 
+static void shared_put(struct mount *m, struct shared_fd *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&m->tmu);
+	bool last = --s->refs == 0;
+	if (last)
+		m->nshared--;
+	pthread_mutex_unlock(&m->tmu);
+	if (last) {
+		close(s->fd);
+		free(s);
+	}
+}
+
+/*
+ * Descriptors ran out (EMFILE): close the shared read descriptors no
+ * handle uses (their nodes open them again when read) and keep fewer
+ * from now on. Returns how many were closed: when none, trying again is
+ * no use.
+ */
+static size_t shed_shared(struct mount *m)
+{
+	struct shared_fd **v = NULL;
+	size_t n = 0;
+	pthread_mutex_lock(&m->tmu);
+	v = xcalloc(m->nshared + 1, sizeof(*v));
+	for (size_t b = 0; b < m->nbuckets; b++)
+		for (struct node *x = m->buckets[b]; x; x = x->next)
+			if (x->rfd && x->rfd->refs == 1 && n < m->nshared) {
+				v[n++] = x->rfd;
+				x->rfd = NULL;
+			}
+	m->max_shared = m->nshared / 2;
+	m->nshared -= n;
+	pthread_mutex_unlock(&m->tmu);
+	for (size_t i = 0; i < n; i++) {
+		close(v[i]->fd);
+		free(v[i]);
+	}
+	free(v);
+	return n;
+}
+
 static void unref_node(struct mount *m, struct node *n, uint64_t count)
 {
 	if (n == &m->root_node)
@@ -262,6 +321,7 @@ static void unref_node(struct mount *m, struct node *n, uint64_t count)
 		table_remove(m, n);
 	pthread_mutex_unlock(&m->tmu);
 	if (gone) {
+		shared_put(m, n->rfd);
 		close(n->fd);
 		pthread_rwlock_destroy(&n->fdlock);
 		free(n);
@@ -284,8 +344,13 @@ static void node_swap(struct mount *m, struct node *n, int newfd)
 	n->ino = st.st_ino;
 	n->dev = st.st_dev;
 	table_insert(m, n);
+	/* Readers from now on read the new file; those reading keep the
+	 * old one. */
+	struct shared_fd *rfd = n->rfd;
+	n->rfd = NULL;
 	pthread_mutex_unlock(&m->tmu);
 	pthread_rwlock_unlock(&n->fdlock);
+	shared_put(m, rfd);
 	close(old);
 }
 
@@ -337,11 +402,14 @@ static char *source_of(fuse_req_t req)
 	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	char p[64], comm[64] = "unknown";
 	snprintf(p, sizeof(p), "/proc/%d/comm", ctx ? (int)ctx->pid : 0);
-	FILE *f = ctx && ctx->pid ? fopen(p, "re") : NULL;
-	if (f) {
-		if (fgets(comm, sizeof(comm), f))
+	int fd = ctx && ctx->pid ? open(p, O_RDONLY | O_CLOEXEC) : -1;
+	if (fd >= 0) {
+		ssize_t n = read(fd, comm, sizeof(comm) - 1);
+		if (n > 0) {
+			comm[n] = 0;
 			comm[strcspn(comm, "\n")] = 0;
-		fclose(f);
+		}
+		close(fd);
 	}
 	return xasprintf("mount:%s", comm);
 }
@@ -777,6 +845,11 @@ struct fh {
 	 * may race the switch, so the old fd stays open (orig_fd). */
 	int fd;
 	int orig_fd;
+	struct shared_fd *rfd; /* fd is this one's (a read-only handle) */
+	/* A shadow in memory (mu), and the memfd it left when it grew past
+	 * SHADOW_SPILL (kept open, as orig_fd, for reads in flight). */
+	bool in_memory;
+	int spilled_fd;
 	bool shadow;
 	bool writable;
 	bool dirty;   /* written since the last commit */
@@ -823,60 +896,109 @@ static struct fh *file_fh(struct fuse_file_info *fi)
  * flag belongs on vaultd's own descriptor. */
 #define PASS_FLAGS(f) ((f) & ~(O_NOFOLLOW | O_APPEND | O_DIRECT))
 
-static int open_node(struct node *n, int flags)
+static size_t shed_shared(struct mount *m);
+
+static int open_node(struct mount *m, struct node *n, int flags)
 {
 	char p[64];
 	int fd = node_get(n);
 	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
 	int r = open(p, PASS_FLAGS(flags) | O_CLOEXEC);
+	if (r < 0 && errno == EMFILE && shed_shared(m))
+		r = open(p, PASS_FLAGS(flags) | O_CLOEXEC);
 	int e = errno;
 	node_put(n);
 	errno = e;
 	return r;
 }
 
-/* A private copy of a note to write into: an unnamed file in .vaultd. */
-static int make_shadow(struct mount *m, int from_fd, bool copy)
+/* Copy from's bytes to the start of to. */
+static int copy_fd(int from, int to)
 {
-	int fd = m->shadow_dir >= 0
-			 ? openat(m->shadow_dir, ".",
-				  O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)
-			 : -1;
-	if (fd < 0)
+	char buf[65536];
+	off_t off = 0;
+	for (;;) {
+		ssize_t r = pread(from, buf, sizeof(buf), off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return 0;
+		for (ssize_t done = 0; done < r;) {
+			ssize_t w = pwrite(to, buf + done, (size_t)(r - done),
+					   off + done);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return w < 0 ? -errno : -EIO;
+			done += w;
+		}
+		off += r;
+	}
+}
+
+/*
+ * Shadow copies live in memory (a memfd) while they are small, which is
+ * what a note is: making one touches no file system. One that grows past
+ * SHADOW_SPILL moves to an unnamed file in .vaultd/shadow.
+ */
+#define SHADOW_SPILL (8u << 20)
+
+static int disk_shadow(struct mount *m)
+{
+	return m->shadow_dir >= 0 ? openat(m->shadow_dir, ".",
+					   O_TMPFILE | O_RDWR | O_CLOEXEC, 0600)
+				  : -1;
+}
+
+/* A private copy of a note to write into (with copy: from_fd's text).
+ * *ret_mem: it is in memory. */
+static int make_shadow(struct mount *m, int from_fd, bool copy, bool *ret_mem)
+{
+	struct stat st;
+	bool big = copy && from_fd >= 0 && fstat(from_fd, &st) == 0 &&
+		   st.st_size > (off_t)SHADOW_SPILL;
+	int fd = big ? disk_shadow(m) : -1;
+	bool mem = fd < 0;
+	if (mem)
 		fd = memfd_create("vaultd-shadow", MFD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (copy && from_fd >= 0) {
-		char buf[65536];
-		off_t off = 0;
-		for (;;) {
-			ssize_t r = pread(from_fd, buf, sizeof(buf), off);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r < 0) {
-				int e = -errno;
-				close(fd);
-				return e;
-			}
-			if (r == 0)
-				break;
-			for (ssize_t done = 0; done < r;) {
-				ssize_t w =
-					pwrite(fd, buf + done,
-					       (size_t)(r - done), off + done);
-				if (w < 0 && errno == EINTR)
-					continue;
-				if (w <= 0) {
-					int e = w < 0 ? -errno : -EIO;
-					close(fd);
-					return e;
-				}
-				done += w;
-			}
-			off += r;
-		}
+	int r = copy && from_fd >= 0 ? copy_fd(from_fd, fd) : 0;
+	if (r < 0) {
+		close(fd);
+		return r;
 	}
+	*ret_mem = mem;
 	return fd;
+}
+
+/*
+ * A shadow in memory is about to reach end: past SHADOW_SPILL, its text
+ * moves to a file in .vaultd/shadow (where that fails it stays in
+ * memory). h->mu held.
+ */
+static void shadow_grow(struct mount *m, struct fh *h, off_t end)
+{
+	if (!h->shadow || !h->in_memory || end <= (off_t)SHADOW_SPILL)
+		return;
+	int fd = disk_shadow(m);
+	if (fd < 0)
+		return;
+	if (copy_fd(h->fd, fd) < 0) {
+		close(fd);
+		return;
+	}
+	pthread_mutex_lock(&m->tmu);
+	if (h->node->writer_fd == h->fd)
+		h->node->writer_fd = fd;
+	pthread_mutex_unlock(&m->tmu);
+	if (h->spilled_fd >= 0)
+		close(h->spilled_fd);
+	h->spilled_fd = h->fd;
+	h->in_memory = false;
+	__atomic_store_n(&h->fd, fd, __ATOMIC_RELEASE);
 }
 
 /* Largest text a commit reads into memory to judge. */
@@ -1047,8 +1169,9 @@ static int commit(struct mount *m, struct fh *h, enum commit_kind kind)
 	size_t ol = 0;
 	int old_err = -1;
 	if (kind == COMMIT_FLUSH && !h->has_base)
-		old_err = file_read(vault_rootfd(v), path, COMMIT_MAX, &old,
-				    &ol, NULL);
+		old_err = h->created ? -ENOENT /* it was not there */
+				     : file_read(vault_rootfd(v), path,
+						 COMMIT_MAX, &old, &ol, NULL);
 	struct pending_delete *p = pending_take(m, path);
 	bool keep_pending = false, gone = false;
 	r = vault_commit(v, path, text, len, &o, &out, &msg);
@@ -1099,17 +1222,22 @@ static int commit(struct mount *m, struct fh *h, enum commit_kind kind)
 	return commit_errno(r);
 }
 
-static struct fh *new_fh(int fd, struct node *n, int flags)
+/* shadow: fd is a shadow copy (its open_ino is the note's, set by the
+ * caller). */
+static struct fh *new_fh(int fd, struct node *n, int flags, bool shadow)
 {
 	struct fh *h = xcalloc(1, sizeof(*h));
 	h->tag = FH_FILE;
 	h->fd = fd;
 	h->orig_fd = -1;
+	h->spilled_fd = -1;
 	h->node = n;
 	h->writable = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC);
 	h->append = (flags & O_APPEND) != 0;
+	/* Only writers are looked for by inode (renames, still_held()). */
 	struct stat st;
-	h->open_ino = fstat(fd, &st) == 0 ? st.st_ino : 0;
+	if (h->writable && !shadow)
+		h->open_ino = fstat(fd, &st) == 0 ? st.st_ino : 0;
 	pthread_mutex_init(&h->mu, NULL);
 	return h;
 }
@@ -1137,9 +1265,14 @@ static void destroy_fh(struct mount *m, struct fh *h)
 			h->node->writer_fd = -1;
 		pthread_mutex_unlock(&m->tmu);
 	}
-	close(h->fd);
+	if (h->rfd)
+		shared_put(m, h->rfd);
+	else
+		close(h->fd);
 	if (h->orig_fd >= 0)
 		close(h->orig_fd);
+	if (h->spilled_fd >= 0)
+		close(h->spilled_fd);
 	free(h->path);
 	free(h->source);
 	drop_base(h);
@@ -1300,8 +1433,11 @@ static int open_shadow(struct mount *m, fuse_req_t req, struct node *n,
 		       char *path, struct fuse_file_info *fi, bool created,
 		       bool claimed)
 {
-	int rfd = (fi->flags & O_TRUNC) ? -1 : open_node(n, O_RDONLY);
-	int fd = make_shadow(m, rfd, rfd >= 0);
+	/* A note just made (empty) or truncated: nothing to copy. */
+	int rfd = (fi->flags & O_TRUNC) || created ? -1
+						   : open_node(m, n, O_RDONLY);
+	bool mem;
+	int fd = make_shadow(m, rfd, rfd >= 0, &mem);
 	if (rfd >= 0)
 		close(rfd);
 	if (fd < 0) {
@@ -1310,8 +1446,9 @@ static int open_shadow(struct mount *m, fuse_req_t req, struct node *n,
 		free(path);
 		return -fd;
 	}
-	struct fh *h = new_fh(fd, n, fi->flags);
+	struct fh *h = new_fh(fd, n, fi->flags, true);
 	h->shadow = true;
+	h->in_memory = mem;
 	h->writable = true;
 	h->path = path;
 	h->source = source_of(req);
@@ -1342,6 +1479,7 @@ static int open_shadow(struct mount *m, fuse_req_t req, struct node *n,
 struct writers {
 	struct fh **h;
 	int *shadow; /* prepared copies */
+	bool *mem;   /* each in memory */
 	size_t n;
 };
 
@@ -1354,6 +1492,7 @@ static int writers_take(struct mount *m, ino_t ino, struct writers *ret)
 			w.n++;
 	w.h = xcalloc(w.n + 1, sizeof(*w.h));
 	w.shadow = xcalloc(w.n + 1, sizeof(*w.shadow));
+	w.mem = xcalloc(w.n + 1, sizeof(*w.mem));
 	size_t i = 0;
 	for (struct fh *h = m->fhs; h && i < w.n; h = h->hnext)
 		if (!h->shadow && h->writable && h->open_ino == ino) {
@@ -1365,7 +1504,8 @@ static int writers_take(struct mount *m, ino_t ino, struct writers *ret)
 	int err = 0;
 	for (i = 0; i < w.n; i++) {
 		pthread_mutex_lock(&w.h[i]->mu);
-		w.shadow[i] = err ? -1 : make_shadow(m, w.h[i]->fd, true);
+		w.shadow[i] =
+			err ? -1 : make_shadow(m, w.h[i]->fd, true, &w.mem[i]);
 		if (w.shadow[i] < 0 && !err)
 			err = w.shadow[i];
 	}
@@ -1391,6 +1531,7 @@ static void writers_done(struct mount *m, struct writers *w, bool ok,
 			h->node->writer_fd = w->shadow[i];
 			pthread_mutex_unlock(&m->tmu);
 			h->orig_fd = h->fd;
+			h->in_memory = w->mem[i];
 			h->dirty = false;
 			__atomic_store_n(&h->fd, w->shadow[i],
 					 __ATOMIC_RELEASE);
@@ -1406,6 +1547,7 @@ static void writers_done(struct mount *m, struct writers *w, bool ok,
 	}
 	free(w->h);
 	free(w->shadow);
+	free(w->mem);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -1444,6 +1586,8 @@ static int do_lookup(struct mount *m, fuse_ino_t parent, const char *name,
 	struct node *p = node_of(m, parent);
 	int pfd = node_get(p);
 	int fd = openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 && errno == EMFILE && shed_shared(m))
+		fd = openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	int err = errno;
 	node_put(p);
 	if (fd < 0)
@@ -1581,7 +1725,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 static int truncate_note(struct mount *m, fuse_req_t req, struct node *n,
 			 const char *path, off_t size)
 {
-	int rfd = open_node(n, O_RDONLY);
+	int rfd = open_node(m, n, O_RDONLY);
 	if (rfd < 0)
 		return errno;
 	struct fh h = {.tag = FH_FILE,
@@ -1589,7 +1733,8 @@ static int truncate_note(struct mount *m, fuse_req_t req, struct node *n,
 		       .node = n,
 		       .path = (char *)path,
 		       .source = source_of(req)};
-	int shadow = make_shadow(m, rfd, true);
+	bool mem;
+	int shadow = make_shadow(m, rfd, true, &mem);
 	close(rfd);
 	if (shadow < 0) {
 		free(h.source);
@@ -2244,6 +2389,74 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	fuse_reply_err(req, 0);
 }
 
+/*
+ * The node's shared read-only descriptor, referenced; NULL when this open
+ * needs its own (not a regular file; errno set when the file cannot be
+ * opened at all). No other open flag changes what a read at an offset
+ * returns (O_DIRECT is never passed on, see PASS_FLAGS).
+ */
+static struct shared_fd *shared_get(struct mount *m, struct node *n, int flags)
+{
+	if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
+		return NULL;
+	pthread_mutex_lock(&m->tmu);
+	struct shared_fd *s = n->rfd;
+	if (s)
+		s->refs++;
+	bool room = m->nshared < m->max_shared;
+	pthread_mutex_unlock(&m->tmu);
+	if (s || !room)
+		return s;
+	/* The descriptor is opened from the node's fd under its fdlock:
+	 * a swap (the note replaced) waits, and drops it after. */
+	char p[64];
+	int nfd = node_get(n);
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", nfd);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && errno == EMFILE && shed_shared(m))
+		fd = open(p, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+		node_put(n);
+		close(fd);
+		return NULL; /* opened again, with its own flags */
+	}
+	if (fd < 0) {
+		int e = errno;
+		node_put(n);
+		errno = e;
+		return NULL;
+	}
+	pthread_mutex_lock(&m->tmu);
+	if (n->rfd || m->nshared >= m->max_shared) {
+		/* Another reader was quicker (or took the last room). */
+		s = n->rfd;
+		if (s)
+			s->refs++;
+		pthread_mutex_unlock(&m->tmu);
+		node_put(n);
+		if (s) {
+			close(fd);
+			return s;
+		}
+		/* This open's own descriptor, then. */
+		struct shared_fd *own_fd = xmalloc(sizeof(*own_fd));
+		*own_fd = (struct shared_fd){fd, 1};
+		pthread_mutex_lock(&m->tmu);
+		m->nshared++;
+		pthread_mutex_unlock(&m->tmu);
+		return own_fd;
+	}
+	s = xmalloc(sizeof(*s));
+	s->fd = fd;
+	s->refs = 2; /* the node's and this handle's */
+	n->rfd = s;
+	m->nshared++;
+	pthread_mutex_unlock(&m->tmu);
+	node_put(n);
+	return s;
+}
+
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct mount *m = mnt(req);
@@ -2268,12 +2481,14 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			return;
 		}
 	}
-	int fd = open_node(n, fi->flags);
+	struct shared_fd *rfd = writing ? NULL : shared_get(m, n, fi->flags);
+	int fd = rfd ? rfd->fd : open_node(m, n, fi->flags);
 	if (fd < 0) {
 		fuse_reply_err(req, errno);
 		return;
 	}
-	struct fh *h = new_fh(fd, n, fi->flags);
+	struct fh *h = new_fh(fd, n, fi->flags, false);
+	h->rfd = rfd;
 	fi->fh = (uint64_t)(uintptr_t)h;
 	if (h->writable)
 		register_fh(m, h);
@@ -2300,7 +2515,8 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		 * at commit, if the guard agrees. Claimed first: the watcher
 		 * must not index the empty placeholder. */
 		own(m, path, 1);
-		fd = openat(pfd, name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC,
+		/* Read-only: the watcher hears of no write to it. */
+		fd = openat(pfd, name, O_CREAT | O_EXCL | O_RDONLY | O_CLOEXEC,
 			    mode);
 		if (fd >= 0)
 			created = true;
@@ -2363,7 +2579,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 			return;
 		}
 	} else {
-		struct fh *h = new_fh(fd, n, fi->flags);
+		struct fh *h = new_fh(fd, n, fi->flags, false);
 		fi->fh = (uint64_t)(uintptr_t)h;
 		if (h->writable)
 			register_fh(m, h);
@@ -2395,6 +2611,7 @@ static void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *in,
 	struct stat st;
 	if (h->shadow && h->append && fstat(h->fd, &st) == 0)
 		off = st.st_size;
+	shadow_grow(mnt(req), h, off + (off_t)fuse_buf_size(in));
 	struct fuse_bufvec out = FUSE_BUFVEC_INIT(fuse_buf_size(in));
 	out.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 	out.buf[0].fd = h->fd;
@@ -2621,6 +2838,8 @@ static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off,
 {
 	struct fh *h = fh_of(fi);
 	pthread_mutex_lock(&h->mu);
+	if (!(mode & FALLOC_FL_KEEP_SIZE))
+		shadow_grow(mnt(req), h, off + len);
 	int r = fallocate(h->fd, mode, off, len);
 	int err = errno;
 	if (r == 0 && h->shadow)
@@ -2648,6 +2867,9 @@ static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 {
 	struct fh *out = fh_of(fi_out);
 	pthread_mutex_lock(&out->mu);
+	shadow_grow(mnt(req), out,
+		    len > SHADOW_SPILL ? (off_t)SHADOW_SPILL + 1
+				       : off_out + (off_t)len);
 	ssize_t r = copy_file_range(fh_fd(fh_of(fi_in)), &off_in, out->fd,
 				    &off_out, len, (unsigned)flags);
 	int err = errno;
@@ -2830,6 +3052,11 @@ int mount_start(struct vault *v, const struct mount_config *cfg,
 	m->max_threads = cfg->max_threads > 0 ? cfg->max_threads : 16;
 	m->nbuckets = 1024;
 	m->buckets = xcalloc(m->nbuckets, sizeof(*m->buckets));
+	struct rlimit lim;
+	m->max_shared = getrlimit(RLIMIT_NOFILE, &lim) == 0 &&
+					lim.rlim_cur != RLIM_INFINITY
+				? (size_t)lim.rlim_cur / 2
+				: 1u << 17;
 	m->owned = hmap_new();
 	pthread_mutex_init(&m->tmu, NULL);
 	pthread_mutex_init(&m->qmu, NULL);
@@ -2974,6 +3201,7 @@ struct mount *mount_stop(struct mount *m)
 		while (m->buckets[i]) {
 			struct node *n = m->buckets[i];
 			m->buckets[i] = n->next;
+			shared_put(m, n->rfd);
 			close(n->fd);
 			pthread_rwlock_destroy(&n->fdlock);
 			free(n);

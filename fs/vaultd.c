@@ -37,6 +37,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -242,7 +243,9 @@ static void rootwatch_stop(struct rootwatch *w)
 }
 
 /* Records the notes as they are at start, then commits what writers
- * change, a batch at a time. */
+ * change, a batch at a time. Writers only queue their changes; the
+ * commits run at the lowest priority (nice 19), so that on a busy
+ * machine git's work takes the CPU time the writers leave. */
 static void *history_thread(void *arg)
 {
 	struct vault *v = arg;
@@ -273,6 +276,9 @@ static void *history_thread(void *arg)
 			 "%s)",
 			 r, r == 1 ? "" : "s", (double)(now_ns() - t0) / 1e9,
 			 versions, (double)bytes / 1e6, history_path(h));
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 19) < 0)
+		log_warn("history: cannot lower its priority: %s",
+			 strerror(errno));
 	for (;;) {
 		int p = history_pack_due(h) ? history_pack(h) : 0;
 		if (p == -ECANCELED)

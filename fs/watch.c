@@ -196,6 +196,42 @@ static void sync_folder(struct watcher *w, const char *dir, bool appeared)
 	pv_free(&stack);
 }
 
+/* A temp file of this vaultd's own atomic writes
+ * (".<base>.vaultd-<pid>-<hex>.tmp"): the write shows as the rename onto
+ * the note, which vaultd has indexed already. */
+static bool own_temp(const char *name)
+{
+	size_t n = strlen(name);
+	if (name[0] != '.' || n < 12 || strcmp(name + n - 4, ".tmp") != 0)
+		return false;
+	static _Thread_local char mark[32];
+	static _Thread_local int ml;
+	if (!ml)
+		ml = snprintf(mark, sizeof(mark), ".vaultd-%d-", (int)getpid());
+	const char *m = NULL;
+	for (const char *p = name; (p = strstr(p, mark)); p++)
+		m = p;
+	return m && m + ml < name + n - 4;
+}
+
+/* A file renamed onto path that the index has as it is (same inode, size
+ * and time): vaultd's own write, indexed and announced by vaultd. */
+static bool indexed_as_is(struct watcher *w, const char *path)
+{
+	struct stat st;
+	if (file_stat(vault_rootfd(w->v), path, &st) < 0 ||
+	    !S_ISREG(st.st_mode))
+		return false;
+	vault_read_lock(w->v);
+	const struct note *n = index_by_path(vault_index(w->v), path);
+	bool same = n && n->ino == (uint64_t)st.st_ino &&
+		    n->size == (int64_t)st.st_size &&
+		    n->mtime_ns == (int64_t)st.st_mtim.tv_sec * 1000000000 +
+					   st.st_mtim.tv_nsec;
+	vault_read_unlock(w->v);
+	return same;
+}
+
 static void handle(struct watcher *w, const struct inotify_event *e)
 {
 	char key[16];
@@ -206,6 +242,8 @@ static void handle(struct watcher *w, const struct inotify_event *e)
 	}
 	const char *dir = hmap_get(w->dirs, key);
 	if (!dir || !e->len)
+		return;
+	if (!(e->mask & IN_ISDIR) && own_temp(e->name))
 		return;
 	_cleanup_free_ char *path =
 		*dir ? xasprintf("%s/%s", dir, e->name) : xstrdup(e->name);
@@ -225,6 +263,8 @@ static void handle(struct watcher *w, const struct inotify_event *e)
 			mount_external_change(w->m, path);
 		return;
 	}
+	if ((e->mask & IN_MOVED_TO) && indexed_as_is(w, path))
+		return;
 	if (e->mask & IN_CREATE) {
 		/* Wait for IN_CLOSE_WRITE, except for links and the like. */
 		struct stat st;

@@ -1694,6 +1694,52 @@ static void test_note_size(void)
 	free(m);
 }
 
+/* A note written past the size at which its shadow copy leaves memory
+ * for a file: what was written before stays, reads through the writing
+ * descriptor see it, and the note is whole, through the mount and in the
+ * vault folder. */
+static void test_note_big(void)
+{
+	enum { CHUNK = 1 << 20, NCHUNK = 12 };
+	char *m = xasprintf("%s/big note.md", g_mnt);
+	char *v = xasprintf("%s/big note.md", g_vault);
+	char *buf = xmalloc(CHUNK + 1), *back = xmalloc(CHUNK);
+	uint64_t hw = FNV0;
+	int fd = open(m, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	CU_ASSERT_FATAL(fd >= 0);
+	bool ok = true;
+	for (int c = 0; c < NCHUNK && ok; c++) {
+		for (size_t i = 0; i < CHUNK; i += 32)
+			snprintf(buf + i, 33, "chunk %2d line %8zu ........\n",
+				 c, i / 32);
+		ok = write(fd, buf, CHUNK) == CHUNK;
+		hw = fnv(hw, buf, CHUNK);
+		struct stat st;
+		ok = ok && fstat(fd, &st) == 0 &&
+		     st.st_size == (off_t)(c + 1) * CHUNK;
+		/* The first chunk, read back through the same descriptor. */
+		ok = ok && pread(fd, back, 32, 0) == 32 &&
+		     !memcmp(back, "chunk  0 line        0 ........\n", 32);
+		if (!ok)
+			fprintf(stderr, "\n    big note: chunk %d", c);
+	}
+	CU_ASSERT(ok);
+	CU_ASSERT_EQUAL(close(fd), 0);
+	const char *sides[2] = {m, v};
+	for (int k = 0; k < 2; k++) {
+		size_t len = 0;
+		char *t = slurp(sides[k], &len);
+		CU_ASSERT(t && len == (size_t)CHUNK * NCHUNK &&
+			  fnv(FNV0, t, len) == hw);
+		free(t);
+	}
+	CU_ASSERT_EQUAL(unlink(m), 0);
+	free(buf);
+	free(back);
+	free(m);
+	free(v);
+}
+
 /* ---- random operations ----------------------------------------------------
  */
 
@@ -2895,6 +2941,7 @@ int main(void)
 		{"random_plain", test_random_plain},
 		{"note_readback", test_note_readback},
 		{"note_size", test_note_size},
+		{"note_big", test_note_big},
 		{"random_notes", test_random_notes},
 		{"redirect", test_redirect},
 		{"rename_open_fd", test_rename_open_fd},
