@@ -70,14 +70,15 @@ struct vault_set *vset_free(struct vault_set *vs)
 {
 	if (!vs)
 		return NULL;
-	/* Threads still connecting hold their vrec: those are left to the
-	 * process's end rather than freed under them. */
+	/* A thread still connecting writes to the set when it is done: the
+	 * set is then left to the process's end rather than freed under it. */
+	for (size_t i = 0; i < vs->v.n; i++)
+		if (((struct vrec *)vs->v.v[i])->connecting)
+			return NULL;
 	for (size_t i = 0; i < vs->v.n; i++) {
 		struct vrec *r = vs->v.v[i];
 		r->c = ctl_close(r->c);
 		queue_drop(r);
-		if (r->connecting)
-			continue;
 		pv_free(&r->queue);
 		free(r->name);
 		free(r->path);
@@ -88,6 +89,9 @@ struct vault_set *vset_free(struct vault_set *vs)
 	for (size_t i = 0; i < vs->roots.n; i++)
 		free(vs->roots.v[i]);
 	pv_free(&vs->roots);
+	close(vs->wake[0]);
+	close(vs->wake[1]);
+	pthread_mutex_destroy(&vs->mu);
 	free(vs);
 	return NULL;
 }
@@ -150,18 +154,21 @@ char *vset_names(const struct vault_set *vs)
 /* ---- names and folders
  * --------------------------------------------------------- */
 
+/* ASCII letters and digits, '_', '-', '.', and any non-ASCII UTF-8
+ * (a folder named in another script keeps its name). */
 static bool name_char(char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-	       (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+	       (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.' ||
+	       (unsigned char)c >= 0x80;
 }
 
-/* A name as a client would type it: letters, digits, '_', '-', '.',
- * not starting with '.'; a URI's authority holds it as is. */
+/* A name as a client would type it: those characters, not starting
+ * with '.'; a URI's authority holds it as is. */
 static bool name_ok(const char *s)
 {
 	size_t n = strlen(s);
-	if (!n || n > VSET_NAME_MAX || *s == '.')
+	if (!n || n > VSET_NAME_MAX || *s == '.' || !u8_valid(s, n))
 		return false;
 	for (const char *p = s; *p; p++)
 		if (!name_char(*p))
@@ -176,7 +183,7 @@ static char *name_from(const char *path)
 	base = base ? base + 1 : path;
 	struct sbuf b = {0};
 	bool dash = false;
-	for (const char *p = base; *p && b.len < VSET_NAME_MAX; p++) {
+	for (const char *p = base; *p && b.len < VSET_NAME_MAX + 4; p++) {
 		if (name_char(*p) && !(b.len == 0 && *p == '.')) {
 			if (dash && b.len)
 				sb_putc(&b, '-');
@@ -186,9 +193,14 @@ static char *name_from(const char *path)
 			dash = true;
 		}
 	}
-	if (!b.len)
-		sb_puts(&b, "vault");
-	return sb_steal(&b);
+	char *n = sb_steal(&b);
+	if (n && strlen(n) > VSET_NAME_MAX)
+		n[utf8_cut(n, VSET_NAME_MAX)] = 0; /* at a character */
+	if (!n || !*n || !u8_valid(n, strlen(n))) {
+		free(n);
+		return xstrdup("vault");
+	}
+	return n;
 }
 
 /* base, else base-2, base-3, ... */
@@ -293,8 +305,8 @@ int vset_load(struct vault_set *vs, const char *path, const char *name,
 	}
 	if (name && !name_ok(name)) {
 		*ret_msg = xasprintf(
-			"name %s: 1 to %d letters, digits, '_', '-' or '.', "
-			"not starting with '.'",
+			"name %s: 1 to %d bytes of letters, digits, '_', '-' "
+			"or '.', not starting with '.'",
 			QUOTE(name), VSET_NAME_MAX);
 		return -EINVAL;
 	}

@@ -251,7 +251,7 @@ describe('several vaults', () => {
       assert.match(textOf(r), re, p.slice(0, 60));
       assert.ok(textOf(r).length < 1000);
     }
-    for (const name of ['../evil', 'a b', '.hidden', 'x'.repeat(33), 'home', 'é']) {
+    for (const name of ['../evil', 'a b', '.hidden', 'x'.repeat(33), 'home', 'a/b']) {
       const r = await call(c, 'load_vault', { vault_path: path.join(base.root, 'allowed'), name });
       assert.equal(r.isError, true, name);
     }
