@@ -23,6 +23,7 @@
 #define MULTI_TEMPLATE URI_SCHEME "{vault}/{+path}"
 #define CONTEXT_MAX 24576    /* bytes of the auto-context of all vaults */
 #define CONTEXT_WAIT_MS 2000 /* several vaults: the longest wait for it */
+#define LIST_WAIT_MS 1000    /* list_vaults: the longest wait for a vault */
 #define RESOURCE_PAGE 100
 #define LIST_TTL_MS 60000
 
@@ -2658,6 +2659,12 @@ void mcp_session_daemon_lost(struct mcp_session *s, size_t vault,
 void mcp_session_tick(struct mcp_session *s)
 {
 	uint64_t now = now_ns();
+	/* list_vaults answers without a vaultd that does not answer. */
+	for (struct pending *p = s->pending; p; p = p->next)
+		if (p->kind == P_JOB && p->job->kind == J_LIST &&
+		    !p->job->finished &&
+		    now - p->started >= LIST_WAIT_MS * 1000000ull)
+			job_reply(s, p->job, NULL);
 	/* Several vaults: a slow one does not hold the first result. */
 	if (s->multi && s->held_since &&
 	    now - s->held_since >= CONTEXT_WAIT_MS * 1000000ull) {

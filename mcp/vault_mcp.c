@@ -7,6 +7,11 @@
  *
  *   OBSIDIAN_VAULT_PATH=DIR vault-mcp [--read-only] [--max-result BYTES]
  *   vault-mcp --vault DIR ...
+ *   vault-mcp --vault DIR --vault DIR2 [--allow-root DIR3] ...
+ *
+ * Several vaults: each keeps its own vaultd and connection (vault_set.c);
+ * the default vault is connected here at once, so what cannot serve it is
+ * said at startup; the others connect on their own threads.
  *
  * The vaultd it starts is asked to make DIR a vault only with --create:
  * a folder that is not an Obsidian vault is refused (vaultd says why on

@@ -287,6 +287,12 @@ describe('several vaults', () => {
       assert.match(textOf(w), /^the plan/);
       assert.ok(Date.now() - t0 < 1000);
       assert.equal(done, false);
+      // list_vaults answers too, without home's note count.
+      const t1 = Date.now();
+      const lv = jsonOf(await call(c, 'list_vaults'));
+      assert.ok(Date.now() - t1 < 2500);
+      assert.equal(lv.vaults.find((v) => v.name === 'home').notes, null);
+      assert.equal(lv.vaults.find((v) => v.name === 'work').notes, 4);
       process.kill(pid, 'SIGCONT');
       assert.match(textOf(await slow), /home plan/);
     } finally {
