@@ -2744,6 +2744,9 @@ struct mcp_session *mcp_session_free(struct mcp_session *s)
 	while (s->pending) {
 		struct pending *p = s->pending;
 		s->pending = p->next;
+		/* A job goes with its last request. */
+		if (p->job && !--p->job->out)
+			job_free(p->job);
 		pending_free(p);
 	}
 	while (s->listens) {
