@@ -2341,6 +2341,29 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct stat st;
 	bool dir = from && file_stat(rootfd, from, &st) == 0 &&
 		   S_ISDIR(st.st_mode);
+	if (dir && to && strcmp(from, to) && !(flags & RENAME_EXCHANGE) &&
+	    !folder_unjudged(m, from) && !folder_unjudged(m, to)) {
+		/* A folder renamed or moved (Obsidian's folder rename, mv):
+		 * every link that would lead elsewhere follows. */
+		cJSON *res = NULL;
+		char *msg = NULL;
+		vault_write_lock(m->v);
+		mount_write_begin(from, to);
+		r = vault_rename_folder(m->v, from, to, src,
+					!(flags & RENAME_NOREPLACE), false,
+					&res, &msg);
+		mount_write_end();
+		if (r == 0)
+			follow_rename(m, from, to);
+		else
+			log_warn("rename %s -> %s refused (%s): %s", from, to,
+				 src, msg ? msg : strerror(-r));
+		vault_write_unlock(m->v);
+		free(msg);
+		cJSON_Delete(res);
+		fuse_reply_err(req, -r);
+		return;
+	}
 	/* A folder brought in from where the guard does not look: its notes
 	 * are judged first, and stay out if one is refused. */
 	bool judged = dir && from && to && !(flags & RENAME_EXCHANGE) &&
