@@ -1001,12 +1001,6 @@ const char *index_moves_path(const struct index_moves *mv, const struct note *e)
 	return m ? m->ghost->path : e->path;
 }
 
-bool index_moves_renames(const struct index_moves *mv, const struct note *e)
-{
-	struct move *m = moved(mv, e);
-	return m && strcmp(m->ghost->name, e->name) != 0;
-}
-
 bool index_moves_affect(const struct index_moves *mv, const struct note *src,
 			const char *target)
 {

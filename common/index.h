@@ -120,8 +120,6 @@ bool index_moves_is_file(const struct index_moves *mv, const struct note *e);
 /* Where e will be (its path now when it does not move). */
 const char *index_moves_path(const struct index_moves *mv,
 			     const struct note *e);
-/* e moves and its name changes (case included). */
-bool index_moves_renames(const struct index_moves *mv, const struct note *e);
 /* Whether a link to target written in src may resolve otherwise once
  * the moves are made: src moves, or target has a moving entry's old or
  * new name. */

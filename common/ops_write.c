@@ -1076,9 +1076,12 @@ static int folder_arg(struct tool_ctx *c, const char *what, const char *given,
 {
 	_cleanup_free_ char *norm = NULL;
 	const char *why;
-	int r = op_name_len(c, given);
-	if (r < 0)
-		return r;
+	if (strnlen(given, PATH_MAX_BYTES + 1) > PATH_MAX_BYTES)
+		return op_fail(c, -ENAMETOOLONG,
+			       "Invalid %s %s: path too long (%zu bytes; the "
+			       "limit is %d)",
+			       what, QUOTE(given), strlen(given),
+			       PATH_MAX_BYTES);
 	if (path_check(given, &norm, &why) < 0)
 		return op_fail(c, -EINVAL, "Invalid %s %s: %s", what,
 			       QUOTE(given), why);
@@ -1105,6 +1108,12 @@ static int folder_arg(struct tool_ctx *c, const char *what, const char *given,
 int op_rename_folder(struct tool_ctx *c)
 {
 	bool dry = arg_bool(c, "dry_run", false);
+	/* Every write tool takes it; a folder has no version. */
+	if (*arg_str(c, "expected_version", ""))
+		return op_fail(c, -EINVAL,
+			       "expected_version is a note's version; a "
+			       "folder has none (rename_folder takes no "
+			       "expected_version)");
 	_cleanup_free_ char *from = NULL, *to = NULL;
 	int r = folder_arg(c, "folder", arg_str(c, "old_path", ""), false,
 			   &from);

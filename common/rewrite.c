@@ -104,11 +104,25 @@ static void each_link(struct rewriting *w, size_t len,
 
 /* ---- moves ------------------------------------------------------------ */
 
-/* The name a link is written with: its last part, without ".md". */
-static char *written_name(const char *target)
+/* Whether p ends with the path parts s (bytes as they are). */
+static bool ends_with_parts(const char *p, const char *s)
 {
-	const char *b = strrchr(target, '/');
-	return strip_md(b ? b + 1 : target);
+	size_t a = strlen(p), b = strlen(s);
+	return a >= b && !memcmp(p + a - b, s, b) &&
+	       (a == b || p[a - b - 1] == '/');
+}
+
+/*
+ * A link that still leads to a moved entry but spells the end of its old
+ * path, which changed in case only ("Plan" renamed "plan", a folder
+ * "Archive" renamed "archive"): it is written anew, as Obsidian does.
+ */
+static bool spelled_old(const char *target, const char *from, const char *to)
+{
+	_cleanup_free_ char *t = strip_md(target);
+	_cleanup_free_ char *f = strip_md(from);
+	_cleanup_free_ char *n = strip_md(to);
+	return ends_with_parts(f, t) && !ends_with_parts(n, t);
 }
 
 /* Whether target, read relative to folder dir, is path (a note may be
@@ -129,6 +143,25 @@ static bool leads_relative(const char *dir, const char *target,
 	return !strcmp(fmd, fpath);
 }
 
+/*
+ * A wikilink that only a relative path keeps ("../Note": a note at the
+ * root when one of that name sits beside the linking note), or NULL.
+ */
+static char *relative_wikilink(struct rewriting *w, const struct note *e,
+			       const char *to_path, bool note)
+{
+	_cleanup_free_ char *rel = path_relative(w->src_dir, to_path);
+	_cleanup_free_ char *p = note ? strip_md(rel) : xstrdup(rel);
+	char *text =
+		str_has_prefix(p, "../") ? xstrdup(p) : xasprintf("./%s", p);
+	bool file;
+	if (index_resolve_entry(w->ix, w->mv, w->src, text, LINK_WIKI, &file) ==
+	    e)
+		return text;
+	free(text);
+	return NULL;
+}
+
 static void move_one(struct rewriting *w, const struct md_link *l)
 {
 	if (!index_moves_affect(w->mv, w->src, l->target))
@@ -143,12 +176,8 @@ static void move_one(struct rewriting *w, const struct md_link *l)
 	const char *to_path = index_moves_path(w->mv, before);
 	bool md = is_md(l);
 	bool change = after != before;
-	if (!change && index_moves_renames(w->mv, before)) {
-		/* Renamed in case only: links name it anew. */
-		_cleanup_free_ char *had = written_name(l->target);
-		_cleanup_free_ char *now = written_name(to_path);
-		change = strcmp(had, now) != 0;
-	}
+	if (!change && strcmp(to_path, before->path))
+		change = spelled_old(l->target, before->path, to_path);
 	if (!change && md && w->src_changes_folder && l->target[0] != '/')
 		change = !leads_relative(w->src_dir, l->target, to_path);
 	if (!change)
@@ -167,6 +196,8 @@ static void move_one(struct rewriting *w, const struct md_link *l)
 	} else {
 		_cleanup_free_ char *s =
 			index_shortest_link(w->ix, w->mv, w->src, before);
+		if (!s)
+			s = relative_wikilink(w, before, to_path, note);
 		if (!s)
 			return;
 		repl = note && had_md ? xasprintf("%s.md", s) : xstrdup(s);
