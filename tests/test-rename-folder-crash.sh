@@ -101,6 +101,17 @@ check_files() { # what
 	done
 }
 
+# How long one rename takes here, run to its end: the kills land within.
+start || exit 1
+t0=$(date +%s%N)
+ctl call rename_folder old_path="Hub A" new_path="Moved/Hub B" >/dev/null ||
+	fail "a rename failed"
+span=$((($(date +%s%N) - t0) / 1000000 + 1))
+check_files "a rename run to its end"
+[ "$nb" = $N ] || fail "after a rename: $na notes still link to Hub A"
+ctl stop >/dev/null
+wait "$dpid" 2>/dev/null
+dpid=
 mixed=0
 for cycle in $(seq "$cycles"); do
 	if [ -d "$V/Hub A" ]; then from="Hub A" to="Moved/Hub B"; else from="Moved/Hub B" to="Hub A"; fi
@@ -111,14 +122,23 @@ for cycle in $(seq "$cycles"); do
 	done
 	ctl call rename_folder old_path="$from" new_path="$to" >/dev/null 2>&1 &
 	cpid=$!
-	# 0 to 0.6 s into the rename.
-	sleep "0.$(printf '%03d' $(($(od -An -N2 -tu2 /dev/urandom) % 600)))"
+	# Somewhere in the time a rename takes (the call's start included).
+	ms=$(($(od -An -N2 -tu2 /dev/urandom) % span))
+	sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
 	kill -9 "$dpid"
 	wait "$dpid" 2>/dev/null
 	dpid=
 	wait "$cpid" 2>/dev/null
 	check_files "cycle $cycle, killed"
-	[ $na -gt 0 ] && [ $nb -gt 0 ] && mixed=$((mixed + 1))
+	to_at=$([ "$to" = "Hub A" ] && echo A || echo B)
+	stale=$([ "$to_at" = A ] && echo "$nb" || echo "$na")
+	if [ "$at" != "$to_at" ] && [ "$stale" != $N ]; then
+		# New texts are put in place only once the folder moved.
+		fail "cycle $cycle: notes link to the new place, the folder is at the old one"
+	elif [ "$at" = "$to_at" ] && [ "$stale" -gt 0 ]; then
+		# Killed between the folder's rename and the new texts.
+		mixed=$((mixed + 1))
+	fi
 	start || break
 	left=$(find "$V" -name '*.vaultd-*.tmp' -not -path '*/.vaultd/*')
 	[ -z "$left" ] || fail "cycle $cycle: temp files left after the restart: $left"
@@ -151,4 +171,4 @@ if [ "$failures" -ne 0 ]; then
 	tail -30 "$tmp/log" >&2
 	exit 1
 fi
-echo "folder rename crash: $cycles kill -9 during a rename of a folder $N notes link to ($mixed left it half done): every note whole, the index equal to the folder"
+echo "folder rename crash ($span ms each): $cycles kill -9 during a rename of a folder $N notes link to ($mixed between the folder's rename and its links' rewrite): every note whole, the index equal to the folder"
