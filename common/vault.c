@@ -2309,6 +2309,14 @@ int vault_rename_folder(struct vault *v, const char *from, const char *to,
 	for (size_t i = 0; i < nmoves; i++) {
 		const char *np;
 		const struct note *e = index_moves_entry(mv, i, &np);
+		/* Paths differing in case only are one file to Obsidian
+		 * (a folder renamed in case only lands on itself). */
+		_cleanup_free_ char *fnp = fold_key(np);
+		if (strcmp(fnp, e->fold_path) &&
+		    (index_by_path(v->ix, np) || index_has_file(v->ix, np))) {
+			*ret_msg = xasprintf("%s already exists", QUOTE(np));
+			return -EEXIST;
+		}
 		if (index_moves_is_file(mv, e))
 			continue;
 		nnotes++;

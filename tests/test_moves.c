@@ -534,6 +534,9 @@ static void test_rename_folder_refused(void)
 	tv_write(&t, "Taken/x.md", "x\n");
 	tv_write(&t, ".hidden/y.md", "y\n");
 	tv_write(&t, ".obsidian/app.json", "{}");
+	/* A note there already, in another case: Obsidian's same note. */
+	tv_write(&t, "Case/Plan.md", "other plan\n");
+	tv_reindex(&t);
 	static const struct {
 		const char *from, *to, *want;
 	} cases[] = {
@@ -543,6 +546,7 @@ static void test_rename_folder_refused(void)
 		{"Proj", "Proj", "already has that name"},
 		{"Proj", "Taken", "already exists"},
 		{"Proj", "Other/Dup.md", "already exists"},
+		{"Proj", "case", "'case/Plan.md' already exists"},
 		{"Proj", "../out", "'..'"},
 		{"../x", "B", "'..'"},
 		{"Proj", "/tmp/x", "absolute"},
