@@ -978,6 +978,26 @@ int file_batch_apply(struct file_batch *b)
 	return first;
 }
 
+void file_batch_moved(struct file_batch *b, const char *from, const char *to)
+{
+	size_t fl = strlen(from);
+	for (size_t i = 0; i < b->n; i++) {
+		struct batch_file *f = &b->f[i];
+		if (strncmp(f->rel, from, fl) || f->rel[fl] != '/')
+			continue;
+		char *rel = xasprintf("%s%s", to, f->rel + fl);
+		f->dirlen = f->dirlen - fl + strlen(to);
+		free(f->rel);
+		f->rel = rel;
+	}
+	/* The folder kept open may be one of them, now elsewhere. */
+	if (b->dfd >= 0)
+		close(b->dfd);
+	b->dfd = -1;
+	free(b->dir);
+	b->dir = NULL;
+}
+
 int file_batch_result(const struct file_batch *b, size_t i, struct stat *ret_st)
 {
 	const struct batch_file *f = &b->f[i];

@@ -84,6 +84,9 @@ int file_batch_add(struct file_batch *b, const char *rel, const char *data,
 		   size_t len);
 int file_batch_sync(struct file_batch *b, size_t *ret_failed);
 void file_batch_sync_folder(struct file_batch *b, const char *rel);
+/* The folder from (holding files of the batch, their temp files beside
+ * them) was renamed to to: the batch follows it. */
+void file_batch_moved(struct file_batch *b, const char *from, const char *to);
 /* Every file it can: one that cannot be replaced keeps its old text.
  * 0, or the first error. */
 int file_batch_apply(struct file_batch *b);

@@ -2324,10 +2324,18 @@ void text_version(const char *text, size_t len, char out[TEXT_VERSION_LEN + 1])
 	out[TEXT_VERSION_LEN] = 0;
 }
 
+static void git_init_once(void)
+{
+	git_libgit2_init();
+}
+
 char *text_diff(const char *old_path, const char *a, size_t alen,
 		const char *new_path, const char *b, size_t blen,
 		size_t *ret_add, size_t *ret_del)
 {
+	/* Dry runs diff without a history (vaultd --no-history, tests). */
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, git_init_once);
 	git_patch *patch = NULL;
 	git_diff_options o;
 	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);

@@ -213,10 +213,89 @@ static bool has_other_ext(const char *p)
 	return dot && dot != b && dot[1] && !str_has_suffix_ci(b, ".md");
 }
 
+/* ---- moves not made yet ------------------------------------------------ */
+
+/* One entry (note or attachment) and where it will be. */
+struct move {
+	const struct note *orig;
+	struct note *ghost; /* a name-only note at the new path */
+	bool file;
+};
+
+struct index_moves {
+	const struct index *ix;
+	struct hmap *by_old; /* orig's fold_path -> struct move */
+	struct hmap *by_new; /* ghost's fold_path -> struct move */
+	struct hmap *names;  /* ghost fold_name -> ptrvec of notes' ghosts */
+	struct hmap *file_names; /* the same for attachments */
+	struct hmap *keys;	 /* old and new folded names (no values) */
+	struct ptrvec all;	 /* struct move * */
+};
+
+static struct move *moved(const struct index_moves *mv, const struct note *e)
+{
+	struct move *m = mv ? hmap_get(mv->by_old, e->fold_path) : NULL;
+	return m && m->orig == e ? m : NULL;
+}
+
+/* A ghost back to the entry it stands for. */
+static struct note *unghost(const struct index_moves *mv, struct note *e)
+{
+	struct move *m = mv && e ? hmap_get(mv->by_new, e->fold_path) : NULL;
+	return m && m->ghost == e ? (struct note *)m->orig : e;
+}
+
+/* The entries named key once the moves are made (ghosts for moved ones). */
+static void view_bucket(const struct index *ix, const struct index_moves *mv,
+			bool files, const char *key, struct ptrvec *ret)
+{
+	const struct ptrvec *pv =
+		hmap_get(files ? ix->files_by_name : ix->by_name, key);
+	for (size_t i = 0; pv && i < pv->n; i++)
+		if (!moved(mv, pv->v[i]))
+			pv_push(ret, pv->v[i]);
+	const struct ptrvec *g =
+		hmap_get(files ? mv->file_names : mv->names, key);
+	for (size_t i = 0; g && i < g->n; i++)
+		pv_push(ret, g->v[i]);
+}
+
+/* pick() in the bucket key of by_name (or files_by_name), as it will be
+ * once the moves are made when mv is given. */
+static struct note *pick_in(const struct index *ix,
+			    const struct index_moves *mv, bool files,
+			    const char *key, const char *src_fold,
+			    const char *suffix)
+{
+	if (!mv)
+		return pick(
+			hmap_get(files ? ix->files_by_name : ix->by_name, key),
+			src_fold, suffix);
+	struct ptrvec view = {0};
+	view_bucket(ix, mv, files, key, &view);
+	struct note *r = pick(&view, src_fold, suffix);
+	pv_free(&view);
+	return unghost(mv, r);
+}
+
+/* The note (or attachment) at folded path f, as it will be. */
+static struct note *path_get(const struct index *ix,
+			     const struct index_moves *mv, bool files,
+			     const char *f)
+{
+	if (mv) {
+		struct move *m = hmap_get(mv->by_new, f);
+		if (m && m->file == files)
+			return (struct note *)m->orig;
+	}
+	struct note *n = hmap_get(files ? ix->files : ix->by_path, f);
+	return n && !moved(mv, n) ? n : NULL;
+}
+
 /* lookup_exact() without allocating, for a plain ASCII path: 1 with the
  * answer, 0 when the path needs the general way. */
 static int lookup_ascii(const struct index *ix, const char *path,
-			struct note **ret, bool *ret_file)
+			struct note **ret, struct note **ret_file)
 {
 	char f[512];
 	size_t n = 0;
@@ -237,54 +316,68 @@ static int lookup_ascii(const struct index *ix, const char *path,
 	*ret = hmap_get(ix->by_path, f);
 	if (!*ret) {
 		f[n] = 0;
-		if (hmap_get(ix->files, f))
-			*ret_file = true;
+		*ret_file = hmap_get(ix->files, f);
 	}
 	return 1;
 }
 
-static struct note *lookup_exact(const struct index *ix, const char *path,
-				 bool *ret_file)
+/* The note at path (with or without ".md"), or NULL and the attachment
+ * at path in *ret_file (when there is one). */
+static struct note *lookup_exact(const struct index *ix,
+				 const struct index_moves *mv, const char *path,
+				 struct note **ret_file)
 {
 	if (!path || !*path)
 		return NULL;
 	struct note *r;
-	if (lookup_ascii(ix, path, &r, ret_file))
+	if (!mv && lookup_ascii(ix, path, &r, ret_file))
 		return r;
 	_cleanup_free_ char *f = fold_key(path);
 	if (str_has_suffix(f, ".md")) {
-		struct note *n = hmap_get(ix->by_path, f);
+		struct note *n = path_get(ix, mv, false, f);
 		if (n)
 			return n;
 	}
 	_cleanup_free_ char *fm = xasprintf("%s.md", f);
-	struct note *n = hmap_get(ix->by_path, fm);
+	struct note *n = path_get(ix, mv, false, fm);
 	if (n)
 		return n;
-	if (hmap_get(ix->files, f))
-		*ret_file = true;
+	struct note *file = path_get(ix, mv, true, f);
+	if (file)
+		*ret_file = file;
 	return NULL;
 }
 
-static struct note *resolve_key(const struct index *ix, const struct note *src,
-				const char *target, int kind, const char *key,
-				bool *ret_file);
+static struct note *resolve_key(const struct index *ix,
+				const struct index_moves *mv,
+				const struct note *src, const char *target,
+				int kind, const char *key,
+				struct note **ret_file);
 
 struct note *index_resolve(const struct index *ix, const struct note *src,
 			   const char *target, int kind, bool *ret_file)
 {
-	return resolve_key(ix, src, target, kind, NULL, ret_file);
+	struct note *file = NULL;
+	struct note *r = resolve_key(ix, NULL, src, target, kind, NULL, &file);
+	*ret_file = file != NULL;
+	return r;
 }
 
-/* key: the link's folded basename when known (struct link's key). */
-static struct note *resolve_key(const struct index *ix, const struct note *src,
-				const char *target, int kind, const char *key,
-				bool *ret_file)
+/*
+ * key: the link's folded basename when known (struct link's key). With
+ * mv, as the link will resolve once the moves are made (src is then the
+ * linking note where it will be).
+ */
+static struct note *resolve_key(const struct index *ix,
+				const struct index_moves *mv,
+				const struct note *src, const char *target,
+				int kind, const char *key,
+				struct note **ret_file)
 {
-	bool file = false;
+	struct note *file = NULL;
 	struct note *r = NULL;
 	const char *sfold = src ? src->fold_path : NULL;
-	*ret_file = false;
+	*ret_file = NULL;
 	if (!target || !*target)
 		return NULL;
 
@@ -295,13 +388,13 @@ static struct note *resolve_key(const struct index *ix, const struct note *src,
 		if (src && target[0] != '/') {
 			_cleanup_free_ char *p =
 				join_dir(src->path, src->dirlen, t);
-			r = lookup_exact(ix, p, &file);
+			r = lookup_exact(ix, mv, p, &file);
 		}
 		if (!r && !file) {
 			_cleanup_free_ char *p = path_normalize(t);
-			r = lookup_exact(ix, p, &file);
+			r = lookup_exact(ix, mv, p, &file);
 		}
-		*ret_file = !r && file;
+		*ret_file = r ? NULL : file;
 		return r;
 	}
 
@@ -310,21 +403,21 @@ static struct note *resolve_key(const struct index *ix, const struct note *src,
 	bool relative = str_has_prefix(t, "./") || str_has_prefix(t, "../");
 	if (relative && src) {
 		_cleanup_free_ char *p = join_dir(src->path, src->dirlen, t);
-		r = lookup_exact(ix, p, &file);
-		*ret_file = !r && file;
+		r = lookup_exact(ix, mv, p, &file);
+		*ret_file = r ? NULL : file;
 		return r;
 	}
 	if (strchr(t, '/')) {
 		bool plain = path_plain(t);
 		_cleanup_free_ char *p = plain ? NULL : path_normalize(t);
-		r = lookup_exact(ix, plain ? t : p, &file);
+		r = lookup_exact(ix, mv, plain ? t : p, &file);
 		if (r || file) {
-			*ret_file = !r && file;
+			*ret_file = r ? NULL : file;
 			return r;
 		}
 	} else if (key) {
 		/* The common case, with nothing to allocate: [[Name]]. */
-		r = pick(hmap_get(ix->by_name, key), sfold, NULL);
+		r = pick_in(ix, mv, false, key, sfold, NULL);
 		if (r || !has_other_ext(t))
 			return r;
 	}
@@ -336,16 +429,15 @@ static struct note *resolve_key(const struct index *ix, const struct note *src,
 	_cleanup_free_ char *bkey =
 		xstrndup(b ? b + 1 : tn, strlen(b ? b + 1 : tn) - 3);
 	bool has_dir = strchr(t, '/') != NULL;
-	r = pick(hmap_get(ix->by_name, bkey), sfold, has_dir ? tn : NULL);
+	r = pick_in(ix, mv, false, bkey, sfold, has_dir ? tn : NULL);
 	if (r)
 		return r;
 	/* Attachments: ![[image.png]], [[doc.pdf]]. */
 	if (has_other_ext(t) || has_dir) {
 		const char *fb = strrchr(ft, '/');
 		fb = fb ? fb + 1 : ft;
-		if (pick(hmap_get(ix->files_by_name, fb), sfold,
-			 has_dir ? ft : NULL))
-			*ret_file = true;
+		*ret_file =
+			pick_in(ix, mv, true, fb, sfold, has_dir ? ft : NULL);
 	}
 	return NULL;
 }
@@ -357,9 +449,10 @@ bool link_is_broken(const struct link *l)
 
 static void link_bind(struct index *ix, struct link *l)
 {
-	bool file;
-	l->to = resolve_key(ix, l->src, l->target, l->kind, l->key, &file);
-	l->resolved_file = file;
+	struct note *file;
+	l->to = resolve_key(ix, NULL, l->src, l->target, l->kind, l->key,
+			    &file);
+	l->resolved_file = file != NULL;
 	if (l->to && l->to != l->src)
 		pv_push(&l->to->incoming, l);
 }
@@ -510,10 +603,10 @@ static void *resolve_worker(void *arg)
 		size_t to = from + 4096 < j->n ? from + 4096 : j->n;
 		for (size_t i = from; i < to; i++) {
 			struct link *l = j->links[i];
-			bool file;
-			l->to = resolve_key(j->ix, l->src, l->target, l->kind,
-					    l->key, &file);
-			l->resolved_file = file;
+			struct note *file;
+			l->to = resolve_key(j->ix, NULL, l->src, l->target,
+					    l->kind, l->key, &file);
+			l->resolved_file = file != NULL;
 		}
 	}
 	return NULL;
@@ -839,4 +932,215 @@ const struct ptrvec *index_links_by_key(const struct index *ix,
 					const char *fold_key_)
 {
 	return hmap_get(ix->links_by_key, fold_key_);
+}
+
+/* ---- moves not made yet: the API ------------------------------------------
+ */
+
+struct index_moves *index_moves_new(const struct index *ix)
+{
+	struct index_moves *mv = xcalloc(1, sizeof(*mv));
+	mv->ix = ix;
+	mv->by_old = hmap_new();
+	mv->by_new = hmap_new();
+	mv->names = hmap_new();
+	mv->file_names = hmap_new();
+	mv->keys = hmap_new();
+	return mv;
+}
+
+struct index_moves *index_moves_free(struct index_moves *mv)
+{
+	if (!mv)
+		return NULL;
+	for (size_t i = 0; i < mv->all.n; i++) {
+		struct move *m = mv->all.v[i];
+		note_free(m->ghost);
+		free(m);
+	}
+	pv_free(&mv->all);
+	hmap_free(mv->by_old);
+	hmap_free(mv->by_new);
+	free_vec_map(mv->names);
+	free_vec_map(mv->file_names);
+	hmap_free(mv->keys);
+	free(mv);
+	return NULL;
+}
+
+static bool is_attachment(const struct index *ix, const struct note *e)
+{
+	return hmap_get(ix->files, e->fold_path) == e;
+}
+
+void index_moves_add(struct index_moves *mv, const struct note *e,
+		     const char *new_path)
+{
+	struct move *m = xcalloc(1, sizeof(*m));
+	m->orig = e;
+	m->file = is_attachment(mv->ix, e);
+	m->ghost = note_new(new_path, NULL, 0, 0);
+	pv_push(&mv->all, m);
+	hmap_put(mv->by_old, e->fold_path, m);
+	hmap_put(mv->by_new, m->ghost->fold_path, m);
+	mm_add(m->file ? mv->file_names : mv->names, m->ghost->fold_name,
+	       m->ghost);
+	/* Links written with either name may resolve anew. */
+	hmap_put(mv->keys, e->fold_name, mv);
+	hmap_put(mv->keys, m->ghost->fold_name, mv);
+}
+
+size_t index_moves_count(const struct index_moves *mv)
+{
+	return mv->all.n;
+}
+
+const char *index_moves_path(const struct index_moves *mv, const struct note *e)
+{
+	struct move *m = moved(mv, e);
+	return m ? m->ghost->path : e->path;
+}
+
+bool index_moves_affect(const struct index_moves *mv, const struct note *src,
+			const char *target)
+{
+	if (moved(mv, src))
+		return true;
+	const char *b = strrchr(target, '/');
+	b = b ? b + 1 : target;
+	size_t n = strlen(b);
+	if (n > 3 && str_has_suffix_ci(b, ".md"))
+		n -= 3;
+	_cleanup_free_ char *k = fold_key_n(b, n);
+	return hmap_get(mv->keys, k) != NULL;
+}
+
+void index_moves_sources(const struct index_moves *mv, struct ptrvec *ret)
+{
+	const struct index *ix = mv->ix;
+	struct hmap *seen = hmap_new();
+	for (size_t i = 0; i < mv->all.n; i++) {
+		const struct move *m = mv->all.v[i];
+		if (!m->file && !hmap_get(seen, m->orig->fold_path)) {
+			hmap_put(seen, m->orig->fold_path, (void *)m->orig);
+			pv_push(ret, (void *)m->orig);
+		}
+	}
+	size_t it = 0;
+	const char *key;
+	while (hmap_next(mv->keys, &it, &key, NULL)) {
+		const struct ptrvec *pv = hmap_get(ix->links_by_key, key);
+		for (size_t i = 0; pv && i < pv->n; i++) {
+			const struct link *l = pv->v[i];
+			if (hmap_get(seen, l->src->fold_path))
+				continue;
+			hmap_put(seen, l->src->fold_path, l->src);
+			pv_push(ret, l->src);
+		}
+	}
+	hmap_free(seen);
+}
+
+const struct note *index_resolve_entry(const struct index *ix,
+				       const struct index_moves *mv,
+				       const struct note *src,
+				       const char *target, int kind,
+				       bool *ret_file)
+{
+	struct move *m = src ? moved(mv, src) : NULL;
+	struct note *file = NULL;
+	struct note *r = resolve_key(ix, mv, m ? m->ghost : src, target, kind,
+				     NULL, &file);
+	*ret_file = !r && file;
+	return r ? r : file;
+}
+
+/* Entries named like e (once the moves are made) whose path ends in the
+ * folded suffix. */
+static size_t count_suffix(const struct index *ix, const struct index_moves *mv,
+			   bool files, const char *key, const char *suffix)
+{
+	struct ptrvec view = {0};
+	if (mv)
+		view_bucket(ix, mv, files, key, &view);
+	else {
+		const struct ptrvec *pv =
+			hmap_get(files ? ix->files_by_name : ix->by_name, key);
+		for (size_t i = 0; pv && i < pv->n; i++)
+			pv_push(&view, pv->v[i]);
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < view.n; i++)
+		n += path_has_suffix(((struct note *)view.v[i])->fold_path,
+				     suffix);
+	pv_free(&view);
+	return n;
+}
+
+char *index_shortest_link(const struct index *ix, const struct index_moves *mv,
+			  const struct note *src, const struct note *e)
+{
+	bool files = is_attachment(ix, e);
+	struct move *m = moved(mv, e);
+	const struct note *at = m ? m->ghost : e;
+	/* Notes are linked to without ".md"; attachments with their
+	 * extension. */
+	size_t len = strlen(at->path) - (files ? 0 : 3);
+	/* From the name alone to the whole path, a folder at a time. */
+	for (size_t s = len;;) {
+		while (s > 0 && at->path[s - 1] != '/')
+			s--;
+		_cleanup_free_ char *text = xstrndup(at->path + s, len - s);
+		bool unique = true;
+		if (s > 0) {
+			_cleanup_free_ char *f = fold_key(text);
+			_cleanup_free_ char *suffix =
+				files ? xstrdup(f) : xasprintf("%s.md", f);
+			unique = count_suffix(ix, mv, files, at->fold_name,
+					      suffix) == 1;
+		}
+		bool file;
+		if (unique && index_resolve_entry(ix, mv, src, text, LINK_WIKI,
+						  &file) == e)
+			return TAKE_PTR(text);
+		if (s == 0)
+			return NULL;
+		s--;
+	}
+}
+
+static size_t add_under(struct index_moves *mv, struct hmap *m,
+			const char *from, const char *to)
+{
+	size_t fl = strlen(from), n = 0, it = 0;
+	void *v;
+	while (hmap_next(m, &it, NULL, &v)) {
+		const struct note *e = v;
+		if (strncmp(e->path, from, fl) || e->path[fl] != '/')
+			continue;
+		_cleanup_free_ char *np = xasprintf("%s%s", to, e->path + fl);
+		index_moves_add(mv, e, np);
+		n++;
+	}
+	return n;
+}
+
+size_t index_moves_add_folder(struct index_moves *mv, const char *from,
+			      const char *to)
+{
+	return add_under(mv, mv->ix->by_path, from, to) +
+	       add_under(mv, mv->ix->files, from, to);
+}
+
+bool index_moves_is_file(const struct index_moves *mv, const struct note *e)
+{
+	return is_attachment(mv->ix, e);
+}
+
+const struct note *index_moves_entry(const struct index_moves *mv, size_t i,
+				     const char **ret_new_path)
+{
+	const struct move *m = mv->all.v[i];
+	*ret_new_path = m->ghost->path;
+	return m->orig;
 }

@@ -93,3 +93,60 @@ const struct ptrvec *index_links_by_key(const struct index *ix,
 
 /* True for a link that points at nothing existing. */
 bool link_is_broken(const struct link *l);
+
+/*
+ * Moves not made yet: notes and attachments of the index, each to a new
+ * path. Links resolve through them as they will once the moves are made,
+ * so that a rename can rewrite exactly the links it would re-point.
+ * Entries are always handed out as the index has them now. Borrows the
+ * index, which must not change meanwhile.
+ */
+struct index_moves;
+struct index_moves *index_moves_new(const struct index *ix);
+struct index_moves *index_moves_free(struct index_moves *mv);
+/* Entry e (a note or an attachment of the index) goes to new_path. */
+void index_moves_add(struct index_moves *mv, const struct note *e,
+		     const char *new_path);
+/* Every entry beneath folder from goes beneath to instead (from's path
+ * as the index spells it). Returns how many. */
+size_t index_moves_add_folder(struct index_moves *mv, const char *from,
+			      const char *to);
+size_t index_moves_count(const struct index_moves *mv);
+/* The i-th move: the entry and its new path. */
+const struct note *index_moves_entry(const struct index_moves *mv, size_t i,
+				     const char **ret_new_path);
+/* e is an attachment, not a note. */
+bool index_moves_is_file(const struct index_moves *mv, const struct note *e);
+/* Where e will be (its path now when it does not move). */
+const char *index_moves_path(const struct index_moves *mv,
+			     const struct note *e);
+/* Whether a link to target written in src may resolve otherwise once
+ * the moves are made: src moves, or target has a moving entry's old or
+ * new name. */
+bool index_moves_affect(const struct index_moves *mv, const struct note *src,
+			const char *target);
+/* Notes whose links may resolve otherwise: the moving notes and every
+ * note with a link written with a moving entry's old or new name (each
+ * once, in no particular order; pushed to ret). */
+void index_moves_sources(const struct index_moves *mv, struct ptrvec *ret);
+
+/*
+ * What a link leads to: a note, an attachment (*ret_file), or NULL.
+ * With mv (may be NULL), as it will once the moves are made, src then
+ * written where src will be.
+ */
+const struct note *index_resolve_entry(const struct index *ix,
+				       const struct index_moves *mv,
+				       const struct note *src,
+				       const char *target, int kind,
+				       bool *ret_file);
+
+/*
+ * Obsidian's "shortest path when possible" for a wikilink from src to e
+ * (a note, without ".md", or an attachment), once the moves are made
+ * (mv may be NULL): the name when no other note or attachment has it,
+ * else the shortest end of its path no other has, else its full path;
+ * whichever is chosen leads from src to e. NULL when none does.
+ */
+char *index_shortest_link(const struct index *ix, const struct index_moves *mv,
+			  const struct note *src, const struct note *e);

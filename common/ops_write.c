@@ -1070,6 +1070,68 @@ int op_rename_note(struct tool_ctx *c)
 	return r;
 }
 
+/* A folder path the client gave (old or new). */
+static int folder_arg(struct tool_ctx *c, const char *what, const char *given,
+		      bool is_new, char **ret)
+{
+	_cleanup_free_ char *norm = NULL;
+	const char *why;
+	if (strnlen(given, PATH_MAX_BYTES + 1) > PATH_MAX_BYTES)
+		return op_fail(c, -ENAMETOOLONG,
+			       "Invalid %s %s: path too long (%zu bytes; the "
+			       "limit is %d)",
+			       what, QUOTE(given), strlen(given),
+			       PATH_MAX_BYTES);
+	if (path_check(given, &norm, &why) < 0)
+		return op_fail(c, -EINVAL, "Invalid %s %s: %s", what,
+			       QUOTE(given), why);
+	/* The new folder's name must make links that work. */
+	for (char *s = norm; is_new && s;) {
+		char *e = strchr(s, '/');
+		size_t l = e ? (size_t)(e - s) : strlen(s);
+		if (s[0] == '.')
+			return op_fail(c, -EINVAL,
+				       "Invalid %s %s: names starting with "
+				       "'.' are hidden from Obsidian",
+				       what, QUOTE(given));
+		if (strcspn(s, FORBIDDEN) < l)
+			return op_fail(c, -EINVAL,
+				       "Invalid %s %s: Obsidian does not allow "
+				       "any of %s in names",
+				       what, QUOTE(given), FORBIDDEN);
+		s = e ? e + 1 : NULL;
+	}
+	*ret = TAKE_PTR(norm);
+	return 0;
+}
+
+int op_rename_folder(struct tool_ctx *c)
+{
+	bool dry = arg_bool(c, "dry_run", false);
+	/* Every write tool takes it; a folder has no version. */
+	if (*arg_str(c, "expected_version", ""))
+		return op_fail(c, -EINVAL,
+			       "expected_version is a note's version; a "
+			       "folder has none (rename_folder takes no "
+			       "expected_version)");
+	_cleanup_free_ char *from = NULL, *to = NULL;
+	int r = folder_arg(c, "folder", arg_str(c, "old_path", ""), false,
+			   &from);
+	if (r < 0 ||
+	    (r = folder_arg(c, "new folder", arg_str(c, "new_path", ""), true,
+			    &to)) < 0)
+		return r;
+	WRITE_LOCKED(c);
+	char *msg = NULL;
+	r = vault_rename_folder(c->v, from, to, c->source, false, dry, &c->json,
+				&msg);
+	if (r < 0) {
+		free(c->msg);
+		c->msg = msg;
+	}
+	return r;
+}
+
 int op_delete_note(struct tool_ctx *c)
 {
 	const char *ref = arg_str(c, "name", "");

@@ -382,15 +382,29 @@ static const struct tool TOOLS[] = {
 		.name = "rename_note",
 		.title = "Rename or move note",
 		.description =
-			"Rename or move a note and rewrite every link to it.",
+			"Rename or move a note and rewrite every link that would lead elsewhere (to it, its own, those its new name would capture), in the shortest form that keeps it.",
 		.input_schema = OBJ(
 			P_TEXT("old_name", "The note to rename") "," P_TEXT("new_name", "New name or vault path") "," P_DRY,
 			"\"old_name\",\"new_name\""),
 		.output_schema = OUT(
-			O_STR("old_name") "," O_STR("new_name") "," O_STR("old_path") "," O_STR("new_path") "," O_STRS("files_updated") "," O_INT("links_updated") "," O_BOOL("dry_run"),
+			O_STR("old_name") "," O_STR("new_name") "," O_STR("old_path") "," O_STR("new_path") "," O_STRS("files_updated") "," O_INT("links_updated") "," O_BOOL("dry_run") ",\"changes\":{\"type\":\"array\"}",
 			"\"old_name\",\"new_name\",\"files_updated\""),
 		.flags = TOOL_DESTRUCTIVE | TOOL_CORE,
 		.run = op_rename_note,
+	},
+	{
+		.name = "rename_folder",
+		.title = "Rename or move folder",
+		.description =
+			"Rename or move a folder with everything in it, and rewrite every link that would lead elsewhere (to its notes and attachments, and their own), in the shortest form that keeps it. One operation: a crash leaves each note whole. dry_run lists each note that would change, with its diff.",
+		.input_schema = OBJ(
+			P_TEXT("old_path", "The folder, as a vault path") "," P_TEXT("new_path", "Its new vault path") "," P_DRY,
+			"\"old_path\",\"new_path\""),
+		.output_schema = OUT(
+			O_STR("old_path") "," O_STR("new_path") "," O_INT("notes_moved") "," O_INT("files_moved") "," O_STRS("files_updated") "," O_INT("links_updated") "," O_BOOL("dry_run") ",\"changes\":{\"type\":\"array\"}",
+			"\"old_path\",\"new_path\",\"files_updated\""),
+		.flags = TOOL_DESTRUCTIVE,
+		.run = op_rename_folder,
 	},
 	{
 		.name = "delete_note",

@@ -154,6 +154,7 @@ int op_update_frontmatter(struct tool_ctx *c);
 int op_add_tag(struct tool_ctx *c);
 int op_remove_tag(struct tool_ctx *c);
 int op_rename_note(struct tool_ctx *c);
+int op_rename_folder(struct tool_ctx *c);
 int op_delete_note(struct tool_ctx *c);
 int op_get_note_history(struct tool_ctx *c);
 int op_get_note_version(struct tool_ctx *c);

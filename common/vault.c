@@ -1831,19 +1831,25 @@ int vault_sync_path(struct vault *v, const char *path, const char *source,
 
 struct pending {
 	struct note *src;
-	char *text;
+	char *text; /* the new text */
 	size_t len;
 	int links;
+	char *old; /* the text it was rewritten from (dry runs) */
+	size_t old_len;
+	char *new_path; /* where a moving note goes, or NULL */
 };
 
 static void pending_free(struct pending *p, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		free(p[i].text);
+		free(p[i].old);
+		free(p[i].new_path);
+	}
 	free(p);
 }
 
-/* The notes whose links resolve to n, each once, in name order. */
+/* The notes whose links resolve to n, each once. */
 static struct ptrvec linking_notes(const struct note *n)
 {
 	struct ptrvec srcs = {0};
@@ -1864,44 +1870,63 @@ static int cmp_src(const void *a, const void *b)
 	return strcmp(x->src->fold_path, y->src->fold_path);
 }
 
-static int rewrite_sources(struct vault *v, const struct note *n,
-			   const struct rewrite_req *req, struct pending **ret,
-			   size_t *ret_n, int *ret_links, char **ret_msg)
+/*
+ * The new texts of the notes srcs (the vector is freed) for the moves
+ * mv, or for the delete of note deleted: those that change, in path
+ * order (with their old texts when keep_old), and the number of links
+ * changed.
+ */
+static int rewrite_sources(struct vault *v, struct ptrvec *srcs,
+			   const struct index_moves *mv,
+			   const struct note *deleted, bool keep_old,
+			   struct pending **ret, size_t *ret_n, int *ret_links,
+			   char **ret_msg)
 {
-	struct ptrvec srcs = linking_notes(n);
-	struct pending *p = xcalloc(srcs.n + 1, sizeof(*p));
+	struct pending *p = xcalloc(srcs->n + 1, sizeof(*p));
 	size_t np = 0;
 	int total = 0;
-	for (size_t i = 0; i < srcs.n; i++) {
-		struct note *s = srcs.v[i];
+	int r = 0;
+	for (size_t i = 0; i < srcs->n; i++) {
+		struct note *s = srcs->v[i];
 		_cleanup_free_ char *text = NULL;
 		size_t len;
 		/* Nothing is written yet: a cancelled rename stops here. */
-		int r = cancel_requested() ? -ECANCELED
-					   : vault_read_text(v, s, &text, &len);
+		r = cancel_requested() ? -ECANCELED
+				       : vault_read_text(v, s, &text, &len);
 		if (r == -ECANCELED) {
 			*ret_msg = xstrdup("Cancelled");
-			pending_free(p, np);
-			pv_free(&srcs);
-			return r;
+			break;
 		}
 		if (r < 0) {
 			*ret_msg = xasprintf("Cannot read '%s': %s", s->path,
 					     strerror(-r));
-			pending_free(p, np);
-			pv_free(&srcs);
-			return r;
+			break;
 		}
 		int count = 0;
-		char *nt = rewrite_links(v->ix, s, text, len, req, &count);
+		char *nt = mv ? rewrite_moved(v->ix, mv, s, text, len, &count)
+			      : rewrite_deleted(v->ix, s, deleted, text, len,
+						&count);
 		if (!count) {
 			free(nt);
 			continue;
 		}
-		p[np++] = (struct pending){s, nt, strlen(nt), count};
+		const char *to = mv ? index_moves_path(mv, s) : s->path;
+		p[np++] = (struct pending){
+			.src = s,
+			.text = nt,
+			.len = strlen(nt),
+			.links = count,
+			.old = keep_old ? TAKE_PTR(text) : NULL,
+			.old_len = len,
+			.new_path = strcmp(to, s->path) ? xstrdup(to) : NULL,
+		};
 		total += count;
 	}
-	pv_free(&srcs);
+	pv_free(srcs);
+	if (r < 0) {
+		pending_free(p, np);
+		return r;
+	}
 	qsort(p, np, sizeof(*p), cmp_src);
 	*ret = p;
 	*ret_n = np;
@@ -1919,7 +1944,27 @@ static cJSON *names_json(struct vault *v, struct pending *p, size_t n)
 	return a;
 }
 
+/* A dry run's changes: each note rewritten, where it goes, its diff. */
+static void add_changes(cJSON *res, const struct pending *p, size_t n)
+{
+	cJSON *a = cJSON_AddArrayToObject(res, "changes");
+	for (size_t i = 0; i < n; i++) {
+		const char *to = p[i].new_path ? p[i].new_path : p[i].src->path;
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "path", p[i].src->path);
+		if (p[i].new_path)
+			cJSON_AddStringToObject(o, "new_path", p[i].new_path);
+		cJSON_AddNumberToObject(o, "links_updated", p[i].links);
+		_cleanup_free_ char *d = text_diff(
+			p[i].src->path, p[i].old ? p[i].old : "", p[i].old_len,
+			to, p[i].text, p[i].len, NULL, NULL);
+		cJSON_AddStringToObject(o, "diff", d);
+		cJSON_AddItemToArray(a, o);
+	}
+}
+
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct file_batch *, file_batch_free)
+DEFINE_TRIVIAL_CLEANUP_FUNC(struct index_moves *, index_moves_free)
 
 /*
  * The rewritten linking notes, each written to a temp file beside it and
@@ -1954,17 +1999,15 @@ static int prepare_sources(struct vault *v, const struct pending *p, size_t n,
 }
 
 /*
- * Put the prepared linking notes in place (file_batch_apply()) and in the
- * index. A note that cannot be replaced keeps its old text; the others
- * are updated all the same. On such a failure, *ret_msg lists them.
+ * The linking notes put in place by file_batch_apply() (the i-th of p is
+ * the batch's first + i-th file), into the index. A note that could not
+ * be replaced keeps its old text; the others are updated all the same.
+ * On such a failure, *ret_msg lists them.
  */
-static int apply_sources(struct vault *v, struct pending *p, size_t n,
-			 struct file_batch *b, const char *source,
-			 char **ret_msg)
+static int index_sources(struct vault *v, struct pending *p, size_t n,
+			 const struct file_batch *b, size_t first_file,
+			 const char *source, char **ret_msg)
 {
-	for (size_t i = 0; i < n; i++)
-		vault_keep_original(v, p[i].src->path);
-	file_batch_apply(b);
 	/* Parsed before the index is locked for writing. */
 	struct note **nn = xcalloc(n + 1, sizeof(*nn));
 	uint64_t *old_ino = xcalloc(n + 1, sizeof(*old_ino));
@@ -1973,7 +2016,7 @@ static int apply_sources(struct vault *v, struct pending *p, size_t n,
 	int first = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct stat st;
-		int r = file_batch_result(b, i, &st);
+		int r = file_batch_result(b, first_file + i, &st);
 		if (r < 0) {
 			if (!first)
 				first = r;
@@ -2006,6 +2049,17 @@ static int apply_sources(struct vault *v, struct pending *p, size_t n,
 				  nfailed, nfailed == 1 ? "" : "s", failed.s);
 	sb_free(&failed);
 	return first;
+}
+
+/* Put the prepared linking notes in place, then in the index. */
+static int apply_sources(struct vault *v, struct pending *p, size_t n,
+			 struct file_batch *b, const char *source,
+			 char **ret_msg)
+{
+	for (size_t i = 0; i < n; i++)
+		vault_keep_original(v, p[i].src->path);
+	file_batch_apply(b);
+	return index_sources(v, p, n, b, 0, source, ret_msg);
 }
 
 int vault_rename(struct vault *v, struct note *n, const char *new_path,
@@ -2056,31 +2110,24 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 		}
 	}
 
-	_cleanup_free_ char *new_fold = fold_key(new_name);
-	const struct ptrvec *same = index_by_name(v->ix, new_fold);
-	bool ambiguous = false;
-	for (size_t i = 0; same && i < same->n; i++)
-		if (same->v[i] != n)
-			ambiguous = true;
-	struct rewrite_req req = {
-		.mode = REWRITE_RENAME,
-		.target = n,
-		.new_path = new_path,
-		.new_name_ambiguous = ambiguous,
-	};
+	/* Every link that would lead elsewhere once the note is moved:
+	 * those to it, those its new name would capture, its own. */
+	_cleanup_(index_moves_freep) struct index_moves *mv =
+		index_moves_new(v->ix);
+	index_moves_add(mv, n, new_path);
+	struct ptrvec srcs = {0};
+	index_moves_sources(mv, &srcs);
+	pv_remove(&srcs, n);
 	struct pending *p = NULL;
 	size_t np = 0;
 	int links = 0;
-	r = rewrite_sources(v, n, &req, &p, &np, &links, ret_msg);
+	r = rewrite_sources(v, &srcs, mv, NULL, dry_run, &p, &np, &links,
+			    ret_msg);
 	if (r < 0)
 		return r;
-	/* The note's own text: links to itself, and relative links when
-	 * it moves to another folder. */
-	struct rewrite_req self = req;
-	self.src_new_path = new_path;
 	int own = 0;
 	_cleanup_free_ char *own_text =
-		rewrite_links(v->ix, n, text, len, &self, &own);
+		rewrite_moved(v->ix, mv, n, text, len, &own);
 
 	cJSON *res = cJSON_CreateObject();
 	cJSON_AddStringToObject(res, "old_name", old_name);
@@ -2093,6 +2140,18 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 	if (gmsg)
 		cJSON_AddStringToObject(res, "warning", gmsg);
 	if (dry_run) {
+		/* The note itself among them, when its links change. */
+		p = xrealloc(p, (np + 1) * sizeof(*p));
+		if (own) {
+			struct pending *o = &p[np++];
+			*o = (struct pending){.src = n, .links = own};
+			o->len = strlen(own_text);
+			o->text = TAKE_PTR(own_text);
+			o->old = TAKE_PTR(text);
+			o->old_len = len;
+			o->new_path = xstrdup(new_path);
+		}
+		add_changes(res, p, np);
 		pending_free(p, np);
 		*ret = res;
 		return 0;
@@ -2160,6 +2219,256 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 	return 0;
 }
 
+/* A moving entry, copied out before the index changes. */
+struct moving {
+	char *from, *to;
+	bool file;
+	uint64_t ino;
+	int64_t btime;
+	ssize_t pending; /* its rewritten text in the batch, or -1 */
+};
+
+static int check_folder_move(struct vault *v, const char *from, const char *to,
+			     bool replace, char **ret_msg)
+{
+	size_t fl = strlen(from);
+	if (!strcmp(from, to)) {
+		*ret_msg = xasprintf("Folder %s already has that name",
+				     QUOTE(from));
+		return -EINVAL;
+	}
+	if (!strncmp(to, from, fl) && to[fl] == '/') {
+		*ret_msg = xasprintf("Cannot move folder %s into itself",
+				     QUOTE(from));
+		return -EINVAL;
+	}
+	struct stat st;
+	int r = file_stat(v->rootfd, from, &st);
+	if (r == -ENOENT || r == -ENOTDIR) {
+		*ret_msg = xasprintf("No folder %s in the vault", QUOTE(from));
+		return -ENOENT;
+	}
+	if (r < 0) {
+		*ret_msg = xasprintf("Cannot use folder %s: %s", QUOTE(from),
+				     strerror(-r));
+		return r;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		*ret_msg = xasprintf("%s is not a folder", QUOTE(from));
+		return -ENOTDIR;
+	}
+	if (!replace && file_stat(v->rootfd, to, &st) == 0) {
+		*ret_msg = xasprintf("%s already exists", QUOTE(to));
+		return -EEXIST;
+	}
+	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
+	if (policy_ignored(pol, from, true)) {
+		*ret_msg = xasprintf("Folder %s is hidden or ignored by the "
+				     "policy",
+				     QUOTE(from));
+		return -EINVAL;
+	}
+	if (policy_ignored(pol, to, true)) {
+		*ret_msg = xasprintf("%s is hidden or ignored by the policy; "
+				     "choose another name",
+				     QUOTE(to));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Outside notes first, then the moving ones (the batch's order). */
+static size_t partition_pending(struct pending *p, size_t n)
+{
+	struct pending *o = xcalloc(n + 1, sizeof(*o));
+	size_t k = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < n; i++)
+			if ((p[i].new_path != NULL) == (pass == 1))
+				o[k++] = p[i];
+	size_t nout = 0;
+	while (nout < n && !o[nout].new_path)
+		nout++;
+	memcpy(p, o, n * sizeof(*p));
+	free(o);
+	return nout;
+}
+
+int vault_rename_folder(struct vault *v, const char *from, const char *to,
+			const char *source, bool replace, bool dry_run,
+			cJSON **ret, char **ret_msg)
+{
+	int r = check_folder_move(v, from, to, replace, ret_msg);
+	if (r < 0)
+		return r;
+	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
+	_cleanup_(index_moves_freep) struct index_moves *mv =
+		index_moves_new(v->ix);
+	size_t nmoves = index_moves_add_folder(mv, from, to);
+	size_t nnotes = 0;
+	for (size_t i = 0; i < nmoves; i++) {
+		const char *np;
+		const struct note *e = index_moves_entry(mv, i, &np);
+		/* Paths differing in case only are one file to Obsidian
+		 * (a folder renamed in case only lands on itself). */
+		_cleanup_free_ char *fnp = fold_key(np);
+		if (strcmp(fnp, e->fold_path) &&
+		    (index_by_path(v->ix, np) || index_has_file(v->ix, np))) {
+			*ret_msg = xasprintf("%s already exists", QUOTE(np));
+			return -EEXIST;
+		}
+		if (index_moves_is_file(mv, e))
+			continue;
+		nnotes++;
+		if (policy_ignored(pol, np, false)) {
+			*ret_msg = xasprintf("%s would be hidden or ignored by "
+					     "the policy; choose another name",
+					     QUOTE(np));
+			return -EINVAL;
+		}
+	}
+	/* Every link that would lead elsewhere once the folder is moved. */
+	struct ptrvec srcs = {0};
+	index_moves_sources(mv, &srcs);
+	struct pending *p = NULL;
+	size_t np = 0;
+	int links = 0;
+	r = rewrite_sources(v, &srcs, mv, NULL, dry_run, &p, &np, &links,
+			    ret_msg);
+	if (r < 0)
+		return r;
+	size_t nout = partition_pending(p, np);
+
+	cJSON *res = cJSON_CreateObject();
+	cJSON_AddStringToObject(res, "old_path", from);
+	cJSON_AddStringToObject(res, "new_path", to);
+	cJSON_AddNumberToObject(res, "notes_moved", (double)nnotes);
+	cJSON_AddNumberToObject(res, "files_moved", (double)(nmoves - nnotes));
+	cJSON *fu = cJSON_AddArrayToObject(res, "files_updated");
+	for (size_t i = 0; i < np; i++)
+		cJSON_AddItemToArray(
+			fu, cJSON_CreateString(p[i].new_path ? p[i].new_path
+							     : p[i].src->path));
+	cJSON_AddNumberToObject(res, "links_updated", links);
+	cJSON_AddBoolToObject(res, "dry_run", dry_run);
+	if (dry_run) {
+		add_changes(res, p, np);
+		pending_free(p, np);
+		*ret = res;
+		return 0;
+	}
+
+	/* What moves, copied: the index entries go during the update. */
+	struct moving *m = xcalloc(nmoves + 1, sizeof(*m));
+	for (size_t i = 0; i < nmoves; i++) {
+		const char *npath;
+		const struct note *e = index_moves_entry(mv, i, &npath);
+		m[i] = (struct moving){xstrdup(e->path),
+				       xstrdup(npath),
+				       index_moves_is_file(mv, e),
+				       e->ino,
+				       e->btime,
+				       -1};
+		for (size_t j = nout; j < np; j++)
+			if (p[j].src == e)
+				m[i].pending = (ssize_t)j;
+	}
+	mv = index_moves_free(mv);
+
+	/* Every rewritten note's new text first, durable (those in the
+	 * folder beside their old path: they move with it); then the
+	 * folder, in one rename; then the notes are put in place. A crash
+	 * leaves each note whole, with its old or its new text. */
+	_cleanup_(file_batch_freep) struct file_batch *b = NULL;
+	r = prepare_sources(v, p, np, &b, ret_msg);
+	for (size_t i = 0; r == 0 && i < nmoves; i++)
+		if (!m[i].file)
+			vault_keep_original(v, m[i].from);
+	for (size_t i = 0; r == 0 && i < nout; i++)
+		vault_keep_original(v, p[i].src->path);
+	if (r == 0) {
+		r = file_rename(v->rootfd, from, to, !replace, true);
+		if (r < 0)
+			*ret_msg =
+				xasprintf("Cannot rename %s to %s: %s",
+					  QUOTE(from), QUOTE(to), strerror(-r));
+	}
+	if (r < 0) {
+		for (size_t i = 0; i < nmoves; i++) {
+			free(m[i].from);
+			free(m[i].to);
+		}
+		free(m);
+		pending_free(p, np);
+		cJSON_Delete(res);
+		return r;
+	}
+	file_batch_moved(b, from, to);
+	file_batch_sync_folder(b, from);
+	file_batch_sync_folder(b, to);
+	file_batch_apply(b);
+
+	/* The moved notes, read (or rewritten) where they are now. */
+	struct note **nn = xcalloc(nmoves + 1, sizeof(*nn));
+	unsigned flags = policy_note_flags(pol);
+	for (size_t i = 0; i < nmoves; i++) {
+		if (m[i].file)
+			continue;
+		struct stat st;
+		ssize_t j = m[i].pending;
+		if (j >= 0 && file_batch_result(b, (size_t)j, &st) == 0) {
+			nn[i] = note_new(m[i].to, p[j].text, p[j].len, flags);
+			note_set_stat(nn[i], &st, m[i].btime);
+		} else {
+			nn[i] = load_note(v->rootfd, m[i].to, flags, NULL, NULL,
+					  NULL);
+			if (nn[i])
+				nn[i]->btime = m[i].btime;
+		}
+	}
+	pthread_rwlock_wrlock(&v->rw);
+	for (size_t i = 0; i < nmoves; i++) {
+		if (m[i].file) {
+			index_remove_file(v->ix, m[i].from);
+			index_put_file(v->ix, m[i].to);
+		} else {
+			index_remove(v->ix, m[i].from);
+		}
+	}
+	for (size_t i = 0; i < nmoves; i++)
+		if (nn[i])
+			index_put(v->ix, nn[i]);
+	pthread_rwlock_unlock(&v->rw);
+	for (size_t i = 0; i < nmoves; i++) {
+		if (m[i].file) {
+			touched(v, m[i].from);
+			touched(v, m[i].to);
+		} else {
+			store_queue(v, m[i].from);
+			store_queue(v, m[i].to);
+			emit(v, nn[i] ? VEV_RENAMED : VEV_DELETED,
+			     nn[i] ? m[i].to : m[i].from,
+			     nn[i] ? m[i].from : NULL, source, m[i].ino);
+		}
+		free(m[i].from);
+		free(m[i].to);
+	}
+	free(m);
+	free(nn);
+	_cleanup_free_ char *failed = NULL;
+	r = index_sources(v, p, nout, b, 0, source, &failed);
+	pending_free(p, np);
+	if (r < 0) {
+		cJSON_Delete(res);
+		*ret_msg = xasprintf("Renamed %s to %s, but %s; they still "
+				     "link to the old folder",
+				     QUOTE(from), QUOTE(to), failed);
+		return r;
+	}
+	*ret = res;
+	return 0;
+}
+
 int vault_trash_path(struct vault *v, const char *path, char **ret,
 		     char **ret_msg)
 {
@@ -2202,11 +2511,12 @@ int vault_delete(struct vault *v, struct note *n, const char *source,
 	_cleanup_free_ char *name = index_display_name(v->ix, n);
 	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
 	bool keep = pol->keep_links;
-	struct rewrite_req req = {.mode = REWRITE_DELETED, .target = n};
+	struct ptrvec srcs = linking_notes(n);
 	struct pending *p = NULL;
 	size_t np = 0;
 	int links = 0;
-	int r = rewrite_sources(v, n, &req, &p, &np, &links, ret_msg);
+	int r = rewrite_sources(v, &srcs, NULL, n, false, &p, &np, &links,
+				ret_msg);
 	if (r < 0)
 		return r;
 	_cleanup_free_ char *trash = NULL;
@@ -2311,8 +2621,9 @@ int vault_forget_note(struct vault *v, const char *path, const char *source)
 	char *msg = NULL;
 	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
 	if (!pol->keep_links) {
-		struct rewrite_req req = {.mode = REWRITE_DELETED, .target = n};
-		if (rewrite_sources(v, n, &req, &p, &np, &links, &msg) < 0) {
+		struct ptrvec srcs = linking_notes(n);
+		if (rewrite_sources(v, &srcs, NULL, n, false, &p, &np, &links,
+				    &msg) < 0) {
 			free(msg);
 			msg = NULL;
 			p = NULL;

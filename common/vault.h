@@ -196,6 +196,19 @@ int vault_guard(struct vault *v, const char *path, const char *text, size_t len,
 int vault_rename(struct vault *v, struct note *n, const char *new_path,
 		 const char *source, bool dry_run, cJSON **ret, char **ret_msg);
 
+/*
+ * Rename or move the folder from (and everything in it) to to, both
+ * checked vault paths, and rewrite every link that would lead elsewhere
+ * (writer lock held): one rename of the folder, the rewritten notes put
+ * in place around it as one batch (fileio.h), so that a crash leaves
+ * each note whole. replace: an empty folder at to may be replaced, as
+ * rename(2) does. On success *ret is the result object (with every
+ * change and its diff when dry_run).
+ */
+int vault_rename_folder(struct vault *v, const char *from, const char *to,
+			const char *source, bool replace, bool dry_run,
+			cJSON **ret, char **ret_msg);
+
 /* Move a note to .trash/ and mark or keep links per policy. */
 int vault_delete(struct vault *v, struct note *n, const char *source,
 		 bool dry_run, cJSON **ret, char **ret_msg);

@@ -653,6 +653,57 @@ void mount_external_change(struct mount *m, const char *path)
 	inval_path(m, path);
 }
 
+/*
+ * vaultd replaced the file old_ino (temp + rename), now at path: the node
+ * the kernel has for the old file shows the new one. False when no node
+ * held it.
+ */
+static bool follow_replaced(struct mount *m, uint64_t old_ino, const char *path)
+{
+	struct stat st;
+	pthread_mutex_lock(&m->tmu);
+	struct node *n = NULL;
+	if (fstat(vault_rootfd(m->v), &st) == 0) {
+		n = table_find(m, (ino_t)old_ino, st.st_dev);
+		if (n)
+			n->nlookup++;
+	}
+	pthread_mutex_unlock(&m->tmu);
+	/* Only the old file itself (replaced, so no longer linked
+	 * anywhere). When no node held it, its inode number may already
+	 * be another file's: that node stays as it is. */
+	bool replaced = false;
+	if (n) {
+		struct stat nst;
+		int nfd = node_get(n);
+		replaced = fstatat(nfd, "", &nst,
+				   AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW) == 0 &&
+			   nst.st_nlink == 0;
+		node_put(n);
+	}
+	if (n && replaced) {
+		int fd = beneath_open(vault_rootfd(m->v), path,
+				      O_PATH | O_NOFOLLOW, 0);
+		if (fd >= 0)
+			node_swap(m, n, fd);
+		queue_inval(m, false, ino_of(m, n), NULL);
+	}
+	if (n)
+		unref_node(m, n, 1);
+	return replaced;
+}
+
+/* A note renamed by vaultd, now at path, whose links were rewritten
+ * there (a new file): its node follows. */
+static void follow_rewritten(struct mount *m, uint64_t old_ino,
+			     const char *path)
+{
+	struct stat st;
+	if (file_stat(vault_rootfd(m->v), path, &st) == 0 &&
+	    (uint64_t)st.st_ino != old_ino)
+		follow_replaced(m, old_ino, path);
+}
+
 /* The vault changed a note (MCP tools, link rewrites, inotify). */
 static void on_vault_event(const struct vault_event *ev, void *ud)
 {
@@ -660,43 +711,9 @@ static void on_vault_event(const struct vault_event *ev, void *ud)
 	if (mount_owns_event(ev->path) || mount_owns_event(ev->old_path))
 		return; /* the mount handles its own nodes */
 	bool external = ev->source && !strcmp(ev->source, "external");
-	if (ev->type == VEV_CHANGED && ev->old_ino && !external) {
-		/* vaultd replaced the file (temp + rename): the node the
-		 * kernel has for the old file now shows the new one. */
-		struct stat st;
-		pthread_mutex_lock(&m->tmu);
-		struct node *n = NULL;
-		if (fstat(vault_rootfd(m->v), &st) == 0) {
-			n = table_find(m, (ino_t)ev->old_ino, st.st_dev);
-			if (n)
-				n->nlookup++;
-		}
-		pthread_mutex_unlock(&m->tmu);
-		/* Only the old file itself (replaced, so no longer linked
-		 * anywhere). When no node held it, its inode number may
-		 * already be another file's: that node stays as it is. */
-		bool replaced = false;
-		if (n) {
-			struct stat nst;
-			int nfd = node_get(n);
-			replaced = fstatat(nfd, "", &nst,
-					   AT_EMPTY_PATH |
-						   AT_SYMLINK_NOFOLLOW) == 0 &&
-				   nst.st_nlink == 0;
-			node_put(n);
-		}
-		if (n && replaced) {
-			int fd = beneath_open(vault_rootfd(m->v), ev->path,
-					      O_PATH | O_NOFOLLOW, 0);
-			if (fd >= 0)
-				node_swap(m, n, fd);
-			queue_inval(m, false, ino_of(m, n), NULL);
-		}
-		if (n)
-			unref_node(m, n, 1);
-		if (!replaced)
-			inval_path(m, ev->path);
-	}
+	if (ev->type == VEV_CHANGED && ev->old_ino && !external &&
+	    !follow_replaced(m, ev->old_ino, ev->path))
+		inval_path(m, ev->path);
 	/* A name that goes away keeps its kernel entry until the
 	 * announcement takes it (unlink, rename), so that watchers hear of
 	 * it; its folder's listing goes now. */
@@ -2201,11 +2218,14 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		if (n) {
 			cJSON *res = NULL;
 			char *msg = NULL;
+			uint64_t ino = n->ino;
 			mount_write_begin(from, to);
 			r = vault_rename(m->v, n, to, src, false, &res, &msg);
 			mount_write_end();
-			if (r == 0)
+			if (r == 0) {
 				follow_rename(m, from, to);
+				follow_rewritten(m, ino, to);
+			}
 			if (r < 0)
 				log_warn("rename %s -> %s refused (%s): %s",
 					 from, to, src,
@@ -2341,6 +2361,48 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct stat st;
 	bool dir = from && file_stat(rootfd, from, &st) == 0 &&
 		   S_ISDIR(st.st_mode);
+	if (dir && to && strcmp(from, to) && !(flags & RENAME_EXCHANGE) &&
+	    !folder_unjudged(m, from) && !folder_unjudged(m, to)) {
+		/* A folder renamed or moved (Obsidian's folder rename, mv):
+		 * every link that would lead elsewhere follows. */
+		cJSON *res = NULL;
+		char *msg = NULL;
+		vault_write_lock(m->v);
+		/* Its notes' files, to follow those rewritten. */
+		struct ptrvec paths = {0};
+		index_paths_under(vault_index(m->v), from, &paths);
+		uint64_t *inos = xcalloc(paths.n + 1, sizeof(*inos));
+		for (size_t i = 0; i < paths.n; i++) {
+			struct note *n =
+				index_by_path(vault_index(m->v), paths.v[i]);
+			inos[i] = n ? n->ino : 0;
+		}
+		mount_write_begin(from, to);
+		r = vault_rename_folder(m->v, from, to, src,
+					!(flags & RENAME_NOREPLACE), false,
+					&res, &msg);
+		mount_write_end();
+		size_t fl = strlen(from);
+		for (size_t i = 0; i < paths.n; i++) {
+			_cleanup_free_ char *np =
+				xasprintf("%s%s", to, (char *)paths.v[i] + fl);
+			if (r == 0 && inos[i])
+				follow_rewritten(m, inos[i], np);
+			free(paths.v[i]);
+		}
+		pv_free(&paths);
+		free(inos);
+		if (r == 0)
+			follow_rename(m, from, to);
+		else
+			log_warn("rename %s -> %s refused (%s): %s", from, to,
+				 src, msg ? msg : strerror(-r));
+		vault_write_unlock(m->v);
+		free(msg);
+		cJSON_Delete(res);
+		fuse_reply_err(req, -r);
+		return;
+	}
 	/* A folder brought in from where the guard does not look: its notes
 	 * are judged first, and stay out if one is refused. */
 	bool judged = dir && from && to && !(flags & RENAME_EXCHANGE) &&

@@ -462,6 +462,49 @@ static void test_batch(void)
 	tv_close(&t);
 }
 
+/* A batch whose files' folder is renamed before it is applied (a folder
+ * rename): the temp files moved with it, and the batch follows. */
+static void test_batch_folder_moved(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "d/sub/a.md", "a0");
+	tv_write(&t, "d/b.md", "b0");
+	tv_write(&t, "dx/c.md", "c0");
+	tv_write(&t, "out.md", "o0");
+	int root = open_root(&t);
+	struct file_batch *b = file_batch_new(root);
+	CU_ASSERT_EQUAL(file_batch_add(b, "out.md", "o1", 2), 0);
+	CU_ASSERT_EQUAL(file_batch_add(b, "d/sub/a.md", "a1", 2), 0);
+	CU_ASSERT_EQUAL(file_batch_add(b, "d/b.md", "b1", 2), 0);
+	CU_ASSERT_EQUAL(file_batch_add(b, "dx/c.md", "c1", 2), 0);
+	size_t bad;
+	CU_ASSERT_EQUAL(file_batch_sync(b, &bad), 0);
+	CU_ASSERT_EQUAL(file_rename(root, "d", "n/e", true, true), 0);
+	file_batch_moved(b, "d", "n/e");
+	CU_ASSERT_EQUAL(file_batch_apply(b), 0);
+	struct stat st;
+	for (size_t i = 0; i < 4; i++)
+		CU_ASSERT_EQUAL(file_batch_result(b, i, &st), 0);
+	static const char *const want[][2] = {
+		{"out.md", "o1"},
+		{"n/e/sub/a.md", "a1"},
+		{"n/e/b.md", "b1"},
+		{"dx/c.md", "c1"}, /* "d" is no prefix of "dx" */
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(want); i++) {
+		char *c = tv_read(&t, want[i][0]);
+		ASSERT_STR_EQ(c, want[i][1]);
+		free(c);
+	}
+	CU_ASSERT(!tv_exists(&t, "d"));
+	CU_ASSERT_EQUAL(temps_in(&t, "n/e"), 0);
+	CU_ASSERT_EQUAL(temps_in(&t, "n/e/sub"), 0);
+	file_batch_free(b);
+	close(root);
+	tv_close(&t);
+}
+
 /* A file over the size limit (RLIMIT_FSIZE) cannot be written: -EFBIG. */
 static void test_batch_write_fails(void)
 {
@@ -1052,6 +1095,7 @@ int main(void)
 		{"write_noreplace", test_write_noreplace},
 		{"write_no_temp_left", test_write_no_temp_left},
 		{"batch", test_batch},
+		{"batch_folder_moved", test_batch_folder_moved},
 		{"batch_write_fails", test_batch_write_fails},
 		{"spare_writes", test_spare_writes},
 		{"file_read", test_file_read},

@@ -1338,12 +1338,13 @@ static void test_rename(void)
 			  "Self [[My B#Sec]].\n"
 			  "![p](../img/p.png) [[C]]\n"));
 
-	/* [[folder/Note]] links keep their folder form. */
+	/* A link rewritten takes the shortest form that leads to the note
+	 * (Obsidian's "shortest path when possible"): the name, unique. */
 	CU_ASSERT(callok(&t, "rename_note", "old_name", "Plan", "new_name",
 			 "Roadmap", NULL));
 	CU_ASSERT(tv_exists(&t, "projects/Roadmap.md"));
 	_cleanup_free_ char *l1 = tv_read(&t, "L1.md");
-	ASSERT_CONTAINS(l1, "Plan: [[projects/Roadmap]]\n");
+	ASSERT_CONTAINS(l1, "Plan: [[Roadmap]]\n");
 
 	/* Incoming links now point at the new name. */
 	_cleanup_json_ cJSON *in =

@@ -216,13 +216,69 @@ describe('renames and deletes through the mount', { skip: !HAVE_FUSE && 'no /dev
       '[[B 2]] [[B 2|alias]] [[B 2#B]] ![[B 2]] [[B 2.md]] [md](archive/B%202.md) [md2](<archive/B 2.md>)',
       '```', '[[B]] in code stays', '```', '',
     ].join('\n'));
-    assert.equal(m.back('dir/D.md'), '[[archive/B 2]] and [up](../archive/B%202.md)\n');
+    // The shortest form that leads there: the name, unique.
+    assert.equal(m.back('dir/D.md'), '[[B 2]] and [up](../archive/B%202.md)\n');
     // The moved note's own relative link still reaches C.md.
     assert.match(m.back('archive/B 2.md'), /\[c\]\(\.\.\/C\.md\)/);
     const bl = await m.tool('get_backlinks', { name: 'B 2' });
     assert.deepEqual(bl.structured.backlinks.map((b) => b.name).sort(), ['A', 'D']);
     // The mount shows the rewritten text at once.
     assert.match(fs.readFileSync(m.inMnt('A.md'), 'utf8'), /^\[\[B 2\]\]/);
+  });
+
+  test('mv among same-name notes: every other link keeps its note', async () => {
+    const m = await mountVault({
+      'A/Dup.md': 'a\n',
+      'B/Sub/Dup.md': 'b [[Spec]]\n',
+      'B/Sub/Spec.md': 'spec b\n',
+      'C/Spec.md': 'spec c\n',
+      'C/From C.md': '[[Dup]] and [[Sub/Dup|moved]]\n',
+    });
+    fs.renameSync(m.inMnt('B/Sub/Dup.md'), m.inMnt('C/Dup.md'));
+    // C's [[Dup]] meant A/Dup; the moved note's [[Spec]] meant B/Sub's.
+    assert.equal(m.back('C/From C.md'), '[[A/Dup]] and [[C/Dup|moved]]\n');
+    assert.equal(m.back('C/Dup.md'), 'b [[Sub/Spec]]\n');
+    assert.equal(fs.readFileSync(m.inMnt('C/From C.md'), 'utf8'), '[[A/Dup]] and [[C/Dup|moved]]\n');
+    assert.equal(fs.readFileSync(m.inMnt('C/Dup.md'), 'utf8'), 'b [[Sub/Spec]]\n');
+    const out = await m.tool('get_links', { name: 'From C', direction: 'out' });
+    assert.deepEqual(out.structured.outgoing, ['A/Dup', 'C/Dup']);
+  });
+
+  test('mv of a folder rewrites the path links to what it holds, nested folders and attachments too', async () => {
+    const m = await mountVault({
+      'Proj/Plan.md': '# Plan\n[r](../Root.md) ![[diagram.png]] [[Sub/Spec]]\n',
+      'Proj/Sub/Spec.md': '[[Plan]] [up](../Plan.md)\n',
+      'Proj/diagram.png': 'PNG',
+      'Spec.md': 'a namesake outside\n',
+      'Root.md': '[[Proj/Plan]] [[Proj/Sub/Spec]] ![[Proj/diagram.png]] [s](Proj/Sub/Spec.md)\n',
+    });
+    // Read once: the kernel holds the old texts.
+    assert.match(fs.readFileSync(m.inMnt('Proj/Plan.md'), 'utf8'), /\.\.\/Root/);
+    fs.mkdirSync(m.inMnt('Archive'));
+    fs.renameSync(m.inMnt('Proj'), m.inMnt('Archive/Project'));
+    // Spec has a namesake: the shortest end of its path only it has.
+    const root = '[[Plan]] [[Sub/Spec]] ![[diagram.png]] [s](Archive/Project/Sub/Spec.md)\n';
+    const plan = '# Plan\n[r](../../Root.md) ![[diagram.png]] [[Sub/Spec]]\n';
+    assert.equal(m.back('Root.md'), root);
+    assert.equal(m.back('Archive/Project/Plan.md'), plan);
+    assert.equal(fs.readFileSync(m.inMnt('Root.md'), 'utf8'), root);
+    assert.equal(fs.readFileSync(m.inMnt('Archive/Project/Plan.md'), 'utf8'), plan);
+    assert.equal(fs.readFileSync(m.inMnt('Archive/Project/diagram.png'), 'utf8'), 'PNG');
+    assert.ok(!fs.existsSync(m.inMnt('Proj')));
+    assert.deepEqual((await m.tool('find_broken_links')).structured.result, []);
+    // The shell's mv of a nested folder, back to the top.
+    const mv = spawnSync('mv', [m.inMnt('Archive/Project/Sub'), m.inMnt('Sub2')], { encoding: 'utf8' });
+    assert.equal(mv.status, 0, mv.stderr);
+    assert.equal(m.back('Sub2/Spec.md'), '[[Plan]] [up](../Archive/Project/Plan.md)\n');
+    assert.equal(m.back('Root.md'), '[[Plan]] [[Sub2/Spec]] ![[diagram.png]] [s](Sub2/Spec.md)\n');
+    assert.equal(fs.readFileSync(m.inMnt('Sub2/Spec.md'), 'utf8'), '[[Plan]] [up](../Archive/Project/Plan.md)\n');
+    assert.equal(fs.readFileSync(m.inMnt('Archive/Project/Plan.md'), 'utf8'), '# Plan\n[r](../../Root.md) ![[diagram.png]] [[Sub2/Spec]]\n');
+    assert.deepEqual((await m.tool('find_broken_links')).structured.result, []);
+    // Onto a folder that is there and not empty: refused, nothing moved.
+    fs.mkdirSync(m.inMnt('Full'));
+    fs.writeFileSync(m.inMnt('Full/x.md'), 'x\n');
+    assert.throws(() => fs.renameSync(m.inMnt('Sub2'), m.inMnt('Full')), /ENOTEMPTY|EEXIST/);
+    assert.ok(fs.existsSync(m.inMnt('Sub2/Spec.md')));
   });
 
   test('rm moves the note to .trash/ and, after the grace period, marks the links', async () => {

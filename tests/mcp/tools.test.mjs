@@ -13,14 +13,14 @@ const EXPECTED_TOOLS = [
   'get_backlinks', 'find_broken_links', 'get_orphans', 'list_tags', 'get_headings',
   'read_section', 'recent_notes', 'create_note', 'append_note', 'prepend_note', 'update_note',
   'replace_text', 'insert_text', 'append_section', 'update_section', 'delete_section',
-  'set_frontmatter', 'update_frontmatter', 'add_tag', 'remove_tag', 'rename_note', 'delete_note',
+  'set_frontmatter', 'update_frontmatter', 'add_tag', 'remove_tag', 'rename_note', 'rename_folder', 'delete_note',
   'get_note_history', 'get_note_version', 'diff_note_versions', 'restore_note_version',
   'get_policy', 'list_violations', 'get_help',
 ];
 const WRITE_TOOLS = [
   'create_note', 'append_note', 'prepend_note', 'update_note', 'replace_text', 'insert_text',
   'append_section', 'update_section', 'delete_section', 'set_frontmatter', 'update_frontmatter',
-  'add_tag', 'remove_tag', 'rename_note', 'delete_note', 'restore_note_version',
+  'add_tag', 'remove_tag', 'rename_note', 'rename_folder', 'delete_note', 'restore_note_version',
 ];
 
 const vaults = [];
@@ -96,7 +96,10 @@ describe('handshake and tool list', () => {
     const { v, client } = await primed({ 'Tags.md': '---\ntags: [alpha, beta]\n---\nthe tags in use\n' });
     const { tools } = await client.listTools();
     const writes = tools.filter((t) => !t.annotations.readOnlyHint).map((t) => t.name);
-    assert.deepEqual(writes.sort(), Object.keys(CASES).sort());
+    // rename_folder moves a folder (not the note N) and rewrites the
+    // links to it: it replaces what was there.
+    assert.equal(tools.find((t) => t.name === 'rename_folder').annotations.destructiveHint, true);
+    assert.deepEqual(writes.filter((n) => n !== 'rename_folder').sort(), Object.keys(CASES).sort());
     // Kept: every line of the old text is still there, in order.
     const kept = (before, after) => {
       if (after === null) return false;
@@ -371,7 +374,7 @@ describe('seed 000 test cases through MCP', () => {
 });
 
 describe('every tool on a fresh vault', () => {
-  test('a session that uses all 35 tools', async () => {
+  test('a session that uses all 36 tools', async () => {
     const { v, client } = await primed({
       'Home.md': fm(['moc']) + '# Home\n\nSee [[Projects/Plan|the plan]] and [[Ideas]].\n\n## Links\n\n- [[Missing]]\n',
       'Projects/Plan.md': fm(['project']) + '# Plan\n\n## Steps\n\n1. one\n',
@@ -415,7 +418,9 @@ describe('every tool on a fresh vault', () => {
     assert.deepEqual((await c('add_tag', { name: 'Ideas', tag: 'project' })).structuredContent.tags, ['project']);
     assert.equal((await c('remove_tag', { name: 'Ideas', tag: 'project' })).structuredContent.removed, true);
     await c('rename_note', { old_name: 'Projects/Plan', new_name: 'Archive/Plan 2024' });
-    assert.match(readNote(v.vault, 'Home.md'), /\[\[Archive\/Plan 2024\|the plan\]\]/);
+    assert.match(readNote(v.vault, 'Home.md'), /\[\[Plan 2024\|the plan\]\]/);
+    await c('rename_folder', { old_path: 'Inbox', new_path: 'Archive/Inbox' });
+    assert.equal(readNote(v.vault, 'Archive/Inbox/Today.md'), '---\ntags:\n  - idea\n---\ntop\n\nfirst\n\nlast');
     await c('delete_note', { name: 'Ideas' });
     assert.match(readNote(v.vault, 'Home.md'), /\[\[Ideas \(deleted\)\]\]/);
     assert.ok((await c('get_policy', {})).structuredContent.allowed_tags.includes('moc'));
@@ -438,7 +443,7 @@ describe('every tool on a fresh vault', () => {
     assert.match(diff, /^--- a\/Projects\/Plan\.md\n\+\+\+ b\/Archive\/Plan 2024\.md$/m);
     assert.equal(textOf(await c('restore_note_version', { name: 'Plan 2024', version: first })), `Restored note 'Plan 2024' to version ${first}`);
     assert.ok(readNote(v.vault, 'Archive/Plan 2024.md').endsWith('1. one\n'));
-    assert.equal((await c('get_help', {})).structuredContent.result.length, 35);
+    assert.equal((await c('get_help', {})).structuredContent.result.length, 36);
     assert.deepEqual([...used].sort(), [...EXPECTED_TOOLS].sort());
     await client.close();
   });

@@ -81,7 +81,7 @@ describe('versions and conditional writes', () => {
     const CASES = { ...writeCases(), restore_note_version: { name: 'N', version: some } };
     const { tools } = await client.listTools();
     for (const t of tools.filter((x) => !x.annotations.readOnlyHint)) {
-      assert.ok(CASES[t.name], t.name);
+      assert.ok(CASES[t.name] || t.name === 'rename_folder', t.name);
       assert.equal(t.inputSchema.properties.expected_version?.type, 'string', t.name);
     }
     const before = fs.readFileSync(path.join(v.vault, 'N.md'), 'utf8');
@@ -91,6 +91,12 @@ describe('versions and conditional writes', () => {
       assert.match(textOf(r), /changed since version/, name);
       assert.equal(fs.readFileSync(path.join(v.vault, 'N.md'), 'utf8'), before, name);
     }
+    // A folder has no version: rename_folder says so and moves nothing.
+    fs.mkdirSync(path.join(v.vault, 'F'));
+    const rf = await call(client, 'rename_folder', { old_path: 'F', new_path: 'G', expected_version: stale });
+    assert.equal(rf.isError, true);
+    assert.match(textOf(rf), /a folder has none/);
+    assert.ok(fs.existsSync(path.join(v.vault, 'F')));
     // A malformed one says what a version is.
     const bad = await call(client, 'append_note', { name: 'N', text: 'x', expected_version: 'v1' });
     assert.match(textOf(bad), /12 hex digits/);
