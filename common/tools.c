@@ -473,6 +473,34 @@ static const struct tool TOOLS[] = {
 		.run = op_restore_note_version,
 	},
 	{
+		.name = "list_changes",
+		.title = "Changes by session",
+		.description =
+			"Changes made through MCP, newest first, with note, tool, time and the versions before and after. Default: this session's; session or since choose others.",
+		.input_schema = OBJ(
+			"\"session\":{\"type\":\"string\"}," P_TEXT("since", "ISO 8601 time") "," P_INT("limit", "50", "1", "500", "Changes per page") "," P_TEXT("cursor", "next_cursor of the previous page"),
+			""),
+		.output_schema = OUT(
+			O_STR("session") ",\"changes\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("note") "," O_STR("from") "," O_STR("change") "," O_STR("tool") "," O_STR("session") "," O_STR("time") "," O_STR("before") "," O_STR("after") "," O_STR("commit") "}}}," O_STR("next_cursor"),
+			"\"changes\""),
+		.flags = TOOL_READ_ONLY,
+		.run = op_list_changes,
+	},
+	{
+		.name = "undo_changes",
+		.title = "Undo changes",
+		.description =
+			"Revert a session's changes (or all MCP changes since a time) as new versions, renames and deletes included. A note another writer changed afterwards is left alone and listed as a conflict.",
+		.input_schema = OBJ(
+			"\"session\":{\"type\":\"string\"}," P_TEXT("since", "ISO 8601 time") "," P_DRY,
+			""),
+		.output_schema = OUT(
+			O_STR("session") ",\"undone\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("note") "," O_STR("from") "," O_STR("action") "," O_STR("diff") "}}}," O_STRS("unchanged") ",\"conflicts\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("note") "," O_STR("why") "," O_STR("changes_diff") "," O_STR("later_diff") "}}},\"failed\":{\"type\":\"array\"}",
+			"\"undone\",\"conflicts\""),
+		.flags = TOOL_DESTRUCTIVE,
+		.run = op_undo_changes,
+	},
+	{
 		.name = "get_help",
 		.title = "Help",
 		.description =
@@ -509,9 +537,15 @@ static void parse_schemas(void)
 		if (!(TOOLS[i].flags & TOOL_READ_ONLY)) {
 			cJSON *props = cJSON_GetObjectItem(schemas_in[i],
 							   "properties");
-			cJSON *e = cJSON_CreateObject();
-			cJSON_AddStringToObject(e, "type", "string");
-			cJSON_AddItemToObject(props, "expected_version", e);
+			/* Only a write to one named note has a version to
+			 * expect (not undo_changes, say). */
+			if (cJSON_HasObjectItem(props, "name") ||
+			    cJSON_HasObjectItem(props, "old_name")) {
+				cJSON *e = cJSON_CreateObject();
+				cJSON_AddStringToObject(e, "type", "string");
+				cJSON_AddItemToObject(props, "expected_version",
+						      e);
+			}
 			if (!cJSON_HasObjectItem(props, "dry_run")) {
 				cJSON *d = cJSON_CreateObject();
 				cJSON_AddStringToObject(d, "type", "boolean");
@@ -754,13 +788,17 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 		cJSON_Delete(empty);
 		return;
 	}
+	bool mcp = source && !strcmp(source, "mcp");
+	const char *session =
+		session_id_valid(call->session) ? call->session : NULL;
 	_cleanup_free_ char *src =
-		(source && !strcmp(source, "mcp"))
-			? xasprintf("mcp:%s", name)
-			: xstrdup(source ? source : "unknown");
+		mcp && session ? xasprintf("mcp:%s@%s", name, session)
+		: mcp	       ? xasprintf("mcp:%s", name)
+			       : xstrdup(source ? source : "unknown");
 	struct tool_ctx c = {.v = v,
 			     .args = args,
 			     .source = src,
+			     .session = session,
 			     .progress = call->progress,
 			     .progress_ud = call->progress_ud};
 	int r = cancel_requested() ? op_fail(&c, -ECANCELED, "Cancelled")

@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #define SERVER_NAME "vault-mcp"
 #define SERVER_TITLE "vaultd: guarded Obsidian vault"
@@ -101,6 +103,10 @@ struct mcp_session {
 	 * gathered and sent as one array once all are in. */
 	struct batch *batches;
 	struct batch *cur_batch; /* being read: takes id-less errors */
+	/* This session's id: vaultd records it with every change made
+	 * here, for list_changes and undo_changes. */
+	char id[17];
+	char *instructions;
 };
 
 struct batch {
@@ -607,6 +613,7 @@ static void handle_tools_call(struct mcp_session *s, const cJSON *id,
 			      args ? cJSON_Duplicate(args, 1)
 				   : cJSON_CreateObject());
 	cJSON_AddStringToObject(dp, "source", "mcp");
+	cJSON_AddStringToObject(dp, "session", s->id);
 	const cJSON *meta = cJSON_GetObjectItem(params, "_meta");
 	const cJSON *tok = cJSON_GetObjectItem(meta, "progressToken");
 	bool want_progress = cJSON_IsString(tok) || cJSON_IsNumber(tok);
@@ -1109,7 +1116,7 @@ static void handle_initialize(struct mcp_session *s, const cJSON *id,
 	cJSON_AddStringToObject(r, "protocolVersion", LEGACY[s->version]);
 	cJSON_AddItemToObject(r, "capabilities", capabilities(s, false));
 	cJSON_AddItemToObject(r, "serverInfo", server_info(s, s->version <= 1));
-	cJSON_AddStringToObject(r, "instructions", BASE_INSTRUCTIONS);
+	cJSON_AddStringToObject(r, "instructions", s->instructions);
 	reply(s, id, r, false, false);
 }
 
@@ -1118,7 +1125,7 @@ static void handle_discover(struct mcp_session *s, const cJSON *id)
 	cJSON *r = cJSON_CreateObject();
 	cJSON_AddItemToObject(r, "supportedVersions", supported_versions());
 	cJSON_AddItemToObject(r, "capabilities", capabilities(s, true));
-	cJSON_AddStringToObject(r, "instructions", BASE_INSTRUCTIONS);
+	cJSON_AddStringToObject(r, "instructions", s->instructions);
 	reply(s, id, r, true, true);
 }
 
@@ -1722,6 +1729,17 @@ struct mcp_session *mcp_session_new(const struct mcp_config *cfg,
 	s->io = *io;
 	s->log_level = -1;
 	s->subscribed = cJSON_CreateArray();
+	uint8_t rnd[4];
+	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) {
+		uint64_t t = now_ns() ^ ((uint64_t)getpid() << 32);
+		memcpy(rnd, &t, sizeof(rnd));
+	}
+	snprintf(s->id, sizeof(s->id), "%02x%02x%02x%02x", rnd[0], rnd[1],
+		 rnd[2], rnd[3]);
+	s->instructions = xasprintf(
+		"%s This is session %s: list_changes shows what it changed, "
+		"undo_changes reverts it.",
+		BASE_INSTRUCTIONS, s->id);
 	return s;
 }
 
@@ -1749,6 +1767,7 @@ struct mcp_session *mcp_session_free(struct mcp_session *s)
 	cJSON_Delete(s->subscribed);
 	cJSON_Delete(s->cfg.tools);
 	free(s->context);
+	free(s->instructions);
 	free(s);
 	return NULL;
 }
