@@ -1047,6 +1047,17 @@ int op_remove_tag(struct tool_ctx *c)
 /* ---- rename and delete
  * ----------------------------------------------------------- */
 
+/* A rename's or delete's dry run: the diff is every file's, in turn. */
+static void dry_files_diff(struct tool_ctx *c)
+{
+	struct sbuf b = {0};
+	const cJSON *f;
+	cJSON_ArrayForEach(f, cJSON_GetObjectItem(c->json, "files")) sb_puts(
+		&b, cJSON_GetStringValue(cJSON_GetObjectItem(f, "diff")));
+	free(c->dry_diff);
+	c->dry_diff = b.s ? sb_steal(&b) : xstrdup("");
+}
+
 int op_rename_note(struct tool_ctx *c)
 {
 	const char *from = arg_str(c, "old_name", "");
@@ -1067,6 +1078,8 @@ int op_rename_note(struct tool_ctx *c)
 		free(c->msg);
 		c->msg = msg;
 	}
+	if (r == 0 && dry)
+		dry_files_diff(c);
 	return r;
 }
 
@@ -1085,6 +1098,8 @@ int op_delete_note(struct tool_ctx *c)
 		free(c->msg);
 		c->msg = msg;
 	}
+	if (r == 0 && dry)
+		dry_files_diff(c);
 	return r;
 }
 

@@ -81,7 +81,9 @@ struct tool_call {
 struct tool {
 	const char *name;
 	const char *title;
-	const char *description;
+	const char *description; /* one or two sentences (tools/list) */
+	/* More for get_help: parameters, syntax, limits; NULL: none. */
+	const char *help;
 	const char *input_schema;  /* JSON text */
 	const char *output_schema; /* JSON text; NULL for text results */
 	unsigned flags;
