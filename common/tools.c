@@ -843,11 +843,11 @@ char *tools_params_text(const struct tool *t)
 }
 
 /* What every write takes, said once here rather than in every schema. */
-#define HELP_EXPECTED                                                       \
+#define HELP_EXPECTED                                                        \
 	"expected_version: the note's version as read_note gave it; if the " \
-	"note changed since, nothing is written and the error shows what "  \
+	"note changed since, nothing is written and the error shows what "   \
 	"changed."
-#define HELP_DRY_RUN                                                      \
+#define HELP_DRY_RUN                                                          \
 	"dry_run: true writes nothing and returns the unified diff the call " \
 	"would make (dry_run, diff)."
 
@@ -859,8 +859,8 @@ cJSON *tools_help_json(void)
 		_cleanup_free_ char *params = tools_params_text(&TOOLS[i]);
 		cJSON_AddStringToObject(o, "name", TOOLS[i].name);
 		cJSON_AddStringToObject(o, "params", params);
-		const cJSON *props =
-			cJSON_GetObjectItem(input_schema(&TOOLS[i]), "properties");
+		const cJSON *props = cJSON_GetObjectItem(
+			input_schema(&TOOLS[i]), "properties");
 		struct sbuf d = {0};
 		sb_puts(&d, TOOLS[i].description);
 		if (TOOLS[i].help)
