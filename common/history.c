@@ -82,6 +82,7 @@ struct commit_rec {
 	char hex[41];
 	int64_t time;
 	char *author;
+	char *session; /* the MCP session ("Session: " line), or NULL */
 	char *summary;
 };
 
@@ -254,6 +255,7 @@ static uint32_t log_commit(struct history *h, const git_oid *id, int64_t t,
 	git_oid_tostr(c->hex, sizeof(c->hex), id);
 	c->time = t;
 	c->author = xstrdup(author);
+	c->session = NULL;
 	c->summary = xstrdup(summary);
 	return (uint32_t)h->ncommits++;
 }
@@ -279,6 +281,9 @@ static void log_message(struct history *h, uint32_t ci, const char *msg)
 			log_ref(h, ci, 'D', f, NULL);
 			log_ref(h, ci, 'R', line + 12, f);
 			from = NULL;
+		} else if (!strncmp(line, "Session: ", 9) &&
+			   !h->commits[ci].session) {
+			h->commits[ci].session = xstrdup(line + 9);
 		} else if (!strncmp(line, "Snapshot: ", 10)) {
 			h->snaps = xrealloc(
 				h->snaps, (h->nsnaps + 1) * sizeof(*h->snaps));
@@ -328,6 +333,7 @@ static void free_log(struct history *h)
 {
 	for (size_t i = 0; i < h->ncommits; i++) {
 		free(h->commits[i].author);
+		free(h->commits[i].session);
 		free(h->commits[i].summary);
 	}
 	free(h->commits);
@@ -1477,11 +1483,19 @@ static int commit_locked(struct history *h, const char *author,
 	}
 	git_tree *tree = NULL;
 	git_signature *sig = NULL;
-	_cleanup_free_ char *msg = xasprintf("%s\n\n%s", summary, body);
+	/* The writer signs; the MCP session it came from is a line of the
+	 * message (list_changes and undo_changes select by it). */
+	const char *session = source_session(author);
+	_cleanup_free_ char *writer =
+		xstrndup(author, source_writer_len(author));
+	_cleanup_free_ char *msg =
+		session ? xasprintf("%s\n\n%sSession: %s\n", summary, body,
+				    session)
+			: xasprintf("%s\n\n%s", summary, body);
 	int64_t t = time(NULL);
 	int r = git_tree_lookup(&tree, h->repo, &tree_id);
 	if (r == 0)
-		r = git_signature_new(&sig, author, EMAIL, t, 0);
+		r = git_signature_new(&sig, writer, EMAIL, t, 0);
 	const git_commit *parents[1] = {parent};
 	if (r == 0)
 		r = git_commit_create(&id, h->repo, "HEAD", sig, sig, NULL, msg,
@@ -1495,8 +1509,10 @@ static int commit_locked(struct history *h, const char *author,
 	}
 	h->head = id;
 	h->have_head = true;
-	uint32_t ci = log_commit(h, &id, t, author, summary);
+	uint32_t ci = log_commit(h, &id, t, writer, summary);
 	log_message(h, ci, body);
+	if (session)
+		h->commits[ci].session = xstrdup(session);
 	h->idx_tree = tree_id;
 	h->idx_tree_valid = true;
 	git_commit_free(parent);
@@ -2107,6 +2123,157 @@ int history_log(struct history *h, const char *path, size_t limit,
 	*ret = out;
 	*ret_n = n;
 	*ret_total = total;
+	return 0;
+}
+
+/* ---- changes by session -------------------------------------------------
+ */
+
+void history_changes_free(struct history_change *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].writer);
+		free(v[i].session);
+		free(v[i].path);
+		free(v[i].from);
+	}
+	free(v);
+}
+
+/* The text version of path in tree t ("" when it is not there). */
+static void version_in(git_tree *t, const char *path,
+		       char out[TEXT_VERSION_LEN + 1])
+{
+	git_tree_entry *e = NULL;
+	out[0] = 0;
+	if (t && git_tree_entry_bypath(&e, t, path) == 0) {
+		char hex[GIT_OID_HEXSZ + 1];
+		git_oid_tostr(hex, sizeof(hex), git_tree_entry_id(e));
+		memcpy(out, hex, TEXT_VERSION_LEN);
+		out[TEXT_VERSION_LEN] = 0;
+	}
+	git_tree_entry_free(e);
+}
+
+static bool selected(const struct commit_rec *c, const struct history_filter *f)
+{
+	if (f->since && c->time < f->since)
+		return false;
+	if (f->session)
+		return c->session && !strcmp(c->session, f->session);
+	return str_has_prefix(c->author, "mcp:");
+}
+
+/* A commit's change lines, in order ("Changed: a.md", ...). */
+static size_t change_lines(const char *msg, struct change **ret)
+{
+	struct change *v = NULL;
+	size_t n = 0, cap = 0;
+	_cleanup_free_ char *from = NULL;
+	for (const char *p = msg; *p;) {
+		const char *e = strchr(p, '\n');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		char kind = 0;
+		size_t skip = 0;
+		if (len > 9 && !strncmp(p, "Changed: ", 9))
+			kind = 'C', skip = 9;
+		else if (len > 9 && !strncmp(p, "Deleted: ", 9))
+			kind = 'D', skip = 9;
+		else if (len > 14 && !strncmp(p, "Renamed-From: ", 14)) {
+			free(from);
+			from = xstrndup(p + 14, len - 14);
+		} else if (len > 12 && !strncmp(p, "Renamed-To: ", 12) && from)
+			kind = 'R', skip = 12;
+		if (kind) {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 8;
+				v = xrealloc(v, cap * sizeof(*v));
+			}
+			v[n++] = (struct change){
+				kind, xstrndup(p + skip, len - skip),
+				kind == 'R' ? TAKE_PTR(from) : NULL};
+		}
+		p = e ? e + 1 : p + len;
+	}
+	*ret = v;
+	return n;
+}
+
+/* A change's place: its commit, then its line (newer: larger). */
+#define CHANGE_POS(ci, j) (((uint64_t)(ci) << 24) | (uint64_t)(j))
+#define CHANGE_LINES_MAX (1u << 24)
+
+int history_changes(struct history *h, const struct history_filter *f,
+		    uint64_t start, size_t limit, struct history_change **ret,
+		    size_t *ret_n, uint64_t *ret_next)
+{
+	struct history_change *out = NULL;
+	size_t n = 0;
+	uint64_t next = 0, top = start ? start : UINT64_MAX;
+	int r = 0;
+	pthread_mutex_lock(&h->mu);
+	flush_locked(h);
+	for (size_t ci = h->ncommits; ci-- > 0 && !next && r == 0;) {
+		const struct commit_rec *c = &h->commits[ci];
+		if (CHANGE_POS(ci, 0) >= top || !selected(c, f))
+			continue;
+		git_commit *gc = NULL, *parent = NULL;
+		git_tree *t = NULL, *pt = NULL;
+		if (git_commit_lookup(&gc, h->repo, &c->id) < 0 ||
+		    git_commit_tree(&t, gc) < 0 ||
+		    (git_commit_parentcount(gc) &&
+		     (git_commit_parent(&parent, gc, 0) < 0 ||
+		      git_commit_tree(&pt, parent) < 0))) {
+			set_err(h, "cannot read the history");
+			r = -EIO;
+		}
+		struct change *cv = NULL;
+		size_t nc =
+			r == 0 ? change_lines(git_commit_message(gc), &cv) : 0;
+		for (size_t j = nc < CHANGE_LINES_MAX ? nc : 0; j-- > 0;) {
+			uint64_t pos = CHANGE_POS(ci, j);
+			if (pos >= top)
+				continue;
+			struct history_change x = {.time = c->time,
+						   .kind = cv[j].kind};
+			version_in(pt,
+				   cv[j].kind == 'R' ? cv[j].from : cv[j].path,
+				   x.before);
+			if (cv[j].kind != 'D')
+				version_in(t, cv[j].path, x.after);
+			/* Made and unmade within one batch: no change. */
+			if (cv[j].kind != 'R' && !strcmp(x.before, x.after))
+				continue;
+			if (n == limit) {
+				next = CHANGE_POS(ci, j + 1);
+				break;
+			}
+			memcpy(x.commit, c->hex, 7);
+			x.writer = xstrdup(c->author);
+			x.session = c->session ? xstrdup(c->session) : NULL;
+			x.path = xstrdup(cv[j].path);
+			x.from = cv[j].from ? xstrdup(cv[j].from) : NULL;
+			out = xrealloc(out, (n + 1) * sizeof(*out));
+			out[n++] = x;
+		}
+		for (size_t j = 0; j < nc; j++) {
+			free(cv[j].path);
+			free(cv[j].from);
+		}
+		free(cv);
+		git_tree_free(pt);
+		git_tree_free(t);
+		git_commit_free(parent);
+		git_commit_free(gc);
+	}
+	pthread_mutex_unlock(&h->mu);
+	if (r < 0) {
+		history_changes_free(out, n);
+		return r;
+	}
+	*ret = out;
+	*ret_n = n;
+	*ret_next = next;
 	return 0;
 }
 

@@ -162,6 +162,41 @@ char *text_diff(const char *old_path, const char *a, size_t alen,
 int history_text_of(struct history *h, const char *version, char **ret_text,
 		    size_t *ret_len);
 
+/*
+ * One change of a note, as recorded: list_changes and undo_changes.
+ * before/after are the note's text versions (text_version()) before and
+ * after the change; "" where there was no note.
+ */
+struct history_change {
+	char commit[8]; /* 7 hex digits */
+	int64_t time;
+	char *writer;  /* "mcp:update_note" */
+	char *session; /* the MCP session, or NULL */
+	char kind;     /* 'C' created or changed, 'D' deleted, 'R' renamed */
+	char *path;    /* the note (for a rename: its new path) */
+	char *from;    /* 'R': its old path */
+	char before[TEXT_VERSION_LEN + 1];
+	char after[TEXT_VERSION_LEN + 1];
+};
+void history_changes_free(struct history_change *v, size_t n);
+
+/* Which changes: made in one MCP session, or by MCP writers at all (no
+ * session given), at or after since (0: any time). */
+struct history_filter {
+	const char *session;
+	int64_t since;
+};
+
+/*
+ * The changes f selects, newest first, at most limit, from position
+ * start on (0: the newest; else a *ret_next of an earlier call).
+ * *ret_next: where the next page starts, 0 when there is none. Commits
+ * what is pending first.
+ */
+int history_changes(struct history *h, const struct history_filter *f,
+		    uint64_t start, size_t limit, struct history_change **ret,
+		    size_t *ret_n, uint64_t *ret_next);
+
 /* When the note now at path was first recorded (0: never). */
 int64_t history_created(struct history *h, const char *path);
 

@@ -1047,6 +1047,17 @@ int op_remove_tag(struct tool_ctx *c)
 /* ---- rename and delete
  * ----------------------------------------------------------- */
 
+/* A rename's or delete's dry run: the diff is every file's, in turn. */
+static void dry_files_diff(struct tool_ctx *c)
+{
+	struct sbuf b = {0};
+	const cJSON *f;
+	cJSON_ArrayForEach(f, cJSON_GetObjectItem(c->json, "files")) sb_puts(
+		&b, cJSON_GetStringValue(cJSON_GetObjectItem(f, "diff")));
+	free(c->dry_diff);
+	c->dry_diff = b.s ? sb_steal(&b) : xstrdup("");
+}
+
 int op_rename_note(struct tool_ctx *c)
 {
 	const char *from = arg_str(c, "old_name", "");
@@ -1067,6 +1078,8 @@ int op_rename_note(struct tool_ctx *c)
 		free(c->msg);
 		c->msg = msg;
 	}
+	if (r == 0 && dry)
+		dry_files_diff(c);
 	return r;
 }
 
@@ -1147,5 +1160,83 @@ int op_delete_note(struct tool_ctx *c)
 		free(c->msg);
 		c->msg = msg;
 	}
+	if (r == 0 && dry)
+		dry_files_diff(c);
 	return r;
+}
+
+/* ---- undo ------------------------------------------------------------------
+ */
+
+static int vault_fail(struct tool_ctx *c, int r, char *msg)
+{
+	free(c->msg);
+	c->msg = msg ? msg : xstrdup(strerror(-r));
+	return r;
+}
+
+/* Its text becomes text, unless it is that already. */
+static int set_text(struct tool_ctx *c, const struct note *n, const char *text,
+		    size_t len)
+{
+	_cleanup_free_ char *now = NULL;
+	size_t nl;
+	int r = vault_read_text(c->v, n, &now, &nl);
+	if (r < 0)
+		return op_fail(c, r, "Cannot read '%s': %s", n->path,
+			       strerror(-r));
+	if (nl == len && !memcmp(now, text, len))
+		return 0;
+	_cleanup_free_ char *path = xstrdup(n->path);
+	return commit(c, path, text, len, false);
+}
+
+int op_undo_step(struct tool_ctx *c, enum undo_step step, const char *path,
+		 const char *expect, const char *to, const char *text,
+		 size_t len)
+{
+	WRITE_LOCKED(c);
+	struct note *n = index_by_path(vault_index(c->v), path);
+	if (step == UNDO_CREATE) {
+		struct stat st;
+		if (n || file_stat(vault_rootfd(c->v), path, &st) == 0)
+			return op_fail(c, -ESTALE, "'%s' exists again", path);
+		return commit(c, path, text, len, true);
+	}
+	if (!n)
+		return op_fail(c, -ESTALE, "'%s' is gone", path);
+	_cleanup_free_ char *now = NULL;
+	size_t nl;
+	int r = vault_read_text(c->v, n, &now, &nl);
+	if (r < 0)
+		return op_fail(c, r, "Cannot read '%s': %s", path,
+			       strerror(-r));
+	char ver[TEXT_VERSION_LEN + 1];
+	text_version(now, nl, ver);
+	if (strcmp(ver, expect) != 0)
+		return op_fail(c, -ESTALE,
+			       "'%s' changed meanwhile: it is now version %s",
+			       path, ver);
+	cJSON *res = NULL;
+	char *msg = NULL;
+	switch (step) {
+	case UNDO_TEXT:
+		return set_text(c, n, text, len);
+	case UNDO_TRASH:
+		r = vault_delete(c->v, n, c->source, false, &res, &msg);
+		cJSON_Delete(res);
+		return r < 0 ? vault_fail(c, r, msg) : 0;
+	case UNDO_RENAME:
+		r = vault_rename(c->v, n, to, c->source, false, &res, &msg);
+		cJSON_Delete(res);
+		if (r < 0)
+			return vault_fail(c, r, msg);
+		n = index_by_path(vault_index(c->v), to);
+		if (!n)
+			return op_fail(c, -ENOENT, "'%s' is gone", to);
+		return set_text(c, n, text, len);
+	case UNDO_CREATE:
+		break;
+	}
+	return 0;
 }

@@ -10,6 +10,14 @@
 /* ---- schema fragments ------------------------------------------------------
  */
 
+/*
+ * tools/list is what a client pays in context before the user says a
+ * word, so the schemas say only what a name and a type do not: parameters
+ * have a description only where their name is not enough, and output
+ * schemas keep their shape (every key, every nesting) with no more than
+ * that. The longer story of each tool is its help (get_help).
+ */
+
 /* clang-format off */
 
 #define OBJ(props, req)                                                        \
@@ -17,44 +25,42 @@
 	"]}"
 /* A note by name, alias or path (the server's instructions say so once). */
 #define P_NAME "\"name\":{\"type\":\"string\"}"
+#define P_STR(key) "\"" key "\":{\"type\":\"string\"}"
 #define P_TEXT(key, what)                                                      \
 	"\"" key "\":{\"type\":\"string\",\"description\":\"" what "\"}"
-#define P_BOOL(key, def, what)                                                 \
-	"\"" key "\":{\"type\":\"boolean\",\"default\":" def                  \
-	",\"description\":\"" what "\"}"
-#define P_INT(key, def, min, max, what)                                        \
+/* Booleans are false unless given. */
+#define P_BOOL(key) "\"" key "\":{\"type\":\"boolean\"}"
+#define P_INT(key, def, min, max)                                              \
 	"\"" key "\":{\"type\":\"integer\",\"default\":" def                  \
-	",\"minimum\":" min ",\"maximum\":" max ",\"description\":\"" what    \
-	"\"}"
-#define P_SECTION                                                              \
-	P_TEXT("section", "Heading text of the section (without #)")
-#define P_DRY P_BOOL("dry_run", "false", "Only report what would change")
+	",\"minimum\":" min ",\"maximum\":" max "}"
+#define P_SECTION P_TEXT("section", "Heading text")
+/* Where a part or a page starts (past the end: an empty one). */
+#define P_OFFSET "\"offset\":{\"type\":\"integer\",\"minimum\":0}"
 /* A list read a page at a time: limit and offset. */
-#define P_PAGE(what)                                                           \
-	P_INT("limit", "1000", "1", "10000", what " per page") ","            \
-	P_INT("offset", "0", "0", "1000000000", what " to skip")
+#define P_PAGE                                                                 \
+	P_INT("limit", "1000", "1", "10000") "," P_OFFSET
 /* Where a paged list stands: all there are, and the next page's offset
  * (only while more remain). */
 #define O_PAGE O_INT("total") "," O_INT("next_offset")
 
-#define O_STR(k) "\"" k "\":{\"type\":\"string\"}"
-#define O_INT(k) "\"" k "\":{\"type\":\"integer\"}"
-#define O_BOOL(k) "\"" k "\":{\"type\":\"boolean\"}"
-#define O_STRS(k) "\"" k "\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}}"
+/* Output keys, by shape: a value (text, number, flag: the key says
+ * which), a list, an object. */
+#define O_STR(k) "\"" k "\":{}"
+#define O_INT(k) O_STR(k)
+#define O_BOOL(k) O_STR(k)
+#define O_STRS(k) O_ARR(k)
 #define O_ANYOBJ(k) "\"" k "\":{\"type\":\"object\"}"
-#define OUT(props, req)                                                        \
-	"{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req "]}"
+#define O_ARR(k) "\"" k "\":{\"type\":\"array\"}"
+/* A list of objects with these keys. */
+#define O_LIST(k, props)                                                       \
+	"\"" k "\":{\"type\":\"array\",\"items\":{\"type\":\"object\","        \
+	"\"properties\":{" props "}}}"
+#define OUT(props) "{\"type\":\"object\",\"properties\":{" props "}}"
 /* Array results are wrapped as {"result": [...]} in structured output. */
-#define OUT_LIST(item)                                                         \
-	"{\"type\":\"object\",\"properties\":{\"result\":{\"type\":\"array\"," \
-	"\"items\":" item "}},\"required\":[\"result\"]}"
-#define O_BRIEF                                                                \
-	"{\"type\":\"object\",\"properties\":{" O_STR("name") "," O_STR("path") \
-	"," O_STR("modified") "}}"
-#define OUT_STATUS OUT(O_STR("name") "," O_STR("status"), "\"name\",\"status\"")
-#define OUT_SECTION                                                            \
-	OUT(O_STR("name") "," O_STR("section") "," O_STR("status"),            \
-	    "\"name\",\"section\",\"status\"")
+#define OUT_LIST(props) OUT(O_LIST("result", props))
+#define O_BRIEF_KEYS O_STR("name") "," O_STR("path") "," O_STR("modified")
+#define OUT_STATUS OUT(O_STR("name") "," O_STR("status"))
+#define OUT_SECTION OUT(O_STR("name") "," O_STR("section") "," O_STR("status"))
 
 /* clang-format on */
 
@@ -65,10 +71,10 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "read_note",
 		.title = "Read note",
-		.description =
-			"A note's full text. A long note is read in parts with offset and length (bytes); each part says where the next starts.",
+		.description = "A note's text and version; a long note comes in parts.",
+		.help = "A long note is read in parts with offset and length (bytes); each part says where the next starts. The version it gives is what expected_version takes.",
 		.input_schema = OBJ(
-			P_NAME "," P_INT("offset", "0", "0", "1000000000000", "First byte to read") ",\"length\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":1000000000000,\"description\":\"Most bytes to read from offset (default: to the end)\"}",
+			P_NAME "," P_OFFSET ",\"length\":{\"type\":\"integer\",\"minimum\":1}",
 			"\"name\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT | TOOL_QUICK | TOOL_CORE,
 		.run = op_read_note,
@@ -76,136 +82,113 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "get_note_metadata",
 		.title = "Note metadata",
-		.description =
-			"A note's frontmatter, tags, aliases, links in and out, headings, size, times and obsidian:// URI, without its body.",
+		.description = "A note's frontmatter, tags, links, headings, times and version.",
+		.help = "Everything about a note but its body: frontmatter, tags, aliases, outgoing and incoming links, headings, size, created and modified times, its obsidian:// URI and its version.",
 		.input_schema = OBJ(P_NAME, "\"name\""),
 		.output_schema = OUT(
-			O_STR("name") "," O_ANYOBJ("frontmatter") "," O_STRS(
-				"outgoing") "," O_STRS("incoming") "," O_STR("path") "," O_STRS("tags") "," O_STRS("aliases") ",\"headings\":{\"type\":\"array\"}," O_INT("size") "," O_STR("created") "," O_STR("modified") "," O_STR("uri") "," O_STR("version"),
-			"\"name\",\"frontmatter\",\"outgoing\",\"incoming\""),
+			O_STR("name") "," O_ANYOBJ("frontmatter") "," O_STRS("outgoing") "," O_STRS("incoming") "," O_STR("path") "," O_STRS("tags") "," O_STRS("aliases") "," O_ARR("headings") "," O_INT("size") "," O_STR("created") "," O_STR("modified") "," O_STR("uri") "," O_STR("version")),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK,
 		.run = op_get_note_metadata,
 	},
 	{
 		.name = "list_notes",
 		.title = "List notes",
-		.description =
-			"Note names, sorted, a page at a time.",
-		.input_schema = OBJ(P_INT("limit", "100", "0", "1000",
-					  "Names per page") "," P_INT("offset", "0", "0", "1000000000", "Names to skip") "," P_TEXT("folder", "Only notes under this folder"),
+		.description = "Note names, sorted, a page at a time.",
+		.help = "folder: only notes under this folder.",
+		.input_schema = OBJ(P_INT("limit", "100", "0", "1000") "," P_OFFSET "," P_STR("folder"),
 				    ""),
-		.output_schema = OUT(O_STRS("names") "," O_INT(
-					     "total") "," O_INT("limit") "," O_INT("offset"),
-				     "\"names\",\"total\",\"limit\",\"offset\""),
+		.output_schema = OUT(O_STRS("names") "," O_INT("total") "," O_INT("limit") "," O_INT("offset")),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK,
 		.run = op_list_notes,
 	},
 	{
 		.name = "browse",
 		.title = "Browse folders",
-		.description =
-			"The subfolders (with note counts) and notes at one folder level.",
-		.input_schema = OBJ(P_TEXT("path", "Folder path; empty for the "
-						   "vault root"),
-				    ""),
+		.description = "Subfolders (with note counts) and notes of one folder.",
+		.help = "path: the folder; empty for the vault root. A folder note (a note named like its folder) comes as note.",
+		.input_schema = OBJ(P_TEXT("path", "Folder; empty: root"), ""),
 		.output_schema = OUT(
-			O_STR("path") ",\"note\":" O_BRIEF
-				      ",\"folders\":{\"type\":\"array\"},\"notes\":{\"type\":\"array\",\"items\":" O_BRIEF "}",
-			"\"path\",\"folders\",\"notes\""),
+			O_STR("path") ",\"note\":{\"type\":\"object\",\"properties\":{" O_BRIEF_KEYS "}}," O_ARR("folders") "," O_LIST("notes", O_BRIEF_KEYS)),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK,
 		.run = op_browse,
 	},
 	{
 		.name = "search_notes",
 		.title = "Search notes",
-		.description =
-			"Search notes. mode: name, name_partial (default), content (text), tag (comma list; tag_logic and|or) or fulltext (ranked with snippets; words, \"phrase\", prefix*, title:, tag:, folder:, AND, OR, -term). Page with next_cursor.",
+		.description = "Find notes by name, text, tag or ranked full text (mode).",
+		.help = "mode: name, name_partial (default), content (text), tag (a comma list; tag_logic and|or) or fulltext (ranked, with snippets; words, \"phrase\", prefix*, title:, tag:, folder:, AND, OR, -term; limit defaults to 10). case_sensitive: fulltext only, match the words' case exactly. cursor: next_cursor from the previous page.",
 		.input_schema = OBJ(
-			P_TEXT("query", "What to look for") ",\"mode\":{\"type\":\"string\",\"enum\":[\"name\",\"name_partial\",\"content\",\"tag\",\"fulltext\"],\"default\":\"name_partial\"},\"tag_logic\":{\"type\":\"string\",\"enum\":[\"or\",\"and\"],\"default\":\"or\"}," P_INT("limit", "50", "1", "100", "Results per page (fulltext: default 10)") "," P_BOOL("case_sensitive", "false", "fulltext: match the words' case exactly") "," P_TEXT("cursor", "next_cursor from the previous page"),
+			P_STR("query") ",\"mode\":{\"type\":\"string\",\"enum\":[\"name\",\"name_partial\",\"content\",\"tag\",\"fulltext\"],\"default\":\"name_partial\"},\"tag_logic\":{\"type\":\"string\",\"enum\":[\"or\",\"and\"],\"default\":\"or\"}," P_INT("limit", "50", "1", "100") "," P_BOOL("case_sensitive") "," P_STR("cursor"),
 			"\"query\""),
 		.output_schema = OUT(
-			O_STR("query") "," O_STR("mode") ",\"results\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("name") "," O_STR("path") "," O_STRS("tags") ",\"score\":{\"type\":\"number\"}," O_STR("snippet") "," O_INT("line") "," O_STR("text") "}}}," O_INT("total") "," O_STR("next_cursor") ",\"not_searched\":{\"type\":\"object\",\"properties\":{" O_STRS("notes") "," O_INT("total") "," O_STR("why") "}}",
-			"\"results\",\"total\""),
+			O_STR("query") "," O_STR("mode") "," O_LIST("results", O_STR("name") "," O_STR("path") "," O_STRS("tags") "," O_STR("score") "," O_STR("snippet") "," O_INT("line") "," O_STR("text")) "," O_INT("total") "," O_STR("next_cursor") ",\"not_searched\":{\"type\":\"object\",\"properties\":{" O_STRS("notes") "," O_INT("total") "," O_STR("why") "}}"),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_CORE,
 		.run = op_search_notes,
 	},
 	{
 		.name = "get_links",
 		.title = "Links of a note",
-		.description =
-			"Names a note links to (outgoing, missing ones too) and that link to it (incoming).",
+		.description = "Notes a note links to, and that link to it.",
+		.help = "Outgoing links include missing notes. direction: in, out or both.",
 		.input_schema = OBJ(
 			P_NAME ",\"direction\":{\"type\":\"string\",\"enum\":[\"in\",\"out\",\"both\"],\"default\":\"both\"}",
 			"\"name\""),
-		.output_schema = OUT(O_STR("name") "," O_STRS("outgoing") "," O_STRS("incoming"),
-				     "\"name\""),
+		.output_schema = OUT(O_STR("name") "," O_STRS("outgoing") "," O_STRS("incoming")),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK | TOOL_CORE,
 		.run = op_get_links,
 	},
 	{
 		.name = "get_backlinks",
 		.title = "Backlinks",
-		.description =
-			"Notes linking to a note, with line numbers; works for a missing note too.",
+		.description = "Notes linking to a note, with line numbers.",
+		.help = "Works for a note that does not exist yet (links to a missing note).",
 		.input_schema = OBJ(P_NAME, "\"name\""),
 		.output_schema = OUT(
-			O_STR("target") "," O_BOOL("exists") ",\"backlinks\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("name") "," O_STR("path") "," O_INT("count") ",\"lines\":{\"type\":\"array\",\"items\":{\"type\":\"integer\"}}}}}," O_INT("notes") "," O_INT("links"),
-			"\"target\",\"exists\",\"backlinks\""),
-		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK | TOOL_CORE,
+			O_STR("target") "," O_BOOL("exists") "," O_LIST("backlinks", O_STR("name") "," O_STR("path") "," O_INT("count") "," O_ARR("lines")) "," O_INT("notes") "," O_INT("links")),
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK,
 		.run = op_get_backlinks,
 	},
 	{
 		.name = "find_broken_links",
 		.title = "Broken links",
-		.description =
-			"Links to no existing note or file: [{source, target}], paged.",
-		.input_schema = OBJ(P_PAGE("Links"), ""),
-		.output_schema = OUT(
-			"\"result\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("source") "," O_STR("target") "}}}," O_PAGE,
-			"\"result\""),
+		.description = "Links to no existing note or file, paged.",
+		.input_schema = OBJ(P_PAGE, ""),
+		.output_schema = OUT(O_LIST("result", O_STR("source") "," O_STR("target")) "," O_PAGE),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
 		.run = op_find_broken_links,
 	},
 	{
 		.name = "get_orphans",
 		.title = "Orphan notes",
-		.description =
-			"Notes with no links in or out, paged.",
-		.input_schema = OBJ(P_PAGE("Notes"), ""),
-		.output_schema = OUT(O_INT("count") ",\"orphans\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("name") "," O_STR("path") "}}}," O_PAGE,
-				     "\"count\",\"orphans\",\"total\""),
+		.description = "Notes with no links in or out, paged.",
+		.input_schema = OBJ(P_PAGE, ""),
+		.output_schema = OUT(O_INT("count") "," O_LIST("orphans", O_STR("name") "," O_STR("path")) "," O_PAGE),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
 		.run = op_get_orphans,
 	},
 	{
 		.name = "list_tags",
 		.title = "List tags",
-		.description =
-			"Tags in use with their note counts, most used first, paged.",
-		.input_schema = OBJ(P_PAGE("Tags"), ""),
-		.output_schema = OUT(
-			"\"tags\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("tag") "," O_INT("count") "}}}," O_PAGE,
-			"\"tags\",\"total\""),
+		.description = "Tags in use with note counts, most used first.",
+		.input_schema = OBJ(P_PAGE, ""),
+		.output_schema = OUT(O_LIST("tags", O_STR("tag") "," O_INT("count")) "," O_PAGE),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_CORE,
 		.run = op_list_tags,
 	},
 	{
 		.name = "get_headings",
 		.title = "Headings",
-		.description =
-			"A note's headings in order: [{level, text}].",
+		.description = "A note's headings in order.",
 		.input_schema = OBJ(P_NAME, "\"name\""),
-		.output_schema = OUT_LIST(
-			"{\"type\":\"object\",\"properties\":{" O_INT(
-				"level") "," O_STR("text") "}}"),
+		.output_schema = OUT_LIST(O_INT("level") "," O_STR("text")),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK,
 		.run = op_get_headings,
 	},
 	{
 		.name = "read_section",
 		.title = "Read section",
-		.description =
-			"The text of one section, without its heading line.",
+		.description = "One section's text (under a heading).",
+		.help = "section: the heading's text, without the #. The note's version comes with it.",
 		.input_schema = OBJ(P_NAME "," P_SECTION, "\"name\",\"section\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT | TOOL_QUICK,
 		.run = op_read_section,
@@ -213,37 +196,31 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "recent_notes",
 		.title = "Recent notes",
-		.description =
-			"Most recently modified notes first, optionally only those after a time.",
-		.input_schema = OBJ(P_INT("limit", "10", "1", "1000",
-					  "How many notes") "," P_TEXT("since", "ISO 8601 time, e.g. 2024-01-15T00:00:00Z"),
+		.description = "Most recently modified notes, optionally since a time.",
+		.help = "since: an ISO 8601 time, e.g. 2024-01-15T00:00:00Z.",
+		.input_schema = OBJ(P_INT("limit", "10", "1", "1000") "," P_TEXT("since", "ISO 8601"),
 				    ""),
-		.output_schema = OUT("\"notes\":{\"type\":\"array\",\"items\":" O_BRIEF
-				     "}," O_INT("total") "," O_STR("since"),
-				     "\"notes\",\"total\""),
+		.output_schema = OUT(O_LIST("notes", O_BRIEF_KEYS) "," O_INT("total") "," O_STR("since")),
 		.flags = TOOL_READ_ONLY,
 		.run = op_recent_notes,
 	},
 	{
 		.name = "create_note",
 		.title = "Create note",
-		.description =
-			"Create a note (name may include folders). Its tags must exist in the vault or be allowed; overwrite=true replaces a note.",
+		.description = "Create a note (name may hold folders); overwrite replaces one.",
+		.help = "Its tags must exist in the vault or be allowed by the policy. name: a note name or vault path, e.g. 'Ideas' or 'projects/Ideas'. content: Markdown. frontmatter: a JSON object, e.g. {\"tags\": [\"vc\"]}. overwrite: replace the note if it exists.",
 		.input_schema = OBJ(
-			P_TEXT("name", "Note name or vault path, e.g. 'Ideas' or 'projects/Ideas'") "," P_TEXT("content", "Markdown text") ",\"frontmatter\":{\"type\":[\"string\",\"object\"],\"description\":\"Frontmatter as a JSON object, e.g. {\\\"tags\\\": [\\\"vc\\\"]}\"}," P_BOOL("overwrite", "false", "Replace the note if it exists"),
+			P_NAME "," P_STR("content") ",\"frontmatter\":{\"type\":[\"string\",\"object\"]}," P_BOOL("overwrite"),
 			"\"name\""),
-		.output_schema = OUT(O_STR("name") "," O_STR("path") "," O_BOOL("overwritten"),
-				     "\"name\",\"path\""),
+		.output_schema = OUT(O_STR("name") "," O_STR("path") "," O_BOOL("overwritten")),
 		.flags = TOOL_DESTRUCTIVE | TOOL_CORE,
 		.run = op_create_note,
 	},
 	{
 		.name = "append_note",
 		.title = "Append to note",
-		.description =
-			"Add text at the end of a note.",
-		.input_schema = OBJ(P_NAME "," P_TEXT("text", "Text to add"),
-				    "\"name\",\"text\""),
+		.description = "Add text at the end of a note.",
+		.input_schema = OBJ(P_NAME "," P_STR("text"), "\"name\",\"text\""),
 		.output_schema = OUT_STATUS,
 		.flags = TOOL_CORE,
 		.run = op_append_note,
@@ -251,10 +228,8 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "prepend_note",
 		.title = "Prepend to note",
-		.description =
-			"Add text at the start of a note's body, after its frontmatter.",
-		.input_schema = OBJ(P_NAME "," P_TEXT("text", "Text to add"),
-				    "\"name\",\"text\""),
+		.description = "Add text at the start of a note's body.",
+		.input_schema = OBJ(P_NAME "," P_STR("text"), "\"name\",\"text\""),
 		.output_schema = OUT_STATUS,
 		.flags = 0,
 		.run = op_prepend_note,
@@ -262,10 +237,8 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "update_note",
 		.title = "Replace note body",
-		.description =
-			"Replace a note's body; its frontmatter is kept.",
-		.input_schema = OBJ(P_NAME "," P_TEXT("content", "The new body"),
-				    "\"name\",\"content\""),
+		.description = "Replace a note's body, keeping its frontmatter.",
+		.input_schema = OBJ(P_NAME "," P_STR("content"), "\"name\",\"content\""),
 		.output_schema = OUT_STATUS,
 		.flags = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT | TOOL_CORE,
 		.run = op_update_note,
@@ -273,35 +246,31 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "replace_text",
 		.title = "Replace text",
-		.description =
-			"Replace text in a note's body (first occurrence, or all); fails when it is not found.",
-		.input_schema = OBJ(P_NAME "," P_TEXT(
-			"old_text", "Exact text to find") "," P_TEXT("new_text", "Replacement") "," P_BOOL("replace_all", "false", "Replace every occurrence"),
+		.description = "Replace exact text in a note (first occurrence or all).",
+		.help = "old_text must be found exactly; if not, the error shows the nearest lines. replace_all: every occurrence.",
+		.input_schema = OBJ(P_NAME "," P_STR("old_text") "," P_STR("new_text") "," P_BOOL("replace_all"),
 				    "\"name\",\"old_text\",\"new_text\""),
-		.output_schema = OUT(O_STR("name") "," O_INT("replaced"),
-				     "\"name\",\"replaced\""),
+		.output_schema = OUT(O_STR("name") "," O_INT("replaced")),
 		.flags = TOOL_DESTRUCTIVE | TOOL_CORE,
 		.run = op_replace_text,
 	},
 	{
 		.name = "insert_text",
 		.title = "Insert text",
-		.description =
-			"Insert a line before or after the first line containing a pattern (give before or after).",
-		.input_schema = OBJ(P_NAME "," P_TEXT(
-			"text", "Text to insert") "," P_TEXT("before", "Insert before the line containing this") "," P_TEXT("after", "Insert after the line containing this"),
+		.description = "Insert text before or after the line containing a pattern.",
+		.help = "Give before or after: the text of the line to insert at. If no line has it, the error shows the nearest lines.",
+		.input_schema = OBJ(P_NAME "," P_STR("text") "," P_STR("before") "," P_STR("after"),
 				    "\"name\",\"text\""),
-		.output_schema = OUT(O_STR("name") "," O_STR("position") "," O_STR("pattern"),
-				     "\"name\",\"position\",\"pattern\""),
+		.output_schema = OUT(O_STR("name") "," O_STR("position") "," O_STR("pattern")),
 		.flags = 0,
 		.run = op_insert_text,
 	},
 	{
 		.name = "append_section",
 		.title = "Append to section",
-		.description =
-			"Add text at the end of a section.",
-		.input_schema = OBJ(P_NAME "," P_SECTION "," P_TEXT("text", "Text to add"),
+		.description = "Add text at the end of a section.",
+		.help = "section: the heading's text, without the #.",
+		.input_schema = OBJ(P_NAME "," P_SECTION "," P_STR("text"),
 				    "\"name\",\"section\",\"text\""),
 		.output_schema = OUT_SECTION,
 		.flags = TOOL_CORE,
@@ -310,9 +279,9 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "update_section",
 		.title = "Replace section",
-		.description =
-			"Replace a section's content; its heading stays.",
-		.input_schema = OBJ(P_NAME "," P_SECTION "," P_TEXT("content", "The new content"),
+		.description = "Replace a section's content; its heading stays.",
+		.help = "section: the heading's text, without the #.",
+		.input_schema = OBJ(P_NAME "," P_SECTION "," P_STR("content"),
 				    "\"name\",\"section\",\"content\""),
 		.output_schema = OUT_SECTION,
 		.flags = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT | TOOL_CORE,
@@ -321,8 +290,8 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "delete_section",
 		.title = "Delete section",
-		.description =
-			"Delete a section: its heading and content.",
+		.description = "Delete a section: its heading and content.",
+		.help = "section: the heading's text, without the #.",
 		.input_schema = OBJ(P_NAME "," P_SECTION, "\"name\",\"section\""),
 		.output_schema = OUT_SECTION,
 		.flags = TOOL_DESTRUCTIVE,
@@ -331,146 +300,124 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "set_frontmatter",
 		.title = "Set frontmatter key",
-		.description =
-			"Set one frontmatter key; other keys keep their text. value: JSON (numbers, true, lists, objects) or text; tags are checked against the policy.",
-		.input_schema = OBJ(P_NAME "," P_TEXT("key", "Frontmatter key") "," P_TEXT("value", "New value"),
+		.description = "Set one frontmatter key (value: JSON or text).",
+		.help = "Other keys keep their text. value: JSON (numbers, true, lists, objects) or plain text; tags are checked against the policy.",
+		.input_schema = OBJ(P_NAME "," P_STR("key") "," P_STR("value"),
 				    "\"name\",\"key\",\"value\""),
-		.output_schema = OUT(O_STR("name") "," O_STR("key") ",\"value\":{}",
-				     "\"name\",\"key\""),
+		.output_schema = OUT(O_STR("name") "," O_STR("key") ",\"value\":{}"),
 		.flags = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT,
 		.run = op_set_frontmatter,
 	},
 	{
 		.name = "update_frontmatter",
 		.title = "Update frontmatter",
-		.description =
-			"Merge keys into a note's frontmatter (null removes a key).",
+		.description = "Merge keys into the frontmatter; null removes one.",
+		.help = "updates: an object of key: value pairs (or its JSON text).",
 		.input_schema = OBJ(
-			P_NAME ",\"updates\":{\"type\":[\"object\",\"string\"],\"description\":\"Object of key: value pairs\"}",
+			P_NAME ",\"updates\":{\"type\":[\"object\",\"string\"]}",
 			"\"name\",\"updates\""),
-		.output_schema = OUT(O_STR("name") "," O_STR("path") "," O_BOOL(
-					     "updated") "," O_ANYOBJ("frontmatter"),
-				     "\"name\""),
+		.output_schema = OUT(O_STR("name") "," O_STR("path") "," O_BOOL("updated") "," O_ANYOBJ("frontmatter")),
 		.flags = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT | TOOL_CORE,
 		.run = op_update_frontmatter,
 	},
 	{
 		.name = "add_tag",
 		.title = "Add tag",
-		.description =
-			"Add a tag to a note; it must exist in the vault or be allowed by the policy.",
-		.input_schema = OBJ(P_NAME "," P_TEXT("tag", "Tag, with or without #"),
-				    "\"name\",\"tag\""),
-		.output_schema = OUT(O_STR("name") "," O_STRS("tags"),
-				     "\"name\",\"tags\""),
+		.description = "Tag a note with a tag the vault has or allows.",
+		.help = "tag: with or without #. A new tag is refused unless the policy allows it (get_policy).",
+		.input_schema = OBJ(P_NAME "," P_STR("tag"), "\"name\",\"tag\""),
+		.output_schema = OUT(O_STR("name") "," O_STRS("tags")),
 		.flags = TOOL_IDEMPOTENT | TOOL_CORE,
 		.run = op_add_tag,
 	},
 	{
 		.name = "remove_tag",
 		.title = "Remove tag",
-		.description =
-			"Remove a tag from a note.",
-		.input_schema = OBJ(P_NAME "," P_TEXT("tag", "Tag, with or without #"),
-				    "\"name\",\"tag\""),
-		.output_schema = OUT(O_STR("name") "," O_STRS("tags") "," O_BOOL("removed"),
-				     "\"name\",\"tags\",\"removed\""),
+		.description = "Remove a tag from a note.",
+		.help = "tag: with or without #.",
+		.input_schema = OBJ(P_NAME "," P_STR("tag"), "\"name\",\"tag\""),
+		.output_schema = OUT(O_STR("name") "," O_STRS("tags") "," O_BOOL("removed")),
 		.flags = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT | TOOL_CORE,
 		.run = op_remove_tag,
 	},
 	{
 		.name = "rename_note",
 		.title = "Rename or move note",
-		.description =
-			"Rename or move a note and rewrite every link that would lead elsewhere (to it, its own, those its new name would capture), in the shortest form that keeps it.",
-		.input_schema = OBJ(
-			P_TEXT("old_name", "The note to rename") "," P_TEXT("new_name", "New name or vault path") "," P_DRY,
-			"\"old_name\",\"new_name\""),
+		.description = "Rename or move a note, rewriting every link that would lead elsewhere.",
+		.help = "Links to it, its own relative links and links its new name would capture are rewritten in the shortest form that keeps where they lead; nothing else changes. new_name: a new name (same folder) or a vault path. A dry run lists every file it would touch (files: path, to, diff).",
+		.input_schema = OBJ(P_STR("old_name") "," P_STR("new_name"),
+				    "\"old_name\",\"new_name\""),
 		.output_schema = OUT(
-			O_STR("old_name") "," O_STR("new_name") "," O_STR("old_path") "," O_STR("new_path") "," O_STRS("files_updated") "," O_INT("links_updated") "," O_BOOL("dry_run") ",\"changes\":{\"type\":\"array\"}",
-			"\"old_name\",\"new_name\",\"files_updated\""),
+			O_STR("old_name") "," O_STR("new_name") "," O_STR("old_path") "," O_STR("new_path") "," O_STRS("files_updated") "," O_INT("links_updated")),
 		.flags = TOOL_DESTRUCTIVE | TOOL_CORE,
 		.run = op_rename_note,
 	},
 	{
 		.name = "rename_folder",
 		.title = "Rename or move folder",
-		.description =
-			"Rename or move a folder with everything in it, and rewrite every link that would lead elsewhere (to its notes and attachments, and their own), in the shortest form that keeps it. One operation: a crash leaves each note whole. dry_run lists each note that would change, with its diff.",
-		.input_schema = OBJ(
-			P_TEXT("old_path", "The folder, as a vault path") "," P_TEXT("new_path", "Its new vault path") "," P_DRY,
-			"\"old_path\",\"new_path\""),
+		.description = "Rename or move a folder with everything in it, rewriting every link that would lead elsewhere.",
+		.help = "Links to its notes and attachments, and their own relative links, are rewritten in the shortest form that keeps where they lead; nothing else changes. One operation: a crash leaves each note whole. old_path, new_path: vault paths. A dry run lists every note that would change (files: path, to, diff).",
+		.input_schema = OBJ(P_STR("old_path") "," P_STR("new_path"),
+				    "\"old_path\",\"new_path\""),
 		.output_schema = OUT(
-			O_STR("old_path") "," O_STR("new_path") "," O_INT("notes_moved") "," O_INT("files_moved") "," O_STRS("files_updated") "," O_INT("links_updated") "," O_BOOL("dry_run") ",\"changes\":{\"type\":\"array\"}",
-			"\"old_path\",\"new_path\",\"files_updated\""),
+			O_STR("old_path") "," O_STR("new_path") "," O_INT("notes_moved") "," O_INT("files_moved") "," O_STRS("files_updated") "," O_INT("links_updated")),
 		.flags = TOOL_DESTRUCTIVE,
 		.run = op_rename_folder,
 	},
 	{
 		.name = "delete_note",
 		.title = "Delete note",
-		.description =
-			"Move a note to .trash/; links to it are marked or kept per policy.",
-		.input_schema = OBJ(P_NAME "," P_DRY, "\"name\""),
+		.description = "Move a note to .trash; links to it are marked or kept.",
+		.help = "Links to it are marked or kept as the policy says (delete_links). A dry run lists every file it would touch (files: path, to, diff).",
+		.input_schema = OBJ(P_NAME, "\"name\""),
 		.output_schema = OUT(
-			O_STR("name") "," O_STR("path") "," O_STR("trash_path") "," O_STRS("files_updated") "," O_INT("links_updated") "," O_BOOL("dry_run") ",\"plan\":{\"type\":\"object\"}",
-			"\"name\",\"path\",\"files_updated\""),
+			O_STR("name") "," O_STR("path") "," O_STR("trash_path") "," O_STRS("files_updated") "," O_INT("links_updated")),
 		.flags = TOOL_DESTRUCTIVE | TOOL_CORE,
 		.run = op_delete_note,
 	},
 	{
 		.name = "get_policy",
 		.title = "Vault policy",
-		.description =
-			"The vault's write policy: allowed tags, tag rules, what refusals and deletes do.",
+		.description = "The vault's write policy: allowed tags and rules.",
+		.help = "Allowed tags, tag rules, what a refused write does (on_violation) and what deleting a note does to links to it (delete_links).",
 		.input_schema = OBJ("", ""),
-		.output_schema = OUT(O_STRS("allowed_tags") ",\"tag_rules\":{\"type\":\"array\"}," O_STR("on_violation") "," O_STR("delete_links"),
-				     "\"allowed_tags\""),
+		.output_schema = OUT(O_STRS("allowed_tags") "," O_ARR("tag_rules") "," O_STR("on_violation") "," O_STR("delete_links")),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK,
 		.run = op_get_policy,
 	},
 	{
 		.name = "list_violations",
 		.title = "Policy violations",
-		.description =
-			"Writes the policy refused or warned about, newest first.",
-		.input_schema = OBJ(P_INT("limit", "20", "1", "1000",
-					  "How many"),
-				    ""),
-		.output_schema = OUT(O_INT("count") ",\"violations\":{\"type\":\"array\"}",
-				     "\"count\",\"violations\""),
+		.description = "Writes the policy refused or warned about, newest first.",
+		.input_schema = OBJ(P_INT("limit", "20", "1", "1000"), ""),
+		.output_schema = OUT(O_INT("count") "," O_ARR("violations")),
 		.flags = TOOL_READ_ONLY,
 		.run = op_list_violations,
 	},
 	{
 		.name = "get_note_history",
 		.title = "Note history",
-		.description =
-			"A note's versions, newest first, with time, writer and change; follows renames and finds gone notes by their old name.",
-		.input_schema = OBJ(P_NAME "," P_INT("limit", "50", "1", "100",
-					     "Most versions to list"),
-				    "\"name\""),
+		.description = "A note's versions, newest first, with time and writer.",
+		.help = "Each version with its writer and what changed. Follows the note across renames; a deleted or renamed note is found by its old name.",
+		.input_schema = OBJ(P_NAME "," P_INT("limit", "50", "1", "100"), "\"name\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT,
 		.run = op_get_note_history,
 	},
 	{
 		.name = "get_note_version",
 		.title = "Read an old version",
-		.description =
-			"A note's text at one version from get_note_history.",
-		.input_schema = OBJ(P_NAME "," P_TEXT("version",
-					     "Version id (short or full)"),
-				    "\"name\",\"version\""),
+		.description = "A note's text at one version.",
+		.help = "version: a version id, short or full.",
+		.input_schema = OBJ(P_NAME "," P_STR("version"), "\"name\",\"version\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT,
 		.run = op_get_note_version,
 	},
 	{
 		.name = "diff_note_versions",
 		.title = "Compare versions",
-		.description =
-			"Unified diff of a note between two versions (older first).",
-		.input_schema = OBJ(P_NAME "," P_TEXT("from_version",
-					     "The older version id") "," P_TEXT("to_version", "The newer version id"),
+		.description = "Unified diff of a note between two versions.",
+		.help = "from_version: the older, to_version: the newer.",
+		.input_schema = OBJ(P_NAME "," P_STR("from_version") "," P_STR("to_version"),
 				    "\"name\",\"from_version\",\"to_version\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT,
 		.run = op_diff_note_versions,
@@ -478,23 +425,41 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "restore_note_version",
 		.title = "Restore a version",
-		.description =
-			"Write an old version's text back as a new change, through the policy.",
-		.input_schema = OBJ(P_NAME "," P_TEXT("version",
-					     "Version id to restore"),
-				    "\"name\",\"version\""),
+		.description = "Write an old version back as a new change.",
+		.help = "Through the policy, like any write; a deleted note comes back at its old path.",
+		.input_schema = OBJ(P_NAME "," P_STR("version"), "\"name\",\"version\""),
 		.flags = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT | TOOL_TEXT,
 		.run = op_restore_note_version,
 	},
 	{
+		.name = "list_changes",
+		.title = "Changes by session",
+		.description = "Changes made through MCP, newest first (default: this session's).",
+		.help = "Each change: the note, the change (created, changed, renamed, deleted), the tool, the session, the time and the note's versions before and after. session: another session's id; since: an ISO 8601 time (all sessions' changes since then). cursor: next_cursor from the previous page.",
+		.input_schema = OBJ(P_STR("session") "," P_TEXT("since", "ISO 8601") "," P_INT("limit", "50", "1", "500") "," P_STR("cursor"),
+				    ""),
+		.output_schema = OUT(
+			O_STR("session") "," O_LIST("changes", O_STR("note") "," O_STR("from") "," O_STR("change") "," O_STR("tool") "," O_STR("session") "," O_STR("time") "," O_STR("before") "," O_STR("after") "," O_STR("commit")) "," O_STR("next_cursor")),
+		.flags = TOOL_READ_ONLY,
+		.run = op_list_changes,
+	},
+	{
+		.name = "undo_changes",
+		.title = "Undo changes",
+		.description = "Revert a session's changes (or all since a time); notes changed later by others are left as conflicts.",
+		.help = "Give session (a session's id, as list_changes shows it) or since (an ISO 8601 time: every MCP session's changes since then), or both. Newest first, through the policy: texts come back, renamed notes go back to their old names with their links, deleted notes come back, created notes go to .trash. A note another writer (Obsidian, another session) changed after these changes is not touched: it is listed under conflicts with both diffs. dry_run: every diff, nothing written.",
+		.input_schema = OBJ(P_STR("session") "," P_TEXT("since", "ISO 8601"), ""),
+		.output_schema = OUT(
+			O_STR("session") "," O_LIST("undone", O_STR("note") "," O_STR("from") "," O_STR("action") "," O_STR("diff")) "," O_STRS("unchanged") "," O_LIST("conflicts", O_STR("note") "," O_STR("why") "," O_STR("changes_diff") "," O_STR("later_diff")) "," O_ARR("failed")),
+		.flags = TOOL_DESTRUCTIVE,
+		.run = op_undo_changes,
+	},
+	{
 		.name = "get_help",
 		.title = "Help",
-		.description =
-			"Every tool with its parameters and description.",
+		.description = "Every tool's parameters and full help.",
 		.input_schema = OBJ("", ""),
-		.output_schema = OUT_LIST(
-			"{\"type\":\"object\",\"properties\":{" O_STR(
-				"name") "," O_STR("params") "," O_STR("description") "}}"),
+		.output_schema = OUT_LIST(O_STR("name") "," O_STR("params") "," O_STR("description")),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK | TOOL_CORE,
 		.run = op_get_help,
 	},
@@ -519,29 +484,24 @@ static void parse_schemas(void)
 			abort();
 		/* Every write can be made conditional on the version the
 		 * caller read (read_note, get_note_metadata), and tried
-		 * first (dry_run: the diff it would make). */
+		 * first (dry_run: the diff it would make; the result then
+		 * carries dry_run and diff). */
 		if (!(TOOLS[i].flags & TOOL_READ_ONLY)) {
 			cJSON *props = cJSON_GetObjectItem(schemas_in[i],
 							   "properties");
-			cJSON *e = cJSON_CreateObject();
-			cJSON_AddStringToObject(e, "type", "string");
-			cJSON_AddItemToObject(props, "expected_version", e);
+			/* Only a write to one named note has a version to
+			 * expect (not undo_changes, say). */
+			if (cJSON_HasObjectItem(props, "name") ||
+			    cJSON_HasObjectItem(props, "old_name")) {
+				cJSON *e = cJSON_CreateObject();
+				cJSON_AddStringToObject(e, "type", "string");
+				cJSON_AddItemToObject(props, "expected_version",
+						      e);
+			}
 			if (!cJSON_HasObjectItem(props, "dry_run")) {
 				cJSON *d = cJSON_CreateObject();
 				cJSON_AddStringToObject(d, "type", "boolean");
 				cJSON_AddItemToObject(props, "dry_run", d);
-			}
-			cJSON *op = cJSON_GetObjectItem(schemas_out[i],
-							"properties");
-			if (op && !cJSON_HasObjectItem(op, "dry_run")) {
-				cJSON *d = cJSON_CreateObject();
-				cJSON_AddStringToObject(d, "type", "boolean");
-				cJSON_AddItemToObject(op, "dry_run", d);
-			}
-			if (op) {
-				cJSON *d = cJSON_CreateObject();
-				cJSON_AddStringToObject(d, "type", "string");
-				cJSON_AddItemToObject(op, "diff", d);
 			}
 		}
 	}
@@ -768,13 +728,17 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 		cJSON_Delete(empty);
 		return;
 	}
+	bool mcp = source && !strcmp(source, "mcp");
+	const char *session =
+		session_id_valid(call->session) ? call->session : NULL;
 	_cleanup_free_ char *src =
-		(source && !strcmp(source, "mcp"))
-			? xasprintf("mcp:%s", name)
-			: xstrdup(source ? source : "unknown");
+		mcp && session ? xasprintf("mcp:%s@%s", name, session)
+		: mcp	       ? xasprintf("mcp:%s", name)
+			       : xstrdup(source ? source : "unknown");
 	struct tool_ctx c = {.v = v,
 			     .args = args,
 			     .source = src,
+			     .session = session,
 			     .progress = call->progress,
 			     .progress_ud = call->progress_ud};
 	int r = cancel_requested() ? op_fail(&c, -ECANCELED, "Cancelled")
@@ -890,6 +854,15 @@ char *tools_params_text(const struct tool *t)
 	return sb_steal(&b);
 }
 
+/* What every write takes, said once here rather than in every schema. */
+#define HELP_EXPECTED                                                        \
+	"expected_version: the note's version as read_note gave it; if the " \
+	"note changed since, nothing is written and the error shows what "   \
+	"changed."
+#define HELP_DRY_RUN                                                          \
+	"dry_run: true writes nothing and returns the unified diff the call " \
+	"would make (dry_run, diff)."
+
 cJSON *tools_help_json(void)
 {
 	cJSON *a = cJSON_CreateArray();
@@ -898,7 +871,18 @@ cJSON *tools_help_json(void)
 		_cleanup_free_ char *params = tools_params_text(&TOOLS[i]);
 		cJSON_AddStringToObject(o, "name", TOOLS[i].name);
 		cJSON_AddStringToObject(o, "params", params);
-		cJSON_AddStringToObject(o, "description", TOOLS[i].description);
+		const cJSON *props = cJSON_GetObjectItem(
+			input_schema(&TOOLS[i]), "properties");
+		struct sbuf d = {0};
+		sb_puts(&d, TOOLS[i].description);
+		if (TOOLS[i].help)
+			sb_printf(&d, " %s", TOOLS[i].help);
+		if (cJSON_HasObjectItem(props, "expected_version"))
+			sb_puts(&d, " " HELP_EXPECTED);
+		if (!(TOOLS[i].flags & TOOL_READ_ONLY))
+			sb_puts(&d, " " HELP_DRY_RUN);
+		cJSON_AddStringToObject(o, "description", d.s);
+		sb_free(&d);
 		cJSON_AddItemToArray(a, o);
 	}
 	return a;

@@ -48,8 +48,9 @@ enum {
 
 struct tool_ctx {
 	struct vault *v;
-	const cJSON *args;  /* validated against the input schema */
-	const char *source; /* "mcp:<tool>", "vaultctl", ... */
+	const cJSON *args;   /* validated against the input schema */
+	const char *source;  /* "mcp:<tool>", "vaultctl", ... */
+	const char *session; /* the caller's MCP session, or NULL */
 	/* Results: exactly one of text/json on success, msg on failure. */
 	char *text;
 	cJSON *json;
@@ -69,6 +70,9 @@ struct tool_ctx {
 
 struct tool_call {
 	const char *source; /* "mcp", "vaultctl", "socket" ... */
+	/* The MCP session the call comes from (session_id_valid()), or
+	 * NULL: its writes are recorded as "mcp:<tool>@<session>". */
+	const char *session;
 	void (*progress)(void *ud, size_t done, size_t total,
 			 const char *message);
 	void *progress_ud;
@@ -77,7 +81,9 @@ struct tool_call {
 struct tool {
 	const char *name;
 	const char *title;
-	const char *description;
+	const char *description; /* one or two sentences (tools/list) */
+	/* More for get_help: parameters, syntax, limits; NULL: none. */
+	const char *help;
 	const char *input_schema;  /* JSON text */
 	const char *output_schema; /* JSON text; NULL for text results */
 	unsigned flags;
@@ -160,10 +166,25 @@ int op_get_note_history(struct tool_ctx *c);
 int op_get_note_version(struct tool_ctx *c);
 int op_diff_note_versions(struct tool_ctx *c);
 int op_restore_note_version(struct tool_ctx *c);
+int op_list_changes(struct tool_ctx *c);
+int op_undo_changes(struct tool_ctx *c);
 /* Replace a note's whole text through the guard (ops_write.c). */
 /* A new note at path with text, through the guard. */
 int op_create_text(struct tool_ctx *c, const char *path, const char *text);
 int op_write_text(struct tool_ctx *c, const char *ref, const char *text);
+
+/*
+ * One step of undo_changes (ops_write.c), under the writer lock: the note
+ * at path must still be at version expect (else -ESTALE, nothing done).
+ * UNDO_TEXT: its text becomes text. UNDO_TRASH: it goes to .trash.
+ * UNDO_RENAME: it is renamed to `to` (links to it follow), then its text
+ * becomes text. UNDO_CREATE: a note is made at path with text (path must
+ * be free; expect is not used).
+ */
+enum undo_step { UNDO_TEXT, UNDO_TRASH, UNDO_RENAME, UNDO_CREATE };
+int op_undo_step(struct tool_ctx *c, enum undo_step step, const char *path,
+		 const char *expect, const char *to, const char *text,
+		 size_t len);
 
 /* Shared by handlers (ops_common.c). */
 const char *arg_str(const struct tool_ctx *c, const char *key, const char *def);

@@ -198,6 +198,32 @@ bool str_has_prefix(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+const char *source_session(const char *source)
+{
+	/* Only MCP writers carry one: a process name may hold an '@'. */
+	if (!source || !str_has_prefix(source, "mcp:"))
+		return NULL;
+	const char *at = strchr(source, '@');
+	return at && at[1] ? at + 1 : NULL;
+}
+
+size_t source_writer_len(const char *source)
+{
+	const char *s = source_session(source);
+	return s ? (size_t)(s - 1 - source) : strlen(source);
+}
+
+bool session_id_valid(const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	if (!n || n > SESSION_ID_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '-' && s[i] != '_')
+			return false;
+	return true;
+}
+
 int line_of_offset(const char *s, size_t off)
 {
 	int line = 1;

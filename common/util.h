@@ -110,6 +110,19 @@ bool str_has_suffix(const char *s, const char *suffix);
 bool str_has_suffix_ci(const char *s, const char *suffix);
 bool str_has_prefix(const char *s, const char *prefix);
 
+/*
+ * Who wrote, as events and the history carry it: "mcp:<tool>",
+ * "mount:<process>", "vaultctl", "external". A write made in an MCP
+ * session names the session after an '@': "mcp:update_note@3f9a2c1b".
+ */
+#define SESSION_ID_MAX 32
+/* The session a source names ("3f9a2c1b"), or NULL. */
+const char *source_session(const char *source);
+/* The length of the writer part ("mcp:update_note"). */
+size_t source_writer_len(const char *source);
+/* 1 to SESSION_ID_MAX letters, digits, '-' or '_'. */
+bool session_id_valid(const char *s);
+
 /* mkdir -p for a path outside any vault (symlinks followed): 0 when it
  * is a folder now, else -errno. */
 int mkdir_p(const char *path, unsigned mode);

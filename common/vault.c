@@ -1944,16 +1944,16 @@ static cJSON *names_json(struct vault *v, struct pending *p, size_t n)
 	return a;
 }
 
-/* A dry run's changes: each note rewritten, where it goes, its diff. */
+/* A dry run's files: each note rewritten, where it goes, its diff. */
 static void add_changes(cJSON *res, const struct pending *p, size_t n)
 {
-	cJSON *a = cJSON_AddArrayToObject(res, "changes");
+	cJSON *a = cJSON_AddArrayToObject(res, "files");
 	for (size_t i = 0; i < n; i++) {
 		const char *to = p[i].new_path ? p[i].new_path : p[i].src->path;
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "path", p[i].src->path);
 		if (p[i].new_path)
-			cJSON_AddStringToObject(o, "new_path", p[i].new_path);
+			cJSON_AddStringToObject(o, "to", p[i].new_path);
 		cJSON_AddNumberToObject(o, "links_updated", p[i].links);
 		_cleanup_free_ char *d = text_diff(
 			p[i].src->path, p[i].old ? p[i].old : "", p[i].old_len,
@@ -1965,6 +1965,41 @@ static void add_changes(cJSON *res, const struct pending *p, size_t n)
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct file_batch *, file_batch_free)
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct index_moves *, index_moves_free)
+
+/* A file a dry run would touch, with the unified diff of its change (the
+ * one diff_note_versions shows after the change); to: where it moves. */
+static void add_file_diff(cJSON *files, const char *path, const char *to,
+			  const char *a, size_t alen, const char *b,
+			  size_t blen)
+{
+	cJSON *f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "path", path);
+	if (to)
+		cJSON_AddStringToObject(f, "to", to);
+	char *d = text_diff(path, a, alen, to ? to : path, b, blen, NULL, NULL);
+	cJSON_AddStringToObject(f, "diff", d);
+	free(d);
+	cJSON_AddItemToArray(files, f);
+}
+
+/* The linking notes a dry run would rewrite, each with its diff. */
+static int add_source_diffs(struct vault *v, cJSON *files,
+			    const struct pending *p, size_t n, char **ret_msg)
+{
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *old = NULL;
+		size_t len;
+		int r = vault_read_text(v, p[i].src, &old, &len);
+		if (r < 0) {
+			*ret_msg = xasprintf("Cannot read '%s': %s",
+					     p[i].src->path, strerror(-r));
+			return r;
+		}
+		add_file_diff(files, p[i].src->path, NULL, old, len, p[i].text,
+			      p[i].len);
+	}
+	return 0;
+}
 
 /*
  * The rewritten linking notes, each written to a temp file beside it and
@@ -2140,19 +2175,17 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 	if (gmsg)
 		cJSON_AddStringToObject(res, "warning", gmsg);
 	if (dry_run) {
-		/* The note itself among them, when its links change. */
-		p = xrealloc(p, (np + 1) * sizeof(*p));
-		if (own) {
-			struct pending *o = &p[np++];
-			*o = (struct pending){.src = n, .links = own};
-			o->len = strlen(own_text);
-			o->text = TAKE_PTR(own_text);
-			o->old = TAKE_PTR(text);
-			o->old_len = len;
-			o->new_path = xstrdup(new_path);
-		}
-		add_changes(res, p, np);
+		/* Every file it would touch: the note (moved, its own links
+		 * rewritten), then each linking note. */
+		cJSON *files = cJSON_AddArrayToObject(res, "files");
+		add_file_diff(files, old_path, new_path, text, len, own_text,
+			      strlen(own_text));
+		r = add_source_diffs(v, files, p, np, ret_msg);
 		pending_free(p, np);
+		if (r < 0) {
+			cJSON_Delete(res);
+			return r;
+		}
 		*ret = res;
 		return 0;
 	}
@@ -2566,7 +2599,24 @@ int vault_delete(struct vault *v, struct note *n, const char *source,
 		cJSON_AddNumberToObject(plan, "links_to_update",
 					keep ? 0 : links);
 		cJSON_AddItemToObject(res, "plan", plan);
+		/* Every file it would touch: the note going to .trash as it
+		 * is, then each linking note rewritten. */
+		cJSON *files = cJSON_AddArrayToObject(res, "files");
+		_cleanup_free_ char *text = NULL;
+		size_t len;
+		r = vault_read_text(v, n, &text, &len);
+		if (r < 0)
+			*ret_msg = xasprintf("Cannot read '%s': %s", path,
+					     strerror(-r));
+		else
+			add_file_diff(files, path, trash, text, len, text, len);
+		if (r == 0 && !keep)
+			r = add_source_diffs(v, files, p, np, ret_msg);
 		pending_free(p, np);
+		if (r < 0) {
+			cJSON_Delete(res);
+			return r;
+		}
 		*ret = res;
 		return 0;
 	}

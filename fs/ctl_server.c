@@ -552,9 +552,18 @@ static cJSON *tool_call(struct ctl_server *s, struct job *j, int *ret_code,
 	const cJSON *args =
 		cJSON_GetObjectItemCaseSensitive(params, "arguments");
 	const char *source = pstr(params, "source");
+	const char *session = pstr(params, "session");
+	if (session && !session_id_valid(session)) {
+		*ret_code = RPC_BAD_PARAMS;
+		*ret_msg = xasprintf("params.session must be 1 to %d letters, "
+				     "digits, '-' or '_'",
+				     SESSION_ID_MAX);
+		return NULL;
+	}
 	struct tool_result r;
 	struct progress_ctx pc = {s, j->c, j->id};
-	struct tool_call call = {.source = source ? source : "socket"};
+	struct tool_call call = {.source = source ? source : "socket",
+				 .session = session};
 	if (cJSON_IsTrue(
 		    cJSON_GetObjectItemCaseSensitive(params, "progress"))) {
 		call.progress = send_progress;
@@ -1052,7 +1061,13 @@ static void on_event(const struct vault_event *ev, void *ud)
 	cJSON_AddStringToObject(p, "path", ev->path);
 	if (ev->old_path)
 		cJSON_AddStringToObject(p, "old_path", ev->old_path);
-	cJSON_AddStringToObject(p, "source", ev->source ? ev->source : "");
+	/* The writer, and apart from it the MCP session it came from. */
+	const char *src = ev->source ? ev->source : "";
+	const char *session = source_session(src);
+	_cleanup_free_ char *writer = xstrndup(src, source_writer_len(src));
+	cJSON_AddStringToObject(p, "source", writer);
+	if (session)
+		cJSON_AddStringToObject(p, "session", session);
 	char *line = rpc_notify_line("event", p);
 	pthread_mutex_lock(&s->mu);
 	for (size_t i = 0; i < s->clients.n; i++) {

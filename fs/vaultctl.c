@@ -11,6 +11,7 @@
  *   call TOOL [key=value ...]   call any tool (key:=JSON, key@=FILE)
  *   tools                       every tool with its parameters
  *   notes [PREFIX]              note names (what shell completion uses)
+ *   changes / undo              changes made through MCP, and their undo
  *   stop                        stop the daemon
  *   init [--write] ...          connect the vault to MCP clients (init.c)
  *
@@ -41,6 +42,9 @@ struct opts {
 	bool offline;
 	long limit;
 	bool limit_set;
+	const char *session; /* changes, undo */
+	const char *since;
+	bool dry_run;
 	int argc;
 	char **argv; /* the command's own arguments */
 };
@@ -62,6 +66,13 @@ static void usage(FILE *f)
 	      "                             key:=JSON or key@=FILE\n"
 	      "  history NOTE [--limit N]   the note's versions, newest first\n"
 	      "  show NOTE@VERSION          the note's text at a version\n"
+	      "  changes [--session S] [--since T] [--limit N]\n"
+	      "                             changes made through MCP, newest\n"
+	      "                             first (S: an MCP session's id)\n"
+	      "  undo --session S | --since T [--dry-run]\n"
+	      "                             revert them as new versions;\n"
+	      "                             notes changed since by another\n"
+	      "                             writer are left as conflicts\n"
 	      "  tools                      every tool with its parameters\n"
 	      "  notes [PREFIX]             names of the notes that start with\n"
 	      "                             (then contain) PREFIX, one a line\n"
@@ -80,8 +91,14 @@ static void usage(FILE *f)
 	      "                             the default\n"
 	      "  --json                     print JSON\n"
 	      "  --offline                  check: read the vault itself\n"
-	      "  --limit N                  violations, history, notes: how\n"
-	      "                             many\n"
+	      "  --limit N                  violations, history, notes,\n"
+	      "                             changes: how many\n"
+	      "  --session S                changes, undo: the changes of an\n"
+	      "                             MCP session\n"
+	      "  --since T                  changes, undo: the changes since\n"
+	      "                             a time (ISO 8601)\n"
+	      "  --dry-run                  undo: show the diffs, change\n"
+	      "                             nothing\n"
 	      "  -h, --help                 this help\n"
 	      "  --version                  the version\n"
 	      "\n"
@@ -541,6 +558,133 @@ static int cmd_show(const struct opts *o)
 	return call_tool(o, "get_note_version", args);
 }
 
+/* The changes list_changes and undo_changes take. */
+static cJSON *changes_args(const struct opts *o)
+{
+	cJSON *args = cJSON_CreateObject();
+	if (o->session)
+		cJSON_AddStringToObject(args, "session", o->session);
+	if (o->since)
+		cJSON_AddStringToObject(args, "since", o->since);
+	return args;
+}
+
+static cJSON *structured_of(cJSON *res)
+{
+	return cJSON_GetObjectItem(res, "structured");
+}
+
+static int cmd_changes(const struct opts *o)
+{
+	cJSON *args = changes_args(o);
+	cJSON_AddNumberToObject(args, "limit",
+				(double)(o->limit_set ? o->limit : 50));
+	if (o->json)
+		return call_tool(o, "list_changes", args);
+	cJSON *p = cJSON_CreateObject();
+	cJSON_AddStringToObject(p, "name", "list_changes");
+	cJSON_AddItemToObject(p, "arguments", args);
+	cJSON_AddStringToObject(p, "source", "vaultctl");
+	cJSON *res = NULL;
+	int r = daemon_call(o, "tools/call", p, &res);
+	if (r)
+		return r;
+	if (cJSON_IsTrue(cJSON_GetObjectItem(res, "isError")))
+		return print_tool_result(o, res);
+	const cJSON *x;
+	const cJSON *ch = cJSON_GetObjectItem(structured_of(res), "changes");
+	cJSON_ArrayForEach(x, ch)
+	{
+		const char *from =
+			cJSON_GetStringValue(cJSON_GetObjectItem(x, "from"));
+		const char *sess =
+			cJSON_GetStringValue(cJSON_GetObjectItem(x, "session"));
+		printf("%s  %-8s  %s%s%s  by %s%s%s\n",
+		       cJSON_GetStringValue(cJSON_GetObjectItem(x, "time")),
+		       cJSON_GetStringValue(cJSON_GetObjectItem(x, "change")),
+		       from ? from : "", from ? " -> " : "",
+		       cJSON_GetStringValue(cJSON_GetObjectItem(x, "note")),
+		       cJSON_GetStringValue(cJSON_GetObjectItem(x, "tool")),
+		       sess ? " in session " : "", sess ? sess : "");
+	}
+	if (!cJSON_GetArraySize(ch))
+		puts("No changes.");
+	else if (cJSON_GetObjectItem(structured_of(res), "next_cursor"))
+		puts("(more: a higher --limit shows them)");
+	cJSON_Delete(res);
+	return EXIT_OK;
+}
+
+/* Exit 1 when some note was left alone (a conflict) or failed. */
+static int cmd_undo(const struct opts *o)
+{
+	if (!o->session && !o->since) {
+		fputs("vaultctl: undo needs --session S or --since T (vaultctl "
+		      "changes shows the sessions)\n",
+		      stderr);
+		return EXIT_USAGE;
+	}
+	cJSON *args = changes_args(o);
+	if (o->dry_run)
+		cJSON_AddTrueToObject(args, "dry_run");
+	cJSON *p = cJSON_CreateObject();
+	cJSON_AddStringToObject(p, "name", "undo_changes");
+	cJSON_AddItemToObject(p, "arguments", args);
+	cJSON_AddStringToObject(p, "source", "vaultctl");
+	cJSON *res = NULL;
+	int r = daemon_call(o, "tools/call", p, &res);
+	if (r)
+		return r;
+	if (cJSON_IsTrue(cJSON_GetObjectItem(res, "isError")))
+		return print_tool_result(o, res);
+	const cJSON *st = structured_of(res);
+	const cJSON *undone = cJSON_GetObjectItem(st, "undone");
+	const cJSON *conflicts = cJSON_GetObjectItem(st, "conflicts");
+	const cJSON *failed = cJSON_GetObjectItem(st, "failed");
+	bool problems =
+		cJSON_GetArraySize(conflicts) || cJSON_GetArraySize(failed);
+	if (o->json) {
+		print_json(st);
+		cJSON_Delete(res);
+		return problems ? EXIT_TOOL : EXIT_OK;
+	}
+	const cJSON *x;
+	cJSON_ArrayForEach(x, undone)
+	{
+		const char *from =
+			cJSON_GetStringValue(cJSON_GetObjectItem(x, "from"));
+		printf("%s%s: %s%s%s\n", o->dry_run ? "would be " : "",
+		       cJSON_GetStringValue(cJSON_GetObjectItem(x, "action")),
+		       from ? from : "", from ? " -> " : "",
+		       cJSON_GetStringValue(cJSON_GetObjectItem(x, "note")));
+		if (o->dry_run)
+			fputs(cJSON_GetStringValue(
+				      cJSON_GetObjectItem(x, "diff")),
+			      stdout);
+	}
+	cJSON_ArrayForEach(x, cJSON_GetObjectItem(st, "unchanged"))
+		printf("already as before: %s\n", cJSON_GetStringValue(x));
+	cJSON_ArrayForEach(x, conflicts)
+	{
+		printf("conflict, left alone: %s: %s\n",
+		       cJSON_GetStringValue(cJSON_GetObjectItem(x, "note")),
+		       cJSON_GetStringValue(cJSON_GetObjectItem(x, "why")));
+		printf("  its changes:\n%s  changed since:\n%s",
+		       cJSON_GetStringValue(
+			       cJSON_GetObjectItem(x, "changes_diff")),
+		       cJSON_GetStringValue(
+			       cJSON_GetObjectItem(x, "later_diff")));
+	}
+	cJSON_ArrayForEach(x, failed)
+		printf("failed: %s: %s\n",
+		       cJSON_GetStringValue(cJSON_GetObjectItem(x, "note")),
+		       cJSON_GetStringValue(cJSON_GetObjectItem(x, "error")));
+	if (!cJSON_GetArraySize(undone) && !problems)
+		puts("Nothing to undo.");
+	cJSON_Delete(res);
+	return problems ? EXIT_TOOL : EXIT_OK;
+}
+
 /* Note names for a prefix; quiet when no daemon runs (for completion). */
 static int cmd_notes(const struct opts *o)
 {
@@ -603,6 +747,9 @@ int main(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},
 		{"offline", no_argument, NULL, 'o'},
 		{"limit", required_argument, NULL, 'l'},
+		{"session", required_argument, NULL, 'S'},
+		{"since", required_argument, NULL, 'T'},
+		{"dry-run", no_argument, NULL, 'n'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{},
@@ -672,6 +819,15 @@ int main(int argc, char **argv)
 			o.limit = atol(optarg);
 			o.limit_set = true;
 			break;
+		case 'S':
+			o.session = optarg;
+			break;
+		case 'T':
+			o.since = optarg;
+			break;
+		case 'n':
+			o.dry_run = true;
+			break;
 		default:
 			pv_free(&rest);
 			usage(stderr);
@@ -706,6 +862,10 @@ int main(int argc, char **argv)
 		r = cmd_show(&o);
 	} else if (!strcmp(cmd, "notes")) {
 		r = cmd_notes(&o);
+	} else if (!strcmp(cmd, "changes")) {
+		r = cmd_changes(&o);
+	} else if (!strcmp(cmd, "undo")) {
+		r = cmd_undo(&o);
 	} else {
 		fprintf(stderr, "vaultctl: unknown command '%s'\n", cmd);
 		usage(stderr);

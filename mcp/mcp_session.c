@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #define SERVER_NAME "vault-mcp"
 #define SERVER_TITLE "vaultd: guarded Obsidian vault"
@@ -125,6 +127,10 @@ struct mcp_session {
 	 * gathered and sent as one array once all are in. */
 	struct batch *batches;
 	struct batch *cur_batch; /* being read: takes id-less errors */
+	/* This session's id: vaultd records it with every change made
+	 * here, for list_changes and undo_changes. */
+	char id[17];
+	char *instructions;
 };
 
 struct batch {
@@ -795,6 +801,7 @@ static void handle_tools_call(struct mcp_session *s, const cJSON *id,
 	cJSON_AddStringToObject(dp, "name", name->valuestring);
 	cJSON_AddItemToObject(dp, "arguments", fargs);
 	cJSON_AddStringToObject(dp, "source", "mcp");
+	cJSON_AddStringToObject(dp, "session", s->id);
 	const cJSON *meta = cJSON_GetObjectItem(params, "_meta");
 	const cJSON *tok = cJSON_GetObjectItem(meta, "progressToken");
 	bool want_progress = cJSON_IsString(tok) || cJSON_IsNumber(tok);
@@ -2020,13 +2027,7 @@ static cJSON *capabilities(const struct mcp_session *s, bool modern)
 
 static void add_instructions(const struct mcp_session *s, cJSON *r)
 {
-	if (!s->multi) {
-		cJSON_AddStringToObject(r, "instructions", BASE_INSTRUCTIONS);
-		return;
-	}
-	_cleanup_free_ char *t =
-		xasprintf("%s%s", BASE_INSTRUCTIONS, MULTI_INSTRUCTIONS);
-	cJSON_AddStringToObject(r, "instructions", t);
+	cJSON_AddStringToObject(r, "instructions", s->instructions);
 }
 
 static void handle_initialize(struct mcp_session *s, const cJSON *id,
@@ -2734,6 +2735,17 @@ struct mcp_session *mcp_session_new(const struct mcp_config *cfg,
 		vctx(s, i)->asked = true;
 	if (s->multi)
 		add_vault_tools(s);
+	uint8_t rnd[4];
+	if (getrandom(rnd, sizeof(rnd), 0) != sizeof(rnd)) {
+		uint64_t t = now_ns() ^ ((uint64_t)getpid() << 32);
+		memcpy(rnd, &t, sizeof(rnd));
+	}
+	snprintf(s->id, sizeof(s->id), "%02x%02x%02x%02x", rnd[0], rnd[1],
+		 rnd[2], rnd[3]);
+	s->instructions = xasprintf(
+		"%s%s This is session %s: list_changes shows what it changed, "
+		"undo_changes reverts it.",
+		BASE_INSTRUCTIONS, s->multi ? MULTI_INSTRUCTIONS : "", s->id);
 	return s;
 }
 
@@ -2766,6 +2778,7 @@ struct mcp_session *mcp_session_free(struct mcp_session *s)
 	for (size_t i = 0; i < s->nctx; i++)
 		free(s->ctx[i].block);
 	free(s->ctx);
+	free(s->instructions);
 	free(s);
 	return NULL;
 }

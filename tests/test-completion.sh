@@ -59,7 +59,7 @@ printf '%s\n' "\${COMPREPLY[@]}" | sed 's/\\\\//g'
 EOF2
 	for s in bash; do
 		expect $s "vaultctl st" = status stop
-		expect $s "vaultctl " status check call history show tools notes stop init
+		expect $s "vaultctl " status check call history show changes undo tools notes stop init
 		expect $s "vaultctl --v" = --vault --version
 		expect $s "vaultctl call read_" = read_note read_section
 		expect $s "vaultctl call rename_note " old_name= new_name= dry_run=
@@ -68,6 +68,7 @@ EOF2
 		expect $s "vaultctl --vault $V show Road" = "Roadmap@"
 		expect $s "vaultctl init --client c" = claude-desktop claude-code cursor
 		expect $s "vaultctl init --wr" = --write
+		expect $s "vaultctl undo --" = --session --since --dry-run --json
 	done
 	t0=$(date +%s%N)
 	expect bash "vaultctl --vault $tmp/none history Ro" =
@@ -78,7 +79,7 @@ fi
 
 if command -v zsh >/dev/null && zsh -fc 'zmodload zsh/zpty' 2>/dev/null; then
 	expect zsh "vaultctl st" = status stop
-	expect zsh "vaultctl " status check call history show tools notes stop init
+	expect zsh "vaultctl " status check call history show changes undo tools notes stop init
 	expect zsh "vaultctl --v" = --vault --version
 	expect zsh "vaultctl call read_" = read_note read_section
 	expect zsh "vaultctl call rename_note " old_name new_name dry_run
@@ -86,6 +87,7 @@ if command -v zsh >/dev/null && zsh -fc 'zmodload zsh/zpty' 2>/dev/null; then
 	expect zsh "vaultctl --vault $V history @" = "@Ada Lovelace" "@Grace Hopper"
 	expect zsh "vaultctl init --client c" = claude-desktop claude-code cursor
 	expect zsh "vaultctl init --wr" = --write
+	expect zsh "vaultctl undo --" --session --since --dry-run
 	expect zsh "vaultctl --vault $tmp/none history Ro" =
 	# The option lists written in _vaultctl are vaultctl's own.
 	for which in "" init; do

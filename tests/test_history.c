@@ -81,6 +81,192 @@ static char *run(const char *cmd)
 	return s;
 }
 
+/* A tool call made in an MCP session. */
+static cJSON *session_call(struct tvault *t, const char *session,
+			   const char *tool, const char *args, bool ok)
+{
+	cJSON *a = cJSON_Parse(args);
+	struct tool_call call = {.source = "mcp", .session = session};
+	struct tool_result r;
+	tools_call_ex(t->v, tool, a, &call, &r);
+	cJSON_Delete(a);
+	if (r.is_error != !ok)
+		fprintf(stderr, "  %s %s: %s\n", tool, args, r.text);
+	CU_ASSERT_EQUAL(r.is_error, !ok);
+	cJSON *o = ok ? TAKE_PTR(r.structured) : cJSON_CreateString(r.text);
+	tool_result_clear(&r);
+	return o;
+}
+
+static const char *jget(const cJSON *o, const char *k)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItem(o, k));
+}
+
+/*
+ * The changes of a session: recorded with it (and read back after a
+ * restart), listed newest first with the versions before and after,
+ * paged, and undone: edits, a rename with its linking note, a delete and
+ * a create, but not a note changed afterwards by another writer.
+ */
+static void test_session_changes(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "A.md", "a\n");
+	tv_write(&t, "B.md", "b\n");
+	tv_write(&t, "Ref.md", "see [[B]]\n");
+	tv_write(&t, "E.md", "e\n");
+	tv_write(&t, "X.md", "x\n");
+	struct history *h = open_recorded(&t);
+	cJSON_Delete(session_call(&t, "s1", "append_note",
+				  "{\"name\":\"A\",\"text\":\"one\"}", true));
+	cJSON_Delete(session_call(&t, "s1", "rename_note",
+				  "{\"old_name\":\"B\",\"new_name\":\"C\"}",
+				  true));
+	cJSON_Delete(session_call(&t, "s1", "delete_note", "{\"name\":\"E\"}",
+				  true));
+	cJSON_Delete(session_call(&t, "s1", "create_note",
+				  "{\"name\":\"F\",\"content\":\"f\\n\"}",
+				  true));
+	cJSON_Delete(session_call(&t, "s1", "append_note",
+				  "{\"name\":\"X\",\"text\":\"s1\"}", true));
+	/* Another session's change, and one made outside, after s1's. */
+	cJSON_Delete(session_call(&t, "s2", "append_note",
+				  "{\"name\":\"A\",\"text\":\"s2\"}", true));
+	cJSON_Delete(session_call(&t, "s2", "append_note",
+				  "{\"name\":\"A\",\"text\":\"s2 again\"}",
+				  true));
+	tv_write(&t, "X.md", "x\n\ns1\nedited outside\n");
+	CU_ASSERT_EQUAL(vault_sync_path(t.v, "X.md", "external", 0), 0);
+
+	/* Recorded: the writer is the tool, the session apart. */
+	struct history_change *v = NULL;
+	size_t n = 0;
+	uint64_t next = 1;
+	struct history_filter f = {.session = "s1"};
+	CU_ASSERT_EQUAL(history_changes(h, &f, 0, 100, &v, &n, &next), 0);
+	CU_ASSERT_EQUAL(n, 6);
+	CU_ASSERT_EQUAL(next, 0);
+	static const char *const want[][3] = {
+		{"mcp:append_note", "C", "X.md"},
+		{"mcp:create_note", "C", "F.md"},
+		{"mcp:delete_note", "D", "E.md"},
+		{"mcp:rename_note", "C", "Ref.md"},
+		{"mcp:rename_note", "R", "C.md"},
+		{"mcp:append_note", "C", "A.md"},
+	};
+	for (size_t i = 0; i < n && i < ARRAY_SIZE(want); i++) {
+		ASSERT_STR_EQ(v[i].writer, want[i][0]);
+		CU_ASSERT_EQUAL(v[i].kind, want[i][1][0]);
+		ASSERT_STR_EQ(v[i].path, want[i][2]);
+		ASSERT_STR_EQ(v[i].session, "s1");
+	}
+	char ver[TEXT_VERSION_LEN + 1];
+	text_version("a\n", 2, ver);
+	ASSERT_STR_EQ(v[5].before, ver);
+	text_version("a\n\none", 6, ver);
+	ASSERT_STR_EQ(v[5].after, ver);
+	ASSERT_STR_EQ(v[4].from, "B.md");
+	ASSERT_STR_EQ(v[1].before, "");
+	ASSERT_STR_EQ(v[2].after, "");
+	history_changes_free(v, n);
+	/* Paged: 4, then 2; s2 has its own two (in one commit). */
+	CU_ASSERT_EQUAL(history_changes(h, &f, 0, 4, &v, &n, &next), 0);
+	CU_ASSERT_EQUAL(n, 4);
+	CU_ASSERT_NOT_EQUAL(next, 0);
+	history_changes_free(v, n);
+	CU_ASSERT_EQUAL(history_changes(h, &f, next, 4, &v, &n, &next), 0);
+	CU_ASSERT_EQUAL(n, 2);
+	CU_ASSERT_EQUAL(next, 0);
+	if (n == 2)
+		ASSERT_STR_EQ(v[1].path, "A.md");
+	history_changes_free(v, n);
+	f.session = "s2";
+	CU_ASSERT_EQUAL(history_changes(h, &f, 0, 100, &v, &n, &next), 0);
+	CU_ASSERT_EQUAL(n, 1); /* one batch: the note's last text */
+	history_changes_free(v, n);
+
+	/* A restart reads the sessions back from the commits. */
+	detach(&t, h);
+	h = attach(&t);
+	CU_ASSERT_EQUAL(vault_history_scan(t.v), 0);
+	f.session = "s1";
+	CU_ASSERT_EQUAL(history_changes(h, &f, 0, 100, &v, &n, &next), 0);
+	CU_ASSERT_EQUAL(n, 6);
+	history_changes_free(v, n);
+
+	/* Bad arguments: clear errors. */
+	cJSON *e = session_call(&t, "s1", "list_changes",
+				"{\"session\":\"a b\"}", false);
+	ASSERT_CONTAINS(e->valuestring, "Invalid session");
+	cJSON_Delete(e);
+	e = session_call(&t, "s1", "undo_changes", "{\"since\":\"soon\"}",
+			 false);
+	ASSERT_CONTAINS(e->valuestring, "Invalid since");
+	cJSON_Delete(e);
+	e = session_call(&t, "s1", "undo_changes", "{}", false);
+	ASSERT_CONTAINS(e->valuestring, "this session is s1");
+	cJSON_Delete(e);
+
+	/* Undo: A and X are conflicts (s2, outside), the rest comes back. */
+	cJSON *r = session_call(&t, "s3", "undo_changes",
+				"{\"session\":\"s1\",\"dry_run\":true}", true);
+	CU_ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(r, "dry_run")));
+	CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(r, "undone")),
+			4);
+	CU_ASSERT_EQUAL(cJSON_GetArraySize(cJSON_GetObjectItem(r, "conflicts")),
+			2);
+	char *b = tv_read(&t, "C.md");
+	ASSERT_STR_EQ(b, "b\n"); /* nothing written */
+	free(b);
+	cJSON_Delete(r);
+	r = session_call(&t, "s3", "undo_changes", "{\"session\":\"s1\"}",
+			 true);
+	const cJSON *c;
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(r, "conflicts"))
+	{
+		const char *note = jget(c, "note");
+		CU_ASSERT(!strcmp(note, "A.md") || !strcmp(note, "X.md"));
+		ASSERT_CONTAINS(jget(c, "changes_diff"),
+				!strcmp(note, "A.md") ? "\n+one" : "\n+s1");
+	}
+	cJSON_Delete(r);
+	char *s = tv_read(&t, "B.md");
+	ASSERT_STR_EQ(s, "b\n");
+	free(s);
+	s = tv_read(&t, "Ref.md");
+	ASSERT_STR_EQ(s, "see [[B]]\n");
+	free(s);
+	s = tv_read(&t, "E.md");
+	ASSERT_STR_EQ(s, "e\n");
+	free(s);
+	CU_ASSERT_FALSE(tv_exists(&t, "F.md"));
+	CU_ASSERT_FALSE(tv_exists(&t, "C.md"));
+	CU_ASSERT(tv_exists(&t, ".trash/F.md"));
+	s = tv_read(&t, "A.md");
+	ASSERT_STR_EQ(s, "a\n\none\n\ns2\n\ns2 again");
+	free(s);
+	s = tv_read(&t, "X.md");
+	ASSERT_STR_EQ(s, "x\n\ns1\nedited outside\n");
+	free(s);
+	/* The undo is s3's: a list of s3's changes has each step. */
+	r = session_call(&t, "s3", "list_changes", "{}", true);
+	char *dump = cJSON_PrintUnformatted(r);
+	ASSERT_CONTAINS(dump, "\"note\":\"Ref.md\",\"change\":\"changed\"");
+	ASSERT_CONTAINS(dump, "\"note\":\"F.md\",\"change\":\"deleted\"");
+	ASSERT_CONTAINS(dump, "\"note\":\"B.md\",\"from\":\"C.md\"");
+	ASSERT_CONTAINS(dump, "\"note\":\"E.md\",\"change\":\"created\"");
+	free(dump);
+	ASSERT_STR_EQ(
+		jget(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "changes"), 0),
+		     "tool"),
+		"undo_changes");
+	cJSON_Delete(r);
+	detach(&t, h);
+	tv_close(&t);
+}
+
 static void test_lifecycle(void)
 {
 	struct tvault t;
@@ -749,6 +935,7 @@ int main(void)
 		{"originals_kept", test_originals_kept},
 		{"ambiguous_version", test_ambiguous_version},
 		{"not_available", test_not_available},
+		{"session_changes", test_session_changes},
 	};
 	return run_tests("history", tests, ARRAY_SIZE(tests));
 }

@@ -472,12 +472,12 @@ static void test_rename_folder(void)
 	CU_ASSERT(cJSON_IsTrue(cJSON_GetObjectItem(dry, "dry_run")));
 	CU_ASSERT_EQUAL(jnum(dry, "notes_moved"), 3);
 	CU_ASSERT_EQUAL(jnum(dry, "files_moved"), 1);
-	const cJSON *ch = cJSON_GetObjectItem(dry, "changes");
+	const cJSON *ch = cJSON_GetObjectItem(dry, "files");
 	CU_ASSERT_EQUAL(cJSON_GetArraySize(ch), 3);
 	_cleanup_free_ char *cs = cJSON_PrintUnformatted(ch);
 	ASSERT_CONTAINS(cs, "\"path\":\"Root.md\"");
 	ASSERT_CONTAINS(cs, "+[[Plan]] [[Plan]] [[Project/Dup]]");
-	ASSERT_CONTAINS(cs, "\"path\":\"Proj/Plan.md\",\"new_path\":"
+	ASSERT_CONTAINS(cs, "\"path\":\"Proj/Plan.md\",\"to\":"
 			    "\"Archive/Project/Plan.md\"");
 	ASSERT_CONTAINS(cs, "[r](../../Root.md)");
 	CU_ASSERT(tv_exists(&t, "Proj/Plan.md"));

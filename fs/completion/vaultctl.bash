@@ -38,7 +38,7 @@ _vaultctl()
             sel+=("${words[i]}" "${words[i + 1]}")
             ((i++))
             ;;
-        --limit) ((i++)) ;;
+        --limit | --session | --since) ((i++)) ;;
         -*) ;;
         *)
             cmd=${words[i]}
@@ -57,7 +57,7 @@ _vaultctl()
         _filedir
         return
         ;;
-    --limit | --name)
+    --limit | --name | --session | --since)
         return
         ;;
     --client)
@@ -124,6 +124,12 @@ _vaultctl()
         ;;
     violations)
         COMPREPLY=($(compgen -W "--limit --json" -- "$cur"))
+        ;;
+    changes)
+        COMPREPLY=($(compgen -W "--session --since --limit --json" -- "$cur"))
+        ;;
+    undo)
+        COMPREPLY=($(compgen -W "--session --since --dry-run --json" -- "$cur"))
         ;;
     esac
 } &&

@@ -32,7 +32,11 @@ const secs = (ms) => `${(ms / 1000).toFixed(2)} s`;
 const mb = (b) => `${(b / 1e6).toFixed(1)} MB`;
 
 function generate(dir, n) {
-  if (fs.existsSync(path.join(dir, '.generated'))) return;
+  if (fs.existsSync(path.join(dir, '.generated'))) {
+    // Vaults generated before vaultd asked for .obsidian/.
+    fs.mkdirSync(path.join(dir, '.obsidian'), { recursive: true });
+    return;
+  }
   fs.rmSync(dir, { recursive: true, force: true });
   const r = spawnSync(process.env.GEN_VAULT_BIN, [dir, String(n), '1'], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(r.stderr);

@@ -284,7 +284,7 @@ describe('vaultctl', () => {
     r = vaultctl(v, ['call', 'list_notes', 'limit=many']);
     assert.equal(r.code, 2);
     r = vaultctl(v, ['tools']);
-    assert.match(r.out, /^read_note\(name: string, offset: integer = 0, length\?: integer\)/m);
+    assert.match(r.out, /^read_note\(name: string, offset\?: integer, length\?: integer\)/m);
     r = vaultctl(v, ['check']);
     assert.equal(r.code, 0);
     assert.match(r.out, /notes: +2/);

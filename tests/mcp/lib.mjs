@@ -285,7 +285,8 @@ export function vaultctl(v, args, input) {
 
 // One call of each write tool on the note N of WRITE_NOTE (tags alpha and
 // beta exist in the vault): what the tests of annotations, versions and
-// dry runs run. restore_note_version needs a version: null here.
+// dry runs run. restore_note_version needs a version, undo_changes the
+// session: null here.
 export const WRITE_NOTE = '---\ntags: [alpha]\nstatus: draft\n---\n# Top\n\nline one\n\n## Part\n\npart text\n';
 export const writeCases = () => ({
   create_note: { name: 'N', content: 'other\n', overwrite: true },
@@ -304,4 +305,5 @@ export const writeCases = () => ({
   rename_note: { old_name: 'N', new_name: 'N2' },
   delete_note: { name: 'N' },
   restore_note_version: null,
+  undo_changes: null,
 });

@@ -57,9 +57,8 @@ describe('a move never re-points a link', () => {
 
     // Moved beside notes whose [[Dup]] meant A/Dup.
     const dry = await call(client, 'rename_note', { old_name: 'B/Sub/Dup', new_name: 'C/Dup', dry_run: true });
-    assert.equal(dry.changes.length, 1);
-    assert.equal(dry.changes[0].path, 'C/From C.md');
-    assert.match(dry.changes[0].diff, /^\+\[\[A\/Dup\]\] and \[\[C\/Dup\|the moved one\]\] and !\[\[A\/Dup#\^x\]\]$/m);
+    assert.deepEqual(dry.files.map((f) => [f.path, f.to]), [['B/Sub/Dup.md', 'C/Dup.md'], ['C/From C.md', undefined]]);
+    assert.match(dry.files[1].diff, /^\+\[\[A\/Dup\]\] and \[\[C\/Dup\|the moved one\]\] and !\[\[A\/Dup#\^x\]\]$/m);
     assert.equal(readNote(v.vault, 'C/From C.md'), SAME_NAMES['C/From C.md'], 'a dry run writes nothing');
     r = await call(client, 'rename_note', { old_name: 'B/Sub/Dup', new_name: 'C/Dup' });
     assert.deepEqual(r.files_updated, ['From C']);
@@ -104,9 +103,9 @@ describe('rename_folder', () => {
     assert.equal(dry.dry_run, true);
     assert.equal(dry.notes_moved, 3);
     assert.equal(dry.files_moved, 1);
-    assert.deepEqual(dry.changes.map((c) => [c.path, c.new_path]),
+    assert.deepEqual(dry.files.map((c) => [c.path, c.to]),
       [['Other/Links.md', undefined], ['Root.md', undefined], ['Proj/Plan.md', 'Archive/Project/Plan.md']]);
-    for (const c of dry.changes) assert.match(c.diff, /^--- a\/.*\n\+\+\+ b\/.*\n@@ /);
+    for (const c of dry.files) assert.match(c.diff, /^--- a\/.*\n\+\+\+ b\/.*\n@@ /);
     assert.ok(fs.existsSync(path.join(v.vault, 'Proj/Plan.md')), 'a dry run moves nothing');
     assert.equal(readNote(v.vault, 'Root.md'), FOLDER['Root.md']);
 

@@ -15,13 +15,16 @@ const EXPECTED_TOOLS = [
   'replace_text', 'insert_text', 'append_section', 'update_section', 'delete_section',
   'set_frontmatter', 'update_frontmatter', 'add_tag', 'remove_tag', 'rename_note', 'rename_folder', 'delete_note',
   'get_note_history', 'get_note_version', 'diff_note_versions', 'restore_note_version',
-  'get_policy', 'list_violations', 'get_help',
+  'get_policy', 'list_violations', 'list_changes', 'undo_changes', 'get_help',
 ];
 const WRITE_TOOLS = [
   'create_note', 'append_note', 'prepend_note', 'update_note', 'replace_text', 'insert_text',
   'append_section', 'update_section', 'delete_section', 'set_frontmatter', 'update_frontmatter',
-  'add_tag', 'remove_tag', 'rename_note', 'rename_folder', 'delete_note', 'restore_note_version',
+  'add_tag', 'remove_tag', 'rename_note', 'rename_folder', 'delete_note', 'restore_note_version', 'undo_changes',
 ];
+
+// The whole table's tools/list, in bytes (core: 8 KB). See README.
+const ALL_BUDGET = 18000;
 
 const vaults = [];
 after(async () => {
@@ -123,6 +126,8 @@ describe('handshake and tool list', () => {
         const ids = [...h.matchAll(/^- ([0-9a-f]{7}) /gm)].map((m) => m[1]);
         args = { name: 'N', version: ids.at(-1) };
       }
+      // This session's changes: N, made here, goes back to .trash.
+      if (name === 'undo_changes') args = { session: /session (\w+)/.exec(client.getInstructions())[1] };
       const before = text();
       const r = await call(client, name, args);
       assert.ok(!r.isError, `${name}: ${textOf(r)}`);
@@ -145,10 +150,13 @@ describe('handshake and tool list', () => {
     const { client: two } = await session({}, { env: { VAULT_MCP_TOOLS: 'read_note, search_notes' } });
     const twoTools = (await two.listTools()).tools;
     console.log(`tools/list: all ${full.length} tools ${size(full)} bytes; core ${coreTools.length} tools ${size(coreTools)} bytes; a list of 2: ${size(twoTools)} bytes`);
+    // What a client pays in context before the user says a word.
+    assert.ok(size(coreTools) <= 8000, `core: ${size(coreTools)} bytes, more than 8 KB`);
+    assert.ok(size(full) <= ALL_BUDGET, `all: ${size(full)} bytes, more than ${ALL_BUDGET}`);
     const names = (l) => l.map((t) => t.name).sort();
     assert.deepEqual(names(full), [...EXPECTED_TOOLS].sort());
     assert.deepEqual(names(coreTools), [
-      'append_note', 'append_section', 'create_note', 'delete_note', 'get_backlinks', 'get_help', 'get_links',
+      'append_note', 'append_section', 'create_note', 'delete_note', 'get_help', 'get_links',
       'list_tags', 'read_note', 'remove_tag', 'rename_note', 'replace_text', 'search_notes', 'update_frontmatter',
       'update_note', 'update_section', 'add_tag',
     ].sort());
@@ -374,7 +382,7 @@ describe('seed 000 test cases through MCP', () => {
 });
 
 describe('every tool on a fresh vault', () => {
-  test('a session that uses all 36 tools', async () => {
+  test(`a session that uses all ${EXPECTED_TOOLS.length} tools`, async () => {
     const { v, client } = await primed({
       'Home.md': fm(['moc']) + '# Home\n\nSee [[Projects/Plan|the plan]] and [[Ideas]].\n\n## Links\n\n- [[Missing]]\n',
       'Projects/Plan.md': fm(['project']) + '# Plan\n\n## Steps\n\n1. one\n',
@@ -443,7 +451,16 @@ describe('every tool on a fresh vault', () => {
     assert.match(diff, /^--- a\/Projects\/Plan\.md\n\+\+\+ b\/Archive\/Plan 2024\.md$/m);
     assert.equal(textOf(await c('restore_note_version', { name: 'Plan 2024', version: first })), `Restored note 'Plan 2024' to version ${first}`);
     assert.ok(readNote(v.vault, 'Archive/Plan 2024.md').endsWith('1. one\n'));
-    assert.equal((await c('get_help', {})).structuredContent.result.length, 36);
+    assert.equal((await c('get_help', {})).structuredContent.result.length, EXPECTED_TOOLS.length);
+    // This session's changes, newest first; undone, Lonely is as it was.
+    const changes = (await c('list_changes', {})).structuredContent.changes;
+    assert.equal(changes[0].tool, 'restore_note_version');
+    assert.ok(changes.some((x) => x.change === 'renamed' && x.from === 'Projects/Plan.md'));
+    const session = changes[0].session;
+    assert.match(client.getInstructions(), new RegExp(`session ${session}`));
+    await c('undo_changes', { session });
+    assert.equal(readNote(v.vault, 'Lonely.md'), 'nobody links here');
+    assert.equal(readNote(v.vault, 'Projects/Plan.md'), fm(['project']) + '# Plan\n\n## Steps\n\n1. one\n');
     assert.deepEqual([...used].sort(), [...EXPECTED_TOOLS].sort());
     await client.close();
   });

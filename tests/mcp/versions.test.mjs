@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { WRITE_NOTE, makeVault, mcpClient, textOf, writeCases } from './lib.mjs';
+import { WRITE_NOTE, makeVault, mcpClient, sleep, textOf, writeCases } from './lib.mjs';
 
 const vaults = [];
 after(async () => {
@@ -78,11 +78,15 @@ describe('versions and conditional writes', () => {
     }
     assert.ok(some, 'a recorded version');
     const stale = versionOf(Buffer.from('another text\n'));
-    const CASES = { ...writeCases(), restore_note_version: { name: 'N', version: some } };
+    const { undo_changes: _u, ...cases } = writeCases();
+    const CASES = { ...cases, restore_note_version: { name: 'N', version: some } };
     const { tools } = await client.listTools();
+    // Every write to a named note takes one; undo_changes names none.
     for (const t of tools.filter((x) => !x.annotations.readOnlyHint)) {
-      assert.ok(CASES[t.name] || t.name === 'rename_folder', t.name);
-      assert.equal(t.inputSchema.properties.expected_version?.type, 'string', t.name);
+      const named = 'name' in t.inputSchema.properties || 'old_name' in t.inputSchema.properties;
+      assert.equal(named, !['undo_changes', 'rename_folder'].includes(t.name), t.name);
+      if (named) assert.ok(CASES[t.name], t.name);
+      assert.equal(t.inputSchema.properties.expected_version?.type, named ? 'string' : undefined, t.name);
     }
     const before = fs.readFileSync(path.join(v.vault, 'N.md'), 'utf8');
     for (const [name, args] of Object.entries(CASES)) {
@@ -122,8 +126,8 @@ describe('versions and conditional writes', () => {
 describe('dry runs', () => {
   test('every write tool with dry_run: true writes nothing and shows the diff the write then makes', async () => {
     const NOTE = WRITE_NOTE;
-    // Rename and delete list the files they would touch (no diff).
-    const { rename_note: _r, delete_note: _d, ...CASES } = writeCases();
+    // Rename and delete touch other files too: tested apart, below.
+    const { rename_note: _r, delete_note: _d, undo_changes: _u, ...CASES } = writeCases();
     const { v, client } = await session({ 'Tags.md': '---\ntags: [alpha, beta]\n---\nx\n' });
     const file = path.join(v.vault, 'N.md');
     const historyIds = async () =>
@@ -163,6 +167,65 @@ describe('dry runs', () => {
       const now = await recorded(ids[0]);
       const d = textOf(await call(client, 'diff_note_versions', { name: 'N', from_version: now[1], to_version: now[0] }));
       assert.ok(d.endsWith(diff), `${name}:\n${d}\n--- dry run:\n${diff}`);
+    }
+  });
+
+  test('rename_note and delete_note with dry_run: every file they would touch, each with the diff the history then shows', async () => {
+    const { v, client } = await session({
+      'N.md': '# N\n\nSee [[N#N]] and [[Other]].\n',
+      'A.md': 'Links to [[N]] and [[N|the note]].\n',
+      'B.md': 'Also [[N#N]] here.\n',
+      'Other.md': 'x\n',
+    });
+    const ids = async (name) => [...textOf(await call(client, 'get_note_history', { name })).matchAll(/^- ([0-9a-f]{7}) /gm)].map((m) => m[1]);
+    const versions = async (name, n) => {
+      let x = await ids(name);
+      for (let i = 0; i < 200 && x.length < n; i++) {
+        await sleep(25);
+        x = await ids(name);
+      }
+      assert.ok(x.length >= n, `${name}: ${x.length} versions`);
+      return x;
+    };
+    const files = () => Object.fromEntries(['N.md', 'A.md', 'B.md'].map((f) => [f, fs.readFileSync(path.join(v.vault, f), 'utf8')]));
+    // The history then has a diff to compare: each file's last two versions.
+    const sameAsHistory = async (f) => {
+      const name = (f.to ?? f.path).replace(/\.md$/, '');
+      const h = await versions(name, 2);
+      const d = textOf(await call(client, 'diff_note_versions', { name, from_version: h[1], to_version: h[0] }));
+      assert.ok(d.endsWith(`\n\n${f.diff}`) || (d.includes('the same text') && !f.diff.includes('@@')), `${f.path}:\n${d}\n--- dry run:\n${f.diff}`);
+    };
+    await versions('A', 1);
+    const before = files();
+    const dry = await call(client, 'rename_note', { old_name: 'N', new_name: 'Sub/N2', dry_run: true });
+    assert.ok(!dry.isError, textOf(dry));
+    const plan = dry.structuredContent.files;
+    assert.deepEqual(plan.map((f) => [f.path, f.to]), [['N.md', 'Sub/N2.md'], ['A.md', undefined], ['B.md', undefined]]);
+    assert.equal(dry.structuredContent.diff, plan.map((f) => f.diff).join(''));
+    assert.match(plan[0].diff, /^--- a\/N\.md\n\+\+\+ b\/Sub\/N2\.md\n@@ .*\n(.*\n)*-See \[\[N#N\]\]/);
+    assert.match(plan[1].diff, /^\+Links to \[\[N2\]\] and \[\[N2\|the note\]\]\.$/m);
+    assert.deepEqual(files(), before, 'a dry run writes nothing');
+    const real = await call(client, 'rename_note', { old_name: 'N', new_name: 'Sub/N2' });
+    assert.ok(!real.isError, textOf(real));
+    for (const f of plan) await sameAsHistory(f);
+
+    // Delete: the note goes to .trash as it is; its linking notes are
+    // rewritten (the policy marks links to a deleted note).
+    const text = fs.readFileSync(path.join(v.vault, 'Sub/N2.md'), 'utf8');
+    const dd = await call(client, 'delete_note', { name: 'Sub/N2', dry_run: true });
+    assert.ok(!dd.isError, textOf(dd));
+    const gone = dd.structuredContent.files;
+    assert.deepEqual(gone.map((f) => [f.path, f.to]), [['Sub/N2.md', '.trash/Sub/N2.md'], ['A.md', undefined], ['B.md', undefined]]);
+    assert.equal(gone[0].diff, '--- a/Sub/N2.md\n+++ b/.trash/Sub/N2.md\n');
+    assert.equal(dd.structuredContent.diff, gone.map((f) => f.diff).join(''));
+    assert.ok(fs.existsSync(path.join(v.vault, 'Sub/N2.md')), 'a dry run deletes nothing');
+    const del = await call(client, 'delete_note', { name: 'Sub/N2' });
+    assert.ok(!del.isError, textOf(del));
+    assert.equal(fs.readFileSync(path.join(v.vault, '.trash/Sub/N2.md'), 'utf8'), text);
+    for (const f of gone.slice(1)) {
+      const h = await versions(f.path.replace(/\.md$/, ''), 3);
+      const d = textOf(await call(client, 'diff_note_versions', { name: f.path, from_version: h[1], to_version: h[0] }));
+      assert.ok(d.endsWith(`\n\n${f.diff}`), `${f.path}:\n${d}\n--- dry run:\n${f.diff}`);
     }
   });
 });
