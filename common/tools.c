@@ -343,7 +343,7 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "rename_note",
 		.title = "Rename or move note",
-		.description = "Rename or move a note, rewriting every link that would lead elsewhere.",
+		.description = "Rename or move a note, keeping every link pointing where it did.",
 		.help = "Links to it, its own relative links and links its new name would capture are rewritten in the shortest form that keeps where they lead; nothing else changes. new_name: a new name (same folder) or a vault path. A dry run lists every file it would touch (files: path, to, diff).",
 		.input_schema = OBJ(P_STR("old_name") "," P_STR("new_name"),
 				    "\"old_name\",\"new_name\""),

