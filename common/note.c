@@ -2,6 +2,7 @@
 #include "note.h"
 #include "frontmatter.h"
 #include "hmap.h"
+#include "props.h"
 #include "u8.h"
 
 #include <ctype.h>
@@ -249,6 +250,17 @@ static char *pack_lower(struct pack *p, const char *s, size_t n)
 	return r;
 }
 
+/* Bytes that are not a string (may hold NUL). */
+static const unsigned char *pack_bytes(struct pack *p, const void *s, size_t n)
+{
+	if (!n)
+		return NULL;
+	unsigned char *r = (unsigned char *)p->s;
+	memcpy(r, s, n);
+	p->s += n;
+	return r;
+}
+
 static void loose_free(struct note *n)
 {
 	free(n->path);
@@ -260,6 +272,7 @@ static void loose_free(struct note *n)
 	strv_free(n->aliases);
 	strv_free(n->alias_folds);
 	strv_free(n->fm_keys);
+	free((void *)n->props);
 	for (size_t i = 0; i < n->nlinks; i++) {
 		free(n->links[i].target);
 		free(n->links[i].subpath);
@@ -314,6 +327,7 @@ static struct note *pack(struct note *l)
 		strs += slen(l->aliases[i]) + slen(l->alias_folds[i]);
 	for (size_t i = 0; i < nk; i++)
 		strs += slen(l->fm_keys[i]);
+	strs += l->props_len;
 	for (size_t i = 0; i < l->nlinks; i++)
 		strs += slen(l->links[i].target) + slen(l->links[i].subpath) +
 			slen(l->links[i].alias) + slen(l->links[i].key);
@@ -341,6 +355,7 @@ static struct note *pack(struct note *l)
 	pack_list(&p, n->aliases, l->aliases, l->naliases);
 	pack_list(&p, n->alias_folds, l->alias_folds, l->naliases);
 	pack_list(&p, n->fm_keys, l->fm_keys, nk);
+	n->props = pack_bytes(&p, l->props, l->props_len);
 	distinct_folds(n);
 	for (size_t i = 0; i < l->nlinks; i++) {
 		const struct link *a = &l->links[i];
@@ -443,6 +458,9 @@ struct note *note_new(const char *path, const char *text, size_t len,
 			if (value_nonempty(kv))
 				pv_push(&keys, xstrdup(kv->string));
 		}
+		size_t plen;
+		n->props = props_encode(fm.data, &plen);
+		n->props_len = (uint32_t)plen;
 		read_list(fm.data, TAG_KEYS, ARRAY_SIZE(TAG_KEYS), flags, true,
 			  &tags);
 		read_list(fm.data, ALIAS_KEYS, ARRAY_SIZE(ALIAS_KEYS), flags,
@@ -494,7 +512,7 @@ struct note *note_free(struct note *n)
  * aliases and link keys), so that a restart does no Unicode folding; an
  * ASCII string's folded form is itself in lower case.
  */
-#define BLOB_VERSION 2
+#define BLOB_VERSION 3
 
 static void put_u32(struct sbuf *b, uint32_t v)
 {
@@ -596,6 +614,8 @@ void *note_to_blob(const struct note *n, size_t *ret_len)
 		if (l->key)
 			put_fold(&b, ks, kn, l->key);
 	}
+	put_u32(&b, n->props_len);
+	sb_add(&b, (const char *)n->props, n->props_len);
 	*ret_len = b.len;
 	return sb_steal(&b);
 }
@@ -673,6 +693,23 @@ static struct span get_fold(struct reader *r, struct span src)
 struct layout {
 	size_t ntags, naliases, nkeys, nlinks, strs;
 };
+
+/* The frontmatter values (props.h), checked. */
+static void read_props(struct reader *r, struct note *n, struct pack *p,
+		       struct layout *lo)
+{
+	struct span pr = get_span(r, false);
+	if (r->bad)
+		return;
+	if (!p) {
+		if (!props_valid((const unsigned char *)pr.s, pr.n))
+			r->bad = true;
+		lo->strs += pr.n;
+		return;
+	}
+	n->props = pack_bytes(p, pr.s, pr.n);
+	n->props_len = (uint32_t)pr.n;
+}
 
 /* A string, then its folded form (its lower case when ASCII). */
 static void read_folded(struct reader *r, struct pack *p, char **ret,
@@ -800,6 +837,8 @@ static void read_blob(struct reader *r, const char *path, struct note *n,
 			 : kascii ? pack_lower(p, k.s, k.n)
 				  : pack_strn(p, k.s, k.n);
 	}
+	if (!r->bad)
+		read_props(r, n, p, lo);
 }
 
 struct note *note_from_blob(const char *path, const void *blob, size_t len)

@@ -484,6 +484,34 @@ static const struct tool TOOLS[] = {
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK | TOOL_CORE,
 		.run = op_get_help,
 	},
+	{
+		.name = "query_notes",
+		.title = "Query notes by properties",
+		.description =
+			"Notes whose properties match, with the fields asked for (never bodies). Either where/from/sort/fields, e.g. where='status = \"active\" and due < 2024-06-01 and tags contains \"x\"' (=, !=, <, <=, >, >=, contains, exists, missing, and/or/not; file.name, file.folder, file.path, file.ctime, file.mtime, file.size, file.tags, file.links, file.inlinks), from='#tag and \"folder\"', sort='due desc', fields='due, priority as p'; or query, a Dataview query: TABLE f1, f2 AS \"x\" FROM #tag WHERE ... SORT f DESC LIMIT n, or LIST. Property types come from .obsidian/types.json. Page with next_cursor.",
+		.input_schema = OBJ(
+			P_TEXT("where", "Predicate on properties and file.* fields") "," P_TEXT("from", "Sources: #tag, \\\"folder\\\", [[note]] (notes linking to it), outgoing([[note]]); and, or, -") "," P_TEXT("sort", "Fields to sort by, each optionally asc or desc") "," P_TEXT("fields", "Fields to return, comma-separated, each optionally 'as name'") "," P_TEXT("query", "A Dataview query (TABLE or LIST) instead of the above") "," P_TEXT("this", "The note 'this' stands for") "," P_INT("limit", "50", "1", "1000", "Rows per page") "," P_TEXT("cursor", "next_cursor from the previous page"),
+			""),
+		.output_schema = OUT(
+			O_STR("kind") "," O_STRS("columns") ",\"rows\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("name") "," O_STR("path") "," O_ANYOBJ("fields") "}}}," O_INT("total") "," O_STR("next_cursor"),
+			"\"rows\",\"total\""),
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
+		.run = op_query_notes,
+	},
+	{
+		.name = "query_base",
+		.title = "Run an Obsidian base",
+		.description =
+			"The rows of an Obsidian Bases file (.base): its filters (and/or/not), formulas and one view's filters, order, sort, groupBy and limit. Rows are files with the view's properties.",
+		.input_schema = OBJ(
+			P_TEXT("path", "Vault path of the .base file") "," P_TEXT("view", "View name (default: the first)") "," P_INT("limit", "50", "1", "1000", "Rows per page") "," P_TEXT("cursor", "next_cursor from the previous page"),
+			"\"path\""),
+		.output_schema = OUT(
+			O_STR("base") "," O_STR("view") "," O_STRS("columns") ",\"rows\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("name") "," O_STR("path") "," O_ANYOBJ("fields") "}}}," O_INT("total") "," O_STR("next_cursor") "," O_STRS("not_evaluated"),
+			"\"base\",\"rows\",\"total\""),
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
+		.run = op_query_base,
+	},
 };
 /* clang-format on */
 
