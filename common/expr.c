@@ -2302,11 +2302,14 @@ static bool has_tag(const struct note *n, const struct qval *t)
 {
 	if (!n || t->t != QV_STR)
 		return false;
-	_cleanup_free_ char *q = xstrndup(t->s[0] == '#' ? t->s + 1 : t->s,
-					  t->s[0] == '#' ? t->n - 1 : t->n);
-	for (size_t i = 0; i < n->ntags; i++)
-		if (tag_matches(n->tags[i], q))
+	bool hash = t->n && t->s[0] == '#';
+	_cleanup_free_ char *q = fold_key_n(t->s + hash, t->n - hash);
+	size_t fl = strlen(q);
+	for (size_t i = 0; i < n->ntags; i++) {
+		const char *f = n->fold_tags[i];
+		if (!strncmp(f, q, fl) && (!f[fl] || f[fl] == '/'))
 			return true;
+	}
 	return false;
 }
 

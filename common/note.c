@@ -198,18 +198,23 @@ static size_t slen(const char *s)
 	return s ? strlen(s) + 1 : 0;
 }
 
-/* A note's block: the note, nlinks links, the six string arrays (each
+/* A note's block: the note, its property bytes (right after it: queries
+ * read the two together), nlinks links, the six string arrays (each
  * NULL-ended) and strs bytes of strings; all zero but the strings. */
 static struct note *pack_alloc(size_t nlinks, size_t ntags, size_t naliases,
-			       size_t nkeys, size_t strs, struct pack *p)
+			       size_t nkeys, size_t nprops, size_t strs,
+			       struct pack *p)
 {
-	size_t links_off = (sizeof(struct note) + 15) & ~(size_t)15;
+	size_t props_off = sizeof(struct note);
+	size_t links_off = (props_off + nprops + 15) & ~(size_t)15;
 	size_t ptrs_off = links_off + nlinks * sizeof(struct link);
 	size_t nptrs = 2 * (ntags + 1) + 3 * (naliases + 1) + nkeys + 1;
 	size_t strs_off = ptrs_off + nptrs * sizeof(char *);
 	char *mem = xmalloc(strs_off + strs);
 	memset(mem, 0, strs_off);
 	struct note *n = (struct note *)mem;
+	n->props = nprops ? (unsigned char *)mem + props_off : NULL;
+	n->props_len = (uint32_t)nprops;
 	n->links = (struct link *)(mem + links_off);
 	char **v = (char **)(mem + ptrs_off);
 	n->tags = v;
@@ -247,17 +252,6 @@ static char *pack_lower(struct pack *p, const char *s, size_t n)
 	}
 	r[n] = 0;
 	p->s += n + 1;
-	return r;
-}
-
-/* Bytes that are not a string (may hold NUL). */
-static const unsigned char *pack_bytes(struct pack *p, const void *s, size_t n)
-{
-	if (!n)
-		return NULL;
-	unsigned char *r = (unsigned char *)p->s;
-	memcpy(r, s, n);
-	p->s += n;
 	return r;
 }
 
@@ -327,13 +321,13 @@ static struct note *pack(struct note *l)
 		strs += slen(l->aliases[i]) + slen(l->alias_folds[i]);
 	for (size_t i = 0; i < nk; i++)
 		strs += slen(l->fm_keys[i]);
-	strs += l->props_len;
 	for (size_t i = 0; i < l->nlinks; i++)
 		strs += slen(l->links[i].target) + slen(l->links[i].subpath) +
 			slen(l->links[i].alias) + slen(l->links[i].key);
 	struct pack p;
-	struct note *n =
-		pack_alloc(l->nlinks, l->ntags, l->naliases, nk, strs, &p);
+	struct note *n = pack_alloc(l->nlinks, l->ntags, l->naliases, nk,
+				    l->props_len, strs, &p);
+	const unsigned char *props = n->props;
 	struct link *links = n->links;
 	char **lists[6] = {n->tags,	   n->fold_tags,    n->aliases,
 			   n->alias_folds, n->fold_aliases, n->fm_keys};
@@ -355,7 +349,9 @@ static struct note *pack(struct note *l)
 	pack_list(&p, n->aliases, l->aliases, l->naliases);
 	pack_list(&p, n->alias_folds, l->alias_folds, l->naliases);
 	pack_list(&p, n->fm_keys, l->fm_keys, nk);
-	n->props = pack_bytes(&p, l->props, l->props_len);
+	n->props = props;
+	if (l->props_len)
+		memcpy((unsigned char *)props, l->props, l->props_len);
 	distinct_folds(n);
 	for (size_t i = 0; i < l->nlinks; i++) {
 		const struct link *a = &l->links[i];
@@ -691,7 +687,7 @@ static struct span get_fold(struct reader *r, struct span src)
  * needs (*lo), then to fill it.
  */
 struct layout {
-	size_t ntags, naliases, nkeys, nlinks, strs;
+	size_t ntags, naliases, nkeys, nlinks, nprops, strs;
 };
 
 /* The frontmatter values (props.h), checked. */
@@ -704,11 +700,12 @@ static void read_props(struct reader *r, struct note *n, struct pack *p,
 	if (!p) {
 		if (!props_valid((const unsigned char *)pr.s, pr.n))
 			r->bad = true;
-		lo->strs += pr.n;
+		lo->nprops = pr.n;
 		return;
 	}
-	n->props = pack_bytes(p, pr.s, pr.n);
-	n->props_len = (uint32_t)pr.n;
+	(void)p;
+	if (pr.n)
+		memcpy((unsigned char *)n->props, pr.s, pr.n);
 }
 
 /* A string, then its folded form (its lower case when ASCII). */
@@ -856,7 +853,7 @@ struct note *note_from_blob(const char *path, const void *blob, size_t len)
 		return NULL;
 	struct pack p;
 	struct note *n = pack_alloc(lo.nlinks, lo.ntags, lo.naliases, lo.nkeys,
-				    lo.strs, &p);
+				    lo.nprops, lo.strs, &p);
 	r = (struct reader){b + 6, b + len, false};
 	read_blob(&r, path, n, &p, &lo);
 	n->fm_invalid = flags & 1;

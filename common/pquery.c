@@ -28,6 +28,10 @@ struct source {
 	enum src_kind kind;
 	const char *arg;
 	struct source *a, *b;
+	/* S_TAG at run time: the notes with the tag or a subtag, sorted
+	 * by address (from the index's tag lists, not note by note). */
+	const struct note **set;
+	size_t nset;
 };
 
 enum step_kind {
@@ -869,6 +873,42 @@ static bool folder_match(const char *path, const char *f)
 	return false;
 }
 
+static int cmp_ptr(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t) * (const void *const *)a;
+	uintptr_t y = (uintptr_t) * (const void *const *)b;
+	return (x > y) - (x < y);
+}
+
+static void src_prepare(struct pquery *q, const struct index *ix,
+			struct source *s)
+{
+	if (!s)
+		return;
+	src_prepare(q, ix, s->a);
+	src_prepare(q, ix, s->b);
+	if (s->kind != S_TAG)
+		return;
+	size_t nt;
+	struct tag_entry **tags = index_tags(ix, &nt);
+	struct ptrvec notes = {0};
+	_cleanup_free_ char *fq = fold_key(s->arg);
+	size_t fl = strlen(fq);
+	for (size_t i = 0; i < nt; i++) {
+		const char *f = tags[i]->fold;
+		if (strncmp(f, fq, fl) || (f[fl] && f[fl] != '/'))
+			continue;
+		for (size_t k = 0; k < tags[i]->notes.n; k++)
+			pv_push(&notes, tags[i]->notes.v[k]);
+	}
+	free(tags);
+	pv_sort(&notes, cmp_ptr);
+	s->set = qarena_alloc(q->ar, (notes.n + 1) * sizeof(*s->set));
+	memcpy(s->set, notes.v, notes.n * sizeof(*s->set));
+	s->nset = notes.n;
+	pv_free(&notes);
+}
+
 static bool src_match(const struct run *r, const struct source *s,
 		      const struct qrow *row)
 {
@@ -877,12 +917,8 @@ static bool src_match(const struct run *r, const struct source *s,
 	case S_ALL:
 		return true;
 	case S_TAG:
-		if (!n)
-			return false;
-		for (size_t i = 0; i < n->ntags; i++)
-			if (tag_matches(n->tags[i], s->arg))
-				return true;
-		return false;
+		return n && bsearch(&n, s->set, s->nset, sizeof(*s->set),
+				    cmp_ptr) != NULL;
 	case S_FOLDER:
 		return folder_match(row->path, s->arg);
 	case S_LINKS_TO: {
@@ -945,10 +981,27 @@ static int cmp_keyed(const void *a, const void *b, void *ud)
 	return (x->ord > y->ord) - (x->ord < y->ord);
 }
 
-static int cmp_path(const void *a, const void *b)
+/*
+ * Rows are visited in name order, their notes scattered in memory: ask
+ * for a note and its properties (packed right after it, note.c) a few
+ * rows ahead, so that a scan waits on memory less.
+ */
+#define PREFETCH_AHEAD 8
+
+static void prefetch_row(const struct qrow *row)
 {
-	const struct qrow *x = a, *y = b;
-	return strcmp(x->path, y->path);
+	const char *n = (const char *)row->note;
+	if (!n)
+		return;
+	__builtin_prefetch(n);
+	__builtin_prefetch(n + 64);
+	__builtin_prefetch(n + sizeof(struct note));
+	__builtin_prefetch(n + sizeof(struct note) + 64);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 int pq_run(struct pquery *q, const struct pq_env *pe, size_t offset,
@@ -973,8 +1026,10 @@ int pq_run(struct pquery *q, const struct pq_env *pe, size_t offset,
 		.formulas = q->formulas,
 		.nformulas = q->nformulas,
 	};
-	/* The candidate rows, in path order. */
-	size_t nn = index_count(pe->ix);
+	/* The candidate rows: notes in name order (the index keeps it),
+	 * then other files in path order. */
+	size_t nn;
+	struct note *const *sorted = index_sorted((struct index *)pe->ix, &nn);
 	struct ptrvec files = {0};
 	if (q->all_files) {
 		struct ptrvec all = {0};
@@ -986,14 +1041,14 @@ int pq_run(struct pquery *q, const struct pq_env *pe, size_t offset,
 				free(all.v[i]);
 		}
 		pv_free(&all);
+		pv_sort(&files, cmp_str);
 	}
 	size_t cap = nn + files.n;
 	struct qrow *rows = qarena_alloc(q->ar, (cap + 1) * sizeof(*rows));
-	size_t n = 0, it = 0;
-	struct note *note;
-	while (index_next(pe->ix, &it, &note)) {
-		rows[n].note = note;
-		rows[n].path = note->path;
+	size_t n = 0;
+	for (size_t i = 0; i < nn; i++) {
+		rows[n].note = sorted[i];
+		rows[n].path = sorted[i]->path;
 		n++;
 	}
 	for (size_t i = 0; i < files.n; i++) {
@@ -1003,7 +1058,7 @@ int pq_run(struct pquery *q, const struct pq_env *pe, size_t offset,
 		n++;
 	}
 	pv_free(&files);
-	qsort(rows, n, sizeof(*rows), cmp_path);
+	src_prepare(q, pe->ix, q->from);
 	/* Sources, then the steps in order. */
 	struct keyed *cur = qarena_alloc(q->ar, (n + 1) * sizeof(*cur));
 	size_t m = 0;
@@ -1021,6 +1076,9 @@ int pq_run(struct pquery *q, const struct pq_env *pe, size_t offset,
 		if (st->kind == ST_WHERE) {
 			size_t k = 0;
 			for (size_t i = 0; i < m; i++) {
+				if (i + PREFETCH_AHEAD < m)
+					prefetch_row(
+						cur[i + PREFETCH_AHEAD].row);
 				size_t mark = qarena_mark(q->ar);
 				struct qval v;
 				expr_eval(&r.env, cur[i].row, st->where, &v);
@@ -1032,6 +1090,9 @@ int pq_run(struct pquery *q, const struct pq_env *pe, size_t offset,
 			m = k;
 		} else if (st->kind == ST_SORT) {
 			for (size_t i = 0; i < m; i++) {
+				if (i + PREFETCH_AHEAD < m)
+					prefetch_row(
+						cur[i + PREFETCH_AHEAD].row);
 				cur[i].keys = qarena_alloc(
 					q->ar, st->nkeys * sizeof(struct qval));
 				for (size_t k = 0; k < st->nkeys; k++)

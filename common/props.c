@@ -3,8 +3,10 @@
  * Layout: entries of key (u32 length, bytes, NUL) and value; a value is
  * a kind byte then: nothing (null, false 'f', true 't'), 8 bytes of
  * double ('d'), u32 length + bytes + NUL ('s' string, 'o' object JSON),
- * or u32 count + that many values ('l'). Lists nest PROPS_MAX_DEPTH deep
- * at most; deeper ones are kept as JSON text.
+ * or u32 count + u32 bytes of the items + the items ('l', so that a walk
+ * skips a list at once). Lists nest PROPS_MAX_DEPTH deep at most; deeper
+ * ones are kept as JSON text. Bytes read back from disk are checked once
+ * (props_valid()); walks trust them.
  */
 #include "props.h"
 #include "util.h"
@@ -41,8 +43,12 @@ static void put_value(struct sbuf *b, const cJSON *v, int depth)
 	} else if (cJSON_IsArray(v) && depth < PROPS_MAX_DEPTH) {
 		sb_putc(b, 'l');
 		put_u32(b, (uint32_t)cJSON_GetArraySize(v));
+		size_t at = b->len;
+		put_u32(b, 0);
 		const cJSON *it;
 		cJSON_ArrayForEach(it, v) put_value(b, it, depth + 1);
+		uint32_t nb = (uint32_t)(b->len - at - 4);
+		memcpy(b->s + at, &nb, 4);
 	} else {
 		char *s = cJSON_PrintUnformatted(v);
 		sb_putc(b, 'o');
@@ -89,8 +95,9 @@ static bool get_bytes(struct rd *r, const char **ret, size_t *ret_len)
 	return true;
 }
 
-/* Read one value (depth-checked); ret may be NULL to skip it. */
-static bool get_value(struct rd *r, struct prop_val *ret, int depth)
+/* Read one value (depth-checked; check: the items of lists too); ret
+ * may be NULL to skip it. */
+static bool get_value(struct rd *r, struct prop_val *ret, int depth, bool check)
 {
 	struct prop_val v = {0};
 	if (r->p >= r->end || depth > PROPS_MAX_DEPTH)
@@ -117,16 +124,26 @@ static bool get_value(struct rd *r, struct prop_val *ret, int depth)
 		if (!get_bytes(r, &v.str, &v.len))
 			return false;
 		break;
-	case 'l':
+	case 'l': {
+		uint32_t nb;
 		v.kind = PROP_LIST;
-		if (!get_u32(r, &v.count) || v.count > (size_t)(r->end - r->p))
+		if (!get_u32(r, &v.count) || !get_u32(r, &nb) ||
+		    v.count > (size_t)(r->end - r->p) ||
+		    nb > (size_t)(r->end - r->p))
 			return false;
 		v.items = r->p;
-		v.end = r->end;
-		for (uint32_t i = 0; i < v.count; i++)
-			if (!get_value(r, NULL, depth + 1))
+		v.end = r->p + nb;
+		if (check) {
+			struct rd in = {r->p, r->p + nb};
+			for (uint32_t i = 0; i < v.count; i++)
+				if (!get_value(&in, NULL, depth + 1, true))
+					return false;
+			if (in.p != in.end)
 				return false;
+		}
+		r->p += nb;
 		break;
+	}
 	default:
 		return false;
 	}
@@ -141,7 +158,7 @@ bool props_valid(const unsigned char *p, size_t len)
 	while (r.p < r.end) {
 		const char *k;
 		size_t kn;
-		if (!get_bytes(&r, &k, &kn) || !get_value(&r, NULL, 0))
+		if (!get_bytes(&r, &k, &kn) || !get_value(&r, NULL, 0, true))
 			return false;
 	}
 	return true;
@@ -154,7 +171,7 @@ bool props_next(const unsigned char *p, size_t len, size_t *pos,
 		return false;
 	struct rd r = {p + *pos, p + len};
 	size_t kn;
-	if (!get_bytes(&r, ret_key, &kn) || !get_value(&r, ret_val, 0))
+	if (!get_bytes(&r, ret_key, &kn) || !get_value(&r, ret_val, 0, false))
 		return false;
 	*pos = (size_t)(r.p - p);
 	return true;
@@ -163,16 +180,24 @@ bool props_next(const unsigned char *p, size_t len, size_t *pos,
 bool props_get(const unsigned char *p, size_t len, const char *key,
 	       struct prop_val *ret)
 {
-	size_t pos = 0;
-	const char *k;
-	struct prop_val v;
+	size_t kl = strlen(key);
+	struct rd r = {p, p + len};
 	bool found = false;
-	while (props_next(p, len, &pos, &k, &v)) {
-		if (!strcmp(k, key)) {
+	while (p && r.p < r.end) {
+		const char *k;
+		size_t kn;
+		struct prop_val v;
+		if (!get_bytes(&r, &k, &kn))
+			return found;
+		bool same = kn == kl && !memcmp(k, key, kl);
+		bool fold = !same && !found && kn == kl && !strcasecmp(k, key);
+		if (!get_value(&r, same || fold ? &v : NULL, 0, false))
+			return found;
+		if (same) {
 			*ret = v;
 			return true;
 		}
-		if (!found && !strcasecmp(k, key)) {
+		if (fold) {
 			*ret = v;
 			found = true;
 		}
@@ -186,7 +211,7 @@ bool props_list_next(const struct prop_val *v, const unsigned char **it,
 	if (v->kind != PROP_LIST || !*it || *it >= v->end)
 		return false;
 	struct rd r = {*it, v->end};
-	if (!get_value(&r, ret, 1))
+	if (!get_value(&r, ret, 1, false))
 		return false;
 	*it = r.p;
 	return true;

@@ -168,14 +168,14 @@ static void test_plain_predicates(void)
 		 "Beta"},
 		{"{\"where\": \"file.name = \\\"Bob\\\" or reviewer = "
 		 "[[Bob]]\"}",
-		 "Bob,Alpha"},
+		 "Alpha,Bob"},
 		{"{\"where\": \"contains(file.inlinks, [[Gamma]])\"}", "Alpha"},
 		{"{\"where\": \"contains(file.links, [[Bob]])\"}", "Alpha"},
 		{"{\"where\": \"code = \\\"42\\\"\"}", "Alpha"},
 		{"{\"from\": \"#project and -\\\"projects/old\\\"\"}",
 		 "Alpha,Beta"},
-		{"{\"from\": \"[[Alpha]]\"}", "Loose,Gamma"},
-		{"{\"from\": \"outgoing([[Alpha]])\"}", "Bob,Beta"},
+		{"{\"from\": \"[[Alpha]]\"}", "Gamma,Loose"},
+		{"{\"from\": \"outgoing([[Alpha]])\"}", "Beta,Bob"},
 		{"{\"where\": \"file.size > 0 and file.mtime > "
 		 "date(2000-01-01)\", \"from\": \"\\\"inbox\\\"\"}",
 		 "Loose"},
@@ -228,12 +228,12 @@ static void test_dql(void)
 		{"LIST FROM \"projects\" AND -#work", "Gamma"},
 		{"LIST FROM #project OR [[Alpha]] WHERE !contains(file.name, "
 		 "\"Beta\")",
-		 "Loose,Alpha,Gamma"},
+		 "Alpha,Gamma,Loose"},
 		{"table priority from #project where priority >= 3 sort "
 		 "priority asc",
 		 "Alpha,Beta"},
 		/* Dataview's order: null is lowest, so it passes "<". */
-		{"LIST WHERE priority < 2", "Bob,Loose,Gamma"},
+		{"LIST WHERE priority < 2", "Bob,Gamma,Loose"},
 		{"LIST WHERE due AND due <= date(2024-01-05) + dur(1 day) SORT "
 		 "file.name",
 		 "Alpha,Beta,Gamma"},

@@ -16,6 +16,7 @@ const EXPECTED_TOOLS = [
   'set_frontmatter', 'update_frontmatter', 'add_tag', 'remove_tag', 'rename_note', 'delete_note',
   'get_note_history', 'get_note_version', 'diff_note_versions', 'restore_note_version',
   'get_policy', 'list_violations', 'get_help',
+  'query_notes', 'query_base',
 ];
 const WRITE_TOOLS = [
   'create_note', 'append_note', 'prepend_note', 'update_note', 'replace_text', 'insert_text',
@@ -371,7 +372,7 @@ describe('seed 000 test cases through MCP', () => {
 });
 
 describe('every tool on a fresh vault', () => {
-  test('a session that uses all 35 tools', async () => {
+  test('a session that uses all 37 tools', async () => {
     const { v, client } = await primed({
       'Home.md': fm(['moc']) + '# Home\n\nSee [[Projects/Plan|the plan]] and [[Ideas]].\n\n## Links\n\n- [[Missing]]\n',
       'Projects/Plan.md': fm(['project']) + '# Plan\n\n## Steps\n\n1. one\n',
@@ -438,7 +439,10 @@ describe('every tool on a fresh vault', () => {
     assert.match(diff, /^--- a\/Projects\/Plan\.md\n\+\+\+ b\/Archive\/Plan 2024\.md$/m);
     assert.equal(textOf(await c('restore_note_version', { name: 'Plan 2024', version: first })), `Restored note 'Plan 2024' to version ${first}`);
     assert.ok(readNote(v.vault, 'Archive/Plan 2024.md').endsWith('1. one\n'));
-    assert.equal((await c('get_help', {})).structuredContent.result.length, 35);
+    assert.deepEqual((await c('query_notes', { from: '#project' })).structuredContent.rows.length, 1);
+    writeNote(v.vault, 'All.base', 'filters: file.hasTag("moc")\n');
+    assert.equal((await c('query_base', { path: 'All.base' })).structuredContent.rows[0].path, 'Home.md');
+    assert.equal((await c('get_help', {})).structuredContent.result.length, 37);
     assert.deepEqual([...used].sort(), [...EXPECTED_TOOLS].sort());
     await client.close();
   });
