@@ -2,6 +2,7 @@
 #include "note.h"
 #include "frontmatter.h"
 #include "hmap.h"
+#include "props.h"
 #include "u8.h"
 
 #include <ctype.h>
@@ -197,18 +198,23 @@ static size_t slen(const char *s)
 	return s ? strlen(s) + 1 : 0;
 }
 
-/* A note's block: the note, nlinks links, the six string arrays (each
+/* A note's block: the note, its property bytes (right after it: queries
+ * read the two together), nlinks links, the six string arrays (each
  * NULL-ended) and strs bytes of strings; all zero but the strings. */
 static struct note *pack_alloc(size_t nlinks, size_t ntags, size_t naliases,
-			       size_t nkeys, size_t strs, struct pack *p)
+			       size_t nkeys, size_t nprops, size_t strs,
+			       struct pack *p)
 {
-	size_t links_off = (sizeof(struct note) + 15) & ~(size_t)15;
+	size_t props_off = sizeof(struct note);
+	size_t links_off = (props_off + nprops + 15) & ~(size_t)15;
 	size_t ptrs_off = links_off + nlinks * sizeof(struct link);
 	size_t nptrs = 2 * (ntags + 1) + 3 * (naliases + 1) + nkeys + 1;
 	size_t strs_off = ptrs_off + nptrs * sizeof(char *);
 	char *mem = xmalloc(strs_off + strs);
 	memset(mem, 0, strs_off);
 	struct note *n = (struct note *)mem;
+	n->props = nprops ? (unsigned char *)mem + props_off : NULL;
+	n->props_len = (uint32_t)nprops;
 	n->links = (struct link *)(mem + links_off);
 	char **v = (char **)(mem + ptrs_off);
 	n->tags = v;
@@ -260,6 +266,7 @@ static void loose_free(struct note *n)
 	strv_free(n->aliases);
 	strv_free(n->alias_folds);
 	strv_free(n->fm_keys);
+	free((void *)n->props);
 	for (size_t i = 0; i < n->nlinks; i++) {
 		free(n->links[i].target);
 		free(n->links[i].subpath);
@@ -318,8 +325,9 @@ static struct note *pack(struct note *l)
 		strs += slen(l->links[i].target) + slen(l->links[i].subpath) +
 			slen(l->links[i].alias) + slen(l->links[i].key);
 	struct pack p;
-	struct note *n =
-		pack_alloc(l->nlinks, l->ntags, l->naliases, nk, strs, &p);
+	struct note *n = pack_alloc(l->nlinks, l->ntags, l->naliases, nk,
+				    l->props_len, strs, &p);
+	const unsigned char *props = n->props;
 	struct link *links = n->links;
 	char **lists[6] = {n->tags,	   n->fold_tags,    n->aliases,
 			   n->alias_folds, n->fold_aliases, n->fm_keys};
@@ -341,6 +349,9 @@ static struct note *pack(struct note *l)
 	pack_list(&p, n->aliases, l->aliases, l->naliases);
 	pack_list(&p, n->alias_folds, l->alias_folds, l->naliases);
 	pack_list(&p, n->fm_keys, l->fm_keys, nk);
+	n->props = props;
+	if (l->props_len)
+		memcpy((unsigned char *)props, l->props, l->props_len);
 	distinct_folds(n);
 	for (size_t i = 0; i < l->nlinks; i++) {
 		const struct link *a = &l->links[i];
@@ -443,6 +454,9 @@ struct note *note_new(const char *path, const char *text, size_t len,
 			if (value_nonempty(kv))
 				pv_push(&keys, xstrdup(kv->string));
 		}
+		size_t plen;
+		n->props = props_encode(fm.data, &plen);
+		n->props_len = (uint32_t)plen;
 		read_list(fm.data, TAG_KEYS, ARRAY_SIZE(TAG_KEYS), flags, true,
 			  &tags);
 		read_list(fm.data, ALIAS_KEYS, ARRAY_SIZE(ALIAS_KEYS), flags,
@@ -494,7 +508,7 @@ struct note *note_free(struct note *n)
  * aliases and link keys), so that a restart does no Unicode folding; an
  * ASCII string's folded form is itself in lower case.
  */
-#define BLOB_VERSION 2
+#define BLOB_VERSION 3
 
 static void put_u32(struct sbuf *b, uint32_t v)
 {
@@ -596,6 +610,8 @@ void *note_to_blob(const struct note *n, size_t *ret_len)
 		if (l->key)
 			put_fold(&b, ks, kn, l->key);
 	}
+	put_u32(&b, n->props_len);
+	sb_add(&b, (const char *)n->props, n->props_len);
 	*ret_len = b.len;
 	return sb_steal(&b);
 }
@@ -671,8 +687,26 @@ static struct span get_fold(struct reader *r, struct span src)
  * needs (*lo), then to fill it.
  */
 struct layout {
-	size_t ntags, naliases, nkeys, nlinks, strs;
+	size_t ntags, naliases, nkeys, nlinks, nprops, strs;
 };
+
+/* The frontmatter values (props.h), checked. */
+static void read_props(struct reader *r, struct note *n, struct pack *p,
+		       struct layout *lo)
+{
+	struct span pr = get_span(r, false);
+	if (r->bad)
+		return;
+	if (!p) {
+		if (!props_valid((const unsigned char *)pr.s, pr.n))
+			r->bad = true;
+		lo->nprops = pr.n;
+		return;
+	}
+	(void)p;
+	if (pr.n)
+		memcpy((unsigned char *)n->props, pr.s, pr.n);
+}
 
 /* A string, then its folded form (its lower case when ASCII). */
 static void read_folded(struct reader *r, struct pack *p, char **ret,
@@ -800,6 +834,8 @@ static void read_blob(struct reader *r, const char *path, struct note *n,
 			 : kascii ? pack_lower(p, k.s, k.n)
 				  : pack_strn(p, k.s, k.n);
 	}
+	if (!r->bad)
+		read_props(r, n, p, lo);
 }
 
 struct note *note_from_blob(const char *path, const void *blob, size_t len)
@@ -817,7 +853,7 @@ struct note *note_from_blob(const char *path, const void *blob, size_t len)
 		return NULL;
 	struct pack p;
 	struct note *n = pack_alloc(lo.nlinks, lo.ntags, lo.naliases, lo.nkeys,
-				    lo.strs, &p);
+				    lo.nprops, lo.strs, &p);
 	r = (struct reader){b + 6, b + len, false};
 	read_blob(&r, path, n, &p, &lo);
 	n->fm_invalid = flags & 1;

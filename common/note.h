@@ -41,6 +41,9 @@ struct note {
 	char **fold_aliases; /* the distinct folded aliases, for lookup */
 	size_t nfold_aliases;
 	char **fm_keys; /* top-level frontmatter keys with a value */
+	/* The frontmatter's values (props.h), for property queries. */
+	const unsigned char *props;
+	uint32_t props_len;
 	struct link *links;
 	size_t nlinks;
 	struct ptrvec incoming; /* struct link * from other notes */
@@ -92,7 +95,7 @@ void note_set_stat(struct note *n, const struct stat *st, int64_t btime);
 
 /* Bumped whenever parsing changes what a note's index entry holds: stored
  * entries of another format are not reused. */
-#define NOTE_FORMAT 4
+#define NOTE_FORMAT 5
 
 /*
  * A note as a compact blob (tags, aliases, frontmatter keys, links, the

@@ -168,6 +168,9 @@ int op_diff_note_versions(struct tool_ctx *c);
 int op_restore_note_version(struct tool_ctx *c);
 int op_list_changes(struct tool_ctx *c);
 int op_undo_changes(struct tool_ctx *c);
+/* Property queries (ops_query.c). */
+int op_query_notes(struct tool_ctx *c);
+int op_query_base(struct tool_ctx *c);
 /* Replace a note's whole text through the guard (ops_write.c). */
 /* A new note at path with text, through the guard. */
 int op_create_text(struct tool_ctx *c, const char *path, const char *text);

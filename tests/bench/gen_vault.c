@@ -15,6 +15,12 @@
  * that brings it to 100 KB - 2 MB, and about one in 50,000 to 5 - 20 MB.
  * Their logs come from a stream of their own, so the small notes are the
  * same as without them.
+ *
+ * Notes with frontmatter also carry typed properties for the property
+ * query benchmarks (priority: number, due: date, some written 2026-3-7,
+ * done: checkbox, rating), typed in .obsidian/types.json. They are drawn
+ * from a hash of the note's number, not from the text's stream, so the
+ * rest of the vault is as without them.
  */
 #include <errno.h>
 #include <math.h>
@@ -53,6 +59,27 @@ static void use_big_stream(bool on)
 		big_rng = rng;
 		rng = saved;
 	}
+}
+
+/* The typed properties of note i (its own hash, no stream). */
+static void typed_props(FILE *f, size_t i)
+{
+	uint64_t h =
+		(uint64_t)i * 0x9e3779b97f4a7c15ull + 0x632be59bd9b4e019ull;
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 29;
+	unsigned m = 1 + (unsigned)(h % 12), d = 1 + (unsigned)(h >> 8) % 28;
+	fprintf(f, "priority: %u\n", 1 + (unsigned)(h >> 16) % 5);
+	if ((h >> 24) % 3)
+		fprintf(f,
+			(h >> 28) % 2 ? "due: 2026-%u-%u\n"
+				      : "due: 2026-%02u-%02u\n",
+			m, d);
+	fprintf(f, "done: %s\n", (h >> 32) % 4 ? "false" : "true");
+	if ((h >> 36) % 2)
+		fprintf(f, "rating: %u.%u\n", (unsigned)(h >> 40) % 5,
+			(unsigned)(h >> 44) % 10);
 }
 
 static const char *const WORDS[] = {
@@ -238,6 +265,19 @@ int main(int argc, char **argv)
 	char *dot = malloc(strlen(dir) + sizeof("/.obsidian"));
 	sprintf(dot, "%s/.obsidian", dir);
 	mkdirs(dot);
+	char *types = malloc(strlen(dot) + sizeof("/types.json"));
+	sprintf(types, "%s/types.json", dot);
+	FILE *tf = fopen(types, "w");
+	if (!tf) {
+		perror(types);
+		return 1;
+	}
+	fputs("{\"types\": {\"priority\": \"number\", \"due\": \"date\", "
+	      "\"done\": \"checkbox\", \"rating\": \"number\", "
+	      "\"created\": \"date\", \"status\": \"text\"}}\n",
+	      tf);
+	fclose(tf);
+	free(types);
 	free(dot);
 	/* Folders: about one per 40 notes, nested up to three levels. */
 	size_t nfolders = n / 40 + 1;
@@ -312,6 +352,7 @@ int main(int argc, char **argv)
 					WORDS[pick(NWORDS)], i);
 			if (pick(4) == 0)
 				fputs("status: draft\n", f);
+			typed_props(f, i);
 			fputs("---\n", f);
 		}
 		fprintf(f, "# %s\n\n## Summary\n\n", names[i]);

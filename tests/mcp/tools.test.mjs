@@ -16,6 +16,7 @@ const EXPECTED_TOOLS = [
   'set_frontmatter', 'update_frontmatter', 'add_tag', 'remove_tag', 'rename_note', 'rename_folder', 'delete_note',
   'get_note_history', 'get_note_version', 'diff_note_versions', 'restore_note_version',
   'get_policy', 'list_violations', 'list_changes', 'undo_changes', 'get_help',
+  'query_notes', 'query_base',
 ];
 const WRITE_TOOLS = [
   'create_note', 'append_note', 'prepend_note', 'update_note', 'replace_text', 'insert_text',
@@ -454,6 +455,9 @@ describe('every tool on a fresh vault', () => {
     assert.match(diff, /^--- a\/Projects\/Plan\.md\n\+\+\+ b\/Archive\/Plan 2024\.md$/m);
     assert.equal(textOf(await c('restore_note_version', { name: 'Plan 2024', version: first })), `Restored note 'Plan 2024' to version ${first}`);
     assert.ok(readNote(v.vault, 'Archive/Plan 2024.md').endsWith('1. one\n'));
+    assert.deepEqual((await c('query_notes', { from: '#project' })).structuredContent.rows.length, 1);
+    writeNote(v.vault, 'All.base', 'filters: file.hasTag("moc")\n');
+    assert.equal((await c('query_base', { path: 'All.base' })).structuredContent.rows[0].path, 'Home.md');
     assert.equal((await c('get_help', {})).structuredContent.result.length, EXPECTED_TOOLS.length);
     // This session's changes, newest first; undone, Lonely is as it was.
     const changes = (await c('list_changes', {})).structuredContent.changes;
