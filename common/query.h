@@ -31,10 +31,11 @@ enum qkind {
 
 struct qnode {
 	enum qkind kind;
-	char *text;  /* word/phrase/tag/folder value */
-	bool title;  /* title: field */
-	bool prefix; /* word* */
-	int pos;     /* byte offset in the query */
+	char *text;    /* word/phrase/tag/folder value */
+	bool title;    /* title: field */
+	bool prefix;   /* word* */
+	bool implicit; /* Q_AND: written without AND ("a b") */
+	int pos;       /* byte offset in the query */
 	struct qnode *a, *b;
 };
 
