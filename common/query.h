@@ -8,7 +8,9 @@
  *   title:meeting          in the title only (title:"a phrase" too)
  *   tag:research           tag research or research/... (hierarchical)
  *   folder:projects/wiki   notes under that folder
- *   a AND b, a b           both (AND is implied between terms)
+ *   a AND b                both
+ *   a b                    side by side: full-text search finds notes
+ *                          with any of them, more of them first (store.h)
  *   a OR b                 either
  *   -term, -tag:x, NOT x   without
  *   ( ... )                grouping

@@ -1668,8 +1668,8 @@ static char *marked_fragment(const char *text, const char *word)
 	if (!hit)
 		return NULL;
 	size_t start = (size_t)(hit - text), end = start + hl;
-	size_t from = start > 60 ? start - 60 : 0;
-	size_t to = end + 60 < tl ? end + 60 : tl;
+	size_t from = start > 40 ? start - 40 : 0;
+	size_t to = end + 80 < tl ? end + 80 : tl;
 	while (from > 0 && ((unsigned char)text[from] & 0xc0) == 0x80)
 		from--;
 	while (to < tl && ((unsigned char)text[to] & 0xc0) == 0x80)
@@ -1702,14 +1702,31 @@ static void first_cjk_word(const struct qnode *q, bool negated,
 	}
 }
 
-/* Whitespace runs as one space, for a one-line snippet. */
+/* Whitespace runs as one space, for a one-line snippet; without the
+ * marks of headings and links, which cost bytes and say little. */
 static char *one_line(const char *s)
 {
 	struct sbuf b = {0};
-	bool space = false;
+	bool space = false, line_start = true;
 	for (const char *p = s; *p; p++) {
 		if (*p == '\n' || *p == '\r' || *p == '\t' || *p == ' ') {
 			space = b.len > 0;
+			line_start |= *p == '\n';
+			continue;
+		}
+		if (line_start && *p == '#') {
+			const char *e = p;
+			while (*e == '#')
+				e++;
+			if (*e == ' ') {
+				p = e;
+				continue;
+			}
+		}
+		line_start = false;
+		if ((p[0] == '[' && p[1] == '[') ||
+		    (p[0] == ']' && p[1] == ']')) {
+			p++;
 			continue;
 		}
 		if (space)
@@ -1751,10 +1768,11 @@ static char *snippet_for(sqlite3 *db, const char *match, const char *cjk,
 		if (cjk)
 			r = marked_fragment(body, cjk);
 		if (!r) {
-			size_t l = strlen(body), keep = l > 160 ? 160 : l;
-			while (keep < l && keep > 0 &&
-			       ((unsigned char)body[keep] & 0xc0) == 0x80)
-				keep--;
+			/* The note's start: about 80 characters. */
+			size_t l = strlen(body), keep = 0, nc = 0;
+			while (keep < l && nc < 80)
+				nc += ((unsigned char)body[++keep] & 0xc0) !=
+				      0x80;
 			r = xasprintf("%.*s%s", (int)keep, body,
 				      keep < l ? "\xe2\x80\xa6" : "");
 		}

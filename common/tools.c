@@ -119,12 +119,12 @@ static const struct tool TOOLS[] = {
 		.name = "search_notes",
 		.title = "Search notes",
 		.description =
-			"Search notes. mode: name, name_partial (default), content (text), tag (comma list; tag_logic and|or) or fulltext (ranked with snippets; words, \"phrase\", prefix*, title:, tag:, folder:, AND, OR, -term). Page with next_cursor.",
+			"Search notes. mode: name, name_partial (default), content (text), tag (comma list; tag_logic and|or) or fulltext (ranked, with snippets: plain words find the notes with any of them or their other forms, those with more first; \"phrase\", prefix*, title:, tag:, folder:, AND, OR, -term). Page with next_cursor.",
 		.input_schema = OBJ(
 			P_TEXT("query", "What to look for") ",\"mode\":{\"type\":\"string\",\"enum\":[\"name\",\"name_partial\",\"content\",\"tag\",\"fulltext\"],\"default\":\"name_partial\"},\"tag_logic\":{\"type\":\"string\",\"enum\":[\"or\",\"and\"],\"default\":\"or\"}," P_INT("limit", "50", "1", "100", "Results per page (fulltext: default 10)") "," P_BOOL("case_sensitive", "false", "fulltext: match the words' case exactly") "," P_TEXT("cursor", "next_cursor from the previous page"),
 			"\"query\""),
 		.output_schema = OUT(
-			O_STR("query") "," O_STR("mode") ",\"results\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("name") "," O_STR("path") "," O_STRS("tags") ",\"score\":{\"type\":\"number\"}," O_STR("snippet") "," O_INT("line") "," O_STR("text") "}}}," O_INT("total") "," O_STR("next_cursor") ",\"not_searched\":{\"type\":\"object\",\"properties\":{" O_STRS("notes") "," O_INT("total") "," O_STR("why") "}}",
+			"\"results\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{" O_STR("name") "," O_STR("path") "," O_STRS("tags") ",\"score\":{\"type\":\"number\"}," O_STR("snippet") "," O_INT("line") "," O_STR("text") "}}}," O_INT("total") "," O_STR("next_cursor") ",\"not_searched\":{\"type\":\"object\",\"properties\":{" O_STRS("notes") "," O_INT("total") "," O_STR("why") "}}",
 			"\"results\",\"total\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_CORE,
 		.run = op_search_notes,
@@ -826,7 +826,8 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 			c.warning = xstrdup("Some " TOOL_NOT_UTF8_WARNING);
 		if (c.warning && cJSON_IsObject(c.json))
 			cJSON_AddStringToObject(c.json, "warning", c.warning);
-		ret->text = json_dumps(c.json);
+		ret->text =
+			c.compact ? json_compact(c.json) : json_dumps(c.json);
 		if (cJSON_IsObject(c.json)) {
 			ret->structured = c.json;
 		} else {

@@ -194,8 +194,19 @@ static char *names(const cJSON *r)
 	{
 		if (b.len)
 			sb_putc(&b, ',');
-		sb_puts(&b,
-			cJSON_GetStringValue(cJSON_GetObjectItem(it, "name")));
+		/* Full-text results name a note by its path only. */
+		const char *name =
+			cJSON_GetStringValue(cJSON_GetObjectItem(it, "name"));
+		if (!name) {
+			const char *p = cJSON_GetStringValue(
+				cJSON_GetObjectItem(it, "path"));
+			const char *slash = strrchr(p, '/');
+			const char *base = slash ? slash + 1 : p;
+			size_t l = strlen(base);
+			sb_add(&b, base, l > 3 ? l - 3 : l);
+			continue;
+		}
+		sb_puts(&b, name);
 	}
 	return b.s ? sb_steal(&b) : xstrdup("");
 }
@@ -497,7 +508,7 @@ static void test_not_utf8_snippets(void)
 		"{\"query\":\"keyword\",\"mode\":\"fulltext\"}", &r);
 	CU_ASSERT_FALSE(r.is_error);
 	CU_ASSERT_EQUAL(u8_invalid_at(r.text, strlen(r.text)), strlen(r.text));
-	ASSERT_CONTAINS(r.text, "\"Bad\"");
+	ASSERT_CONTAINS(r.text, "\"Bad.md\"");
 	ASSERT_CONTAINS(r.text, "\xef\xbf\xbd");
 	ASSERT_CONTAINS(r.text, "not valid UTF-8");
 	_cleanup_free_ char *d = r.structured ? json_dumps(r.structured) : NULL;
@@ -1074,10 +1085,10 @@ static void test_first_build(void)
 	pthread_join(th, NULL);
 	pthread_join(quiet, NULL);
 	CU_ASSERT(!res.is_error);
-	ASSERT_CONTAINS(res.text, "\"total\": 2600");
+	ASSERT_CONTAINS(res.text, "\"total\":2600");
 	tool_result_clear(&res);
 	CU_ASSERT(!qc.res.is_error);
-	ASSERT_CONTAINS(qc.res.text, "\"total\": 2600");
+	ASSERT_CONTAINS(qc.res.text, "\"total\":2600");
 	tool_result_clear(&qc.res);
 	CU_ASSERT(p.calls >= 1);
 	CU_ASSERT_EQUAL(p.last_total, 2600);
@@ -1206,17 +1217,16 @@ static void test_big_notes(void)
 	const char *snip = cJSON_GetStringValue(cJSON_GetObjectItem(
 		cJSON_GetArrayItem(cJSON_GetObjectItem(r, "results"), 0),
 		"snippet"));
+	/* About 64 characters; each word marked once. */
 	CU_ASSERT_STRING_EQUAL(snip, "the **orchard** grows **plums** in the "
-				     "**orchard** the **orchard** grows "
-				     "**plums** in the **orchard** the "
-				     "**orchard**\xe2\x80\xa6");
+				     "orchard the orchard grows plums");
 	cJSON_Delete(r);
 	r = ft(&t, "lonely", NULL);
 	snip = cJSON_GetStringValue(cJSON_GetObjectItem(
 		cJSON_GetArrayItem(cJSON_GetObjectItem(r, "results"), 0),
 		"snippet"));
 	CU_ASSERT_STRING_EQUAL(snip, "\xe2\x80\xa6"
-				     "at the very end a "
+				     "very end a "
 				     "**lonely** orchard appears.");
 	cJSON_Delete(r);
 	/* A note over NOTE_MAX_INDEXED (sparse: no disk used) is named in
