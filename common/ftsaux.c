@@ -239,7 +239,7 @@ static void vsnippet(const Fts5ExtensionApi *api, Fts5Context *fts,
 
 /* Instances of one phrase counted in a note; past that, the rest of the
  * column is estimated from how far into it they reached. */
-#define COUNT_MAX 512
+#define COUNT_MAX 64
 #define K1 1.2
 #define B 0.75
 

@@ -1913,7 +1913,17 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 
 	_cleanup_free_ char *sel = NULL, *cnt = NULL;
 	const char *cond = w.s.len ? w.s.s : "1";
-	if (match) {
+	if (match && !w.s.len) {
+		/* Words only: FTS5 ranks and keeps the page on its own, and
+		 * the notes table is read for that page alone; the total is
+		 * counted, not ranked. */
+		sel = xstrdup("SELECT n.path, -r.rank, n.id FROM (SELECT rowid,"
+			      " rank FROM fts WHERE fts MATCH ?1 AND rank"
+			      " MATCH '" RANK "' ORDER BY rank LIMIT ?2"
+			      " OFFSET ?3) r JOIN notes n ON n.id = r.rowid"
+			      " ORDER BY r.rank, n.name, n.path");
+		cnt = xstrdup("SELECT count(*) FROM fts WHERE fts MATCH ?1");
+	} else if (match) {
 		sel = xasprintf(
 			"SELECT n.path, -fts.rank, n.id FROM fts JOIN notes"
 			" n ON n.id = fts.rowid WHERE fts MATCH ?1 AND"

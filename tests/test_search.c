@@ -345,6 +345,73 @@ static void test_ranking(void)
 	tv_close(&t);
 }
 
+/* The snippet of the first result. */
+static char *first_snippet(struct tvault *t, const char *query)
+{
+	cJSON *r = ft(t, query, NULL);
+	const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(
+		cJSON_GetArrayItem(cJSON_GetObjectItem(r, "results"), 0),
+		"snippet"));
+	char *copy = xstrdup(s ? s : "");
+	cJSON_Delete(r);
+	return copy;
+}
+
+/* Plain queries: any of their words, more of them first, without stop
+ * words; other forms of a word (stems) in the notes' languages; a CJK
+ * sentence by its character pairs; operators keep their meaning. */
+static void test_plain_queries(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(
+		&t, "Taxes.md",
+		"The Roman state collected taxes through the publicani, "
+		"private contractors who bid for the right to collect them.\n");
+	tv_write(&t, "Roads.md",
+		 "Roman roads were built in layers of stone and gravel.\n");
+	tv_write(&t, "Churches.md",
+		 "A church of the gothic kind has flying buttresses.\n");
+	tv_write(&t, "Налоги.md",
+		 "Сбор налогов в империи был делом откупщиков, и это "
+		 "было выгодно.\n");
+	tv_write(&t, "Steuern.md",
+		 "Die Steuererklärung und die Belege für das Finanzamt "
+		 "sind in dem Ordner, wie immer.\n");
+	tv_write(&t, "Rivers.md", "The river Rhine and the riverbank.\n");
+	tv_write(&t, "Riverside.md", "A riverside walk, riverside café.\n");
+	tv_write(&t, "中国.md", "罗马帝国通过包税人征收税款。\n");
+	tv_write(&t, "Other.md", "Nothing about any of this at all.\n");
+	open_indexed(&t);
+	/* Every word need not match: the note with more of them first. */
+	expect_names(&t, "how did the Roman empire collect taxes",
+		     "Taxes,Roads");
+	/* Explicit AND: every word. */
+	expect_names(&t, "roman AND taxes", "Taxes");
+	expect_names(&t, "roman AND empire", "");
+	/* Phrases and exclusions keep their meaning. */
+	expect_names(&t, "\"roman roads\" taxes", "Taxes,Roads");
+	expect_names(&t, "roman -taxes", "Roads");
+	/* Stop words neither match nor are marked. */
+	expect_names(&t, "the of", "Churches,Rivers,Taxes,Other,Roads");
+	char *snip = first_snippet(&t, "the publicani");
+	ASSERT_CONTAINS(snip, "**publicani**");
+	CU_ASSERT_PTR_NULL(strstr(snip, "**The**"));
+	CU_ASSERT_PTR_NULL(strstr(snip, "**the**"));
+	free(snip);
+	/* Stems: English, Russian, German. */
+	expect_names(&t, "churches", "Churches");
+	expect_names(&t, "налоги", "Налоги");
+	expect_names(&t, "Steuererklärungen", "Steuern");
+	/* A prefix: the word itself ranks above the words it begins. */
+	expect_names(&t, "river*", "Rivers,Riverside");
+	/* A CJK sentence: by its character pairs. */
+	expect_names(&t, "罗马帝国如何征税", "中国");
+	/* A query of stop words only still searches them. */
+	expect_names(&t, "nothing", "Other");
+	tv_close(&t);
+}
+
 static void test_paging(void)
 {
 	struct tvault t;
@@ -1265,6 +1332,8 @@ int main(void)
 		{"parse: errors say where", test_parse_errors},
 		{"syntax against notes", test_syntax_against_notes},
 		{"ranking: title, rare words", test_ranking},
+		{"plain queries: any word, stems, stop words, CJK",
+		 test_plain_queries},
 		{"paging: every result once; bad cursors", test_paging},
 		{"unicode: Cyrillic, diacritics, CJK", test_unicode},
 		{"not_utf8_snippets", test_not_utf8_snippets},
