@@ -1618,6 +1618,137 @@ static struct qnode *relax(struct qnode *q, unsigned stop)
 	return join(Q_AND, any, rest);
 }
 
+/* ---- typos ---------------------------------------------------------------
+ * A word of the query that no note has is likely mistyped: it is searched
+ * as the words of the index one edit away from it (a letter changed,
+ * added, dropped, or two swapped), the most frequent first.
+ */
+
+/* Words this short, and rarer, are left as they are. */
+#define TYPO_MIN 4
+#define TYPO_ALTERNATIVES 3
+
+/* At most one edit (optimal string alignment) between a and b. */
+static bool one_edit(const char *a, size_t la, const char *b, size_t lb)
+{
+	if (la > lb + 1 || lb > la + 1)
+		return false;
+	size_t i = 0;
+	while (i < la && i < lb && a[i] == b[i])
+		i++;
+	if (i == la && i == lb)
+		return false; /* equal */
+	if (la == lb) {
+		if (!strcmp(a + i + 1, b + i + 1))
+			return true; /* changed */
+		return i + 1 < la && a[i] == b[i + 1] && a[i + 1] == b[i] &&
+		       !strcmp(a + i + 2, b + i + 2); /* swapped */
+	}
+	return la > lb ? !strcmp(a + i + 1, b + i) : !strcmp(a + i, b + i + 1);
+}
+
+static bool word_found(sqlite3 *db, const struct qnode *q)
+{
+	struct sbuf e = {0};
+	fts_atom(&e, q);
+	sqlite3_stmt *st;
+	bool found = true;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT 1 FROM fts WHERE fts MATCH ?1 LIMIT 1",
+			       -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, e.s, -1, SQLITE_STATIC);
+		found = sqlite3_step(st) != SQLITE_DONE;
+		sqlite3_finalize(st);
+	}
+	sb_free(&e);
+	return found;
+}
+
+struct alt {
+	char *term;
+	int64_t docs;
+};
+
+/* The index's words one edit away from w (lower case ASCII), from
+ * those that start with its first or second letter. */
+static size_t alternatives(sqlite3 *db, const char *w, struct alt *out)
+{
+	size_t n = 0, wl = strlen(w);
+	sqlite3_stmt *st;
+	if (sqlite3_exec(db,
+			 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING"
+			 " fts5vocab(main, fts, row)",
+			 NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db,
+			       "SELECT term, doc FROM temp.vocab WHERE"
+			       " term >= ?1 AND term < ?2",
+			       -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	for (int k = 0; k < 2 && (size_t)k < wl; k++) {
+		if (k == 1 && w[1] == w[0])
+			break;
+		char lo[2] = {w[k], 0}, hi[2] = {(char)(w[k] + 1), 0};
+		sqlite3_bind_text(st, 1, lo, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 2, hi, -1, SQLITE_TRANSIENT);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			const char *t =
+				(const char *)sqlite3_column_text(st, 0);
+			int64_t d = sqlite3_column_int64(st, 1);
+			if (!t || !one_edit(w, wl, t, strlen(t)))
+				continue;
+			/* Keep the most frequent ones. */
+			size_t at = n;
+			while (at > 0 && out[at - 1].docs < d)
+				at--;
+			if (at >= TYPO_ALTERNATIVES)
+				continue;
+			if (n == TYPO_ALTERNATIVES)
+				free(out[--n].term);
+			memmove(out + at + 1, out + at,
+				(n - at) * sizeof(*out));
+			out[at] = (struct alt){xstrdup(t), d};
+			n++;
+		}
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	return n;
+}
+
+static bool ascii_word(const char *t)
+{
+	for (; *t; t++)
+		if (!((*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z')))
+			return false;
+	return true;
+}
+
+/* q with its words that no note has replaced by their alternatives (not
+ * under a NOT: "-wrod" excludes nothing either way). */
+static void fix_typos(sqlite3 *db, struct qnode *q)
+{
+	if (q->kind == Q_AND || q->kind == Q_OR) {
+		fix_typos(db, q->a);
+		fix_typos(db, q->b);
+		return;
+	}
+	if (!is_word(q) || strlen(q->text) < TYPO_MIN || !ascii_word(q->text) ||
+	    word_found(db, q))
+		return;
+	_cleanup_free_ char *w = fold_key(q->text);
+	struct alt alt[TYPO_ALTERNATIVES];
+	size_t n = alternatives(db, w, alt);
+	if (!n)
+		return;
+	struct qnode *any = NULL;
+	for (size_t i = 0; i < n; i++)
+		any = join(Q_OR, any, word_node(q, alt[i].term));
+	/* The node becomes the alternatives, in place. */
+	free(q->text);
+	*q = *any;
+	free(any);
+}
+
 static void conjuncts(const struct qnode *q, struct ptrvec *out)
 {
 	if (q->kind == Q_AND) {
@@ -1856,6 +1987,13 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 	unsigned stop = query_stop_langs(q);
 	query_langs = query_stem_langs(stop);
 	q = relax(q, stop);
+	if (!cs) {
+		sqlite3 *tdb = acquire(s);
+		if (tdb) {
+			fix_typos(tdb, q);
+			release(s, tdb);
+		}
+	}
 	/*
 	 * Plan: the top-level AND's parts that FTS5 can evaluate (words,
 	 * phrases, AND/OR of them; negated ones too) become one MATCH

@@ -407,6 +407,15 @@ static void test_plain_queries(void)
 	expect_names(&t, "river*", "Rivers,Riverside");
 	/* A CJK sentence: by its character pairs. */
 	expect_names(&t, "罗马帝国如何征税", "中国");
+	/* A word no note has: the words one edit away. */
+	expect_names(&t, "gravle", "Roads");
+	expect_names(&t, "publicanni", "Taxes");
+	expect_names(&t, "roman gravle", "Roads,Taxes");
+	expect_names(&t, "zzyzzyqq", "");
+	/* Not under a NOT: "-gravle" excludes nothing. */
+	expect_names(&t, "-gravle",
+		     "Churches,Other,Rivers,Riverside,Roads,"
+		     "Steuern,Taxes,Налоги,中国");
 	/* A query of stop words only still searches them. */
 	expect_names(&t, "nothing", "Other");
 	tv_close(&t);
