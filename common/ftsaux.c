@@ -5,16 +5,20 @@
 #include <math.h>
 #include <sqlite3.h>
 
-/* Token positions of the window around the first hit. */
-#define BEFORE 5
-#define WINDOW 16
+/* Tokens looked at for the snippet: up to WINDOW, BEFORE of them ahead
+ * of its best stretch of hits, and about SNIPPET_CHARS characters. */
+#define BEFORE 3
+#define WINDOW 24
+#define SNIPPET_CHARS 64
+/* Hits weighed to find the best stretch, and how far into the text. */
+#define HITS_MAX 128
+#define HITS_REACH 20000
 /* Bytes kept of the text between two tokens. */
 #define GAP 40
 
 struct win {
 	int first, last; /* token positions wanted */
 	int pos;	 /* position of the next token */
-	int start, end;	 /* bytes of the window's first and last token */
 	int *tok_start, *tok_end;
 	bool more;
 };
@@ -39,6 +43,15 @@ static int on_token(void *ctx, int tflags, const char *tok, int ntok, int start,
 		w->tok_end[p - w->first] = end;
 	}
 	return SQLITE_OK;
+}
+
+/* Characters (not bytes) of s[0..n). */
+static int chars(const char *s, int n)
+{
+	int c = 0;
+	for (int i = 0; i < n; i++)
+		c += ((unsigned char)s[i] & 0xc0) != 0x80;
+	return c;
 }
 
 /* The text between two tokens, at most GAP bytes of it: a run of
@@ -68,40 +81,85 @@ static void mark(struct sbuf *b, bool *open, bool hit)
 	*open = hit;
 }
 
-/* The first instance of phrase p in column col at or after token `from`;
- * -1 if none. Instances come in order of column, then offset, so the walk
- * stops at the first one that fits. */
-static int first_at(const Fts5ExtensionApi *api, Fts5Context *fts, int p,
-		    int col, int from)
+struct inst {
+	int off, phrase;
+};
+
+static int cmp_inst(const void *a, const void *b)
 {
-	Fts5PhraseIter it;
-	int c, off;
-	if (api->xPhraseFirst(fts, p, &it, &c, &off) != SQLITE_OK)
-		return -1;
-	for (; c >= 0; api->xPhraseNext(fts, &it, &c, &off))
-		if (c > col || (c == col && off >= from))
-			return c == col ? off : -1;
-	return -1;
+	const struct inst *x = a, *y = b;
+	return x->off != y->off ? x->off - y->off : x->phrase - y->phrase;
+}
+
+/* The hits of column col near its start (HITS_MAX at most, in order);
+ * how many. */
+static int hits_in(const Fts5ExtensionApi *api, Fts5Context *fts, int col,
+		   struct inst *out)
+{
+	int n = 0, nphrase = api->xPhraseCount(fts);
+	/* A share for each word: one word's thousands of hits must not
+	 * hide the others. */
+	int share = nphrase > 0 ? HITS_MAX / nphrase : HITS_MAX;
+	if (share < 1)
+		share = 1;
+	for (int p = 0; p < nphrase && n < HITS_MAX; p++) {
+		Fts5PhraseIter it;
+		int c, off, mine = 0;
+		if (api->xPhraseFirst(fts, p, &it, &c, &off) != SQLITE_OK)
+			continue;
+		for (; c >= 0 && c <= col && n < HITS_MAX && mine < share;
+		     api->xPhraseNext(fts, &it, &c, &off)) {
+			if (c < col)
+				continue;
+			if (off > HITS_REACH && n)
+				break;
+			out[n++] = (struct inst){off, p};
+			mine++;
+		}
+	}
+	qsort(out, (size_t)n, sizeof(*out), cmp_inst);
+	return n;
+}
+
+/* Where the window starts: at the stretch of WINDOW / 2 tokens with the
+ * most different words of the query (the earliest such). */
+static int best_start(const struct inst *h, int n)
+{
+	int best = h[0].off, most = 0;
+	for (int i = 0; i < n; i++) {
+		unsigned seen[8] = {0};
+		int distinct = 0;
+		for (int j = i; j < n && h[j].off < h[i].off + WINDOW / 2;
+		     j++) {
+			unsigned p = (unsigned)h[j].phrase % 256;
+			if (!(seen[p / 32] & 1u << (p % 32))) {
+				seen[p / 32] |= 1u << (p % 32);
+				distinct++;
+			}
+		}
+		if (distinct > most) {
+			most = distinct;
+			best = h[i].off;
+		}
+	}
+	return best;
 }
 
 /*
- * vsnippet(fts, col): the text of column col around its first hit, hits
- * marked with ** and cut ends with an ellipsis; NULL without a hit in
- * that column.
+ * vsnippet(fts, col): about SNIPPET_CHARS characters of column col around
+ * its best stretch of hits (the most different words of the query close
+ * together), the first hit of each word marked with **, a cut start
+ * with an ellipsis; NULL without a hit in that column.
  */
 static void vsnippet(const Fts5ExtensionApi *api, Fts5Context *fts,
 		     sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	int col = argc > 0 ? sqlite3_value_int(argv[0]) : 0;
-	int nphrase = api->xPhraseCount(fts);
-	int first = -1;
-	for (int p = 0; p < nphrase; p++) {
-		int off = first_at(api, fts, p, col, 0);
-		if (off >= 0 && (first < 0 || off < first))
-			first = off;
-	}
-	if (first < 0)
+	struct inst h[HITS_MAX];
+	int nh = hits_in(api, fts, col, h);
+	if (!nh)
 		return;
+	int first = best_start(h, nh);
 	const char *text;
 	int len;
 	if (api->xColumnText(fts, col, &text, &len) != SQLITE_OK || !text)
@@ -117,20 +175,29 @@ static void vsnippet(const Fts5ExtensionApi *api, Fts5Context *fts,
 	int ntok = (w.pos > w.last ? w.last + 1 : w.pos) - w.first;
 	if (ntok <= 0)
 		return;
-	/* Which tokens of the window are hits: one walk per phrase, up to
-	 * the window's end. */
+	/* The tokens that fit in the characters allowed. */
+	int keep = 1;
+	while (keep < ntok &&
+	       chars(text + ts[0], te[keep] - ts[0]) <= SNIPPET_CHARS)
+		keep++;
+	if (keep < ntok) {
+		ntok = keep;
+		w.more = true;
+	}
+	/* Which tokens are marked: each word of the query once, where it
+	 * first is in the window. */
 	bool hit[WINDOW + 1] = {0};
-	for (int p = 0; p < nphrase; p++) {
-		int size = api->xPhraseSize(fts, p);
-		Fts5PhraseIter it;
-		int c, off;
-		if (api->xPhraseFirst(fts, p, &it, &c, &off) != SQLITE_OK)
+	unsigned done[8] = {0};
+	for (int i = 0; i < nh; i++) {
+		unsigned p = (unsigned)h[i].phrase % 256;
+		int off = h[i].off;
+		if (off < w.first || off >= w.first + ntok ||
+		    done[p / 32] & 1u << (p % 32))
 			continue;
-		for (; c >= 0 && c <= col && (c < col || off < w.first + ntok);
-		     api->xPhraseNext(fts, &it, &c, &off))
-			for (int k = off; c == col && k < off + size; k++)
-				if (k >= w.first && k < w.first + ntok)
-					hit[k - w.first] = true;
+		done[p / 32] |= 1u << (p % 32);
+		int size = api->xPhraseSize(fts, h[i].phrase);
+		for (int k = off; k < off + size && k < w.first + ntok; k++)
+			hit[k - w.first] = true;
 	}
 	/* Pairs of CJK characters overlap by one character: each token
 	 * adds the bytes past the previous one, and the part it shares with
@@ -162,9 +229,8 @@ static void vsnippet(const Fts5ExtensionApi *api, Fts5Context *fts,
 		}
 	}
 	mark(&b, &open, false);
-	if (w.more)
-		sb_puts(&b, "\xe2\x80\xa6");
-	else
+	/* A cut end goes without an ellipsis: every snippet is a part. */
+	if (!w.more)
 		gap(&b, text + from, len - from, false, true);
 	sqlite3_result_text(ctx, b.s ? b.s : "", -1, free);
 }
@@ -173,7 +239,7 @@ static void vsnippet(const Fts5ExtensionApi *api, Fts5Context *fts,
 
 /* Instances of one phrase counted in a note; past that, the rest of the
  * column is estimated from how far into it they reached. */
-#define COUNT_MAX 512
+#define COUNT_MAX 64
 #define K1 1.2
 #define B 0.75
 

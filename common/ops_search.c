@@ -178,9 +178,9 @@ static cJSON *page(struct tool_ctx *c, const char *query, const char *mode,
 		   cJSON *results, size_t total, const char *scope,
 		   uint64_t gen, size_t offset, size_t limit)
 {
+	/* The query and mode are the caller's own: not sent back. */
+	(void)query;
 	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "query", query);
-	cJSON_AddStringToObject(o, "mode", mode);
 	cJSON_AddItemToObject(o, "results", results);
 	cJSON_AddNumberToObject(o, "total", (double)total);
 	if (offset + limit < total) {
@@ -248,9 +248,10 @@ static int fulltext_ready(struct tool_ctx *c)
 		pct, st.done, st.total);
 }
 
-static double round4(double x)
+/* A score to compare with others, not to read digits from. */
+static double round1(double x)
 {
-	return round(x * 10000.0) / 10000.0;
+	return round(x * 10.0) / 10.0;
 }
 
 /* A hit of the on-disk index as a result: its name (as the index shows
@@ -303,14 +304,17 @@ static int search_fulltext(struct tool_ctx *c, const char *query, size_t limit,
 		vault_store_damaged(c->v);
 		return op_fail(c, r, "%s", msg);
 	}
+	/* Lean results: the path (the name is its last part), the tags if
+	 * any, the score, the snippet. */
 	cJSON *res = cJSON_CreateArray();
 	for (size_t i = 0; i < n; i++) {
-		struct note *nt;
-		cJSON *o = hit_object(ix, hits[i].path, &nt);
-		cJSON_AddItemToObject(o, "tags",
-				      nt ? str_array(nt->tags, nt->ntags)
-					 : cJSON_CreateArray());
-		cJSON_AddNumberToObject(o, "score", round4(hits[i].score));
+		struct note *nt = index_by_path(ix, hits[i].path);
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "path", hits[i].path);
+		if (nt && nt->ntags)
+			cJSON_AddItemToObject(o, "tags",
+					      str_array(nt->tags, nt->ntags));
+		cJSON_AddNumberToObject(o, "score", round1(hits[i].score));
 		cJSON_AddStringToObject(o, "snippet", hits[i].snippet);
 		cJSON_AddItemToArray(res, o);
 	}
@@ -362,6 +366,7 @@ int op_search_notes(struct tool_ctx *c)
 			       "name_partial, content, tag, fulltext",
 			       mode);
 	bool fulltext = strcmp(mode, "fulltext") == 0;
+	c->compact = true;
 	long limit = arg_int(c, "limit", fulltext ? 10 : 50);
 	bool tagmode = strcmp(mode, "tag") == 0;
 	if (tagmode && strcmp(logic, "and") && strcmp(logic, "or"))

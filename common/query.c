@@ -271,6 +271,7 @@ static int parse_and(struct parser *p, struct qnode **ret)
 		return -EINVAL;
 	for (;;) {
 		int pos = (int)p->tpos;
+		bool implicit = p->tok != T_AND;
 		if (p->tok == T_AND) {
 			size_t at = p->tpos;
 			if (next(p) < 0) {
@@ -292,6 +293,7 @@ static int parse_and(struct parser *p, struct qnode **ret)
 			return -EINVAL;
 		}
 		struct qnode *q = node(Q_AND, pos);
+		q->implicit = implicit;
 		q->a = left;
 		q->b = right;
 		left = q;

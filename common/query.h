@@ -8,7 +8,9 @@
  *   title:meeting          in the title only (title:"a phrase" too)
  *   tag:research           tag research or research/... (hierarchical)
  *   folder:projects/wiki   notes under that folder
- *   a AND b, a b           both (AND is implied between terms)
+ *   a AND b                both
+ *   a b                    side by side: full-text search finds notes
+ *                          with any of them, more of them first (store.h)
  *   a OR b                 either
  *   -term, -tag:x, NOT x   without
  *   ( ... )                grouping
@@ -31,10 +33,11 @@ enum qkind {
 
 struct qnode {
 	enum qkind kind;
-	char *text;  /* word/phrase/tag/folder value */
-	bool title;  /* title: field */
-	bool prefix; /* word* */
-	int pos;     /* byte offset in the query */
+	char *text;    /* word/phrase/tag/folder value */
+	bool title;    /* title: field */
+	bool prefix;   /* word* */
+	bool implicit; /* Q_AND: written without AND ("a b") */
+	int pos;       /* byte offset in the query */
 	struct qnode *a, *b;
 };
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "store.h"
 #include "markdown.h"
+#include "stem.h"
 #include "tokenizer.h"
 #include "u8.h"
 #include "util.h"
@@ -15,7 +16,7 @@
 
 /* The layout; a database with another one is rebuilt. NOTE_FORMAT is part
  * of it: stored entries are only as good as the parser that made them. */
-#define LAYOUT (6 * 1000 + NOTE_FORMAT)
+#define LAYOUT (7 * 1000 + NOTE_FORMAT)
 #define POOL_MAX 8
 /* Ranking: BM25 with a note's name and aliases weighing ten times its
  * text, with bounded work per note (ftsaux.h). */
@@ -1200,14 +1201,35 @@ static char *trigrams(const char *text)
 	return sb_steal(&b);
 }
 
-/* FTS5 expression of a text atom (not CJK). */
+/* The languages whose stems the words of the query being planned bring
+ * (stem.h): set by store_search for the thread that plans it. */
+static _Thread_local unsigned query_langs = LANG_ALL;
+
+/* A word for the tokenizer, with the languages of its stems ahead. */
+static void fts_word(struct sbuf *b, const char *t)
+{
+	struct sbuf w = {0};
+	sb_printf(&w, "%c%02x%s", TOKENIZER_LANGS, query_langs & 0xff, t);
+	fts_quote(b, w.s, w.len);
+	sb_free(&w);
+}
+
+/* FTS5 expression of a text atom (not CJK). A prefix also matches the
+ * word itself, as another phrase, so that the word ranks above the
+ * words it begins. */
 static void fts_atom(struct sbuf *b, const struct qnode *q)
 {
-	if (q->title)
-		sb_puts(b, "title : ");
-	fts_quote(b, q->text, strlen(q->text));
-	if (q->prefix)
-		sb_puts(b, " *");
+	const char *col = q->title ? "title : " : "";
+	if (q->prefix) {
+		sb_printf(b, "(%s", col);
+		fts_word(b, q->text);
+		sb_printf(b, " OR %s", col);
+		fts_quote(b, q->text, strlen(q->text));
+		sb_puts(b, " *)");
+		return;
+	}
+	sb_puts(b, col);
+	fts_word(b, q->text);
 }
 
 /* Translatable into one FTS5 expression: words and phrases (not CJK)
@@ -1219,13 +1241,28 @@ static bool ftsable(const struct qnode *q)
 	return text_atom(q) && !cjk_atom(q);
 }
 
+/* The operands of a chain of one operator, flat: FTS5's parser has a
+ * small stack, too small for 256 nested parentheses. */
+static void fts_chain(struct sbuf *b, const struct qnode *q, enum qkind k)
+{
+	if (q->kind == k) {
+		fts_chain(b, q->a, k);
+		sb_puts(b, k == Q_AND ? " AND " : " OR ");
+		fts_chain(b, q->b, k);
+	} else if (q->kind == Q_AND || q->kind == Q_OR) {
+		sb_putc(b, '(');
+		fts_chain(b, q, q->kind);
+		sb_putc(b, ')');
+	} else {
+		fts_atom(b, q);
+	}
+}
+
 static void fts_expr(struct sbuf *b, const struct qnode *q)
 {
 	if (q->kind == Q_AND || q->kind == Q_OR) {
 		sb_putc(b, '(');
-		fts_expr(b, q->a);
-		sb_puts(b, q->kind == Q_AND ? " AND " : " OR ");
-		fts_expr(b, q->b);
+		fts_chain(b, q, q->kind);
 		sb_putc(b, ')');
 	} else {
 		fts_atom(b, q);
@@ -1374,6 +1411,344 @@ static struct qnode *copy(const struct qnode *q)
 	return c;
 }
 
+/* ---- plain queries ------------------------------------------------------
+ * Words written side by side ("how did Rome collect taxes") ask for the
+ * notes about them, not for the notes that hold every one: they are
+ * joined by OR, without their stop words, and the ranking puts the notes
+ * that match more of them first. Written operators keep their meaning.
+ */
+
+static bool is_word(const struct qnode *q)
+{
+	return q->kind == Q_WORD && !q->prefix;
+}
+
+/* The words of q's text atoms, space-separated, lower case. */
+static void query_words(const struct qnode *q, struct sbuf *b)
+{
+	if (!q)
+		return;
+	if (text_atom(q)) {
+		_cleanup_free_ char *f = fold_key(q->text);
+		sb_printf(b, " %s", f);
+	}
+	query_words(q->a, b);
+	query_words(q->b, b);
+}
+
+/* Languages of a query whose stop words a plain query drops: those with
+ * the most stop words among its words; 0 when it has none. */
+static unsigned query_stop_langs(const struct qnode *q)
+{
+	struct sbuf b = {0};
+	query_words(q, &b);
+	unsigned count[LANG_COUNT] = {0}, best = 0;
+	for (const char *p = b.s ? b.s : ""; *p;) {
+		while (*p == ' ')
+			p++;
+		const char *e = p;
+		while (*e && *e != ' ')
+			e++;
+		unsigned m = stem_stopword(p, (size_t)(e - p));
+		for (int l = 0; l < LANG_COUNT; l++)
+			if ((m >> l) & 1 && ++count[l] > best)
+				best = count[l];
+		p = e;
+	}
+	sb_free(&b);
+	unsigned mask = 0;
+	for (int l = 0; best && l < LANG_COUNT; l++)
+		if (count[l] == best)
+			mask |= 1u << l;
+	return mask;
+}
+
+/* The languages of a query's stems: the one its stop words name, else
+ * all of them. */
+static unsigned query_stem_langs(unsigned stop)
+{
+	unsigned latin = stop & LANG_LATIN;
+	if (latin && !(latin & (latin - 1)))
+		return latin | 1u << LANG_RU;
+	return LANG_ALL;
+}
+
+static bool all_cjk(const char *t, size_t *ret_chars)
+{
+	size_t n = strlen(t), chars = 0;
+	for (size_t i = 0; i < n;) {
+		int32_t c;
+		int l = u8_decode(t + i, n - i, &c);
+		if (l < 0 || !tokenizer_is_cjk(c))
+			return false;
+		chars++;
+		i += (size_t)l;
+	}
+	*ret_chars = chars;
+	return chars > 0;
+}
+
+static struct qnode *word_node(const struct qnode *like, char *text)
+{
+	struct qnode *w = xcalloc(1, sizeof(*w));
+	w->kind = Q_WORD;
+	w->text = text;
+	w->title = like->title;
+	w->pos = like->pos;
+	return w;
+}
+
+static struct qnode *join(enum qkind k, struct qnode *a, struct qnode *b)
+{
+	if (!a)
+		return b;
+	if (!b)
+		return a;
+	struct qnode *q = xcalloc(1, sizeof(*q));
+	q->kind = k;
+	q->a = a;
+	q->b = b;
+	return q;
+}
+
+/* The parts of an AND chain; *explicit_ when an AND was written. */
+static void and_parts(struct qnode *q, struct ptrvec *out, bool *explicit_)
+{
+	if (q->kind == Q_AND) {
+		*explicit_ |= !q->implicit;
+		and_parts(q->a, out, explicit_);
+		and_parts(q->b, out, explicit_);
+		q->a = q->b = NULL;
+		query_free(q);
+	} else {
+		pv_push(out, q);
+	}
+}
+
+static struct qnode *relax(struct qnode *q, unsigned stop);
+
+/* Text atoms side by side: any of them. A run of CJK characters (a
+ * sentence: no spaces) is its character pairs, each one a word. */
+static struct qnode *any_of(struct ptrvec *atoms, unsigned stop)
+{
+	struct ptrvec words = {0};
+	for (size_t i = 0; i < atoms->n; i++) {
+		struct qnode *a = atoms->v[i];
+		size_t chars;
+		if (!is_word(a) || !all_cjk(a->text, &chars) || chars < 3) {
+			pv_push(&words, a);
+			continue;
+		}
+		const char *t = a->text;
+		for (size_t k = 0; k + 1 < chars; k++) {
+			int32_t c;
+			int l1 = u8_decode(t, strlen(t), &c);
+			int l2 = u8_decode(t + l1, strlen(t + l1), &c);
+			pv_push(&words,
+				word_node(a, xstrndup(t, (size_t)(l1 + l2))));
+			t += l1;
+		}
+		query_free(a);
+	}
+	/* Each word once. */
+	size_t u = 0;
+	for (size_t i = 0; i < words.n; i++) {
+		struct qnode *a = words.v[i];
+		bool dup = false;
+		for (size_t j = 0; j < u && !dup; j++) {
+			const struct qnode *o = words.v[j];
+			dup = o->kind == a->kind && o->title == a->title &&
+			      o->prefix == a->prefix &&
+			      !strcmp(o->text, a->text);
+		}
+		if (dup)
+			query_free(a);
+		else
+			words.v[u++] = a;
+	}
+	words.n = u;
+	/* Without stop words, unless that leaves nothing. */
+	size_t kept = 0;
+	for (size_t i = 0; i < words.n; i++) {
+		struct qnode *a = words.v[i];
+		_cleanup_free_ char *f = fold_key(a->text);
+		if (!is_word(a) || !(stem_stopword(f, strlen(f)) & stop))
+			kept++;
+	}
+	struct qnode *out = NULL;
+	for (size_t i = 0; i < words.n; i++) {
+		struct qnode *a = words.v[i];
+		_cleanup_free_ char *f = fold_key(a->text);
+		if (kept && is_word(a) && stem_stopword(f, strlen(f)) & stop)
+			query_free(a);
+		else
+			out = join(Q_OR, out, a);
+	}
+	pv_free(&words);
+	return out;
+}
+
+/* q as a plain query: side-by-side text atoms OR'ed (see above). */
+static struct qnode *relax(struct qnode *q, unsigned stop)
+{
+	if (!q)
+		return NULL;
+	if (q->kind == Q_OR) {
+		q->a = relax(q->a, stop);
+		q->b = relax(q->b, stop);
+		return q;
+	}
+	if (q->kind != Q_AND && !text_atom(q))
+		return q;
+	struct ptrvec parts = {0}, atoms = {0};
+	bool explicit_ = false;
+	and_parts(q, &parts, &explicit_);
+	struct qnode *rest = NULL;
+	for (size_t i = 0; i < parts.n; i++) {
+		struct qnode *p = parts.v[i];
+		if (!explicit_ && text_atom(p))
+			pv_push(&atoms, p);
+		else
+			rest = join(Q_AND, rest,
+				    text_atom(p) ? p : relax(p, stop));
+	}
+	pv_free(&parts);
+	struct qnode *any = atoms.n ? any_of(&atoms, stop) : NULL;
+	pv_free(&atoms);
+	return join(Q_AND, any, rest);
+}
+
+/* ---- typos ---------------------------------------------------------------
+ * A word of the query that no note has is likely mistyped: it is searched
+ * as the words of the index one edit away from it (a letter changed,
+ * added, dropped, or two swapped), the most frequent first.
+ */
+
+/* Words this short, and rarer, are left as they are. */
+#define TYPO_MIN 4
+#define TYPO_ALTERNATIVES 3
+
+/* At most one edit (optimal string alignment) between a and b. */
+static bool one_edit(const char *a, size_t la, const char *b, size_t lb)
+{
+	if (la > lb + 1 || lb > la + 1)
+		return false;
+	size_t i = 0;
+	while (i < la && i < lb && a[i] == b[i])
+		i++;
+	if (i == la && i == lb)
+		return false; /* equal */
+	if (la == lb) {
+		if (!strcmp(a + i + 1, b + i + 1))
+			return true; /* changed */
+		return i + 1 < la && a[i] == b[i + 1] && a[i + 1] == b[i] &&
+		       !strcmp(a + i + 2, b + i + 2); /* swapped */
+	}
+	return la > lb ? !strcmp(a + i + 1, b + i) : !strcmp(a + i, b + i + 1);
+}
+
+static bool word_found(sqlite3 *db, const struct qnode *q)
+{
+	struct sbuf e = {0};
+	fts_atom(&e, q);
+	sqlite3_stmt *st;
+	bool found = true;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT 1 FROM fts WHERE fts MATCH ?1 LIMIT 1",
+			       -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_text(st, 1, e.s, -1, SQLITE_STATIC);
+		found = sqlite3_step(st) != SQLITE_DONE;
+		sqlite3_finalize(st);
+	}
+	sb_free(&e);
+	return found;
+}
+
+struct alt {
+	char *term;
+	int64_t docs;
+};
+
+/* The index's words one edit away from w (lower case ASCII), from
+ * those that start with its first or second letter. */
+static size_t alternatives(sqlite3 *db, const char *w, struct alt *out)
+{
+	size_t n = 0, wl = strlen(w);
+	sqlite3_stmt *st;
+	if (sqlite3_exec(db,
+			 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING"
+			 " fts5vocab(main, fts, row)",
+			 NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db,
+			       "SELECT term, doc FROM temp.vocab WHERE"
+			       " term >= ?1 AND term < ?2",
+			       -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	for (int k = 0; k < 2 && (size_t)k < wl; k++) {
+		if (k == 1 && w[1] == w[0])
+			break;
+		char lo[2] = {w[k], 0}, hi[2] = {(char)(w[k] + 1), 0};
+		sqlite3_bind_text(st, 1, lo, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_text(st, 2, hi, -1, SQLITE_TRANSIENT);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			const char *t =
+				(const char *)sqlite3_column_text(st, 0);
+			int64_t d = sqlite3_column_int64(st, 1);
+			if (!t || !one_edit(w, wl, t, strlen(t)))
+				continue;
+			/* Keep the most frequent ones. */
+			size_t at = n;
+			while (at > 0 && out[at - 1].docs < d)
+				at--;
+			if (at >= TYPO_ALTERNATIVES)
+				continue;
+			if (n == TYPO_ALTERNATIVES)
+				free(out[--n].term);
+			memmove(out + at + 1, out + at,
+				(n - at) * sizeof(*out));
+			out[at] = (struct alt){xstrdup(t), d};
+			n++;
+		}
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	return n;
+}
+
+static bool ascii_word(const char *t)
+{
+	for (; *t; t++)
+		if (!((*t >= 'a' && *t <= 'z') || (*t >= 'A' && *t <= 'Z')))
+			return false;
+	return true;
+}
+
+/* q with its words that no note has replaced by their alternatives (not
+ * under a NOT: "-wrod" excludes nothing either way). */
+static void fix_typos(sqlite3 *db, struct qnode *q)
+{
+	if (q->kind == Q_AND || q->kind == Q_OR) {
+		fix_typos(db, q->a);
+		fix_typos(db, q->b);
+		return;
+	}
+	if (!is_word(q) || strlen(q->text) < TYPO_MIN || !ascii_word(q->text) ||
+	    word_found(db, q))
+		return;
+	_cleanup_free_ char *w = fold_key(q->text);
+	struct alt alt[TYPO_ALTERNATIVES];
+	size_t n = alternatives(db, w, alt);
+	if (!n)
+		return;
+	struct qnode *any = NULL;
+	for (size_t i = 0; i < n; i++)
+		any = join(Q_OR, any, word_node(q, alt[i].term));
+	/* The node becomes the alternatives, in place. */
+	free(q->text);
+	*q = *any;
+	free(any);
+}
+
 static void conjuncts(const struct qnode *q, struct ptrvec *out)
 {
 	if (q->kind == Q_AND) {
@@ -1424,8 +1799,8 @@ static char *marked_fragment(const char *text, const char *word)
 	if (!hit)
 		return NULL;
 	size_t start = (size_t)(hit - text), end = start + hl;
-	size_t from = start > 60 ? start - 60 : 0;
-	size_t to = end + 60 < tl ? end + 60 : tl;
+	size_t from = start > 40 ? start - 40 : 0;
+	size_t to = end + 80 < tl ? end + 80 : tl;
 	while (from > 0 && ((unsigned char)text[from] & 0xc0) == 0x80)
 		from--;
 	while (to < tl && ((unsigned char)text[to] & 0xc0) == 0x80)
@@ -1458,14 +1833,31 @@ static void first_cjk_word(const struct qnode *q, bool negated,
 	}
 }
 
-/* Whitespace runs as one space, for a one-line snippet. */
+/* Whitespace runs as one space, for a one-line snippet; without the
+ * marks of headings and links, which cost bytes and say little. */
 static char *one_line(const char *s)
 {
 	struct sbuf b = {0};
-	bool space = false;
+	bool space = false, line_start = true;
 	for (const char *p = s; *p; p++) {
 		if (*p == '\n' || *p == '\r' || *p == '\t' || *p == ' ') {
 			space = b.len > 0;
+			line_start |= *p == '\n';
+			continue;
+		}
+		if (line_start && *p == '#') {
+			const char *e = p;
+			while (*e == '#')
+				e++;
+			if (*e == ' ') {
+				p = e;
+				continue;
+			}
+		}
+		line_start = false;
+		if ((p[0] == '[' && p[1] == '[') ||
+		    (p[0] == ']' && p[1] == ']')) {
+			p++;
 			continue;
 		}
 		if (space)
@@ -1507,10 +1899,11 @@ static char *snippet_for(sqlite3 *db, const char *match, const char *cjk,
 		if (cjk)
 			r = marked_fragment(body, cjk);
 		if (!r) {
-			size_t l = strlen(body), keep = l > 160 ? 160 : l;
-			while (keep < l && keep > 0 &&
-			       ((unsigned char)body[keep] & 0xc0) == 0x80)
-				keep--;
+			/* The note's start: about 80 characters. */
+			size_t l = strlen(body), keep = 0, nc = 0;
+			while (keep < l && nc < 80)
+				nc += ((unsigned char)body[++keep] & 0xc0) !=
+				      0x80;
 			r = xasprintf("%.*s%s", (int)keep, body,
 				      keep < l ? "\xe2\x80\xa6" : "");
 		}
@@ -1591,6 +1984,16 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 		*ret_msg = xstrdup("The query has no words to search for");
 		return -EINVAL;
 	}
+	unsigned stop = query_stop_langs(q);
+	query_langs = query_stem_langs(stop);
+	q = relax(q, stop);
+	if (!cs) {
+		sqlite3 *tdb = acquire(s);
+		if (tdb) {
+			fix_typos(tdb, q);
+			release(s, tdb);
+		}
+	}
 	/*
 	 * Plan: the top-level AND's parts that FTS5 can evaluate (words,
 	 * phrases, AND/OR of them; negated ones too) become one MATCH
@@ -1648,7 +2051,17 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 
 	_cleanup_free_ char *sel = NULL, *cnt = NULL;
 	const char *cond = w.s.len ? w.s.s : "1";
-	if (match) {
+	if (match && !w.s.len) {
+		/* Words only: FTS5 ranks and keeps the page on its own, and
+		 * the notes table is read for that page alone; the total is
+		 * counted, not ranked. */
+		sel = xstrdup("SELECT n.path, -r.rank, n.id FROM (SELECT rowid,"
+			      " rank FROM fts WHERE fts MATCH ?1 AND rank"
+			      " MATCH '" RANK "' ORDER BY rank LIMIT ?2"
+			      " OFFSET ?3) r JOIN notes n ON n.id = r.rowid"
+			      " ORDER BY r.rank, n.name, n.path");
+		cnt = xstrdup("SELECT count(*) FROM fts WHERE fts MATCH ?1");
+	} else if (match) {
 		sel = xasprintf(
 			"SELECT n.path, -fts.rank, n.id FROM fts JOIN notes"
 			" n ON n.id = fts.rowid WHERE fts MATCH ?1 AND"

@@ -110,9 +110,12 @@ void store_hits_free(struct store_hit *h, size_t n);
 
 /*
  * Ranked full-text search (BM25; a match in the title, i.e. the name or an
- * alias, weighs ten times a match in the text). Results from offset, at
- * most limit; *ret_total counts them all. Errors: -EINVAL (nothing to
- * search for) or -EIO, with a message.
+ * alias, weighs ten times a match in the text). Words side by side (no
+ * operator between them) find the notes with any of them, stop words left
+ * out, those with more of them first; words match their other forms
+ * (stems, stem.h). Results from offset, at most limit; *ret_total counts
+ * them all. Errors: -EINVAL (nothing to search for) or -EIO, with a
+ * message.
  */
 int store_search(struct store *s, const struct qnode *q, bool case_sensitive,
 		 size_t offset, size_t limit, struct store_hit **ret,

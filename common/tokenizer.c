@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "tokenizer.h"
 #include "ftsaux.h"
+#include "stem.h"
 #include "u8.h"
 #include "util.h"
 
@@ -16,6 +17,7 @@ bool tokenizer_is_cjk(int32_t c)
 struct tok {
 	fts5_tokenizer base;
 	Fts5Tokenizer *inner;
+	struct stemmer *stem;
 };
 
 struct call {
@@ -23,6 +25,8 @@ struct call {
 	int (*emit)(void *ctx, int tflags, const char *tok, int ntok, int start,
 		    int end);
 	const char *text; /* the original text */
+	struct stemmer *stem;
+	unsigned langs; /* whose stems go with each word; 0: none */
 };
 
 struct cp {
@@ -125,7 +129,19 @@ static int on_token(void *ctx, int tflags, const char *tok, int ntok, int start,
 		if (l > 1)
 			i += l - 1;
 	}
-	return c->emit(c->ctx, tflags, tok, ntok, start, end);
+	int rc = c->emit(c->ctx, tflags, tok, ntok, start, end);
+	if (rc != SQLITE_OK || !c->langs)
+		return rc;
+	/* The stems at the same position: from the word as written, since
+	 * unicode61's folding (й to и) would defeat the stemmer. */
+	const char *st[LANG_COUNT];
+	size_t sl[LANG_COUNT];
+	int k = stemmer_stems(c->stem, c->text + start, (size_t)(end - start),
+			      c->langs, tok, (size_t)ntok, st, sl);
+	for (int i = 0; i < k && rc == SQLITE_OK; i++)
+		rc = c->emit(c->ctx, FTS5_TOKEN_COLOCATED, st[i], (int)sl[i],
+			     start, end);
+	return rc;
 }
 
 static int tok_create(void *ctx, const char **args, int nargs,
@@ -141,6 +157,7 @@ static int tok_create(void *ctx, const char **args, int nargs,
 		free(t);
 		return rc;
 	}
+	t->stem = stemmer_new();
 	*ret = (Fts5Tokenizer *)t;
 	return SQLITE_OK;
 }
@@ -149,6 +166,7 @@ static void tok_delete(Fts5Tokenizer *p)
 {
 	struct tok *t = (struct tok *)p;
 	t->base.xDelete(t->inner);
+	stemmer_free(t->stem);
 	free(t);
 }
 
@@ -157,7 +175,26 @@ static int tok_tokenize(Fts5Tokenizer *p, void *ctx, int flags,
 			int (*emit)(void *, int, const char *, int, int, int))
 {
 	struct tok *t = (struct tok *)p;
-	struct call c = {ctx, emit, text};
+	struct call c = {ctx, emit, text, t->stem, 0};
+	if (flags & FTS5_TOKENIZE_DOCUMENT) {
+		/* A long text of no known language: English, a short one
+		 * (a name, aliases) every language's stems. */
+		c.langs = stem_guess(text, (size_t)n);
+		if (c.langs == LANG_ALL && n >= SHORT_TEXT)
+			c.langs = 1u << LANG_EN | 1u << LANG_RU;
+	} else if (flags & FTS5_TOKENIZE_QUERY) {
+		c.langs = LANG_ALL;
+		if (n >= 3 && text[0] == TOKENIZER_LANGS) {
+			c.langs = (unsigned)strtoul(
+				(char[]){text[1], text[2], 0}, NULL, 16);
+			text += 3;
+			n -= 3;
+			c.text = text;
+		}
+		/* A prefix is matched as written. */
+		if (flags & FTS5_TOKENIZE_PREFIX)
+			c.langs = 0;
+	}
 	return t->base.xTokenize(t->inner, &c, flags, text, n, on_token);
 }
 

@@ -7,12 +7,22 @@
  * sentence one token, so that no word inside it could be found; with
  * pairs, a CJK word of two characters or more is a phrase of pairs, and
  * matches, ranks and is highlighted like any other word.
+ *
+ * Each word also brings its Snowball stems (stem.h) at its position: in
+ * a note, for the note's language; in a query, for the languages a
+ * leading TOKENIZER_LANGS, two hex digits (a mask of enum lang), names,
+ * else for all of them.
  */
 #pragma once
 
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+#define TOKENIZER_LANGS '\x1b'
+/* Texts shorter than this with no known language are names and aliases:
+ * they take every language's stems. */
+#define SHORT_TEXT 256
 
 /* Register the tokenizer on a connection (each one that uses the index). */
 int tokenizer_register(sqlite3 *db);

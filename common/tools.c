@@ -116,12 +116,12 @@ static const struct tool TOOLS[] = {
 		.name = "search_notes",
 		.title = "Search notes",
 		.description = "Find notes by name, text, tag or ranked full text (mode).",
-		.help = "mode: name, name_partial (default), content (text), tag (a comma list; tag_logic and|or) or fulltext (ranked, with snippets; words, \"phrase\", prefix*, title:, tag:, folder:, AND, OR, -term; limit defaults to 10). case_sensitive: fulltext only, match the words' case exactly. cursor: next_cursor from the previous page.",
+		.help = "mode: name, name_partial (default), content (text), tag (a comma list; tag_logic and|or) or fulltext (ranked, with snippets: plain words find the notes with any of them or their other forms, those with more first; \"phrase\", prefix*, title:, tag:, folder:, AND, OR, -term; limit defaults to 10). case_sensitive: fulltext only, match the words' case exactly. cursor: next_cursor from the previous page.",
 		.input_schema = OBJ(
 			P_STR("query") ",\"mode\":{\"type\":\"string\",\"enum\":[\"name\",\"name_partial\",\"content\",\"tag\",\"fulltext\"],\"default\":\"name_partial\"},\"tag_logic\":{\"type\":\"string\",\"enum\":[\"or\",\"and\"],\"default\":\"or\"}," P_INT("limit", "50", "1", "100") "," P_BOOL("case_sensitive") "," P_STR("cursor"),
 			"\"query\""),
 		.output_schema = OUT(
-			O_STR("query") "," O_STR("mode") "," O_LIST("results", O_STR("name") "," O_STR("path") "," O_STRS("tags") "," O_STR("score") "," O_STR("snippet") "," O_INT("line") "," O_STR("text")) "," O_INT("total") "," O_STR("next_cursor") ",\"not_searched\":{\"type\":\"object\",\"properties\":{" O_STRS("notes") "," O_INT("total") "," O_STR("why") "}}"),
+			O_LIST("results", O_STR("name") "," O_STR("path") "," O_STRS("tags") "," O_STR("score") "," O_STR("snippet") "," O_INT("line") "," O_STR("text")) "," O_INT("total") "," O_STR("next_cursor") ",\"not_searched\":{\"type\":\"object\",\"properties\":{" O_STRS("notes") "," O_INT("total") "," O_STR("why") "}}"),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_CORE,
 		.run = op_search_notes,
 	},
@@ -830,7 +830,8 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 			c.warning = xstrdup("Some " TOOL_NOT_UTF8_WARNING);
 		if (c.warning && cJSON_IsObject(c.json))
 			cJSON_AddStringToObject(c.json, "warning", c.warning);
-		ret->text = json_dumps(c.json);
+		ret->text =
+			c.compact ? json_compact(c.json) : json_dumps(c.json);
 		if (cJSON_IsObject(c.json)) {
 			ret->structured = c.json;
 		} else {

@@ -66,6 +66,8 @@ struct tool_ctx {
 	/* dry_run: the unified diff the write would have made (nothing is
 	 * written); the result says so and carries it. */
 	char *dry_diff;
+	/* JSON results without spaces (answers read by the token). */
+	bool compact;
 };
 
 struct tool_call {

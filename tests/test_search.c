@@ -194,8 +194,19 @@ static char *names(const cJSON *r)
 	{
 		if (b.len)
 			sb_putc(&b, ',');
-		sb_puts(&b,
-			cJSON_GetStringValue(cJSON_GetObjectItem(it, "name")));
+		/* Full-text results name a note by its path only. */
+		const char *name =
+			cJSON_GetStringValue(cJSON_GetObjectItem(it, "name"));
+		if (!name) {
+			const char *p = cJSON_GetStringValue(
+				cJSON_GetObjectItem(it, "path"));
+			const char *slash = strrchr(p, '/');
+			const char *base = slash ? slash + 1 : p;
+			size_t l = strlen(base);
+			sb_add(&b, base, l > 3 ? l - 3 : l);
+			continue;
+		}
+		sb_puts(&b, name);
 	}
 	return b.s ? sb_steal(&b) : xstrdup("");
 }
@@ -262,8 +273,9 @@ static void test_syntax_against_notes(void)
 	/* folder: is a prefix of folders, not of names. */
 	expect_names(&t, "mcp folder:projects", "MCP Ideas");
 	expect_names(&t, "folder:projects/wiki-ai/", "MCP Ideas");
-	/* title: the name only. */
-	expect_names(&t, "title:meeting", "Meeting 2024-01-15");
+	/* title: the name only; a word finds its other forms (stems). */
+	expect_names(&t, "title:meeting",
+		     "Notes on meetings,Meeting 2024-01-15");
 	/* Both in the title; the shorter title ranks first (BM25). */
 	expect_names(&t, "title:meet*", "Notes on meetings,Meeting 2024-01-15");
 	/* Prefix, OR, grouping, NOT. */
@@ -273,7 +285,7 @@ static void test_syntax_against_notes(void)
 	expect_names(&t, "mcp -(tag:mcp OR tag:research)",
 		     "Elsewhere,Meeting 2024-01-15");
 	expect_names(&t, "tag:mcp OR title:meeting",
-		     "Meeting 2024-01-15,MCP Ideas,Old MCP");
+		     "Notes on meetings,Meeting 2024-01-15,MCP Ideas,Old MCP");
 	/* Only negations: every note without the word. */
 	expect_names(&t, "-mcp", "Notes on meetings");
 	/* Results carry tags, a score and a snippet. */
@@ -330,6 +342,82 @@ static void test_ranking(void)
 	CU_ASSERT_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "total")),
 			22);
 	cJSON_Delete(r);
+	tv_close(&t);
+}
+
+/* The snippet of the first result. */
+static char *first_snippet(struct tvault *t, const char *query)
+{
+	cJSON *r = ft(t, query, NULL);
+	const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(
+		cJSON_GetArrayItem(cJSON_GetObjectItem(r, "results"), 0),
+		"snippet"));
+	char *copy = xstrdup(s ? s : "");
+	cJSON_Delete(r);
+	return copy;
+}
+
+/* Plain queries: any of their words, more of them first, without stop
+ * words; other forms of a word (stems) in the notes' languages; a CJK
+ * sentence by its character pairs; operators keep their meaning. */
+static void test_plain_queries(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(
+		&t, "Taxes.md",
+		"The Roman state collected taxes through the publicani, "
+		"private contractors who bid for the right to collect them.\n");
+	tv_write(&t, "Roads.md",
+		 "Roman roads were built in layers of stone and gravel.\n");
+	tv_write(&t, "Churches.md",
+		 "A church of the gothic kind has flying buttresses.\n");
+	tv_write(&t, "Налоги.md",
+		 "Сбор налогов в империи был делом откупщиков, и это "
+		 "было выгодно.\n");
+	tv_write(&t, "Steuern.md",
+		 "Die Steuererklärung und die Belege für das Finanzamt "
+		 "sind in dem Ordner, wie immer.\n");
+	tv_write(&t, "Rivers.md", "The river Rhine and the riverbank.\n");
+	tv_write(&t, "Riverside.md", "A riverside walk, riverside café.\n");
+	tv_write(&t, "中国.md", "罗马帝国通过包税人征收税款。\n");
+	tv_write(&t, "Other.md", "Nothing about any of this at all.\n");
+	open_indexed(&t);
+	/* Every word need not match: the note with more of them first. */
+	expect_names(&t, "how did the Roman empire collect taxes",
+		     "Taxes,Roads");
+	/* Explicit AND: every word. */
+	expect_names(&t, "roman AND taxes", "Taxes");
+	expect_names(&t, "roman AND empire", "");
+	/* Phrases and exclusions keep their meaning. */
+	expect_names(&t, "\"roman roads\" taxes", "Taxes,Roads");
+	expect_names(&t, "roman -taxes", "Roads");
+	/* Stop words neither match nor are marked. */
+	expect_names(&t, "the of", "Churches,Rivers,Taxes,Other,Roads");
+	char *snip = first_snippet(&t, "the publicani");
+	ASSERT_CONTAINS(snip, "**publicani**");
+	CU_ASSERT_PTR_NULL(strstr(snip, "**The**"));
+	CU_ASSERT_PTR_NULL(strstr(snip, "**the**"));
+	free(snip);
+	/* Stems: English, Russian, German. */
+	expect_names(&t, "churches", "Churches");
+	expect_names(&t, "налоги", "Налоги");
+	expect_names(&t, "Steuererklärungen", "Steuern");
+	/* A prefix: the word itself ranks above the words it begins. */
+	expect_names(&t, "river*", "Rivers,Riverside");
+	/* A CJK sentence: by its character pairs. */
+	expect_names(&t, "罗马帝国如何征税", "中国");
+	/* A word no note has: the words one edit away. */
+	expect_names(&t, "gravle", "Roads");
+	expect_names(&t, "publicanni", "Taxes");
+	expect_names(&t, "roman gravle", "Roads,Taxes");
+	expect_names(&t, "zzyzzyqq", "");
+	/* Not under a NOT: "-gravle" excludes nothing. */
+	expect_names(&t, "-gravle",
+		     "Churches,Other,Rivers,Riverside,Roads,"
+		     "Steuern,Taxes,Налоги,中国");
+	/* A query of stop words only still searches them. */
+	expect_names(&t, "nothing", "Other");
 	tv_close(&t);
 }
 
@@ -496,7 +584,7 @@ static void test_not_utf8_snippets(void)
 		"{\"query\":\"keyword\",\"mode\":\"fulltext\"}", &r);
 	CU_ASSERT_FALSE(r.is_error);
 	CU_ASSERT_EQUAL(u8_invalid_at(r.text, strlen(r.text)), strlen(r.text));
-	ASSERT_CONTAINS(r.text, "\"Bad\"");
+	ASSERT_CONTAINS(r.text, "\"Bad.md\"");
 	ASSERT_CONTAINS(r.text, "\xef\xbf\xbd");
 	ASSERT_CONTAINS(r.text, "not valid UTF-8");
 	_cleanup_free_ char *d = r.structured ? json_dumps(r.structured) : NULL;
@@ -1073,10 +1161,10 @@ static void test_first_build(void)
 	pthread_join(th, NULL);
 	pthread_join(quiet, NULL);
 	CU_ASSERT(!res.is_error);
-	ASSERT_CONTAINS(res.text, "\"total\": 2600");
+	ASSERT_CONTAINS(res.text, "\"total\":2600");
 	tool_result_clear(&res);
 	CU_ASSERT(!qc.res.is_error);
-	ASSERT_CONTAINS(qc.res.text, "\"total\": 2600");
+	ASSERT_CONTAINS(qc.res.text, "\"total\":2600");
 	tool_result_clear(&qc.res);
 	CU_ASSERT(p.calls >= 1);
 	CU_ASSERT_EQUAL(p.last_total, 2600);
@@ -1198,22 +1286,23 @@ static void test_big_notes(void)
 	tv_write(&t, "CJK.md", "我们正在研究知识管理系统的设计。\n");
 	open_indexed(&t);
 	expect_names(&t, "orchard", "Big,Orchard,Late");
-	expect_names(&t, "orchard plums", "Big");
+	/* Side by side: any of the words, the notes with more first. */
+	expect_names(&t, "orchard plums", "Big,Orchard,Late");
+	expect_names(&t, "orchard AND plums", "Big");
 	cJSON *r = ft(&t, "orchard plums", NULL);
 	const char *snip = cJSON_GetStringValue(cJSON_GetObjectItem(
 		cJSON_GetArrayItem(cJSON_GetObjectItem(r, "results"), 0),
 		"snippet"));
+	/* About 64 characters; each word marked once. */
 	CU_ASSERT_STRING_EQUAL(snip, "the **orchard** grows **plums** in the "
-				     "**orchard** the **orchard** grows "
-				     "**plums** in the **orchard** the "
-				     "**orchard**\xe2\x80\xa6");
+				     "orchard the orchard grows plums");
 	cJSON_Delete(r);
 	r = ft(&t, "lonely", NULL);
 	snip = cJSON_GetStringValue(cJSON_GetObjectItem(
 		cJSON_GetArrayItem(cJSON_GetObjectItem(r, "results"), 0),
 		"snippet"));
 	CU_ASSERT_STRING_EQUAL(snip, "\xe2\x80\xa6"
-				     "at the very end a "
+				     "very end a "
 				     "**lonely** orchard appears.");
 	cJSON_Delete(r);
 	/* A note over NOTE_MAX_INDEXED (sparse: no disk used) is named in
@@ -1252,6 +1341,8 @@ int main(void)
 		{"parse: errors say where", test_parse_errors},
 		{"syntax against notes", test_syntax_against_notes},
 		{"ranking: title, rare words", test_ranking},
+		{"plain queries: any word, stems, stop words, CJK",
+		 test_plain_queries},
 		{"paging: every result once; bad cursors", test_paging},
 		{"unicode: Cyrillic, diacritics, CJK", test_unicode},
 		{"not_utf8_snippets", test_not_utf8_snippets},

@@ -28,9 +28,11 @@ const search = async (c, args) => {
   const r = await c.callTool({ name: 'search_notes', arguments: { mode: 'fulltext', ...args } });
   return r.isError ? { error: textOf(r) } : jsonOf(r);
 };
+// Full-text results name a note by its path only; the other modes by
+// name and path.
 const names = (r) => {
   assert.ok(r.results, r.error);
-  return r.results.map((x) => x.name);
+  return r.results.map((x) => x.name ?? x.path.replace(/^.*\//, '').replace(/\.md$/, ''));
 };
 
 async function status(v) {
