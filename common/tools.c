@@ -466,7 +466,7 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "query_notes",
 		.title = "Query notes by properties",
-		.description = "Notes whose properties match, with the fields asked for (never bodies); or a Dataview TABLE/LIST query.",
+		.description = "Notes matching property predicates or a Dataview query, with chosen fields.",
 		.help = "Either where/from/sort/fields, e.g. where='status = \"active\" and due < 2024-06-01 and tags contains \"x\"' (=, !=, <, <=, >, >=, contains, exists, missing, and/or/not; file.name, file.folder, file.path, file.ctime, file.mtime, file.size, file.tags, file.links, file.inlinks), from='#tag and \"folder\"' (also [[note]]: notes linking to it, outgoing([[note]]); and, or, -), sort='due desc', fields='due, priority as p'; or query, a Dataview query: TABLE f1, f2 AS \"x\" FROM #tag WHERE ... SORT f DESC LIMIT n, or LIST. this: the note 'this' stands for. Property types come from .obsidian/types.json. Page with cursor (next_cursor).",
 		.input_schema = OBJ(
 			P_STR("where") "," P_STR("from") "," P_STR("sort") "," P_STR("fields") "," P_STR("query") "," P_STR("this") "," P_INT("limit", "50", "1", "1000") "," P_STR("cursor"),
@@ -479,7 +479,7 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "query_base",
 		.title = "Run an Obsidian base",
-		.description = "The rows of an Obsidian Bases file (.base) for one of its views.",
+		.description = "Rows of one view of an Obsidian .base file.",
 		.help = "Evaluates the base's filters (and/or/not), formulas and the view's filters, order, sort, groupBy and limit. path: the .base file's vault path; view: its name (default: the first). Rows are files with the view's properties; not_evaluated names what could not be. Page with cursor (next_cursor).",
 		.input_schema = OBJ(
 			P_STR("path") "," P_STR("view") "," P_INT("limit", "50", "1", "1000") "," P_STR("cursor"),
