@@ -58,6 +58,12 @@ long ctl_send(struct ctl_client *c, const char *method, cJSON *params)
 	return r < 0 ? r : id;
 }
 
+int ctl_send_id(struct ctl_client *c, long id, const char *method,
+		cJSON *params)
+{
+	return send_line(c, rpc_request_line(id, method, params));
+}
+
 int ctl_notify(struct ctl_client *c, const char *method, cJSON *params)
 {
 	return send_line(c, rpc_notify_line(method, params));

@@ -13,6 +13,10 @@ int ctl_fd(const struct ctl_client *c);
 
 /* Send a request (params taken); returns its id (> 0) or -errno. */
 long ctl_send(struct ctl_client *c, const char *method, cJSON *params);
+/* The same with the caller's id (> 0), for a caller that keeps one id
+ * space over several connections; 0 or -errno. */
+int ctl_send_id(struct ctl_client *c, long id, const char *method,
+		cJSON *params);
 /* Send a notification (no answer), taking params; 0 or -errno. */
 int ctl_notify(struct ctl_client *c, const char *method, cJSON *params);
 

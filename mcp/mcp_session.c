@@ -19,6 +19,11 @@
 #define META_SUBID "io.modelcontextprotocol/subscriptionId"
 #define META_LOGLEVEL "io.modelcontextprotocol/logLevel"
 #define URI_PREFIX "vault:///"
+#define URI_SCHEME "vault://"
+#define MULTI_TEMPLATE URI_SCHEME "{vault}/{+path}"
+#define CONTEXT_MAX 24576    /* bytes of the auto-context of all vaults */
+#define CONTEXT_WAIT_MS 2000 /* several vaults: the longest wait for it */
+#define LIST_WAIT_MS 1000    /* list_vaults: the longest wait for a vault */
 #define RESOURCE_PAGE 100
 #define LIST_TTL_MS 60000
 
@@ -45,6 +50,14 @@ static const char BASE_INSTRUCTIONS[] =
 	"changed meanwhile. "
 	"get_help lists every tool.";
 
+static const char MULTI_INSTRUCTIONS[] =
+	" This server works on several vaults, each with its own notes, "
+	"tags and policy: list_vaults names them, and every tool takes "
+	"`vault` (a name; without it, the first vault). Links and "
+	"rename_note stay inside one vault; copy_note and move_note carry a "
+	"note to another vault. load_vault adds a vault from the folders "
+	"the user allowed.";
+
 static const char *const LOG_LEVELS[] = {"debug",   "info",	 "notice",
 					 "warning", "error",	 "critical",
 					 "alert",   "emergency", NULL};
@@ -57,11 +70,17 @@ enum pkind {
 	P_SUBSCRIBE,
 	P_CONTEXT,
 	P_INTERNAL,
+	P_JOB, /* one step of a tool answered here (struct job) */
 };
+
+struct job;
 
 struct pending {
 	struct pending *next;
-	long did; /* vaultd request id */
+	size_t vault; /* whose vaultd answers */
+	long did;     /* vaultd request id */
+	struct job *job;
+	int step;
 	enum pkind kind;
 	cJSON *id; /* the client's request id */
 	bool modern;
@@ -90,9 +109,14 @@ struct mcp_session {
 	int version;	  /* legacy: negotiated, index into LEGACY */
 	int log_level;	  /* -1: no log notifications */
 	bool shutting_down;
-	/* auto-context */
-	char *context;
-	bool context_ready;
+	bool multi; /* several vaults: names in URIs, results, context */
+	/* auto-context: one block per vault */
+	struct vctx {
+		char *block;
+		bool asked, ready;
+	} * ctx;
+	size_t nctx;
+	uint64_t held_since; /* a result waits for the context */
 	bool context_injected;
 	struct pending *pending;
 	cJSON *subscribed; /* legacy resources/subscribe: uri strings */
@@ -114,6 +138,13 @@ struct batch {
 
 static bool uri_in(const cJSON *list, const char *uri);
 static cJSON *supported_versions(void);
+static void list_changed(struct mcp_session *s);
+static void job_answer(struct mcp_session *s, struct pending *p,
+		       const cJSON *res, const char *err);
+static void add_vault_tools(struct mcp_session *s);
+static void help_add_vault_tools(char **text, cJSON *structured);
+static bool hold(struct mcp_session *s, struct pending *p, const cJSON *res);
+static void flush_held(struct mcp_session *s);
 
 static void batch_free(struct batch *b)
 {
@@ -230,11 +261,12 @@ static void notify(struct mcp_session *s, const char *method, cJSON *params)
 /* ---- pending requests
  * ---------------------------------------------------------- */
 
-static struct pending *pending_add(struct mcp_session *s, long did,
-				   enum pkind kind, const cJSON *id,
+static struct pending *pending_add(struct mcp_session *s, size_t vault,
+				   long did, enum pkind kind, const cJSON *id,
 				   bool modern)
 {
 	struct pending *p = xcalloc(1, sizeof(*p));
+	p->vault = vault;
 	p->did = did;
 	p->kind = kind;
 	p->id = id ? cJSON_Duplicate(id, 1) : NULL;
@@ -255,10 +287,11 @@ static void pending_free(struct pending *p)
 	free(p);
 }
 
-static struct pending *pending_take(struct mcp_session *s, long did)
+static struct pending *pending_take(struct mcp_session *s, size_t vault,
+				    long did)
 {
 	for (struct pending **pp = &s->pending; *pp; pp = &(*pp)->next) {
-		if ((*pp)->did == did) {
+		if ((*pp)->did == did && (*pp)->vault == vault) {
 			struct pending *p = *pp;
 			*pp = p->next;
 			p->next = NULL;
@@ -272,14 +305,40 @@ size_t mcp_session_pending(const struct mcp_session *s)
 {
 	size_t n = 0;
 	for (const struct pending *p = s->pending; p; p = p->next)
-		if (p->id)
+		if (p->id || p->job)
 			n++;
 	return n;
 }
 
-static long to_daemon(struct mcp_session *s, const char *method, cJSON *params)
+static long to_daemon(struct mcp_session *s, size_t vault, const char *method,
+		      cJSON *params)
 {
-	return s->io.daemon_send(s->io.ud, method, params);
+	return s->io.daemon_send(s->io.ud, vault, method, params);
+}
+
+static struct vctx *vctx(struct mcp_session *s, size_t vault)
+{
+	if (vault >= s->nctx) {
+		s->ctx = xrealloc(s->ctx, (vault + 1) * sizeof(*s->ctx));
+		memset(s->ctx + s->nctx, 0,
+		       (vault + 1 - s->nctx) * sizeof(*s->ctx));
+		s->nctx = vault + 1;
+	}
+	return &s->ctx[vault];
+}
+
+/* Every context asked for has come (or will not). */
+static bool contexts_ready(const struct mcp_session *s)
+{
+	for (size_t i = 0; i < s->nctx; i++)
+		if (s->ctx[i].asked && !s->ctx[i].ready)
+			return false;
+	return true;
+}
+
+static const char *vname(const struct mcp_session *s, size_t vault)
+{
+	return vset_name(s->cfg.vaults, vault);
 }
 
 /* ---- tools
@@ -506,6 +565,59 @@ static bool shape_result(struct mcp_session *s, const char *name, long start,
 	return true;
 }
 
+/* A vault's block cut at a line to fit max bytes, saying so. */
+static void block_cut(struct sbuf *b, const char *block, size_t max)
+{
+	size_t n = strlen(block);
+	if (n <= max) {
+		sb_puts(b, block);
+		return;
+	}
+	size_t keep = utf8_cut(block, max);
+	while (keep && block[keep - 1] != '\n')
+		keep--;
+	sb_add(b, block, keep);
+	sb_puts(b, "[... cut to fit: search_notes mode tag \"claude\" and "
+		   "get_policy in this vault give the rest]\n");
+}
+
+/*
+ * The auto-context: one vault's block as vaultd wrote it; for several,
+ * the vaults by name and each one's block, all within CONTEXT_MAX.
+ */
+static char *context_text(struct mcp_session *s)
+{
+	if (!s->multi)
+		return s->nctx && s->ctx[0].block ? xstrdup(s->ctx[0].block)
+						  : NULL;
+	struct vault_set *vs = s->cfg.vaults;
+	size_t n = vset_count(vs);
+	struct sbuf b = {0};
+	sb_printf(&b,
+		  "## Vaults\n\nThis server works on %zu vault%s; every tool "
+		  "takes `vault` (a name below; without it, %s):\n",
+		  n, n == 1 ? "" : "s", vname(s, 0));
+	for (size_t i = 0; i < n && b.len < CONTEXT_MAX / 4; i++)
+		sb_printf(&b, "- %s%s%s: %s\n", vname(s, i),
+			  i ? "" : " (default)",
+			  vset_read_only(vs, i) ? " (read-only)" : "",
+			  vset_path(vs, i));
+	size_t share = (CONTEXT_MAX - b.len) / (n ? n : 1);
+	for (size_t i = 0; i < n; i++) {
+		const struct vctx *c = i < s->nctx ? &s->ctx[i] : NULL;
+		sb_printf(&b, "\n# Vault \"%s\"\n\n", vname(s, i));
+		if (c && c->block) {
+			block_cut(&b, c->block,
+				  share > 200 ? share - 100 : 100);
+			sb_putc(&b, '\n');
+		} else
+			sb_puts(&b, "(Not available yet: its vaultd is still "
+				    "starting. get_policy with this vault "
+				    "lists its allowed tags.)\n");
+	}
+	return sb_steal(&b);
+}
+
 static void text_block(cJSON *content, const char *text)
 {
 	cJSON *b = cJSON_CreateObject();
@@ -526,13 +638,16 @@ static void finish_tool(struct mcp_session *s, struct pending *p,
 	 * here says where to read on instead. */
 	const char *info =
 		cJSON_GetStringValue(cJSON_GetObjectItem(dres, "info"));
+	if (!is_error && s->multi && !strcmp(p->name, "get_help"))
+		help_add_vault_tools(&text, structured);
 	if (!is_error) {
 		if (shape_result(s, p->name, p->offset, &text, structured))
 			info = NULL;
 		/* Seed 000: the first tool result of the session carries the
 		 * personal notes and the allowed tags. */
-		char *t =
-			context_inject(&s->context_injected, s->context, text);
+		_cleanup_free_ char *ctx =
+			s->context_injected ? NULL : context_text(s);
+		char *t = context_inject(&s->context_injected, ctx, text);
 		free(text);
 		text = t;
 	}
@@ -551,6 +666,16 @@ static void finish_tool(struct mcp_session *s, struct pending *p,
 		_cleanup_free_ char *w = xasprintf("Warning: %s", warn);
 		text_block(content, w);
 	}
+	/* Several vaults: which one answered. */
+	bool named = s->multi && !mcp_vault_tool(p->name);
+	if (named) {
+		_cleanup_free_ char *v =
+			xasprintf("[Vault: %s]", vname(s, p->vault));
+		text_block(content, v);
+		if (cJSON_IsObject(structured))
+			cJSON_AddStringToObject(structured, "vault",
+						vname(s, p->vault));
+	}
 	if (structured && !is_error && has_structured(p->modern, p->version))
 		cJSON_AddItemToObject(r, "structuredContent",
 				      TAKE_PTR(structured));
@@ -560,6 +685,54 @@ static void finish_tool(struct mcp_session *s, struct pending *p,
 	free(text);
 	reply(s, p->id, r, p->modern, false);
 }
+
+/* A tool's failure, as a result. */
+static void tool_error(struct mcp_session *s, const cJSON *id, bool modern,
+		       const char *msg)
+{
+	cJSON *r = cJSON_CreateObject();
+	cJSON *content = cJSON_AddArrayToObject(r, "content");
+	text_block(content, msg);
+	cJSON_AddBoolToObject(r, "isError", true);
+	reply(s, id, r, modern, false);
+}
+
+/*
+ * The vault a call names in args[key] (taken out of args), the default
+ * without it. False when an error was sent.
+ */
+static bool pick_vault(struct mcp_session *s, const cJSON *id, bool modern,
+		       cJSON *args, const char *key, size_t *ret)
+{
+	cJSON *v = cJSON_DetachItemFromObjectCaseSensitive(args, key);
+	if (!v || cJSON_IsNull(v)) {
+		cJSON_Delete(v);
+		*ret = 0;
+		return true;
+	}
+	int i = cJSON_IsString(v) ? vset_find(s->cfg.vaults, v->valuestring)
+				  : -1;
+	if (i < 0) {
+		_cleanup_free_ char *names = vset_names(s->cfg.vaults);
+		_cleanup_free_ char *m =
+			cJSON_IsString(v)
+				? xasprintf("Unknown vault %s. The vaults: %s "
+					    "(list_vaults tells more).",
+					    QUOTE(v->valuestring), names)
+				: xasprintf("%s must be a vault's name (a "
+					    "string); the vaults: %s.",
+					    key, names);
+		tool_error(s, id, modern, m);
+		cJSON_Delete(v);
+		return false;
+	}
+	cJSON_Delete(v);
+	*ret = (size_t)i;
+	return true;
+}
+
+static void local_tool(struct mcp_session *s, const cJSON *id, bool modern,
+		       const char *name, cJSON *args, size_t vault);
 
 static void handle_tools_call(struct mcp_session *s, const cJSON *id,
 			      const cJSON *params, bool modern)
@@ -586,26 +759,41 @@ static void handle_tools_call(struct mcp_session *s, const cJSON *id,
 		return;
 	}
 	if (!tool_allowed(s, t)) {
-		cJSON *r = cJSON_CreateObject();
-		cJSON *content = cJSON_AddArrayToObject(r, "content");
-		cJSON *b = cJSON_CreateObject();
-		cJSON_AddStringToObject(b, "type", "text");
 		_cleanup_free_ char *m = xasprintf(
 			"Tool %s is not available: vault-mcp runs read-only "
 			"(--read-only or VAULT_MCP_READ_ONLY=1), so it only "
 			"reads the vault.",
 			QUOTE(name->valuestring));
-		cJSON_AddStringToObject(b, "text", m);
-		cJSON_AddItemToArray(content, b);
-		cJSON_AddBoolToObject(r, "isError", true);
-		reply(s, id, r, modern, false);
+		tool_error(s, id, modern, m);
+		return;
+	}
+	cJSON *fargs = args ? cJSON_Duplicate(args, 1) : cJSON_CreateObject();
+	size_t vault = 0;
+	if (s->multi && !pick_vault(s, id, modern, fargs, "vault", &vault)) {
+		cJSON_Delete(fargs);
+		return;
+	}
+	if (mcp_vault_tool(name->valuestring)) {
+		local_tool(s, id, modern, name->valuestring, fargs, vault);
+		cJSON_Delete(fargs);
+		return;
+	}
+	const cJSON *an = cJSON_GetObjectItem(t, "annotations");
+	if (vset_read_only(s->cfg.vaults, vault) &&
+	    !cJSON_IsTrue(cJSON_GetObjectItem(an, "readOnlyHint"))) {
+		_cleanup_free_ char *m = xasprintf(
+			"Vault %s is read-only (its folder is not writable, "
+			"or vault-mcp serves it with --read-only-vault): %s "
+			"changes notes, so it is not run there. Nothing "
+			"changed.",
+			QUOTE(vname(s, vault)), QUOTE(name->valuestring));
+		tool_error(s, id, modern, m);
+		cJSON_Delete(fargs);
 		return;
 	}
 	cJSON *dp = cJSON_CreateObject();
 	cJSON_AddStringToObject(dp, "name", name->valuestring);
-	cJSON_AddItemToObject(dp, "arguments",
-			      args ? cJSON_Duplicate(args, 1)
-				   : cJSON_CreateObject());
+	cJSON_AddItemToObject(dp, "arguments", fargs);
 	cJSON_AddStringToObject(dp, "source", "mcp");
 	const cJSON *meta = cJSON_GetObjectItem(params, "_meta");
 	const cJSON *tok = cJSON_GetObjectItem(meta, "progressToken");
@@ -613,13 +801,13 @@ static void handle_tools_call(struct mcp_session *s, const cJSON *id,
 	/* vaultd then reports a long wait (a search index being built). */
 	if (want_progress)
 		cJSON_AddBoolToObject(dp, "progress", true);
-	long did = to_daemon(s, "tools/call", dp);
+	long did = to_daemon(s, vault, "tools/call", dp);
 	if (did < 0) {
 		reply_error(s, id, RPC_INTERNAL,
 			    "vaultd is not reachable; try again", NULL);
 		return;
 	}
-	struct pending *p = pending_add(s, did, P_TOOL, id, modern);
+	struct pending *p = pending_add(s, vault, did, P_TOOL, id, modern);
 	p->name = xstrdup(name->valuestring);
 	const cJSON *off = cJSON_GetObjectItemCaseSensitive(args, "offset");
 	if (cJSON_IsNumber(off))
@@ -628,27 +816,699 @@ static void handle_tools_call(struct mcp_session *s, const cJSON *id,
 		p->progress_token = cJSON_Duplicate(tok, 1);
 }
 
+/* ---- several vaults: the tools answered here
+ * ---------------------------------------------------- */
+
+/* Their tools/list entries; `vault` is added to every other tool. */
+static const char *const VAULT_TOOLS[] = {
+	"{\"name\":\"list_vaults\",\"title\":\"List vaults\","
+	"\"description\":\"The vaults this server works on: each one's name "
+	"(what the vault argument of every tool takes), folder, number of "
+	"notes (while it is indexed: indexing and the notes it is indexing), "
+	"whether its vaultd is running and whether it is read-only. "
+	"The first is the default.\","
+	"\"inputSchema\":{\"type\":\"object\",\"properties\":{}},"
+	"\"outputSchema\":{\"type\":\"object\",\"properties\":{\"vaults\":{"
+	"\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+	"\"name\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},"
+	"\"default\":{\"type\":\"boolean\"},"
+	"\"notes\":{\"type\":[\"integer\",\"null\"]},"
+	"\"running\":{\"type\":\"boolean\"},"
+	"\"read_only\":{\"type\":\"boolean\"},"
+	"\"indexing\":{\"type\":\"boolean\"}}}}},\"required\":[\"vaults\"]},"
+	"\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+
+	"{\"name\":\"load_vault\",\"title\":\"Load vault\","
+	"\"description\":\"Load the Obsidian vault in a folder (absolute "
+	"path, with .obsidian/ in it) and wait until it is indexed; its "
+	"name then works as the vault argument of every tool. Only folders "
+	"under those the user allowed (vault-mcp --allow-root) can be "
+	"loaded. Loading a loaded vault answers the same.\","
+	"\"inputSchema\":{\"type\":\"object\",\"properties\":{"
+	"\"vault_path\":{\"type\":\"string\",\"description\":\"Absolute path "
+	"of the vault's folder\"},"
+	"\"name\":{\"type\":\"string\",\"description\":\"Its short name "
+	"(letters, digits, _ - .); default: the folder's name\"}},"
+	"\"required\":[\"vault_path\"]},"
+	"\"outputSchema\":{\"type\":\"object\",\"properties\":{"
+	"\"status\":{\"type\":\"string\"},\"note_count\":{\"type\":\"integer\"},"
+	"\"vault_path\":{\"type\":\"string\"},\"name\":{\"type\":\"string\"},"
+	"\"read_only\":{\"type\":\"boolean\"}},"
+	"\"required\":[\"status\",\"note_count\",\"vault_path\",\"name\"]},"
+	"\"annotations\":{\"readOnlyHint\":true,\"idempotentHint\":true,"
+	"\"openWorldHint\":false}}",
+
+	"{\"name\":\"copy_note\",\"title\":\"Copy note to another vault\","
+	"\"description\":\"Copy a note (its whole text, frontmatter included) "
+	"into another vault. The other vault's policy judges it like any "
+	"new note: a tag it does not allow refuses the copy. Links are "
+	"copied as written.\","
+	"\"inputSchema\":{\"type\":\"object\",\"properties\":{"
+	"\"name\":{\"type\":\"string\",\"description\":\"The note (name or "
+	"path) in the vault it is in\"},"
+	"\"to_vault\":{\"type\":\"string\",\"description\":\"The vault to "
+	"copy it to (a name from list_vaults)\"},"
+	"\"vault\":{\"type\":\"string\",\"description\":\"The vault the "
+	"note is in; default: the first\"},"
+	"\"new_name\":{\"type\":\"string\",\"description\":\"Its name or "
+	"path there; default: the same path\"},"
+	"\"overwrite\":{\"type\":\"boolean\",\"default\":false,"
+	"\"description\":\"Replace a note of that name there\"}},"
+	"\"required\":[\"name\",\"to_vault\"]},"
+	"\"outputSchema\":{\"type\":\"object\",\"properties\":{"
+	"\"status\":{\"type\":\"string\"},\"from_vault\":{\"type\":\"string\"},"
+	"\"to_vault\":{\"type\":\"string\"},\"source\":{\"type\":\"string\"},"
+	"\"target\":{\"type\":\"string\"},\"moved\":{\"type\":\"boolean\"}},"
+	"\"required\":[\"status\",\"from_vault\",\"to_vault\",\"source\","
+	"\"target\",\"moved\"]},"
+	"\"annotations\":{\"destructiveHint\":false,\"openWorldHint\":false}}",
+
+	"{\"name\":\"move_note\",\"title\":\"Move note to another vault\","
+	"\"description\":\"Move a note into another vault: it is written "
+	"there first (the other vault's policy may refuse it; then nothing "
+	"changes), then deleted here the way delete_note does (to .trash/, "
+	"links to it marked per policy). Links are copied as written.\","
+	"\"inputSchema\":{\"type\":\"object\",\"properties\":{"
+	"\"name\":{\"type\":\"string\",\"description\":\"The note (name or "
+	"path) in the vault it is in\"},"
+	"\"to_vault\":{\"type\":\"string\",\"description\":\"The vault to "
+	"move it to (a name from list_vaults)\"},"
+	"\"vault\":{\"type\":\"string\",\"description\":\"The vault the "
+	"note is in; default: the first\"},"
+	"\"new_name\":{\"type\":\"string\",\"description\":\"Its name or "
+	"path there; default: the same path\"},"
+	"\"overwrite\":{\"type\":\"boolean\",\"default\":false,"
+	"\"description\":\"Replace a note of that name there\"}},"
+	"\"required\":[\"name\",\"to_vault\"]},"
+	"\"outputSchema\":{\"type\":\"object\",\"properties\":{"
+	"\"status\":{\"type\":\"string\"},\"from_vault\":{\"type\":\"string\"},"
+	"\"to_vault\":{\"type\":\"string\"},\"source\":{\"type\":\"string\"},"
+	"\"target\":{\"type\":\"string\"},\"moved\":{\"type\":\"boolean\"}},"
+	"\"required\":[\"status\",\"from_vault\",\"to_vault\",\"source\","
+	"\"target\",\"moved\"]},"
+	"\"annotations\":{\"destructiveHint\":true,\"openWorldHint\":false}}",
+};
+
+/* get_help's words on them: name, params. */
+static const char *const VAULT_TOOL_PARAMS[] = {
+	"",
+	"vault_path: string (required), name: string",
+	"name: string (required), to_vault: string (required), vault: "
+	"string, new_name: string, overwrite: boolean = false",
+	"name: string (required), to_vault: string (required), vault: "
+	"string, new_name: string, overwrite: boolean = false",
+};
+
+bool mcp_vault_tool(const char *name)
+{
+	static const char *const names[] = {"list_vaults", "load_vault",
+					    "copy_note", "move_note"};
+	for (size_t i = 0; name && i < ARRAY_SIZE(names); i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
+
+static bool only_names(const char *only, const char *name)
+{
+	if (!only)
+		return true;
+	_cleanup_free_ char *l = xstrdup(only);
+	char *save = NULL;
+	for (char *n = strtok_r(l, ", ", &save); n;
+	     n = strtok_r(NULL, ", ", &save))
+		if (!strcmp(n, name))
+			return true;
+	return false;
+}
+
+/* Several vaults: every tool takes `vault`, and the vaults' own tools
+ * join the list (those --tools names, when it names some). */
+static void add_vault_tools(struct mcp_session *s)
+{
+	cJSON *t;
+	cJSON_ArrayForEach(t, s->cfg.tools)
+	{
+		cJSON *in = cJSON_GetObjectItem(t, "inputSchema");
+		cJSON *props = cJSON_GetObjectItem(in, "properties");
+		if (!props)
+			props = cJSON_AddObjectToObject(in, "properties");
+		if (cJSON_GetObjectItemCaseSensitive(props, "vault"))
+			continue;
+		cJSON *v = cJSON_AddObjectToObject(props, "vault");
+		cJSON_AddStringToObject(v, "type", "string");
+		cJSON_AddStringToObject(v, "description",
+					"The vault (a name from list_vaults); "
+					"default: the first");
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(VAULT_TOOLS); i++) {
+		cJSON *d = cJSON_Parse(VAULT_TOOLS[i]);
+		if (!d)
+			abort(); /* a literal above */
+		if (only_names(s->cfg.only,
+			       cJSON_GetStringValue(
+				       cJSON_GetObjectItem(d, "name"))))
+			cJSON_AddItemToArray(s->cfg.tools, d);
+		else
+			cJSON_Delete(d);
+	}
+}
+
+/* get_help names them too (its text is its list as JSON). */
+static void help_add_vault_tools(char **text, cJSON *structured)
+{
+	cJSON *list = cJSON_Parse(*text);
+	if (!cJSON_IsArray(list)) {
+		cJSON_Delete(list);
+		return;
+	}
+	cJSON *sl = cJSON_GetObjectItem(structured, "result");
+	for (size_t i = 0; i < ARRAY_SIZE(VAULT_TOOLS); i++) {
+		cJSON *d = cJSON_Parse(VAULT_TOOLS[i]);
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddItemToObject(
+			o, "name",
+			cJSON_Duplicate(cJSON_GetObjectItem(d, "name"), 1));
+		cJSON_AddStringToObject(o, "params", VAULT_TOOL_PARAMS[i]);
+		cJSON_AddItemToObject(
+			o, "description",
+			cJSON_Duplicate(cJSON_GetObjectItem(d, "description"),
+					1));
+		if (cJSON_IsArray(sl))
+			cJSON_AddItemToArray(sl, cJSON_Duplicate(o, 1));
+		cJSON_AddItemToArray(list, o);
+		cJSON_Delete(d);
+	}
+	free(*text);
+	*text = json_dumps(list);
+	cJSON_Delete(list);
+}
+
+enum jkind { J_LIST, J_LOAD, J_COPY };
+
+enum jstep {
+	JS_STATUS,
+	JS_COUNT,
+	JS_CONTEXT,
+	JS_META,
+	JS_READ,
+	JS_CREATE,
+	JS_DELETE,
+};
+
+/* A tool answered here, in steps, each a request to some vaultd. */
+struct job {
+	enum jkind kind;
+	char *tool;
+	cJSON *id; /* the client's request */
+	bool modern;
+	int version;
+	int out;       /* requests sent, not answered */
+	bool finished; /* answered (or cancelled): the rest is dropped */
+	cJSON *result; /* what it answers */
+	char *extra;   /* text after the result (a vault's context) */
+	size_t src, dst;
+	bool move, overwrite;
+	char *name, *new_name, *path, *version_tag;
+};
+
+static void job_free(struct job *j)
+{
+	cJSON_Delete(j->id);
+	cJSON_Delete(j->result);
+	free(j->tool);
+	free(j->extra);
+	free(j->name);
+	free(j->new_name);
+	free(j->path);
+	free(j->version_tag);
+	free(j);
+}
+
+static bool job_send(struct mcp_session *s, struct job *j, size_t vault,
+		     enum jstep step, const char *method, cJSON *params)
+{
+	long did = to_daemon(s, vault, method, params);
+	if (did < 0)
+		return false;
+	struct pending *p = pending_add(s, vault, did, P_JOB, NULL, j->modern);
+	p->job = j;
+	p->step = step;
+	j->out++;
+	return true;
+}
+
+/* A tool call of vaultd, for a step. */
+static bool job_tool(struct mcp_session *s, struct job *j, size_t vault,
+		     enum jstep step, const char *tool, cJSON *args)
+{
+	cJSON *dp = cJSON_CreateObject();
+	cJSON_AddStringToObject(dp, "name", tool);
+	cJSON_AddItemToObject(dp, "arguments", args);
+	cJSON_AddStringToObject(dp, "source", "mcp");
+	return job_send(s, j, vault, step, "tools/call", dp);
+}
+
+/* The answer: a tool result like vaultd's, through finish_tool (so the
+ * first result of a session carries the context as any other). */
+static void job_reply(struct mcp_session *s, struct job *j, const char *err)
+{
+	j->finished = true;
+	if (!j->id)
+		return;
+	cJSON *dres = cJSON_CreateObject();
+	if (err) {
+		cJSON_AddStringToObject(dres, "text", err);
+		cJSON_AddTrueToObject(dres, "isError");
+	} else {
+		_cleanup_free_ char *t = json_dumps(j->result);
+		_cleanup_free_ char *full =
+			j->extra ? xasprintf("%s\n\n---\n%s\n---", t, j->extra)
+				 : NULL;
+		cJSON_AddStringToObject(dres, "text", full ? full : t);
+		cJSON_AddItemToObject(dres, "structured", TAKE_PTR(j->result));
+	}
+	struct pending *p = pending_add(s, 0, 0, P_TOOL, j->id, j->modern);
+	s->pending = p->next; /* not waiting for any vaultd */
+	p->next = NULL;
+	p->version = j->version;
+	p->name = xstrdup(j->tool);
+	if (!hold(s, p, dres)) {
+		finish_tool(s, p, dres);
+		pending_free(p);
+	}
+	cJSON_Delete(dres);
+}
+
+/* vaultd's tool result failed: its text, else NULL. */
+static const char *tool_failed(const cJSON *res)
+{
+	if (!cJSON_IsTrue(cJSON_GetObjectItem(res, "isError")))
+		return NULL;
+	const char *t = cJSON_GetStringValue(cJSON_GetObjectItem(res, "text"));
+	return t ? t : "failed";
+}
+
+static const char *res_path(const cJSON *res)
+{
+	return cJSON_GetStringValue(cJSON_GetObjectItem(
+		cJSON_GetObjectItem(res, "structured"), "path"));
+}
+
+static void copy_step(struct mcp_session *s, struct job *j, enum jstep step,
+		      const cJSON *res, const char *err)
+{
+	const char *fail = err ? err : tool_failed(res);
+	const char *from = vname(s, j->src), *to = vname(s, j->dst);
+	_cleanup_free_ char *m = NULL;
+	switch (step) {
+	case JS_META:
+		if (fail || !res_path(res)) {
+			m = xasprintf("Vault %s: %s", from,
+				      fail ? fail : "no path");
+			break;
+		}
+		j->path = xstrdup(res_path(res));
+		cJSON *ra = cJSON_CreateObject();
+		cJSON_AddStringToObject(ra, "name", j->path);
+		job_tool(s, j, j->src, JS_READ, "read_note", ra);
+		return;
+	case JS_READ: {
+		if (fail) {
+			m = xasprintf("Vault %s: %s", from, fail);
+			break;
+		}
+		if (cJSON_GetObjectItem(res, "warning")) {
+			m = xasprintf("%s in vault %s is not all UTF-8 text: "
+				      "copying it through JSON would change "
+				      "it. Nothing changed.",
+				      j->path, from);
+			break;
+		}
+		/* "Version V." : the version the delete will expect. */
+		const char *info =
+			cJSON_GetStringValue(cJSON_GetObjectItem(res, "info"));
+		if (info && str_has_prefix(info, "Version ")) {
+			const char *v = info + 8;
+			j->version_tag = xstrndup(v, strcspn(v, ". "));
+		}
+		cJSON *a = cJSON_CreateObject();
+		cJSON_AddStringToObject(a, "name",
+					j->new_name ? j->new_name : j->path);
+		cJSON_AddStringToObject(
+			a, "content",
+			cJSON_GetStringValue(cJSON_GetObjectItem(res, "text")));
+		if (j->overwrite)
+			cJSON_AddTrueToObject(a, "overwrite");
+		job_tool(s, j, j->dst, JS_CREATE, "create_note", a);
+		return;
+	}
+	case JS_CREATE:
+		if (fail) {
+			m = xasprintf("Vault %s refused the note: %s\nNothing "
+				      "changed: %s stays in vault %s.",
+				      to, fail, j->path, from);
+			break;
+		}
+		cJSON_AddStringToObject(j->result, "target",
+					res_path(res) ? res_path(res) : "");
+		if (!j->move)
+			break;
+		cJSON *da = cJSON_CreateObject();
+		cJSON_AddStringToObject(da, "name", j->path);
+		if (j->version_tag)
+			cJSON_AddStringToObject(da, "expected_version",
+						j->version_tag);
+		job_tool(s, j, j->src, JS_DELETE, "delete_note", da);
+		return;
+	case JS_DELETE:
+		if (fail) {
+			m = xasprintf("Copied to vault %s as %s, but vault %s "
+				      "did not delete %s: %s",
+				      to,
+				      cJSON_GetStringValue(cJSON_GetObjectItem(
+					      j->result, "target")),
+				      from, j->path, fail);
+			break;
+		}
+		cJSON_ReplaceItemInObject(j->result, "moved",
+					  cJSON_CreateBool(true));
+		break;
+	default:
+		break;
+	}
+	if (!m)
+		cJSON_AddStringToObject(j->result, "source", j->path);
+	job_reply(s, j, m);
+}
+
+static void load_step(struct mcp_session *s, struct job *j, enum jstep step,
+		      const cJSON *res, const char *err)
+{
+	if (step == JS_COUNT) {
+		if (err) {
+			_cleanup_free_ char *m = xasprintf(
+				"Vault %s at %s could not be "
+				"loaded: %s",
+				vname(s, j->dst),
+				vset_path(s->cfg.vaults, j->dst), err);
+			job_reply(s, j, m);
+			return;
+		}
+		cJSON_AddNumberToObject(
+			j->result, "note_count",
+			cJSON_GetNumberValue(
+				cJSON_GetObjectItem(res, "total")));
+		job_send(s, j, j->dst, JS_CONTEXT, "context", NULL);
+		return;
+	}
+	/* Its personal notes and allowed tags, after the answer. */
+	const char *b = cJSON_GetStringValue(cJSON_GetObjectItem(res, "block"));
+	if (b) {
+		struct sbuf t = {0};
+		sb_printf(&t, "# Vault \"%s\"\n\n", vname(s, j->dst));
+		block_cut(&t, b, CONTEXT_MAX / 2);
+		j->extra = sb_steal(&t);
+	}
+	job_reply(s, j, NULL);
+}
+
+/* One answer (or failure) for a job's request. */
+static void job_answer(struct mcp_session *s, struct pending *p,
+		       const cJSON *res, const char *err)
+{
+	struct job *j = p->job;
+	size_t vault = p->vault;
+	enum jstep step = p->step;
+	bool cancelled = p->cancelled;
+	pending_free(p);
+	j->out--;
+	if (cancelled && !j->finished) {
+		/* The client gave up: what is written stays written. */
+		j->finished = true;
+		cJSON_Delete(TAKE_PTR(j->id));
+	}
+	if (!j->finished) {
+		switch (j->kind) {
+		case J_LIST: {
+			cJSON *v = cJSON_GetArrayItem(
+				cJSON_GetObjectItem(j->result, "vaults"),
+				(int)vault);
+			const cJSON *n = cJSON_GetObjectItem(res, "notes");
+			const cJSON *ix = cJSON_GetObjectItem(res, "index");
+			const char *st = cJSON_GetStringValue(
+				cJSON_GetObjectItem(ix, "state"));
+			bool indexing = st && strcmp(st, "ready");
+			/* While it indexes: how many it is indexing. */
+			if (indexing)
+				n = cJSON_GetObjectItem(ix, "total");
+			if (!err && cJSON_IsNumber(n)) {
+				cJSON_ReplaceItemInObject(
+					v, "notes",
+					cJSON_CreateNumber(n->valuedouble));
+				cJSON_ReplaceItemInObject(
+					v, "indexing",
+					cJSON_CreateBool(indexing));
+			} else
+				cJSON_ReplaceItemInObject(v, "running",
+							  cJSON_CreateFalse());
+			if (!j->out)
+				job_reply(s, j, NULL);
+			break;
+		}
+		case J_LOAD:
+			load_step(s, j, step, res, err);
+			break;
+		case J_COPY:
+			copy_step(s, j, step, res, err);
+			break;
+		}
+	}
+	if (j->finished && !j->out)
+		job_free(j);
+}
+
+static struct job *job_new(struct mcp_session *s, enum jkind kind,
+			   const char *tool, const cJSON *id, bool modern)
+{
+	struct job *j = xcalloc(1, sizeof(*j));
+	j->kind = kind;
+	j->tool = xstrdup(tool);
+	j->id = cJSON_Duplicate(id, 1);
+	j->modern = modern;
+	j->version = s->version;
+	j->result = cJSON_CreateObject();
+	return j;
+}
+
+static void list_vaults(struct mcp_session *s, struct job *j)
+{
+	struct vault_set *vs = s->cfg.vaults;
+	cJSON *arr = cJSON_AddArrayToObject(j->result, "vaults");
+	for (size_t i = 0; i < vset_count(vs); i++) {
+		cJSON *v = cJSON_CreateObject();
+		cJSON_AddStringToObject(v, "name", vname(s, i));
+		cJSON_AddStringToObject(v, "path", vset_path(vs, i));
+		cJSON_AddBoolToObject(v, "default", i == 0);
+		cJSON_AddNullToObject(v, "notes");
+		cJSON_AddBoolToObject(v, "running", vset_connected(vs, i));
+		cJSON_AddBoolToObject(v, "read_only", vset_read_only(vs, i));
+		cJSON_AddBoolToObject(v, "indexing", false);
+		cJSON_AddItemToArray(arr, v);
+	}
+	for (size_t i = 0; i < vset_count(vs); i++)
+		if (vset_connected(vs, i))
+			job_send(s, j, i, JS_STATUS, "status", NULL);
+	if (!j->out)
+		job_reply(s, j, NULL);
+}
+
+/* A string argument: absent (NULL), or a string of at most max bytes;
+ * false with *ret_msg otherwise. */
+static bool string_arg(const cJSON *args, const char *key, size_t max,
+		       bool required, const char **ret, char **ret_msg)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, key);
+	*ret = NULL;
+	if (!v || cJSON_IsNull(v)) {
+		if (required)
+			*ret_msg = xasprintf("%s is required", key);
+		return !required;
+	}
+	if (!cJSON_IsString(v)) {
+		*ret_msg = xasprintf("%s must be a string", key);
+		return false;
+	}
+	if (strlen(v->valuestring) > max) {
+		*ret_msg = xasprintf("%s is too long (%zu bytes; the limit is "
+				     "%zu)",
+				     key, strlen(v->valuestring), max);
+		return false;
+	}
+	*ret = v->valuestring;
+	return true;
+}
+
+static void load_vault(struct mcp_session *s, struct job *j, const cJSON *args)
+{
+	const char *path, *name;
+	_cleanup_free_ char *m = NULL;
+	if (!string_arg(args, "vault_path", PATH_MAX_BYTES * 4, true, &path,
+			&m) ||
+	    !string_arg(args, "name", 256, false, &name, &m)) {
+		job_reply(s, j, m);
+		return;
+	}
+	size_t before = vset_count(s->cfg.vaults);
+	int i = vset_load(s->cfg.vaults, path, name, &m);
+	if (i < 0) {
+		job_reply(s, j, m);
+		return;
+	}
+	j->dst = (size_t)i;
+	if ((size_t)i >= before) {
+		/* A new vault: its notes are resources now. */
+		vctx(s, (size_t)i);
+		list_changed(s);
+	}
+	cJSON_AddStringToObject(j->result, "status", "ok");
+	cJSON_AddStringToObject(j->result, "vault_path",
+				vset_path(s->cfg.vaults, j->dst));
+	cJSON_AddStringToObject(j->result, "name", vname(s, j->dst));
+	cJSON_AddBoolToObject(j->result, "read_only",
+			      vset_read_only(s->cfg.vaults, j->dst));
+	/* notes/list waits for the index: its total is the count. */
+	cJSON *dp = cJSON_CreateObject();
+	cJSON_AddNumberToObject(dp, "offset", 0);
+	cJSON_AddNumberToObject(dp, "limit", 1);
+	if (!job_send(s, j, j->dst, JS_COUNT, "notes/list", dp))
+		job_reply(s, j, "vaultd is not reachable; try again");
+}
+
+static void copy_note(struct mcp_session *s, struct job *j, cJSON *args,
+		      size_t src)
+{
+	const char *name, *to, *new_name;
+	_cleanup_free_ char *m = NULL;
+	const cJSON *ow = cJSON_GetObjectItemCaseSensitive(args, "overwrite");
+	if (!string_arg(args, "name", PATH_MAX_BYTES, true, &name, &m) ||
+	    !string_arg(args, "to_vault", 256, true, &to, &m) ||
+	    !string_arg(args, "new_name", PATH_MAX_BYTES, false, &new_name,
+			&m)) {
+		job_reply(s, j, m);
+		return;
+	}
+	if (ow && !cJSON_IsBool(ow)) {
+		job_reply(s, j, "overwrite must be true or false");
+		return;
+	}
+	int dst = vset_find(s->cfg.vaults, to);
+	if (dst < 0) {
+		_cleanup_free_ char *names = vset_names(s->cfg.vaults);
+		m = xasprintf("Unknown vault %s. The vaults: %s.", QUOTE(to),
+			      names);
+		job_reply(s, j, m);
+		return;
+	}
+	j->src = src;
+	j->dst = (size_t)dst;
+	j->overwrite = cJSON_IsTrue(ow);
+	if (j->src == j->dst) {
+		m = xasprintf("The note is in vault %s already: %s works "
+			      "between vaults (rename_note moves a note "
+			      "inside one).",
+			      vname(s, j->src), j->tool);
+	} else if (vset_read_only(s->cfg.vaults, j->dst)) {
+		m = xasprintf("Vault %s is read-only: nothing is written "
+			      "there. Nothing changed.",
+			      vname(s, j->dst));
+	} else if (j->move && vset_read_only(s->cfg.vaults, j->src)) {
+		m = xasprintf("Vault %s is read-only: a note cannot leave it "
+			      "(copy_note copies it). Nothing changed.",
+			      vname(s, j->src));
+	}
+	if (m) {
+		job_reply(s, j, m);
+		return;
+	}
+	j->name = xstrdup(name);
+	j->new_name = new_name ? xstrdup(new_name) : NULL;
+	cJSON_AddStringToObject(j->result, "status", "ok");
+	cJSON_AddStringToObject(j->result, "from_vault", vname(s, j->src));
+	cJSON_AddStringToObject(j->result, "to_vault", vname(s, j->dst));
+	cJSON_AddBoolToObject(j->result, "moved", false);
+	cJSON *a = cJSON_CreateObject();
+	cJSON_AddStringToObject(a, "name", name);
+	if (!job_tool(s, j, j->src, JS_META, "get_note_metadata", a))
+		job_reply(s, j, "vaultd is not reachable; try again");
+}
+
+static void local_tool(struct mcp_session *s, const cJSON *id, bool modern,
+		       const char *name, cJSON *args, size_t vault)
+{
+	struct job *j;
+	if (!strcmp(name, "list_vaults")) {
+		j = job_new(s, J_LIST, name, id, modern);
+		list_vaults(s, j);
+	} else if (!strcmp(name, "load_vault")) {
+		j = job_new(s, J_LOAD, name, id, modern);
+		load_vault(s, j, args);
+	} else {
+		j = job_new(s, J_COPY, name, id, modern);
+		j->move = !strcmp(name, "move_note");
+		copy_note(s, j, args, vault);
+	}
+	if (j->finished && !j->out)
+		job_free(j);
+}
+
 /* ---- resources
  * ------------------------------------------------------------------ */
 
-static char *uri_of(const char *path)
+/* vault:///<path>; several vaults: vault://<name>/<path>. */
+static char *uri_of(const struct mcp_session *s, size_t vault, const char *path)
 {
 	_cleanup_free_ char *enc = url_encode_path(path, true);
 	/* '%' escapes everything a URI cannot hold raw; UTF-8 stays as is. */
+	if (s->multi)
+		return xasprintf(URI_SCHEME "%s/%s", vname(s, vault), enc);
 	return xasprintf(URI_PREFIX "%s", enc);
 }
 
-static char *path_of(const char *uri)
+/* The note's path and vault of a URI (vault:///<path> is the default
+ * vault's); NULL when it names none. */
+static char *path_of(const struct mcp_session *s, const char *uri,
+		     size_t *ret_vault)
 {
-	if (!str_has_prefix(uri, URI_PREFIX))
+	if (!str_has_prefix(uri, URI_SCHEME))
 		return NULL;
-	const char *p = uri + strlen(URI_PREFIX);
-	return url_decode(p, strlen(p));
+	const char *a = uri + strlen(URI_SCHEME);
+	const char *slash = strchr(a, '/');
+	if (!slash)
+		return NULL;
+	size_t vault = 0;
+	if (slash > a) {
+		if (!s->multi || slash - a > VSET_NAME_MAX)
+			return NULL;
+		_cleanup_free_ char *name = xstrndup(a, (size_t)(slash - a));
+		int i = vset_find(s->cfg.vaults, name);
+		if (i < 0)
+			return NULL;
+		vault = (size_t)i;
+	}
+	*ret_vault = vault;
+	return url_decode(slash + 1, strlen(slash + 1));
 }
 
-static char *page_cursor(long offset)
+/* Several vaults are listed one after the other: the cursor holds the
+ * vault in its high bits. */
+#define PAGE_VAULT_SHIFT 40
+
+static char *page_cursor(size_t vault, long offset)
 {
-	return cursor_make("resources", 0, (size_t)offset);
+	return cursor_make("resources", 0,
+			   ((size_t)vault << PAGE_VAULT_SHIFT) |
+				   (size_t)offset);
 }
 
 static void handle_resources_list(struct mcp_session *s, const cJSON *id,
@@ -670,11 +1530,18 @@ static void handle_resources_list(struct mcp_session *s, const cJSON *id,
 			    "Invalid params: cursor must be a string", NULL);
 		return;
 	}
+	size_t vault = offset >> PAGE_VAULT_SHIFT;
+	offset &= ((size_t)1 << PAGE_VAULT_SHIFT) - 1;
+	if (vault >= vset_count(s->cfg.vaults)) {
+		reply_error(s, id, RPC_BAD_PARAMS,
+			    "Invalid params: unknown cursor", NULL);
+		return;
+	}
 	cJSON *dp = cJSON_CreateObject();
 	cJSON_AddNumberToObject(dp, "offset", (double)offset);
 	cJSON_AddNumberToObject(dp, "limit", RESOURCE_PAGE);
-	long did = to_daemon(s, "notes/list", dp);
-	struct pending *p = pending_add(s, did, P_LIST, id, modern);
+	long did = to_daemon(s, vault, "notes/list", dp);
+	struct pending *p = pending_add(s, vault, did, P_LIST, id, modern);
 	p->offset = (long)offset;
 }
 
@@ -688,13 +1555,18 @@ static void finish_list(struct mcp_session *s, struct pending *p,
 		const char *path =
 			cJSON_GetStringValue(cJSON_GetObjectItem(n, "path"));
 		cJSON *r = cJSON_CreateObject();
-		_cleanup_free_ char *uri = uri_of(path);
+		_cleanup_free_ char *uri = uri_of(s, p->vault, path);
 		cJSON_AddStringToObject(r, "uri", uri);
 		cJSON_AddStringToObject(
 			r, "name",
 			cJSON_GetStringValue(cJSON_GetObjectItem(n, "name")));
-		if (has_structured(p->modern, p->version))
+		if (has_structured(p->modern, p->version) && s->multi) {
+			_cleanup_free_ char *t =
+				xasprintf("%s: %s", vname(s, p->vault), path);
+			cJSON_AddStringToObject(r, "title", t);
+		} else if (has_structured(p->modern, p->version)) {
 			cJSON_AddStringToObject(r, "title", path);
+		}
 		cJSON_AddStringToObject(r, "mimeType", "text/markdown");
 		cJSON_AddItemToObject(
 			r, "size",
@@ -706,7 +1578,10 @@ static void finish_list(struct mcp_session *s, struct pending *p,
 	double total = cJSON_GetNumberValue(cJSON_GetObjectItem(dres, "total"));
 	long next = p->offset + RESOURCE_PAGE;
 	if (next < (long)total) {
-		_cleanup_free_ char *c = page_cursor(next);
+		_cleanup_free_ char *c = page_cursor(p->vault, next);
+		cJSON_AddStringToObject(r, "nextCursor", c);
+	} else if (p->vault + 1 < vset_count(s->cfg.vaults)) {
+		_cleanup_free_ char *c = page_cursor(p->vault + 1, 0);
 		cJSON_AddStringToObject(r, "nextCursor", c);
 	}
 	reply(s, p->id, r, p->modern, true);
@@ -719,23 +1594,35 @@ static void not_a_note_uri(struct mcp_session *s, const cJSON *id, int code,
 	cJSON *data = cJSON_CreateObject();
 	cJSON_AddStringToObject(data, "uri", uri);
 	reply_error(s, id, code,
-		    "Resource not found: vault-mcp serves " URI_PREFIX
-		    "<path> URIs",
+		    s->multi
+			    ? "Resource not found: vault-mcp serves "
+			      "vault://<vault>/<path> URIs (list_vaults "
+			      "names the vaults)"
+			    : "Resource not found: vault-mcp serves " URI_PREFIX
+			      "<path> URIs",
 		    data);
+}
+
+/* The longest URI: a note's path percent-encoded (each byte at most 3),
+ * after a vault's name when there are several. */
+static size_t uri_max(const struct mcp_session *s)
+{
+	return strlen(URI_PREFIX) + 3 * PATH_MAX_BYTES +
+	       (s->multi ? VSET_NAME_MAX : 0);
 }
 
 /* Ask vaultd for the note at path (only whether it is there, with
  * meta_only); the answer finishes the request of that kind. */
 static void read_from_daemon(struct mcp_session *s, const cJSON *id,
-			     enum pkind kind, bool modern, const char *path,
-			     const char *uri, bool meta_only)
+			     enum pkind kind, bool modern, size_t vault,
+			     const char *path, const char *uri, bool meta_only)
 {
 	cJSON *dp = cJSON_CreateObject();
 	cJSON_AddStringToObject(dp, "path", path);
 	if (meta_only)
 		cJSON_AddTrueToObject(dp, "meta_only");
-	long did = to_daemon(s, "notes/read", dp);
-	struct pending *p = pending_add(s, did, kind, id, modern);
+	long did = to_daemon(s, vault, "notes/read", dp);
+	struct pending *p = pending_add(s, vault, did, kind, id, modern);
 	p->name = xstrdup(uri);
 }
 
@@ -750,21 +1637,23 @@ static void handle_resources_read(struct mcp_session *s, const cJSON *id,
 	}
 	/* A note's path, percent-encoded (each byte at most 3). */
 	size_t ul = strlen(uri->valuestring);
-	if (ul > strlen(URI_PREFIX) + 3 * PATH_MAX_BYTES) {
+	if (ul > uri_max(s)) {
 		_cleanup_free_ char *m = xasprintf(
 			"Invalid params: uri too long (%zu bytes; the limit "
 			"is %zu)",
-			ul, strlen(URI_PREFIX) + 3 * PATH_MAX_BYTES);
+			ul, uri_max(s));
 		reply_error(s, id, RPC_BAD_PARAMS, m, NULL);
 		return;
 	}
-	_cleanup_free_ char *path = path_of(uri->valuestring);
+	size_t vault = 0;
+	_cleanup_free_ char *path = path_of(s, uri->valuestring, &vault);
 	if (!path) {
 		not_a_note_uri(s, id, modern ? RPC_BAD_PARAMS : -32002,
 			       uri->valuestring);
 		return;
 	}
-	read_from_daemon(s, id, P_READ, modern, path, uri->valuestring, false);
+	read_from_daemon(s, id, P_READ, modern, vault, path, uri->valuestring,
+			 false);
 }
 
 static void finish_subscribe(struct mcp_session *s, struct pending *p,
@@ -833,6 +1722,20 @@ static void handle_templates(struct mcp_session *s, const cJSON *id,
 	cJSON *r = cJSON_CreateObject();
 	cJSON *arr = cJSON_AddArrayToObject(r, "resourceTemplates");
 	cJSON_AddItemToArray(arr, t);
+	if (s->multi) {
+		t = cJSON_CreateObject();
+		cJSON_AddStringToObject(t, "uriTemplate", MULTI_TEMPLATE);
+		cJSON_AddStringToObject(t, "name", "vault_note");
+		cJSON_AddStringToObject(t, "title", "Note by vault and path");
+		cJSON_AddStringToObject(
+			t, "description",
+			"A note of one of the vaults (list_vaults names "
+			"them) by its path, e.g. " URI_SCHEME
+			"work/projects/Ideas.md; " URI_PREFIX
+			"<path> is the default vault's");
+		cJSON_AddStringToObject(t, "mimeType", "text/markdown");
+		cJSON_AddItemToArray(arr, t);
+	}
 	reply(s, id, r, modern, true);
 }
 
@@ -856,13 +1759,16 @@ static void handle_subscribe(struct mcp_session *s, const cJSON *id,
 	}
 	if (sub) {
 		/* Only to a note that is there (vaultd says). */
-		_cleanup_free_ char *path = path_of(uri->valuestring);
-		if (!path || strlen(uri->valuestring) >
-				     strlen(URI_PREFIX) + 3 * PATH_MAX_BYTES) {
+		size_t vault = 0;
+		_cleanup_free_ char *path =
+			strlen(uri->valuestring) > uri_max(s)
+				? NULL
+				: path_of(s, uri->valuestring, &vault);
+		if (!path) {
 			not_a_note_uri(s, id, -32002, QUOTE(uri->valuestring));
 			return;
 		}
-		read_from_daemon(s, id, P_SUBSCRIBE, false, path,
+		read_from_daemon(s, id, P_SUBSCRIBE, false, vault, path,
 				 uri->valuestring, true);
 		return;
 	} else {
@@ -984,6 +1890,22 @@ static void handle_prompts_get(struct mcp_session *s, const cJSON *id,
 	reply(s, id, r, modern, false);
 }
 
+/* The vault names starting with prefix (any case). */
+static void complete_vaults(struct mcp_session *s, const cJSON *id, bool modern,
+			    const char *prefix)
+{
+	cJSON *r = cJSON_CreateObject();
+	cJSON *c = cJSON_AddObjectToObject(r, "completion");
+	cJSON *vals = cJSON_AddArrayToObject(c, "values");
+	for (size_t i = 0; i < vset_count(s->cfg.vaults); i++)
+		if (!strncasecmp(vname(s, i), prefix, strlen(prefix)))
+			cJSON_AddItemToArray(vals,
+					     cJSON_CreateString(vname(s, i)));
+	cJSON_AddNumberToObject(c, "total", cJSON_GetArraySize(vals));
+	cJSON_AddBoolToObject(c, "hasMore", false);
+	reply(s, id, r, modern, false);
+}
+
 static void handle_complete(struct mcp_session *s, const cJSON *id,
 			    const cJSON *params, bool modern)
 {
@@ -1011,7 +1933,8 @@ static void handle_complete(struct mcp_session *s, const cJSON *id,
 	} else if (!strcmp(type, "ref/resource")) {
 		const char *u =
 			cJSON_GetStringValue(cJSON_GetObjectItem(ref, "uri"));
-		known = u && !strcmp(u, URI_PREFIX "{+path}");
+		known = u && (!strcmp(u, URI_PREFIX "{+path}") ||
+			      (s->multi && !strcmp(u, MULTI_TEMPLATE)));
 	}
 	if (!known) {
 		reply_error(s, id, RPC_BAD_PARAMS,
@@ -1021,6 +1944,18 @@ static void handle_complete(struct mcp_session *s, const cJSON *id,
 		return;
 	}
 	bool paths = !strcmp(type, "ref/resource");
+	if (paths && s->multi && !strcmp(aname, "vault")) {
+		complete_vaults(s, id, modern, value);
+		return;
+	}
+	/* A path is completed in the vault the client chose already. */
+	size_t vault = 0;
+	const cJSON *ctxa = cJSON_GetObjectItem(
+		cJSON_GetObjectItem(params, "context"), "arguments");
+	const char *vn =
+		cJSON_GetStringValue(cJSON_GetObjectItem(ctxa, "vault"));
+	if (s->multi && vn && vset_find(s->cfg.vaults, vn) >= 0)
+		vault = (size_t)vset_find(s->cfg.vaults, vn);
 	bool note_arg =
 		(!strcmp(type, "ref/prompt") && !strcmp(aname, "name")) ||
 		(paths && !strcmp(aname, "path"));
@@ -1037,8 +1972,8 @@ static void handle_complete(struct mcp_session *s, const cJSON *id,
 	cJSON_AddStringToObject(dp, "prefix", value);
 	cJSON_AddBoolToObject(dp, "paths", paths);
 	cJSON_AddNumberToObject(dp, "limit", 100);
-	long did = to_daemon(s, "notes/complete", dp);
-	pending_add(s, did, P_COMPLETE, id, modern);
+	long did = to_daemon(s, vault, "notes/complete", dp);
+	pending_add(s, vault, did, P_COMPLETE, id, modern);
 }
 
 static void finish_complete(struct mcp_session *s, struct pending *p,
@@ -1083,6 +2018,17 @@ static cJSON *capabilities(const struct mcp_session *s, bool modern)
 	return c;
 }
 
+static void add_instructions(const struct mcp_session *s, cJSON *r)
+{
+	if (!s->multi) {
+		cJSON_AddStringToObject(r, "instructions", BASE_INSTRUCTIONS);
+		return;
+	}
+	_cleanup_free_ char *t =
+		xasprintf("%s%s", BASE_INSTRUCTIONS, MULTI_INSTRUCTIONS);
+	cJSON_AddStringToObject(r, "instructions", t);
+}
+
 static void handle_initialize(struct mcp_session *s, const cJSON *id,
 			      const cJSON *params)
 {
@@ -1109,7 +2055,7 @@ static void handle_initialize(struct mcp_session *s, const cJSON *id,
 	cJSON_AddStringToObject(r, "protocolVersion", LEGACY[s->version]);
 	cJSON_AddItemToObject(r, "capabilities", capabilities(s, false));
 	cJSON_AddItemToObject(r, "serverInfo", server_info(s, s->version <= 1));
-	cJSON_AddStringToObject(r, "instructions", BASE_INSTRUCTIONS);
+	add_instructions(s, r);
 	reply(s, id, r, false, false);
 }
 
@@ -1118,7 +2064,7 @@ static void handle_discover(struct mcp_session *s, const cJSON *id)
 	cJSON *r = cJSON_CreateObject();
 	cJSON_AddItemToObject(r, "supportedVersions", supported_versions());
 	cJSON_AddItemToObject(r, "capabilities", capabilities(s, true));
-	cJSON_AddStringToObject(r, "instructions", BASE_INSTRUCTIONS);
+	add_instructions(s, r);
 	reply(s, id, r, true, true);
 }
 
@@ -1161,11 +2107,14 @@ static void handle_cancelled(struct mcp_session *s, const cJSON *params)
 	}
 batches_done:
 	for (struct pending *p = s->pending; p; p = p->next)
-		if (p->id && cJSON_Compare(p->id, rid, true) && !p->cancelled) {
+		if (((p->id && cJSON_Compare(p->id, rid, true)) ||
+		     (p->job && p->job->id &&
+		      cJSON_Compare(p->job->id, rid, true))) &&
+		    !p->cancelled) {
 			p->cancelled = true;
 			/* vaultd stops too, and answers at once. */
 			if (p->did > 0 && s->io.daemon_cancel)
-				s->io.daemon_cancel(s->io.ud, p->did);
+				s->io.daemon_cancel(s->io.ud, p->vault, p->did);
 		}
 }
 
@@ -1458,8 +2407,24 @@ static void input_one(struct mcp_session *s, const char *line, size_t len,
 /* ---- from the daemon
  * ------------------------------------------------------------------ */
 
+/* A first tool result waits for the context block; true when held (p
+ * is kept, in order). */
+static bool hold(struct mcp_session *s, struct pending *p, const cJSON *res)
+{
+	if (contexts_ready(s) || s->context_injected ||
+	    cJSON_IsTrue(cJSON_GetObjectItem(res, "isError")))
+		return false;
+	p->held = cJSON_Duplicate(res, 1);
+	p->next = s->pending;
+	s->pending = p;
+	if (!s->held_since)
+		s->held_since = now_ns();
+	return true;
+}
+
 static void flush_held(struct mcp_session *s)
 {
+	s->held_since = 0;
 	/* Oldest first: the list is newest first. */
 	struct ptrvec held = {0};
 	for (struct pending **pp = &s->pending; *pp;) {
@@ -1492,9 +2457,10 @@ static void log_event(struct mcp_session *s, const cJSON *ev)
 	notify(s, "notifications/message", p);
 }
 
-static void resource_updated(struct mcp_session *s, const char *path)
+static void resource_updated(struct mcp_session *s, size_t vault,
+			     const char *path)
 {
-	_cleanup_free_ char *uri = uri_of(path);
+	_cleanup_free_ char *uri = uri_of(s, vault, path);
 	if (s->initialized && uri_in(s->subscribed, uri)) {
 		cJSON *p = cJSON_CreateObject();
 		cJSON_AddStringToObject(p, "uri", uri);
@@ -1527,7 +2493,7 @@ static void list_changed(struct mcp_session *s)
 	}
 }
 
-static void on_event(struct mcp_session *s, const cJSON *ev)
+static void on_event(struct mcp_session *s, size_t vault, const cJSON *ev)
 {
 	const char *type =
 		cJSON_GetStringValue(cJSON_GetObjectItem(ev, "type"));
@@ -1538,9 +2504,9 @@ static void on_event(struct mcp_session *s, const cJSON *ev)
 	if (!type || !path)
 		return;
 	log_event(s, ev);
-	resource_updated(s, path);
+	resource_updated(s, vault, path);
 	if (old)
-		resource_updated(s, old);
+		resource_updated(s, vault, old);
 	if (strcmp(type, "changed") != 0)
 		list_changed(s);
 }
@@ -1585,28 +2551,38 @@ static void on_progress(struct mcp_session *s, const cJSON *params)
 		      msg ? msg : "working");
 }
 
-void mcp_session_daemon_msg(struct mcp_session *s, const struct rpc_msg *m)
+void mcp_session_daemon_msg(struct mcp_session *s, size_t vault,
+			    const struct rpc_msg *m)
 {
 	if (m->method) {
 		if (!strcmp(m->method, "event"))
-			on_event(s, m->params);
+			on_event(s, vault, m->params);
 		else if (!strcmp(m->method, "progress"))
 			on_progress(s, m->params);
 		return;
 	}
 	if (!cJSON_IsNumber(m->id))
 		return;
-	struct pending *p = pending_take(s, (long)m->id->valuedouble);
+	struct pending *p = pending_take(s, vault, (long)m->id->valuedouble);
 	if (!p)
 		return;
 	if (p->kind == P_CONTEXT) {
 		const char *b = cJSON_GetStringValue(
 			cJSON_GetObjectItem(m->result, "block"));
-		free(s->context);
-		s->context = b ? xstrdup(b) : NULL;
-		s->context_ready = true;
+		struct vctx *c = vctx(s, vault);
+		free(c->block);
+		c->block = b ? xstrdup(b) : NULL;
+		c->ready = true;
 		pending_free(p);
-		flush_held(s);
+		if (contexts_ready(s))
+			flush_held(s);
+		return;
+	}
+	if (p->kind == P_JOB) {
+		const char *msg = cJSON_GetStringValue(
+			cJSON_GetObjectItem(m->error, "message"));
+		job_answer(s, p, m->error ? NULL : m->result,
+			   m->error ? (msg ? msg : "vaultd error") : NULL);
 		return;
 	}
 	if (p->kind == P_INTERNAL || p->cancelled) {
@@ -1623,15 +2599,8 @@ void mcp_session_daemon_msg(struct mcp_session *s, const struct rpc_msg *m)
 	}
 	switch (p->kind) {
 	case P_TOOL:
-		if (!s->context_ready &&
-		    !cJSON_IsTrue(cJSON_GetObjectItem(m->result, "isError")) &&
-		    !s->context_injected) {
-			/* Wait for the context block; keep the order. */
-			p->held = cJSON_Duplicate(m->result, 1);
-			p->next = s->pending;
-			s->pending = p;
+		if (hold(s, p, m->result))
 			return;
-		}
 		finish_tool(s, p, m->result);
 		break;
 	case P_READ:
@@ -1652,25 +2621,57 @@ void mcp_session_daemon_msg(struct mcp_session *s, const struct rpc_msg *m)
 	pending_free(p);
 }
 
-void mcp_session_daemon_lost(struct mcp_session *s)
+void mcp_session_daemon_lost(struct mcp_session *s, size_t vault,
+			     const char *why)
 {
-	while (s->pending) {
-		struct pending *p = s->pending;
-		s->pending = p->next;
-		if (p->id && !p->cancelled)
-			reply_error(s, p->id, RPC_INTERNAL,
-				    "vaultd stopped while answering; try again",
-				    NULL);
-		if (p->kind == P_CONTEXT) {
-			s->context_ready = true; /* go on without it */
+	_cleanup_free_ char *m =
+		why ? xasprintf("vault %s: %s; try again", vname(s, vault), why)
+		    : xstrdup("vaultd stopped while answering; try again");
+	struct ptrvec lost = {0};
+	for (struct pending **pp = &s->pending; *pp;) {
+		struct pending *p = *pp;
+		if (p->vault != vault || p->held) {
+			pp = &p->next;
+			continue;
 		}
+		*pp = p->next;
+		p->next = NULL;
+		pv_push(&lost, p);
+	}
+	/* Oldest first, as they were asked. */
+	for (size_t i = lost.n; i-- > 0;) {
+		struct pending *p = lost.v[i];
+		if (p->kind == P_JOB) {
+			job_answer(s, p, NULL, m);
+			continue;
+		}
+		if (p->id && !p->cancelled)
+			reply_error(s, p->id, RPC_INTERNAL, m, NULL);
+		if (p->kind == P_CONTEXT)
+			vctx(s, vault)->ready = true; /* go on without it */
 		pending_free(p);
 	}
+	pv_free(&lost);
+	if (contexts_ready(s))
+		flush_held(s);
 }
 
 void mcp_session_tick(struct mcp_session *s)
 {
 	uint64_t now = now_ns();
+	/* list_vaults answers without a vaultd that does not answer. */
+	for (struct pending *p = s->pending; p; p = p->next)
+		if (p->kind == P_JOB && p->job->kind == J_LIST &&
+		    !p->job->finished &&
+		    now - p->started >= LIST_WAIT_MS * 1000000ull)
+			job_reply(s, p->job, NULL);
+	/* Several vaults: a slow one does not hold the first result. */
+	if (s->multi && s->held_since &&
+	    now - s->held_since >= CONTEXT_WAIT_MS * 1000000ull) {
+		for (size_t i = 0; i < s->nctx; i++)
+			s->ctx[i].ready = true;
+		flush_held(s);
+	}
 	for (struct pending *p = s->pending; p; p = p->next) {
 		if (!p->progress_token || p->cancelled || p->held ||
 		    p->daemon_progress)
@@ -1704,14 +2705,18 @@ bool mcp_session_done(const struct mcp_session *s)
 	return s->shutting_down && mcp_session_pending(s) == 0;
 }
 
-void mcp_session_start(struct mcp_session *s)
+void mcp_session_start(struct mcp_session *s, size_t vault)
 {
-	long did = to_daemon(s, "context", NULL);
+	struct vctx *c = vctx(s, vault);
+	long did = to_daemon(s, vault, "context", NULL);
+	if (did >= 0) {
+		pending_add(s, vault, did, P_CONTEXT, NULL, false);
+		c->asked = true;
+		c->ready = false;
+	}
+	did = to_daemon(s, vault, "subscribe", NULL);
 	if (did >= 0)
-		pending_add(s, did, P_CONTEXT, NULL, false);
-	did = to_daemon(s, "subscribe", NULL);
-	if (did >= 0)
-		pending_add(s, did, P_INTERNAL, NULL, false);
+		pending_add(s, vault, did, P_INTERNAL, NULL, false);
 }
 
 struct mcp_session *mcp_session_new(const struct mcp_config *cfg,
@@ -1722,6 +2727,13 @@ struct mcp_session *mcp_session_new(const struct mcp_config *cfg,
 	s->io = *io;
 	s->log_level = -1;
 	s->subscribed = cJSON_CreateArray();
+	s->multi = vset_multi(cfg->vaults);
+	/* The configured vaults are all being started: the first result
+	 * waits (a while) for each one's context. */
+	for (size_t i = 0; i < vset_count(cfg->vaults); i++)
+		vctx(s, i)->asked = true;
+	if (s->multi)
+		add_vault_tools(s);
 	return s;
 }
 
@@ -1732,6 +2744,9 @@ struct mcp_session *mcp_session_free(struct mcp_session *s)
 	while (s->pending) {
 		struct pending *p = s->pending;
 		s->pending = p->next;
+		/* A job goes with its last request. */
+		if (p->job && !--p->job->out)
+			job_free(p->job);
 		pending_free(p);
 	}
 	while (s->listens) {
@@ -1748,7 +2763,9 @@ struct mcp_session *mcp_session_free(struct mcp_session *s)
 	}
 	cJSON_Delete(s->subscribed);
 	cJSON_Delete(s->cfg.tools);
-	free(s->context);
+	for (size_t i = 0; i < s->nctx; i++)
+		free(s->ctx[i].block);
+	free(s->ctx);
 	free(s);
 	return NULL;
 }

@@ -7,6 +7,11 @@
  *
  *   OBSIDIAN_VAULT_PATH=DIR vault-mcp [--read-only] [--max-result BYTES]
  *   vault-mcp --vault DIR ...
+ *   vault-mcp --vault DIR --vault DIR2 [--allow-root DIR3] ...
+ *
+ * Several vaults: each keeps its own vaultd and connection (vault_set.c);
+ * the default vault is connected here at once, so what cannot serve it is
+ * said at startup; the others connect on their own threads.
  *
  * The vaultd it starts is asked to make DIR a vault only with --create:
  * a folder that is not an Obsidian vault is refused (vaultd says why on
@@ -24,8 +29,9 @@
 #include "ctl_client.h"
 #include "log.h"
 #include "mcp_session.h"
-#include "runtime.h"
+#include "obsidian.h"
 #include "util.h"
+#include "vault_set.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -33,30 +39,35 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
-#include <sys/wait.h>
 
 #define MAX_MESSAGE (32u << 20)
 #define EXIT_GRACE_MS 700
 
 struct app {
-	const char *vault;
-	const char *socket;
-	struct ctl_client *daemon;
+	struct vault_set *vaults;
 	struct mcp_session *session;
 	bool stdin_open;
-	const char *idle_exit;
-	bool create;
 };
 
 static void usage(FILE *f)
 {
-	fputs("Usage: vault-mcp [--vault DIR] [--read-only] [--tools WHICH]\n"
-	      "                 [--max-result BYTES]\n"
+	fputs("Usage: vault-mcp [--vault DIR]... [--read-only] [--tools WHICH]\n"
+	      "                 [--max-result BYTES] [--allow-root DIR]...\n"
 	      "\n"
 	      "An MCP server on stdin/stdout for the Obsidian vault DIR (or\n"
 	      "$OBSIDIAN_VAULT_PATH), served by vaultd, which is started when\n"
-	      "it is not running.\n"
-	      "  --vault DIR       the vault (a folder with .obsidian/ in it)\n"
+	      "it is not running. Several vaults: each has its own vaultd; the\n"
+	      "first is the default and tools take a vault argument.\n"
+	      "  --vault DIR       a vault (a folder with .obsidian/ in it);\n"
+	      "                    repeat it for several; OBSIDIAN_VAULT_PATH\n"
+	      "                    may hold several, separated by ':'\n"
+	      "  --read-only-vault DIR  a vault served read-only\n"
+	      "  --vaults-from-obsidian  the vaults Obsidian knows (its\n"
+	      "                    obsidian.json), after those given\n"
+	      "  --allow-root DIR  load_vault may load vaults under DIR\n"
+	      "                    (repeatable; also VAULT_MCP_ALLOW_ROOTS,\n"
+	      "                    ':'-separated); default: none beyond the\n"
+	      "                    configured vaults\n"
 	      "  --create          let the vaultd started here make DIR a vault\n"
 	      "                    if it is not one (also VAULT_MCP_CREATE=1)\n"
 	      "  --read-only       offer only the tools that read\n"
@@ -64,6 +75,7 @@ static void usage(FILE *f)
 	      "  --max-result N    cut tool results longer than N bytes\n"
 	      "                    (default 262144; also VAULT_MCP_MAX_RESULT)\n"
 	      "  --socket PATH     vaultd's control socket, if not the default\n"
+	      "                    (one vault only)\n"
 	      "  --idle-exit S     a vaultd started here stops after S seconds\n"
 	      "                    without clients (default 600; 0: never;\n"
 	      "                    also VAULT_MCP_IDLE_EXIT)\n"
@@ -91,116 +103,6 @@ static bool env_flag(const char *name, bool def)
 	return true;
 }
 
-/* vaultd next to this program (installed or in the build tree). */
-static char *vaultd_path(void)
-{
-	const char *env = getenv("VAULTD_BIN");
-	if (env && *env)
-		return xstrdup(env);
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n > 0) {
-		self[n] = 0;
-		char *slash = strrchr(self, '/');
-		if (slash) {
-			*slash = 0;
-			const char *cands[] = {"%s/vaultd", "%s/../fs/vaultd"};
-			for (size_t i = 0; i < ARRAY_SIZE(cands); i++) {
-				char *p = xasprintf(cands[i], self);
-				if (access(p, X_OK) == 0)
-					return p;
-				free(p);
-			}
-		}
-	}
-	return xstrdup("vaultd");
-}
-
-/* Start `vaultd --no-mount --vault DIR`; it returns once it listens. */
-static int start_daemon(const struct app *a)
-{
-	const char *vault = a->vault, *socket = a->socket;
-	const char *idle_exit = a->idle_exit;
-	_cleanup_free_ char *bin = vaultd_path();
-	log_info("starting %s for %s", bin, vault);
-	pid_t pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		/* Never let the daemon touch our stdout (MCP messages). */
-		dup2(STDERR_FILENO, STDOUT_FILENO);
-		const char *args[12];
-		size_t n = 0;
-		args[n++] = bin;
-		args[n++] = "--no-mount";
-		args[n++] = "--idle-exit";
-		args[n++] = idle_exit;
-		args[n++] = "--vault";
-		args[n++] = vault;
-		if (socket) {
-			args[n++] = "--socket";
-			args[n++] = socket;
-		}
-		if (a->create)
-			args[n++] = "--create";
-		args[n] = NULL;
-		execvp(bin, (char *const *)args);
-		fprintf(stderr, "vault-mcp: cannot run %s: %s\n", bin,
-			strerror(errno));
-		_exit(127);
-	}
-	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-	}
-	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static int connect_daemon(struct app *a, bool autostart)
-{
-	_cleanup_free_ char *path = NULL;
-	if (a->socket) {
-		path = xstrdup(a->socket);
-	} else {
-		const char *why;
-		int r = socket_path_for(a->vault, &path, &why);
-		if (r < 0) {
-			log_error("%s: %s", why, a->vault);
-			return r;
-		}
-	}
-	int r = ctl_connect(path, &a->daemon);
-	if (r == 0 || !autostart)
-		return r;
-	/* Another vault-mcp may be starting it at the same moment, or the
-	 * last one may still be on its way out (it holds the vault until it
-	 * has closed everything): try again until one answers. */
-	for (int i = 0; i < 300; i++) {
-		if (i % 20 == 0) {
-			int rc = start_daemon(a);
-			if (rc == 2) {
-				/* Not a vault, or the like: vaultd said why
-				 * (on our stderr, the client's log). Asking
-				 * again would not change its answer. */
-				log_error("vaultd cannot serve %s (see above); "
-					  "fix that, then restart this MCP "
-					  "server",
-					  a->vault);
-				return -EINVAL;
-			}
-			if (rc != 0)
-				log_warn("vaultd exited with %d (another one "
-					 "may be starting or stopping)",
-					 rc);
-		}
-		r = ctl_connect(path, &a->daemon);
-		if (r == 0)
-			return 0;
-		usleep(50000);
-	}
-	log_error("cannot reach vaultd at %s: %s", path, strerror(-r));
-	return r;
-}
-
 static void write_all(int fd, const char *s, size_t n)
 {
 	while (n) {
@@ -224,35 +126,107 @@ static void out_line(void *ud, char *line)
 	free(line);
 }
 
-static long daemon_send(void *ud, const char *method, cJSON *params)
+static long daemon_send(void *ud, size_t vault, const char *method,
+			cJSON *params)
 {
 	struct app *a = ud;
-	if (!a->daemon) {
-		cJSON_Delete(params);
-		return -ENOTCONN;
-	}
-	return ctl_send(a->daemon, method, params);
+	return vset_send(a->vaults, vault, method, params);
 }
 
-static void daemon_cancel(void *ud, long id)
+static void daemon_cancel(void *ud, size_t vault, long id)
 {
 	struct app *a = ud;
-	if (!a->daemon)
-		return;
 	cJSON *p = cJSON_CreateObject();
 	cJSON_AddNumberToObject(p, "id", (double)id);
-	ctl_notify(a->daemon, "cancel", p);
+	vset_notify(a->vaults, vault, "cancel", p);
 }
+
+struct from_daemon {
+	struct app *a;
+	size_t vault;
+};
 
 static void on_daemon(struct rpc_msg *m, void *ud)
 {
+	struct from_daemon *f = ud;
+	mcp_session_daemon_msg(f->a->session, f->vault, m);
+}
+
+/* A connect made on a thread finished. */
+static void on_connected(void *ud, size_t vault, int r, const char *msg)
+{
 	struct app *a = ud;
-	mcp_session_daemon_msg(a->session, m);
+	if (r < 0)
+		mcp_session_daemon_lost(a->session, vault, msg);
+	else
+		mcp_session_start(a->session, vault);
+}
+
+/* Each folder of a ':'-separated list. */
+static int add_list(struct vault_set *vs, const char *list, bool roots)
+{
+	_cleanup_free_ char *copy = xstrdup(list);
+	char *save = NULL;
+	for (char *d = strtok_r(copy, ":", &save); d;
+	     d = strtok_r(NULL, ":", &save)) {
+		_cleanup_free_ char *msg = NULL;
+		int r = roots ? vset_add_root(vs, d, &msg)
+			      : vset_add(vs, d, false, &msg);
+		if (r < 0) {
+			fprintf(stderr, "vault-mcp: %s\n", msg);
+			return r;
+		}
+	}
+	return 0;
+}
+
+/* The vaults of Obsidian's own list whose folders are there. */
+static int add_obsidian(struct vault_set *vs)
+{
+	struct obsidian_vault *ov = NULL;
+	size_t n = 0;
+	_cleanup_free_ char *msg = NULL;
+	obsidian_vaults(&ov, &n, &msg);
+	if (msg)
+		log_warn("%s", msg);
+	size_t added = 0;
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *dot =
+			xasprintf("%s/.obsidian", ov[i].path);
+		if (access(dot, F_OK) < 0) {
+			log_warn("Obsidian's vault %s is not there; skipped",
+				 ov[i].path);
+			continue;
+		}
+		_cleanup_free_ char *m = NULL;
+		if (vset_add(vs, ov[i].path, false, &m) >= 0)
+			added++;
+		else
+			log_warn("%s", m);
+	}
+	obsidian_vaults_free(ov, n);
+	if (!added) {
+		char **regs = obsidian_registries();
+		struct sbuf b = {0};
+		for (char **r = regs; *r; r++) {
+			sb_printf(&b, "%s%s", r == regs ? "" : ", ", *r);
+			free(*r);
+		}
+		free(regs);
+		fprintf(stderr,
+			"vault-mcp: --vaults-from-obsidian: Obsidian lists "
+			"no vault that is there (looked in %s)\n",
+			sb_str(&b));
+		sb_free(&b);
+		return -ENOENT;
+	}
+	return 0;
 }
 
 /* The tools offered: a profile ("all", "core") or a comma list of tool
  * names. A name vaultd does not have is an error (exit 2). */
-static int fetch_tools(struct app *a, const char *which, cJSON **ret)
+static int fetch_tools(struct ctl_client *daemon, const char *which,
+		       cJSON **ret)
 {
 	cJSON *res = NULL;
 	char *msg = NULL;
@@ -260,8 +234,7 @@ static int fetch_tools(struct app *a, const char *which, cJSON **ret)
 	cJSON *params = cJSON_CreateObject();
 	cJSON_AddStringToObject(params, "profile", list ? "all" : which);
 	/* ctl_call takes params. */
-	int r = ctl_call(a->daemon, "tools/list", params, NULL, NULL, &res,
-			 &msg);
+	int r = ctl_call(daemon, "tools/list", params, NULL, NULL, &res, &msg);
 	if (r) {
 		log_error("vaultd tools/list: %s", msg ? msg : strerror(-r));
 		free(msg);
@@ -286,6 +259,8 @@ static int fetch_tools(struct app *a, const char *which, cJSON **ret)
 				    n))
 				found = t;
 		}
+		if (!found && mcp_vault_tool(n))
+			continue; /* vault-mcp's own */
 		if (!found) {
 			struct sbuf b = {0};
 			cJSON_ArrayForEach(t, *ret) sb_printf(
@@ -318,6 +293,9 @@ int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{"vault", required_argument, NULL, 'v'},
+		{"read-only-vault", required_argument, NULL, 'R'},
+		{"vaults-from-obsidian", no_argument, NULL, 'O'},
+		{"allow-root", required_argument, NULL, 'A'},
 		{"socket", required_argument, NULL, 's'},
 		{"read-only", no_argument, NULL, 'r'},
 		{"max-result", required_argument, NULL, 'm'},
@@ -328,27 +306,40 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{},
 	};
-	struct app a = {.stdin_open = true, .idle_exit = "600"};
+	struct app a = {.stdin_open = true};
+	struct vset_config vc = {.idle_exit = "600"};
 	const char *ie = getenv("VAULT_MCP_IDLE_EXIT");
 	if (ie && *ie)
-		a.idle_exit = ie;
+		vc.idle_exit = ie;
 	struct mcp_config cfg = {.max_result = 262144};
 	const char *tools = getenv("VAULT_MCP_TOOLS");
 	if (!tools || !*tools)
 		tools = "all";
 	cfg.read_only = env_flag("VAULT_MCP_READ_ONLY", false);
-	a.create = env_flag("VAULT_MCP_CREATE", false);
+	vc.create = env_flag("VAULT_MCP_CREATE", false);
 	const char *mr = getenv("VAULT_MCP_MAX_RESULT");
 	if (mr && *mr)
 		cfg.max_result = strtoul(mr, NULL, 10);
+	/* The vaults in order (read-only ones marked), then the roots. */
+	struct ptrvec given = {0}, roots = {0};
+	bool from_obsidian = false;
 	int c;
 	while ((c = getopt_long(argc, argv, "v:rh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'v':
-			a.vault = optarg;
+			pv_push(&given, xasprintf("w%s", optarg));
+			break;
+		case 'R':
+			pv_push(&given, xasprintf("r%s", optarg));
+			break;
+		case 'O':
+			from_obsidian = true;
+			break;
+		case 'A':
+			pv_push(&roots, optarg);
 			break;
 		case 's':
-			a.socket = optarg;
+			vc.socket = optarg;
 			break;
 		case 'r':
 			cfg.read_only = true;
@@ -357,13 +348,13 @@ int main(int argc, char **argv)
 			cfg.max_result = strtoul(optarg, NULL, 10);
 			break;
 		case 'i':
-			a.idle_exit = optarg;
+			vc.idle_exit = optarg;
 			break;
 		case 't':
 			tools = optarg;
 			break;
 		case 'c':
-			a.create = true;
+			vc.create = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -378,40 +369,86 @@ int main(int argc, char **argv)
 	}
 	char *end;
 	errno = 0;
-	unsigned long idle = strtoul(a.idle_exit, &end, 10);
-	if (errno || *end || end == a.idle_exit || idle > 86400 * 365) {
+	unsigned long idle = strtoul(vc.idle_exit, &end, 10);
+	if (errno || *end || end == vc.idle_exit || idle > 86400 * 365) {
 		fprintf(stderr,
 			"vault-mcp: --idle-exit wants seconds, not '%s'\n",
-			a.idle_exit);
+			vc.idle_exit);
 		return 2;
 	}
 	if (cfg.max_result < 4096)
 		cfg.max_result = 4096;
-	if (!a.vault)
-		a.vault = getenv("OBSIDIAN_VAULT_PATH");
-	if (!a.vault || !*a.vault) {
-		fputs("vault-mcp: OBSIDIAN_VAULT_PATH not set: put the vault's "
-		      "folder in the server's env (or pass --vault DIR); "
-		      "vaultctl init writes this for each MCP client\n",
-		      stderr);
-		return 1;
-	}
 	log_init("vault-mcp");
 	signal(SIGPIPE, SIG_IGN);
-	if (connect_daemon(&a, true) < 0)
+	a.vaults = vset_new(&vc);
+	int rc = 0;
+	const char *env = getenv("OBSIDIAN_VAULT_PATH");
+	for (size_t i = 0; i < given.n && !rc; i++) {
+		const char *g = given.v[i];
+		_cleanup_free_ char *msg = NULL;
+		if (vset_add(a.vaults, g + 1, *g == 'r', &msg) < 0) {
+			fprintf(stderr, "vault-mcp: %s\n", msg);
+			rc = 2;
+		}
+	}
+	if (!rc && !given.n && env && *env && add_list(a.vaults, env, false))
+		rc = 2;
+	if (!rc && from_obsidian && add_obsidian(a.vaults) < 0)
+		rc = 1;
+	const char *er = getenv("VAULT_MCP_ALLOW_ROOTS");
+	if (!rc && er && *er && add_list(a.vaults, er, true))
+		rc = 2;
+	for (size_t i = 0; i < roots.n && !rc; i++) {
+		_cleanup_free_ char *msg = NULL;
+		if (vset_add_root(a.vaults, roots.v[i], &msg) < 0) {
+			fprintf(stderr, "vault-mcp: %s\n", msg);
+			rc = 2;
+		}
+	}
+	for (size_t i = 0; i < given.n; i++)
+		free(given.v[i]);
+	pv_free(&given);
+	pv_free(&roots);
+	if (!rc && !vset_count(a.vaults)) {
+		fputs("vault-mcp: OBSIDIAN_VAULT_PATH not set: put the vault's "
+		      "folder in the server's env (or pass --vault DIR, or "
+		      "--vaults-from-obsidian); vaultctl init writes this for "
+		      "each MCP client\n",
+		      stderr);
+		rc = 1;
+	}
+	if (!rc && vc.socket && vset_count(a.vaults) > 1) {
+		fputs("vault-mcp: --socket names one vault's daemon; it "
+		      "cannot serve several vaults\n",
+		      stderr);
+		rc = 2;
+	}
+	if (rc) {
+		vset_free(a.vaults);
+		return rc;
+	}
+	/* The default vault at once: what cannot serve it is said here. */
+	if (vset_connect(a.vaults, 0, true) < 0) {
+		vset_free(a.vaults);
 		return 1;
-	int tr = fetch_tools(&a, tools, &cfg.tools);
+	}
+	int tr = fetch_tools(vset_client(a.vaults, 0), tools, &cfg.tools);
 	if (tr < 0) {
-		ctl_close(a.daemon);
+		vset_free(a.vaults);
 		return tr == -EINVAL ? 2 : 1;
 	}
-	cfg.vault = a.vault;
+	cfg.vaults = a.vaults;
+	if (strcmp(tools, "all") && strcmp(tools, "core"))
+		cfg.only = tools;
 	struct mcp_io io = {.out = out_line,
 			    .daemon_send = daemon_send,
 			    .daemon_cancel = daemon_cancel,
 			    .ud = &a};
 	a.session = mcp_session_new(&cfg, &io);
-	mcp_session_start(a.session);
+	mcp_session_start(a.session, 0);
+	/* The others come on their own threads. */
+	for (size_t i = 1; i < vset_count(a.vaults); i++)
+		vset_start(a.vaults, i);
 
 	struct linebuf in;
 	lb_init(&in, MAX_MESSAGE);
@@ -425,26 +462,43 @@ int main(int argc, char **argv)
 			else if (now - leaving >= EXIT_GRACE_MS * 1000000ull)
 				break; /* the rest is cancelled by closing */
 		}
-		struct pollfd pfd[2] = {
-			{.fd = a.stdin_open ? STDIN_FILENO : -1,
-			 .events = POLLIN},
-			{.fd = a.daemon ? ctl_fd(a.daemon) : -1,
-			 .events = POLLIN},
-		};
-		int n = poll(pfd, 2, leaving ? 50 : 250);
+		struct pollfd pfd[VSET_MAX + 2];
+		size_t nv = vset_count(a.vaults);
+		pfd[0] = (struct pollfd){.fd = a.stdin_open ? STDIN_FILENO : -1,
+					 .events = POLLIN};
+		pfd[1] = (struct pollfd){.fd = vset_wake_fd(a.vaults),
+					 .events = POLLIN};
+		for (size_t i = 0; i < nv; i++)
+			pfd[i + 2] = (struct pollfd){.fd = vset_fd(a.vaults, i),
+						     .events = POLLIN};
+		int n = poll(pfd, nv + 2, leaving ? 50 : 250);
 		if (n < 0 && errno != EINTR)
 			break;
-		if (pfd[1].revents) {
-			if (ctl_pump(a.daemon, false, on_daemon, &a) < 0) {
-				log_warn("lost the connection to vaultd; "
-					 "reconnecting");
-				a.daemon = ctl_close(a.daemon);
-				mcp_session_daemon_lost(a.session);
-				if (connect_daemon(&a, true) < 0)
-					break;
-				mcp_session_start(a.session);
+		bool gone = false;
+		for (size_t i = 0; i < nv && n > 0; i++) {
+			if (!pfd[i + 2].revents)
+				continue;
+			struct from_daemon f = {.a = &a, .vault = i};
+			if (vset_pump(a.vaults, i, on_daemon, &f) >= 0)
+				continue;
+			log_warn("lost the connection to vaultd of %s; "
+				 "reconnecting",
+				 vset_path(a.vaults, i));
+			mcp_session_daemon_lost(a.session, i, NULL);
+			if (vset_multi(a.vaults)) {
+				/* On its thread; calls meanwhile wait. */
+				vset_start(a.vaults, i);
+			} else if (vset_connect(a.vaults, i, true) < 0) {
+				gone = true;
+				break;
+			} else {
+				mcp_session_start(a.session, i);
 			}
 		}
+		if (gone)
+			break;
+		if (pfd[1].revents)
+			vset_collect(a.vaults, on_connected, &a);
 		if (pfd[0].revents) {
 			ssize_t r = read(STDIN_FILENO, buf, sizeof(buf));
 			if (r <= 0) {
@@ -479,6 +533,6 @@ int main(int argc, char **argv)
 	}
 	lb_free(&in);
 	mcp_session_free(a.session);
-	ctl_close(a.daemon);
+	vset_free(a.vaults);
 	return 0;
 }

@@ -15,7 +15,7 @@ command -v node >/dev/null || { echo "no node: skipping"; exit 77; }
 make_tmp
 V=$tmp/vault
 N=400
-mkdir -p "$V/refs/a" "$V/refs/b" "$tmp/run" "$tmp/cache"
+mkdir -p "$V/.obsidian" "$V/refs/a" "$V/refs/b" "$tmp/run" "$tmp/cache"
 chmod 700 "$tmp/run"
 export XDG_RUNTIME_DIR=$tmp/run XDG_CACHE_HOME=$tmp/cache
 ctl() { timeout 60 "$vaultctl" --vault "$V" "$@"; }
