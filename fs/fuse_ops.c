@@ -655,10 +655,12 @@ void mount_external_change(struct mount *m, const char *path)
 
 /*
  * vaultd replaced the file old_ino (temp + rename), now at path: the node
- * the kernel has for the old file shows the new one. False when no node
- * held it.
+ * the kernel has for the old file shows the new one. Returns that node's
+ * number, whose cached attributes and pages the caller drops; 0 when no
+ * node held it.
  */
-static bool follow_replaced(struct mount *m, uint64_t old_ino, const char *path)
+static fuse_ino_t follow_replaced(struct mount *m, uint64_t old_ino,
+				  const char *path)
 {
 	struct stat st;
 	pthread_mutex_lock(&m->tmu);
@@ -681,27 +683,47 @@ static bool follow_replaced(struct mount *m, uint64_t old_ino, const char *path)
 			   nst.st_nlink == 0;
 		node_put(n);
 	}
+	fuse_ino_t k = 0;
 	if (n && replaced) {
 		int fd = beneath_open(vault_rootfd(m->v), path,
 				      O_PATH | O_NOFOLLOW, 0);
 		if (fd >= 0)
 			node_swap(m, n, fd);
-		queue_inval(m, false, ino_of(m, n), NULL);
+		k = ino_of(m, n);
 	}
 	if (n)
 		unref_node(m, n, 1);
-	return replaced;
+	return k;
 }
 
 /* A note renamed by vaultd, now at path, whose links were rewritten
- * there (a new file): its node follows. */
+ * there (a new file): its node follows; its number goes to *inos. */
 static void follow_rewritten(struct mount *m, uint64_t old_ino,
-			     const char *path)
+			     const char *path, struct ptrvec *inos)
 {
 	struct stat st;
+	fuse_ino_t k = 0;
 	if (file_stat(vault_rootfd(m->v), path, &st) == 0 &&
 	    (uint64_t)st.st_ino != old_ino)
-		follow_replaced(m, old_ino, path);
+		k = follow_replaced(m, old_ino, path);
+	if (k)
+		pv_push(inos, (void *)(uintptr_t)k);
+}
+
+/*
+ * Drop what the kernel caches of the nodes inos (freed) before the rename
+ * that replaced their files is answered: a read right after it must not
+ * get the old size. Called with no vault lock held. The kernel's rename
+ * holds the folders' locks, not these files' attributes or pages, and
+ * there is no writeback cache: nothing here waits on another request.
+ */
+static void inval_now(struct mount *m, struct ptrvec *inos)
+{
+	for (size_t i = 0; i < inos->n; i++)
+		if (__atomic_load_n(&m->mounted, __ATOMIC_ACQUIRE))
+			fuse_lowlevel_notify_inval_inode(
+				m->se, (fuse_ino_t)(uintptr_t)inos->v[i], 0, 0);
+	pv_free(inos);
 }
 
 /* The vault changed a note (MCP tools, link rewrites, inotify). */
@@ -711,9 +733,13 @@ static void on_vault_event(const struct vault_event *ev, void *ud)
 	if (mount_owns_event(ev->path) || mount_owns_event(ev->old_path))
 		return; /* the mount handles its own nodes */
 	bool external = ev->source && !strcmp(ev->source, "external");
-	if (ev->type == VEV_CHANGED && ev->old_ino && !external &&
-	    !follow_replaced(m, ev->old_ino, ev->path))
-		inval_path(m, ev->path);
+	if (ev->type == VEV_CHANGED && ev->old_ino && !external) {
+		fuse_ino_t k = follow_replaced(m, ev->old_ino, ev->path);
+		if (k)
+			queue_inval(m, false, k, NULL);
+		else
+			inval_path(m, ev->path);
+	}
 	/* A name that goes away keeps its kernel entry until the
 	 * announcement takes it (unlink, rename), so that watchers hear of
 	 * it; its folder's listing goes now. */
@@ -2222,9 +2248,10 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 			mount_write_begin(from, to);
 			r = vault_rename(m->v, n, to, src, false, &res, &msg);
 			mount_write_end();
+			struct ptrvec replaced = {0};
 			if (r == 0) {
 				follow_rename(m, from, to);
-				follow_rewritten(m, ino, to);
+				follow_rewritten(m, ino, to, &replaced);
 			}
 			if (r < 0)
 				log_warn("rename %s -> %s refused (%s): %s",
@@ -2233,6 +2260,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 			free(msg);
 			cJSON_Delete(res);
 			vault_write_unlock(m->v);
+			inval_now(m, &replaced);
 			fuse_reply_err(req, r < 0 ? -r : 0);
 			return;
 		}
@@ -2383,11 +2411,12 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 					&res, &msg);
 		mount_write_end();
 		size_t fl = strlen(from);
+		struct ptrvec replaced = {0};
 		for (size_t i = 0; i < paths.n; i++) {
 			_cleanup_free_ char *np =
 				xasprintf("%s%s", to, (char *)paths.v[i] + fl);
 			if (r == 0 && inos[i])
-				follow_rewritten(m, inos[i], np);
+				follow_rewritten(m, inos[i], np, &replaced);
 			free(paths.v[i]);
 		}
 		pv_free(&paths);
@@ -2398,6 +2427,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 			log_warn("rename %s -> %s refused (%s): %s", from, to,
 				 src, msg ? msg : strerror(-r));
 		vault_write_unlock(m->v);
+		inval_now(m, &replaced);
 		free(msg);
 		cJSON_Delete(res);
 		fuse_reply_err(req, -r);
