@@ -4,8 +4,8 @@
 // plus generated distractors and long notes (make-vault.mjs); the queries and
 // their judged answers are tests/bench/quality/queries.tsv. Each query goes
 // through vault-mcp (official SDK client) as search_notes fulltext, limit 10,
-// as written (implicit AND between words), then with its words joined by an
-// explicit AND and by OR. Per kind of query: hit@1, hit@5, MRR@10, queries
+// as written (words side by side find the notes with any of them), then
+// with its words joined by an explicit AND and by OR. Per kind of query: hit@1, hit@5, MRR@10, queries
 // with no result; and the size of the answers.
 //   node bench-quality.mjs [--modes plain,and,or] [--distractors N]
 // VERBOSE=1 lists the queries whose answer is not first (expected, top 3
@@ -28,7 +28,7 @@ for (const m of modes) if (!rewrite[m]) throw new Error(`unknown mode ${m} (plai
 const distractors = parseInt(opt('--distractors', String(DEFAULT_DISTRACTORS)), 10);
 const VERBOSE = !!process.env.VERBOSE && process.env.VERBOSE !== '0';
 const MODE_NAME = {
-  plain: 'queries as written (implicit AND between words)',
+  plain: 'queries as written (words side by side: any of them, more first)',
   and: 'words joined with AND',
   or: 'words joined with OR',
 };
