@@ -373,7 +373,10 @@ describe('crashes', { skip: !HAVE_FUSE && 'no /dev/fuse' }, () => {
       const body = ${body.toString()};
       for (let k = 1; k <= 1000; k++) {
         const i = k % 10;
-        try { fs.writeFileSync(${JSON.stringify(m.mnt)} + '/n' + i + '.md', body(k, i)); }
+        // O_TRUNC without O_CREAT: once the dead mount is gone, a write
+        // must not create the note in the bare mount point.
+        const flag = fs.constants.O_WRONLY | fs.constants.O_TRUNC;
+        try { fs.writeFileSync(${JSON.stringify(m.mnt)} + '/n' + i + '.md', body(k, i), { flag }); }
         catch (e) { process.stdout.write('stopped at ' + k + ' ' + e.code + '\\n'); process.exit(0); }
       }
       process.stdout.write('done\\n');`;
