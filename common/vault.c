@@ -714,11 +714,18 @@ int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud,
 	atomic_store(&v->idx_done, 0);
 	atomic_store(&v->idx_total, 0);
 	/* The folder walk and reading the stored entries, side by side. */
+	/* The store's connection is the full-text thread's too (a rebuild
+	 * runs while it works): smu around every use. */
+	pthread_mutex_lock(&v->smu);
 	s.want_stat = v->store && !store_empty(v->store);
+	pthread_mutex_unlock(&v->smu);
 	pthread_t wt;
 	bool walking = pthread_create(&wt, NULL, walk_main, &s) == 0;
-	if (v->store)
+	if (v->store) {
+		pthread_mutex_lock(&v->smu);
 		s.stored = store_load(v->store);
+		pthread_mutex_unlock(&v->smu);
+	}
 	if (walking)
 		pthread_join(wt, NULL);
 	else
