@@ -326,14 +326,21 @@ static int print_tool_result(const struct opts *o, cJSON *res)
 	return err ? EXIT_TOOL : EXIT_OK;
 }
 
-static int call_tool(const struct opts *o, const char *tool, cJSON *args)
+/* Call a tool (args taken) as vaultctl; its result in *ret. */
+static int tool_call(const struct opts *o, const char *tool, cJSON *args,
+		     cJSON **ret)
 {
 	cJSON *p = cJSON_CreateObject();
 	cJSON_AddStringToObject(p, "name", tool);
 	cJSON_AddItemToObject(p, "arguments", args);
 	cJSON_AddStringToObject(p, "source", "vaultctl");
+	return daemon_call(o, "tools/call", p, ret);
+}
+
+static int call_tool(const struct opts *o, const char *tool, cJSON *args)
+{
 	cJSON *res = NULL;
-	int r = daemon_call(o, "tools/call", p, &res);
+	int r = tool_call(o, tool, args, &res);
 	return r ? r : print_tool_result(o, res);
 }
 
@@ -351,11 +358,8 @@ static int cmd_tags(const struct opts *o)
 {
 	if (o->json)
 		return call_tool(o, "list_tags", cJSON_CreateObject());
-	cJSON *p = cJSON_CreateObject();
-	cJSON_AddStringToObject(p, "name", "list_tags");
-	cJSON_AddStringToObject(p, "source", "vaultctl");
 	cJSON *res = NULL;
-	int r = daemon_call(o, "tools/call", p, &res);
+	int r = tool_call(o, "list_tags", cJSON_CreateObject(), &res);
 	if (r)
 		return r;
 	const cJSON *tags = cJSON_GetObjectItem(
@@ -377,12 +381,8 @@ static int cmd_violations(const struct opts *o)
 	cJSON_AddNumberToObject(args, "limit", (double)o->limit);
 	if (o->json)
 		return call_tool(o, "list_violations", args);
-	cJSON *p = cJSON_CreateObject();
-	cJSON_AddStringToObject(p, "name", "list_violations");
-	cJSON_AddItemToObject(p, "arguments", args);
-	cJSON_AddStringToObject(p, "source", "vaultctl");
 	cJSON *res = NULL;
-	int r = daemon_call(o, "tools/call", p, &res);
+	int r = tool_call(o, "list_violations", args, &res);
 	if (r)
 		return r;
 	const cJSON *vs = cJSON_GetObjectItem(
@@ -581,12 +581,8 @@ static int cmd_changes(const struct opts *o)
 				(double)(o->limit_set ? o->limit : 50));
 	if (o->json)
 		return call_tool(o, "list_changes", args);
-	cJSON *p = cJSON_CreateObject();
-	cJSON_AddStringToObject(p, "name", "list_changes");
-	cJSON_AddItemToObject(p, "arguments", args);
-	cJSON_AddStringToObject(p, "source", "vaultctl");
 	cJSON *res = NULL;
-	int r = daemon_call(o, "tools/call", p, &res);
+	int r = tool_call(o, "list_changes", args, &res);
 	if (r)
 		return r;
 	if (cJSON_IsTrue(cJSON_GetObjectItem(res, "isError")))
@@ -627,12 +623,8 @@ static int cmd_undo(const struct opts *o)
 	cJSON *args = changes_args(o);
 	if (o->dry_run)
 		cJSON_AddTrueToObject(args, "dry_run");
-	cJSON *p = cJSON_CreateObject();
-	cJSON_AddStringToObject(p, "name", "undo_changes");
-	cJSON_AddItemToObject(p, "arguments", args);
-	cJSON_AddStringToObject(p, "source", "vaultctl");
 	cJSON *res = NULL;
-	int r = daemon_call(o, "tools/call", p, &res);
+	int r = tool_call(o, "undo_changes", args, &res);
 	if (r)
 		return r;
 	if (cJSON_IsTrue(cJSON_GetObjectItem(res, "isError")))
