@@ -826,6 +826,27 @@ static void handle_tools_call(struct mcp_session *s, const cJSON *id,
 /* ---- several vaults: the tools answered here
  * ---------------------------------------------------- */
 
+/* copy_note's and move_note's schemas; verb: what the note's trip is. */
+#define CROSS_VAULT_SCHEMAS(verb)                                                \
+	"\"inputSchema\":{\"type\":\"object\",\"properties\":{"                  \
+	"\"name\":{\"type\":\"string\",\"description\":\"The note (name or "     \
+	"path) in the vault it is in\"},"                                        \
+	"\"to_vault\":{\"type\":\"string\",\"description\":\"The vault to " verb \
+	" it to (a name from list_vaults)\"},"                                   \
+	"\"vault\":{\"type\":\"string\",\"description\":\"The vault the "        \
+	"note is in; default: the first\"},"                                     \
+	"\"new_name\":{\"type\":\"string\",\"description\":\"Its name or "       \
+	"path there; default: the same path\"},"                                 \
+	"\"overwrite\":{\"type\":\"boolean\",\"default\":false,"                 \
+	"\"description\":\"Replace a note of that name there\"}},"               \
+	"\"required\":[\"name\",\"to_vault\"]},"                                 \
+	"\"outputSchema\":{\"type\":\"object\",\"properties\":{"                 \
+	"\"status\":{\"type\":\"string\"},\"from_vault\":{\"type\":"             \
+	"\"string\"},\"to_vault\":{\"type\":\"string\"},\"source\":{"            \
+	"\"type\":\"string\"},\"target\":{\"type\":\"string\"},\"moved\":{"      \
+	"\"type\":\"boolean\"}},\"required\":[\"status\",\"from_vault\","        \
+	"\"to_vault\",\"source\",\"target\",\"moved\"]},"
+
 /* Their tools/list entries; `vault` is added to every other tool. */
 static const char *const VAULT_TOOLS[] = {
 	"{\"name\":\"list_vaults\",\"title\":\"List vaults\","
@@ -869,51 +890,15 @@ static const char *const VAULT_TOOLS[] = {
 	"\"description\":\"Copy a note (its whole text, frontmatter included) "
 	"into another vault. The other vault's policy judges it like any "
 	"new note: a tag it does not allow refuses the copy. Links are "
-	"copied as written.\","
-	"\"inputSchema\":{\"type\":\"object\",\"properties\":{"
-	"\"name\":{\"type\":\"string\",\"description\":\"The note (name or "
-	"path) in the vault it is in\"},"
-	"\"to_vault\":{\"type\":\"string\",\"description\":\"The vault to "
-	"copy it to (a name from list_vaults)\"},"
-	"\"vault\":{\"type\":\"string\",\"description\":\"The vault the "
-	"note is in; default: the first\"},"
-	"\"new_name\":{\"type\":\"string\",\"description\":\"Its name or "
-	"path there; default: the same path\"},"
-	"\"overwrite\":{\"type\":\"boolean\",\"default\":false,"
-	"\"description\":\"Replace a note of that name there\"}},"
-	"\"required\":[\"name\",\"to_vault\"]},"
-	"\"outputSchema\":{\"type\":\"object\",\"properties\":{"
-	"\"status\":{\"type\":\"string\"},\"from_vault\":{\"type\":\"string\"},"
-	"\"to_vault\":{\"type\":\"string\"},\"source\":{\"type\":\"string\"},"
-	"\"target\":{\"type\":\"string\"},\"moved\":{\"type\":\"boolean\"}},"
-	"\"required\":[\"status\",\"from_vault\",\"to_vault\",\"source\","
-	"\"target\",\"moved\"]},"
-	"\"annotations\":{\"destructiveHint\":false,\"openWorldHint\":false}}",
+	"copied as written.\"," CROSS_VAULT_SCHEMAS(
+		"copy") "\"annotations\":{\"destructiveHint\":false,\"openWorldHint\":false}}",
 
 	"{\"name\":\"move_note\",\"title\":\"Move note to another vault\","
 	"\"description\":\"Move a note into another vault: it is written "
 	"there first (the other vault's policy may refuse it; then nothing "
 	"changes), then deleted here the way delete_note does (to .trash/, "
-	"links to it marked per policy). Links are copied as written.\","
-	"\"inputSchema\":{\"type\":\"object\",\"properties\":{"
-	"\"name\":{\"type\":\"string\",\"description\":\"The note (name or "
-	"path) in the vault it is in\"},"
-	"\"to_vault\":{\"type\":\"string\",\"description\":\"The vault to "
-	"move it to (a name from list_vaults)\"},"
-	"\"vault\":{\"type\":\"string\",\"description\":\"The vault the "
-	"note is in; default: the first\"},"
-	"\"new_name\":{\"type\":\"string\",\"description\":\"Its name or "
-	"path there; default: the same path\"},"
-	"\"overwrite\":{\"type\":\"boolean\",\"default\":false,"
-	"\"description\":\"Replace a note of that name there\"}},"
-	"\"required\":[\"name\",\"to_vault\"]},"
-	"\"outputSchema\":{\"type\":\"object\",\"properties\":{"
-	"\"status\":{\"type\":\"string\"},\"from_vault\":{\"type\":\"string\"},"
-	"\"to_vault\":{\"type\":\"string\"},\"source\":{\"type\":\"string\"},"
-	"\"target\":{\"type\":\"string\"},\"moved\":{\"type\":\"boolean\"}},"
-	"\"required\":[\"status\",\"from_vault\",\"to_vault\",\"source\","
-	"\"target\",\"moved\"]},"
-	"\"annotations\":{\"destructiveHint\":true,\"openWorldHint\":false}}",
+	"links to it marked per policy). Links are copied as written.\"," CROSS_VAULT_SCHEMAS(
+		"move") "\"annotations\":{\"destructiveHint\":true,\"openWorldHint\":false}}",
 };
 
 /* get_help's words on them: name, params. */
