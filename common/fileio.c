@@ -105,6 +105,11 @@ bool file_is_temp(const char *name)
 	return temp_pid(name) != 0;
 }
 
+bool file_is_own_temp(const char *name)
+{
+	return temp_pid(name) == (long)getpid();
+}
+
 bool file_is_stale_temp(const char *name)
 {
 	long pid = temp_pid(name);

@@ -117,6 +117,8 @@ long file_narrow_modes(int rootfd, const char *rel, mode_t mask);
 bool file_is_stale_temp(const char *name);
 /* Whether name is a temp file of file_write_atomic(), of any process. */
 bool file_is_temp(const char *name);
+/* Whether name is a temp file of file_write_atomic() made by this process. */
+bool file_is_own_temp(const char *name);
 /* Remove the temp files of other processes in the folder rel (not
  * beneath it). Returns how many, or -errno. */
 long file_remove_temps(int rootfd, const char *rel);

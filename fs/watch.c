@@ -196,24 +196,6 @@ static void sync_folder(struct watcher *w, const char *dir, bool appeared)
 	pv_free(&stack);
 }
 
-/* A temp file of this vaultd's own atomic writes
- * (".<base>.vaultd-<pid>-<hex>.tmp"): the write shows as the rename onto
- * the note, which vaultd has indexed already. */
-static bool own_temp(const char *name)
-{
-	size_t n = strlen(name);
-	if (name[0] != '.' || n < 12 || strcmp(name + n - 4, ".tmp") != 0)
-		return false;
-	static _Thread_local char mark[32];
-	static _Thread_local int ml;
-	if (!ml)
-		ml = snprintf(mark, sizeof(mark), ".vaultd-%d-", (int)getpid());
-	const char *m = NULL;
-	for (const char *p = name; (p = strstr(p, mark)); p++)
-		m = p;
-	return m && m + ml < name + n - 4;
-}
-
 /* A file renamed onto path that the index has as it is (same inode, size
  * and time): vaultd's own write, indexed and announced by vaultd. */
 static bool indexed_as_is(struct watcher *w, const char *path)
@@ -243,7 +225,9 @@ static void handle(struct watcher *w, const struct inotify_event *e)
 	const char *dir = hmap_get(w->dirs, key);
 	if (!dir || !e->len)
 		return;
-	if (!(e->mask & IN_ISDIR) && own_temp(e->name))
+	/* A temp file of this vaultd's own atomic writes: the write shows
+	 * as the rename onto the note, which vaultd has indexed already. */
+	if (!(e->mask & IN_ISDIR) && file_is_own_temp(e->name))
 		return;
 	_cleanup_free_ char *path =
 		*dir ? xasprintf("%s/%s", dir, e->name) : xstrdup(e->name);
@@ -257,7 +241,7 @@ static void handle(struct watcher *w, const struct inotify_event *e)
 		return;
 	}
 	if (file_is_temp(e->name)) {
-		/* vaultd's own, on its way to a note's name: the note is
+		/* Another vaultd's, on its way to a note's name: the note is
 		 * synced when it gets there. */
 		if (w->m)
 			mount_external_change(w->m, path);
