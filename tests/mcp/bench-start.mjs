@@ -20,7 +20,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { BIN, ctlConnect, sleep } from './lib.mjs';
+import { BIN, ctlConnect, daemonPid as libDaemonPid, sleep, socketPath as libSocketPath } from './lib.mjs';
 
 const sizes = process.argv.slice(2).map((x) => parseInt(x, 10));
 if (!sizes.length) sizes.push(1000, 10000, 100000);
@@ -78,20 +78,9 @@ function envFor(root, vault) {
   };
 }
 
-function daemonPid(env) {
-  const dir = path.join(env.XDG_RUNTIME_DIR, 'vaultd');
-  if (!fs.existsSync(dir)) return null;
-  const lock = fs.readdirSync(dir).find((f) => f.endsWith('.sock.lock'));
-  if (!lock) return null;
-  const pid = parseInt(fs.readFileSync(path.join(dir, lock), 'utf8'), 10);
-  return Number.isFinite(pid) ? pid : null;
-}
-
-function socketPath(env) {
-  const dir = path.join(env.XDG_RUNTIME_DIR, 'vaultd');
-  const s = fs.existsSync(dir) ? fs.readdirSync(dir).find((f) => f.endsWith('.sock')) : null;
-  return s ? path.join(dir, s) : null;
-}
+// lib.mjs's helpers take a vault's runtime folder.
+const daemonPid = (env) => libDaemonPid({ runtime: env.XDG_RUNTIME_DIR });
+const socketPath = (env) => libSocketPath({ runtime: env.XDG_RUNTIME_DIR });
 
 function alive(pid) {
   try {
