@@ -1951,33 +1951,14 @@ static cJSON *names_json(struct vault *v, struct pending *p, size_t n)
 	return a;
 }
 
-/* A dry run's files: each note rewritten, where it goes, its diff. */
-static void add_changes(cJSON *res, const struct pending *p, size_t n)
-{
-	cJSON *a = cJSON_AddArrayToObject(res, "files");
-	for (size_t i = 0; i < n; i++) {
-		const char *to = p[i].new_path ? p[i].new_path : p[i].src->path;
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "path", p[i].src->path);
-		if (p[i].new_path)
-			cJSON_AddStringToObject(o, "to", p[i].new_path);
-		cJSON_AddNumberToObject(o, "links_updated", p[i].links);
-		_cleanup_free_ char *d = text_diff(
-			p[i].src->path, p[i].old ? p[i].old : "", p[i].old_len,
-			to, p[i].text, p[i].len, NULL, NULL);
-		cJSON_AddStringToObject(o, "diff", d);
-		cJSON_AddItemToArray(a, o);
-	}
-}
-
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct file_batch *, file_batch_free)
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct index_moves *, index_moves_free)
 
 /* A file a dry run would touch, with the unified diff of its change (the
  * one diff_note_versions shows after the change); to: where it moves. */
-static void add_file_diff(cJSON *files, const char *path, const char *to,
-			  const char *a, size_t alen, const char *b,
-			  size_t blen)
+static cJSON *add_file_diff(cJSON *files, const char *path, const char *to,
+			    const char *a, size_t alen, const char *b,
+			    size_t blen)
 {
 	cJSON *f = cJSON_CreateObject();
 	cJSON_AddStringToObject(f, "path", path);
@@ -1987,6 +1968,20 @@ static void add_file_diff(cJSON *files, const char *path, const char *to,
 	cJSON_AddStringToObject(f, "diff", d);
 	free(d);
 	cJSON_AddItemToArray(files, f);
+	return f;
+}
+
+/* A folder rename's dry run: each note rewritten, where it goes, its
+ * diff and how many of its links change. */
+static void add_changes(cJSON *res, const struct pending *p, size_t n)
+{
+	cJSON *a = cJSON_AddArrayToObject(res, "files");
+	for (size_t i = 0; i < n; i++) {
+		cJSON *o = add_file_diff(a, p[i].src->path, p[i].new_path,
+					 p[i].old ? p[i].old : "", p[i].old_len,
+					 p[i].text, p[i].len);
+		cJSON_AddNumberToObject(o, "links_updated", p[i].links);
+	}
 }
 
 /* The linking notes a dry run would rewrite, each with its diff. */
