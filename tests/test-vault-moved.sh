@@ -55,6 +55,16 @@ stopped_with_error() { # what
 	fi
 }
 
+# vaultd may be writing its history meanwhile: rm -rf then finds a folder
+# not empty, and is run again, as a user would.
+remove_vault() { # what
+	for _ in 1 2 3 4 5; do
+		rm -rf "$V" 2>/dev/null && break
+		sleep 0.2
+	done
+	[ -e "$V" ] && fail "$1: rm -rf of the vault folder kept failing"
+}
+
 mkdir -p "$V/sub" "$V/.obsidian"
 printf 'alpha #known\n' >"$V/Alpha.md"
 printf 'beta [[Alpha]]\n' >"$V/sub/Beta.md"
@@ -65,13 +75,7 @@ cp -a "$V" "$tmp/backup"
 rm -rf "$tmp/backup/.vaultd"
 printf 'gamma [[Alpha]]\n' >"$tmp/backup/Gamma.md"
 pid0=$dpid
-# vaultd may be writing its history meanwhile: rm -rf then finds a folder
-# not empty, and is run again, as a user would.
-for _ in 1 2 3 4 5; do
-	rm -rf "$V" 2>/dev/null && break
-	sleep 0.2
-done
-[ -e "$V" ] && fail "replaced: rm -rf of the vault folder kept failing"
+remove_vault replaced
 cp -a "$tmp/backup" "$V"
 wait_for 30 ctl call read_note name=Gamma ||
 	fail "replaced: the restored folder's new note is not served"
@@ -110,7 +114,7 @@ start
 ctl call read_note name=Gamma >/dev/null || fail "moved: a vaultd on the new place does not serve"
 
 # 3. Deleted.
-rm -rf "$V"
+remove_vault deleted
 stopped_with_error deleted
 
 if [ $failures -gt 0 ]; then
