@@ -6,6 +6,8 @@
 #include "u8.h"
 
 #include <ctype.h>
+#include <time.h>
+#include <zlib.h>
 
 char *fold_key_n(const char *s, size_t n)
 {
@@ -441,6 +443,7 @@ struct note *note_new(const char *path, const char *text, size_t len,
 	struct uniq tags = {0}, aliases = {0};
 	struct ptrvec keys = {0};
 	if (text) {
+		n->text_hash = note_text_hash(text, len);
 		struct frontmatter fm;
 		fm_parse(text, len, &fm);
 		if (!fm.valid) {
@@ -489,6 +492,39 @@ void note_set_stat(struct note *n, const struct stat *st, int64_t btime)
 	n->size = st->st_size;
 	n->ino = st->st_ino;
 	n->btime = btime ? btime : st->st_mtim.tv_sec;
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	n->racy = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec <
+		  note_racy_until(n);
+}
+
+int64_t note_racy_until(const struct note *n)
+{
+	bool whole_seconds = n->mtime_ns % 1000000000LL == 0;
+	return n->mtime_ns + (whole_seconds ? 2000000000LL : 20000000LL);
+}
+
+static bool same_stat(const struct note *n, const struct stat *st)
+{
+	return n->mtime_ns == (int64_t)st->st_mtim.tv_sec * 1000000000LL +
+				      st->st_mtim.tv_nsec &&
+	       n->size == st->st_size && n->ino == st->st_ino;
+}
+
+bool note_same_file(const struct note *n, const struct stat *st)
+{
+	return !n->racy && same_stat(n, st);
+}
+
+uint32_t note_text_hash(const char *text, size_t len)
+{
+	return (uint32_t)crc32_z(0, (const Bytef *)text, len);
+}
+
+bool note_made_from(const struct note *n, const struct stat *st,
+		    uint32_t text_hash)
+{
+	return same_stat(n, st) && (!n->racy || n->text_hash == text_hash);
 }
 
 struct note *note_free(struct note *n)
@@ -876,5 +912,7 @@ struct note *note_copy(const struct note *n)
 	c->btime = n->btime;
 	c->size = n->size;
 	c->ino = n->ino;
+	c->racy = n->racy;
+	c->text_hash = n->text_hash;
 	return c;
 }

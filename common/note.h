@@ -58,7 +58,22 @@ struct note {
 	int fm_err_line;
 	bool too_big;	     /* indexed by name only */
 	unsigned read_flags; /* NOTE_READ_* it was read with */
+	/*
+	 * Racy: the file was read (or written) before its modification time
+	 * was NOTE_RACY_NS old, so a later write could have left the same
+	 * time, size and inode: its stat proves nothing, its text_hash (a
+	 * CRC-32 of the text read) tells. Notes from the on-disk index are
+	 * never racy (racy ones are stored with no time).
+	 */
+	bool racy;
+	uint32_t text_hash;
 };
+
+/* When (CLOCK_REALTIME, ns) the note's file time is old enough that a
+ * read then proves later writes change it: file times are kept to a clock
+ * tick (a few ms) by Linux's own file systems; a time in whole seconds
+ * (FAT keeps 2 s) gets 2 s. */
+int64_t note_racy_until(const struct note *n);
 
 /* Largest note whose contents are indexed (bigger ones by name only;
  * search results name them). Indexing is linear in the note's size. */
@@ -91,7 +106,17 @@ enum {
 struct note *note_new(const char *path, const char *text, size_t len,
 		      unsigned flags);
 struct note *note_free(struct note *n);
+/* The file facts of the note's file, read (or written) just now. */
 void note_set_stat(struct note *n, const struct stat *st, int64_t btime);
+/* Whether the file with these facts is the one the note was made from,
+ * known from its facts alone (false for a racy note: read it again). */
+bool note_same_file(const struct note *n, const struct stat *st);
+/* The note's text_hash for a text. */
+uint32_t note_text_hash(const char *text, size_t len);
+/* Whether a text read from a file with these facts (its note_text_hash)
+ * is the one the note was made from. */
+bool note_made_from(const struct note *n, const struct stat *st,
+		    uint32_t text_hash);
 
 /* Bumped whenever parsing changes what a note's index entry holds: stored
  * entries of another format are not reused. */

@@ -68,6 +68,7 @@ enum {
 	ST_INDEX_SUB,
 	ST_DEL_DOC,
 	ST_DEL_NOTE,
+	ST_SET_STAT,
 	ST_COUNT
 };
 
@@ -96,6 +97,8 @@ static const char *const STMTS[ST_COUNT] = {
 	[ST_INDEX_SUB] = "INSERT INTO sub(rowid, body) VALUES(?, ?)",
 	[ST_DEL_DOC] = "DELETE FROM docz WHERE id = ?",
 	[ST_DEL_NOTE] = "DELETE FROM notes WHERE id = ?",
+	[ST_SET_STAT] = "UPDATE notes SET mtime_ns = ?2, size = ?3, ino = ?4"
+			" WHERE path = ?1",
 };
 
 /* A change to the FTS tables, held until the transaction commits. */
@@ -1020,7 +1023,9 @@ int store_put_text(struct store *s, const struct note *n, struct store_text *t)
 	sqlite3_bind_text(st, 2, n->fold_name, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, n->name, -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 4, folder, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 5, n->mtime_ns);
+	/* A racy note is stored with no time: read again at the next start
+	 * (its time and size prove nothing, note.h). */
+	sqlite3_bind_int64(st, 5, n->racy ? 0 : n->mtime_ns);
 	sqlite3_bind_int64(st, 6, n->size);
 	sqlite3_bind_int64(st, 7, (sqlite3_int64)n->ino);
 	sqlite3_bind_int(st, 8, t->body_line);
@@ -1069,6 +1074,18 @@ int store_remove(struct store *s, const char *path)
 	r |= run_id(s, ST_DEL_NOTE, id);
 	atomic_fetch_add(&s->gen, 1);
 	return r ? write_failed(s) : 0;
+}
+
+int store_set_stat(struct store *s, const struct note *n)
+{
+	if (!s->w)
+		return -EIO;
+	sqlite3_stmt *st = s->st[ST_SET_STAT];
+	sqlite3_bind_text(st, 1, n->path, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, n->racy ? 0 : n->mtime_ns);
+	sqlite3_bind_int64(st, 3, n->size);
+	sqlite3_bind_int64(st, 4, (int64_t)n->ino);
+	return run(st) ? write_failed(s) : 0;
 }
 
 void store_hits_free(struct store_hit *h, size_t n)

@@ -101,6 +101,11 @@ struct vault {
 	atomic_bool fts_ready;		   /* atomic */
 	char *fts_note;			   /* fmu */
 	atomic_size_t stale_temps; /* vaultd's temp files removed by scans */
+	/* Racy notes put in the store with no file time (note.h), by path;
+	 * settled (read again, their time stored) once their time is old
+	 * enough, from settle_due_ns on. */
+	struct hmap *unsettled; /* wmu */
+	int64_t settle_due_ns;	/* wmu */
 	/* Writers waiting in vault_write_lock(): the full-text thread cuts
 	 * its batch short for them. */
 	atomic_uint writers_waiting;
@@ -188,6 +193,7 @@ int vault_open(const char *root, struct vault **ret, char **ret_msg)
 	pthread_mutex_init(&v->fwmu, NULL);
 	pthread_cond_init(&v->fcv, NULL);
 	v->dirty_set = hmap_new();
+	v->unsettled = hmap_new();
 	load_violations(v);
 	*ret = v;
 	return 0;
@@ -214,10 +220,28 @@ size_t vault_stale_temps(struct vault *v)
 	return atomic_exchange(&v->stale_temps, 0);
 }
 
+static void settle_racy(struct vault *v, bool wait);
+
+static void free_unsettled(struct vault *v)
+{
+	size_t it = 0;
+	void *p;
+	while (hmap_next(v->unsettled, &it, NULL, &p))
+		free(p);
+	hmap_free(v->unsettled);
+}
+
 struct vault *vault_free(struct vault *v)
 {
 	if (!v)
 		return NULL;
+	if (v->store) {
+		vault_write_lock(v);
+		pthread_mutex_lock(&v->smu);
+		settle_racy(v, true);
+		pthread_mutex_unlock(&v->smu);
+		vault_write_unlock(v);
+	}
 	file_pool_free(v->pool);
 	index_free(v->ix);
 	policy_free(v->pol);
@@ -237,6 +261,7 @@ struct vault *vault_free(struct vault *v)
 		free(v->touched.v[i]);
 	pv_free(&v->touched);
 	hmap_free(v->dirty_set);
+	free_unsettled(v);
 	free(v->fts_note);
 	free(v->gone);
 	store_close(v->store);
@@ -553,13 +578,6 @@ static int read_note_file(int rootfd, const char *path, char **ret_text,
 	*ret_text = buf;
 	*ret_len = len;
 	return 0;
-}
-
-static bool same_file(const struct note *n, const struct stat *st)
-{
-	return n->mtime_ns == (int64_t)st->st_mtim.tv_sec * 1000000000LL +
-				      st->st_mtim.tv_nsec &&
-	       n->size == st->st_size && n->ino == st->st_ino;
 }
 
 /* Read and parse one note; NULL when it vanished meanwhile. The text is
@@ -900,9 +918,11 @@ static struct history_file *note_files(struct vault *v, size_t *ret_n)
 	struct note *const *all = index_sorted(v->ix, &n);
 	struct history_file *files = xcalloc(n ? n : 1, sizeof(*files));
 	for (size_t i = 0; i < n; i++)
-		files[i] = (struct history_file){xstrdup(all[i]->path),
-						 all[i]->mtime_ns, all[i]->size,
-						 all[i]->ino};
+		/* A racy note's time proves nothing: history reads it. */
+		files[i] = (struct history_file){
+			xstrdup(all[i]->path),
+			all[i]->racy ? 0 : all[i]->mtime_ns, all[i]->size,
+			all[i]->ino};
 	*ret_n = n;
 	return files;
 }
@@ -1069,6 +1089,103 @@ struct big_put {
  * the file is still what the index saw; otherwise the change that moved
  * it on is on its way (the watcher) and puts it then. A big note is
  * handed back in *big instead (returns 1). *bytes grows by the text put. */
+/* ---- racy notes in the store ------------------------------------------
+ * A note read or written within a tick of its file's time is stored with
+ * no time (store_put), else a later write leaving the same time and size
+ * would go unseen at the next start. Once the tick is over, it is read
+ * again: the same text proves the note and its stored entry, and the time
+ * is stored. What is still unsettled when vaultd stops is read again at
+ * the next start.
+ */
+
+/* Longest wait for racy notes when the vault is closed. */
+#define SETTLE_WAIT_NS (50 * 1000000LL)
+
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* A racy note was put in the store (writer lock held). */
+static void unsettled_add(struct vault *v, const struct note *n)
+{
+	if (!n->racy || hmap_get(v->unsettled, n->path))
+		return;
+	char *p = xstrdup(n->path);
+	hmap_put(v->unsettled, p, p);
+	int64_t due = note_racy_until(n);
+	if (!v->settle_due_ns || due < v->settle_due_ns)
+		v->settle_due_ns = due;
+}
+
+/* Read a racy note again now that its time is old enough (writer lock and
+ * smu held). */
+static void settle_one(struct vault *v, struct note *n)
+{
+	char *text;
+	size_t len;
+	struct stat st;
+	int64_t btime;
+	if (read_note_file(v->rootfd, n->path, &text, &len, &st, &btime) < 0)
+		return;
+	bool same = note_made_from(n, &st, text ? note_text_hash(text, len) : 0);
+	free(text);
+	if (!same)
+		return; /* changed: its sync puts it again */
+	pthread_rwlock_wrlock(&v->rw);
+	n->racy = false;
+	pthread_rwlock_unlock(&v->rw);
+	if (store_set_stat(v->store, n) < 0)
+		store_broke(v);
+}
+
+/* Settle the racy notes whose time has come (writer lock and smu held);
+ * with wait, those due within SETTLE_WAIT_NS too (closing). */
+static void settle_racy(struct vault *v, bool wait)
+{
+	int64_t now = realtime_ns();
+	if (!v->settle_due_ns ||
+	    (!wait && now < v->settle_due_ns) || !vault_store(v))
+		return;
+	if (wait && v->settle_due_ns > now &&
+	    v->settle_due_ns - now <= SETTLE_WAIT_NS) {
+		int64_t latest = now;
+		size_t it = 0;
+		const char *path;
+		while (hmap_next(v->unsettled, &it, &path, NULL)) {
+			struct note *n = index_by_path(v->ix, path);
+			int64_t due = n ? note_racy_until(n) : 0;
+			if (due > latest && due - now <= SETTLE_WAIT_NS)
+				latest = due;
+		}
+		struct timespec d = {0, latest - now};
+		nanosleep(&d, NULL);
+		now = realtime_ns();
+	}
+	struct ptrvec done = {0};
+	int64_t next = 0;
+	size_t it = 0;
+	const char *path;
+	while (hmap_next(v->unsettled, &it, &path, NULL)) {
+		struct note *n = index_by_path(v->ix, path);
+		int64_t due = n && n->racy ? note_racy_until(n) : 0;
+		if (due > now) {
+			if (!next || due < next)
+				next = due;
+			continue;
+		}
+		if (due)
+			settle_one(v, n);
+		pv_push(&done, (void *)path);
+	}
+	for (size_t i = 0; i < done.n; i++)
+		free(hmap_del(v->unsettled, done.v[i]));
+	pv_free(&done);
+	v->settle_due_ns = next;
+}
+
 static int work_one(struct vault *v, const char *path, struct big_put *big,
 		    size_t *bytes)
 {
@@ -1082,9 +1199,10 @@ static int work_one(struct vault *v, const char *path, struct big_put *big,
 	struct stat st;
 	int64_t btime;
 	if (read_note_file(v->rootfd, path, &text, &len, &st, &btime) < 0 ||
-	    !same_file(n, &st))
+	    !note_made_from(n, &st, text ? note_text_hash(text, len) : 0))
 		return 0;
 	*bytes += n->too_big ? 0 : len;
+	unsettled_add(v, n);
 	if (!n->too_big && len > STORE_SYNC_MAX) {
 		/* With its file facts: without them the stored entry
 		 * would never match the file again. */
@@ -1135,6 +1253,7 @@ struct prep_job {
 	char *path;
 	struct stat st;
 	struct store_text *t; /* NULL: not read (gone, unreadable) */
+	uint32_t hash;	      /* note_text_hash() of the text */
 	size_t bytes;
 };
 
@@ -1172,6 +1291,7 @@ static void *prep_main(void *arg)
 		if (read_note_file(p->v->rootfd, path, &text, &len, &j.st,
 				   &btime) == 0) {
 			j.t = store_text_new(text, len);
+			j.hash = text ? note_text_hash(text, len) : 0;
 			j.bytes = store_text_size(j.t);
 			free(text);
 		}
@@ -1259,10 +1379,11 @@ static void put_prepared(struct vault *v, struct prep_job *j, size_t *bytes)
 	if (!n) {
 		store_remove(v->store, j->path);
 		store_text_free(j->t);
-	} else if (!j->t || !same_file(n, &j->st)) {
+	} else if (!j->t || !note_made_from(n, &j->st, j->hash)) {
 		store_text_free(j->t);
 	} else {
 		*bytes += n->too_big ? 0 : store_text_size(j->t);
+		unsettled_add(v, n);
 		store_put_text(v->store, n,
 			       n->too_big ? store_text_new(NULL, 0) : j->t);
 		if (n->too_big)
@@ -1352,6 +1473,8 @@ void vault_fulltext_work(struct vault *v)
 					      .since = now_ns()};
 			v->store_txn = building;
 		}
+		if (t.ok)
+			settle_racy(v, false);
 		size_t done = 0;
 		bool starved = false; /* the read-ahead has nothing yet */
 		struct big_put big = {0};
@@ -1796,7 +1919,7 @@ int vault_sync_path(struct vault *v, const char *path, const char *source,
 	 * from the watcher): nothing to read. */
 	struct stat cur;
 	if (old && file_stat(v->rootfd, path, &cur) == 0 &&
-	    same_file(old, &cur))
+	    note_same_file(old, &cur))
 		return 0;
 	int err;
 	struct note *n = load_note(v->rootfd, path, policy_note_flags(pol),
@@ -1817,7 +1940,14 @@ int vault_sync_path(struct vault *v, const char *path, const char *source,
 		return 0;
 	}
 	if (old && old->mtime_ns == n->mtime_ns && old->size == n->size &&
-	    old->ino == n->ino) {
+	    old->ino == n->ino &&
+	    (!old->racy || old->text_hash == n->text_hash)) {
+		/* The same text: a racy note read again is known now. */
+		if (old->racy && !n->racy) {
+			pthread_rwlock_wrlock(&v->rw);
+			old->racy = false;
+			pthread_rwlock_unlock(&v->rw);
+		}
 		note_free(n);
 		return 0;
 	}

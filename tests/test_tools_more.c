@@ -2457,6 +2457,48 @@ static void test_forget_unreadable_source(void)
 /* A note that cannot be read for a moment (no descriptor left, a failing
  * disk) is not a deleted note: the index keeps it, its links stay, and
  * the error is returned to the caller (which logs it). */
+/* A note rewritten in place within one tick of the file clock, with the
+ * same size: time, size and inode are those of the text the index has,
+ * yet the text differs. The index reads it again (a racy note). */
+static void test_sync_same_tick_rewrite(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "A.md", "a\n");
+	tv_write(&t, "B.md", "b\n");
+	tv_write(&t, "Src.md", "see [[A]]\n");
+	tv_open(&t);
+	char *p = xasprintf("%s/Src.md", t.dir);
+	struct stat st0;
+	CU_ASSERT_EQUAL_FATAL(stat(p, &st0), 0);
+	tv_write(&t, "Src.md", "see [[B]]\n");
+	struct timespec ts[2] = {st0.st_atim, st0.st_mtim};
+	CU_ASSERT_EQUAL_FATAL(utimensat(AT_FDCWD, p, ts, 0), 0);
+	struct stat st1;
+	CU_ASSERT_EQUAL_FATAL(stat(p, &st1), 0);
+	CU_ASSERT_EQUAL(st1.st_ino, st0.st_ino);
+	CU_ASSERT_EQUAL(st1.st_size, st0.st_size);
+	vault_write_lock(t.v);
+	CU_ASSERT_EQUAL(vault_sync_path(t.v, "Src.md", "external", 0), 0);
+	vault_write_unlock(t.v);
+	cJSON *bl = callj(&t, "get_backlinks", "name", "B", NULL);
+	char *s = bl ? cJSON_PrintUnformatted(bl) : NULL;
+	ASSERT_CONTAINS(s, "Src");
+	cJSON_free(s);
+	cJSON_Delete(bl);
+	/* Read again with the same text: nothing changes, no event. */
+	vault_write_lock(t.v);
+	CU_ASSERT_EQUAL(vault_sync_path(t.v, "Src.md", "external", 0), 0);
+	vault_write_unlock(t.v);
+	bl = callj(&t, "get_backlinks", "name", "A", NULL);
+	s = bl ? cJSON_PrintUnformatted(bl) : NULL;
+	CU_ASSERT_PTR_NULL(s ? strstr(s, "Src") : NULL);
+	cJSON_free(s);
+	cJSON_Delete(bl);
+	free(p);
+	tv_close(&t);
+}
+
 static void test_sync_failing_read(void)
 {
 	struct tvault t;
@@ -2934,6 +2976,7 @@ int main(void)
 		{"forget_unreadable_source", test_forget_unreadable_source},
 		{"planted_symlinks", test_planted_symlinks},
 		{"sync_failing_read", test_sync_failing_read},
+		{"sync_same_tick_rewrite", test_sync_same_tick_rewrite},
 		{"policy_reload_under_writes", test_policy_reload_under_writes},
 		{"bounded_errors", test_bounded_errors},
 		{"bounded_long_message", test_bounded_long_message},
