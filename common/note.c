@@ -443,7 +443,6 @@ struct note *note_new(const char *path, const char *text, size_t len,
 	struct uniq tags = {0}, aliases = {0};
 	struct ptrvec keys = {0};
 	if (text) {
-		n->text_hash = note_text_hash(text, len);
 		struct frontmatter fm;
 		fm_parse(text, len, &fm);
 		if (!fm.valid) {
@@ -485,7 +484,8 @@ struct note *note_new(const char *path, const char *text, size_t len,
 	return pack(n);
 }
 
-void note_set_stat(struct note *n, const struct stat *st, int64_t btime)
+void note_set_stat(struct note *n, const struct stat *st, int64_t btime,
+		   const char *text, size_t len)
 {
 	n->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000LL +
 		      st->st_mtim.tv_nsec;
@@ -496,6 +496,7 @@ void note_set_stat(struct note *n, const struct stat *st, int64_t btime)
 	clock_gettime(CLOCK_REALTIME, &now);
 	n->racy = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec <
 		  note_racy_until(n);
+	n->text_hash = n->racy && text ? note_text_hash(text, len) : 0;
 }
 
 int64_t note_racy_until(const struct note *n)

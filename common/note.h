@@ -62,7 +62,7 @@ struct note {
 	 * Racy: the file was read (or written) before its modification time
 	 * was NOTE_RACY_NS old, so a later write could have left the same
 	 * time, size and inode: its stat proves nothing, its text_hash (a
-	 * CRC-32 of the text read) tells. Notes from the on-disk index are
+	 * CRC-32 of the text read, kept for racy notes only) tells. Notes from the on-disk index are
 	 * never racy (racy ones are stored with no time).
 	 */
 	bool racy;
@@ -106,8 +106,10 @@ enum {
 struct note *note_new(const char *path, const char *text, size_t len,
 		      unsigned flags);
 struct note *note_free(struct note *n);
-/* The file facts of the note's file, read (or written) just now. */
-void note_set_stat(struct note *n, const struct stat *st, int64_t btime);
+/* The file facts of the note's file, read (or written) just now, with the
+ * text the note was made from (for a racy note's text_hash; NULL: none). */
+void note_set_stat(struct note *n, const struct stat *st, int64_t btime,
+		   const char *text, size_t len);
 /* Whether the file with these facts is the one the note was made from,
  * known from its facts alone (false for a racy note: read it again). */
 bool note_same_file(const struct note *n, const struct stat *st);

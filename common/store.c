@@ -1076,15 +1076,16 @@ int store_remove(struct store *s, const char *path)
 	return r ? write_failed(s) : 0;
 }
 
-int store_set_stat(struct store *s, const struct note *n)
+int store_set_stat(struct store *s, const char *path, int64_t mtime_ns,
+		   int64_t size, uint64_t ino)
 {
 	if (!s->w)
 		return -EIO;
 	sqlite3_stmt *st = s->st[ST_SET_STAT];
-	sqlite3_bind_text(st, 1, n->path, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, n->racy ? 0 : n->mtime_ns);
-	sqlite3_bind_int64(st, 3, n->size);
-	sqlite3_bind_int64(st, 4, (int64_t)n->ino);
+	sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, mtime_ns);
+	sqlite3_bind_int64(st, 3, size);
+	sqlite3_bind_int64(st, 4, (int64_t)ino);
 	return run(st) ? write_failed(s) : 0;
 }
 

@@ -99,9 +99,10 @@ size_t store_text_size(const struct store_text *t);
 struct store_text *store_text_free(struct store_text *t);
 int store_put_text(struct store *s, const struct note *n, struct store_text *t);
 int store_remove(struct store *s, const char *path);
-/* The note's file facts, for its entry put earlier (a racy note's, once
- * known: note.h). */
-int store_set_stat(struct store *s, const struct note *n);
+/* The file facts of an entry put earlier with none (a racy note's, once
+ * proven: note.h). */
+int store_set_stat(struct store *s, const char *path, int64_t mtime_ns,
+		   int64_t size, uint64_t ino);
 
 struct store_hit {
 	char *path;

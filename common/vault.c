@@ -221,13 +221,15 @@ size_t vault_stale_temps(struct vault *v)
 }
 
 static void settle_racy(struct vault *v, bool wait);
+struct unsettled;
+static void unsettled_free(struct unsettled *u);
 
 static void free_unsettled(struct vault *v)
 {
 	size_t it = 0;
 	void *p;
 	while (hmap_next(v->unsettled, &it, NULL, &p))
-		free(p);
+		unsettled_free(p);
 	hmap_free(v->unsettled);
 }
 
@@ -598,7 +600,7 @@ static struct note *load_note(int rootfd, const char *path, unsigned flags,
 		return NULL;
 	struct note *n = note_new(path, text, len, flags);
 	n->too_big = text == NULL;
-	note_set_stat(n, &st, btime);
+	note_set_stat(n, &st, btime, text, len);
 	if (ret_text) {
 		*ret_text = text;
 		*ret_len = len;
@@ -1092,14 +1094,23 @@ struct big_put {
 /* ---- racy notes in the store ------------------------------------------
  * A note read or written within a tick of its file's time is stored with
  * no time (store_put), else a later write leaving the same time and size
- * would go unseen at the next start. Once the tick is over, it is read
- * again: the same text proves the note and its stored entry, and the time
- * is stored. What is still unsettled when vaultd stops is read again at
- * the next start.
+ * would go unseen at the next start. Once the tick is over, its file is
+ * read again: the stored text with the same time, size and inode proves
+ * the entry, whose time is then stored (and the note in the index, if it
+ * is that text, is no longer racy). What is unsettled when vaultd stops is
+ * read again at the next start.
  */
 
 /* Longest wait for racy notes when the vault is closed. */
 #define SETTLE_WAIT_NS (50 * 1000000LL)
+
+/* A stored entry with no time: the file facts and text it was put with. */
+struct unsettled {
+	char *path;
+	int64_t mtime_ns, size, due;
+	uint64_t ino;
+	uint32_t hash;
+};
 
 static int64_t realtime_ns(void)
 {
@@ -1108,80 +1119,103 @@ static int64_t realtime_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* A racy note was put in the store (writer lock held). */
-static void unsettled_add(struct vault *v, const struct note *n)
+static void unsettled_free(struct unsettled *u)
 {
-	if (!n->racy || hmap_get(v->unsettled, n->path))
-		return;
-	char *p = xstrdup(n->path);
-	hmap_put(v->unsettled, p, p);
-	int64_t due = note_racy_until(n);
-	if (!v->settle_due_ns || due < v->settle_due_ns)
-		v->settle_due_ns = due;
+	if (u) {
+		free(u->path);
+		free(u);
+	}
 }
 
-/* Read a racy note again now that its time is old enough (writer lock and
- * smu held). */
-static void settle_one(struct vault *v, struct note *n)
+/* The note was put in the store (writer lock held): if racy, with no
+ * time, to be settled; else its entry is final. */
+static void unsettled_put(struct vault *v, const struct note *n)
+{
+	if (!n->racy) {
+		unsettled_free(hmap_del(v->unsettled, n->path));
+		return;
+	}
+	struct unsettled *u = hmap_get(v->unsettled, n->path);
+	if (!u) {
+		u = xcalloc(1, sizeof(*u));
+		u->path = xstrdup(n->path);
+		hmap_put(v->unsettled, u->path, u);
+	}
+	u->mtime_ns = n->mtime_ns;
+	u->size = n->size;
+	u->ino = n->ino;
+	u->hash = n->text_hash;
+	u->due = note_racy_until(n);
+	if (!v->settle_due_ns || u->due < v->settle_due_ns)
+		v->settle_due_ns = u->due;
+}
+
+/* Read an entry's file again now that its time is old enough (writer lock
+ * and smu held). */
+static void settle_one(struct vault *v, const struct unsettled *u)
 {
 	char *text;
 	size_t len;
 	struct stat st;
 	int64_t btime;
-	if (read_note_file(v->rootfd, n->path, &text, &len, &st, &btime) < 0)
+	if (read_note_file(v->rootfd, u->path, &text, &len, &st, &btime) < 0)
 		return;
-	bool same = note_made_from(n, &st, text ? note_text_hash(text, len) : 0);
+	uint32_t hash = text ? note_text_hash(text, len) : 0;
 	free(text);
-	if (!same)
-		return; /* changed: its sync puts it again */
-	pthread_rwlock_wrlock(&v->rw);
-	n->racy = false;
-	pthread_rwlock_unlock(&v->rw);
-	if (store_set_stat(v->store, n) < 0)
+	if (st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec !=
+		    u->mtime_ns ||
+	    st.st_size != u->size || st.st_ino != u->ino || hash != u->hash)
+		return; /* changed since: its sync puts it again */
+	if (store_set_stat(v->store, u->path, u->mtime_ns, u->size, u->ino) < 0)
 		store_broke(v);
+	struct note *n = index_by_path(v->ix, u->path);
+	if (n && n->racy && n->mtime_ns == u->mtime_ns && n->size == u->size &&
+	    n->ino == u->ino && n->text_hash == u->hash) {
+		pthread_rwlock_wrlock(&v->rw);
+		n->racy = false;
+		pthread_rwlock_unlock(&v->rw);
+	}
 }
 
-/* Settle the racy notes whose time has come (writer lock and smu held);
+/* Settle the entries whose time has come (writer lock and smu held);
  * with wait, those due within SETTLE_WAIT_NS too (closing). */
 static void settle_racy(struct vault *v, bool wait)
 {
 	int64_t now = realtime_ns();
-	if (!v->settle_due_ns ||
-	    (!wait && now < v->settle_due_ns) || !vault_store(v))
+	if (!v->settle_due_ns || (!wait && now < v->settle_due_ns) ||
+	    !vault_store(v))
 		return;
-	if (wait && v->settle_due_ns > now &&
-	    v->settle_due_ns - now <= SETTLE_WAIT_NS) {
+	size_t it = 0;
+	void *p;
+	if (wait) {
 		int64_t latest = now;
-		size_t it = 0;
-		const char *path;
-		while (hmap_next(v->unsettled, &it, &path, NULL)) {
-			struct note *n = index_by_path(v->ix, path);
-			int64_t due = n ? note_racy_until(n) : 0;
-			if (due > latest && due - now <= SETTLE_WAIT_NS)
-				latest = due;
+		while (hmap_next(v->unsettled, &it, NULL, &p)) {
+			const struct unsettled *u = p;
+			if (u->due > latest && u->due - now <= SETTLE_WAIT_NS)
+				latest = u->due;
 		}
-		struct timespec d = {0, latest - now};
+		struct timespec d = {0, (long)(latest - now)};
 		nanosleep(&d, NULL);
 		now = realtime_ns();
 	}
 	struct ptrvec done = {0};
 	int64_t next = 0;
-	size_t it = 0;
-	const char *path;
-	while (hmap_next(v->unsettled, &it, &path, NULL)) {
-		struct note *n = index_by_path(v->ix, path);
-		int64_t due = n && n->racy ? note_racy_until(n) : 0;
-		if (due > now) {
-			if (!next || due < next)
-				next = due;
+	it = 0;
+	while (hmap_next(v->unsettled, &it, NULL, &p)) {
+		struct unsettled *u = p;
+		if (u->due > now) {
+			if (!next || u->due < next)
+				next = u->due;
 			continue;
 		}
-		if (due)
-			settle_one(v, n);
-		pv_push(&done, (void *)path);
+		settle_one(v, u);
+		pv_push(&done, u);
 	}
-	for (size_t i = 0; i < done.n; i++)
-		free(hmap_del(v->unsettled, done.v[i]));
+	for (size_t i = 0; i < done.n; i++) {
+		struct unsettled *u = done.v[i];
+		hmap_del(v->unsettled, u->path);
+		unsettled_free(u);
+	}
 	pv_free(&done);
 	v->settle_due_ns = next;
 }
@@ -1202,7 +1236,7 @@ static int work_one(struct vault *v, const char *path, struct big_put *big,
 	    !note_made_from(n, &st, text ? note_text_hash(text, len) : 0))
 		return 0;
 	*bytes += n->too_big ? 0 : len;
-	unsettled_add(v, n);
+	unsettled_put(v, n);
 	if (!n->too_big && len > STORE_SYNC_MAX) {
 		/* With its file facts: without them the stored entry
 		 * would never match the file again. */
@@ -1383,7 +1417,7 @@ static void put_prepared(struct vault *v, struct prep_job *j, size_t *bytes)
 		store_text_free(j->t);
 	} else {
 		*bytes += n->too_big ? 0 : store_text_size(j->t);
-		unsettled_add(v, n);
+		unsettled_put(v, n);
 		store_put_text(v->store, n,
 			       n->too_big ? store_text_new(NULL, 0) : j->t);
 		if (n->too_big)
@@ -1887,7 +1921,7 @@ int vault_commit(struct vault *v, const char *path, const char *text,
 				     strerror(-r));
 		return r;
 	}
-	note_set_stat(after, &st, keep_btime(v, old, path));
+	note_set_stat(after, &st, keep_btime(v, old, path), text, len);
 	uint64_t old_ino = old ? old->ino : 0;
 	index_swap_in(v, after);
 	store_queue(v, path);
@@ -1922,8 +1956,13 @@ int vault_sync_path(struct vault *v, const char *path, const char *source,
 	    note_same_file(old, &cur))
 		return 0;
 	int err;
+	/* A racy note's text tells whether it changed (note.h). */
+	_cleanup_free_ char *text = NULL;
+	size_t len = 0;
+	bool racy = old && old->racy;
 	struct note *n = load_note(v->rootfd, path, policy_note_flags(pol),
-				   NULL, NULL, &err);
+				   racy ? &text : NULL, racy ? &len : NULL,
+				   &err);
 	/* A file that is there but cannot be read now (EIO, EMFILE, ...)
 	 * is not a deleted note: the index keeps what it had. */
 	if (!n && err != -ENOENT && err != -ENOTDIR && err != -ELOOP &&
@@ -1941,7 +1980,8 @@ int vault_sync_path(struct vault *v, const char *path, const char *source,
 	}
 	if (old && old->mtime_ns == n->mtime_ns && old->size == n->size &&
 	    old->ino == n->ino &&
-	    (!old->racy || old->text_hash == n->text_hash)) {
+	    (!racy ||
+	     old->text_hash == (text ? note_text_hash(text, len) : 0))) {
 		/* The same text: a racy note read again is known now. */
 		if (old->racy && !n->racy) {
 			pthread_rwlock_wrlock(&v->rw);
@@ -2193,7 +2233,8 @@ static int index_sources(struct vault *v, struct pending *p, size_t n,
 		}
 		nn[i] = note_new(p[i].src->path, p[i].text, p[i].len,
 				 note_flags(v));
-		note_set_stat(nn[i], &st, p[i].src->btime);
+		note_set_stat(nn[i], &st, p[i].src->btime, p[i].text,
+			      p[i].len);
 		old_ino[i] = p[i].src->ino;
 	}
 	pthread_rwlock_wrlock(&v->rw);
@@ -2361,7 +2402,8 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 	struct note *moved = note_new(new_path, own_text, strlen(own_text),
 				      policy_note_flags(pol));
 	if (file_stat(v->rootfd, new_path, &st) == 0)
-		note_set_stat(moved, &st, btime);
+		note_set_stat(moved, &st, btime, own_text,
+			      strlen(own_text));
 	pthread_rwlock_wrlock(&v->rw);
 	index_remove(v->ix, old_path);
 	index_put(v->ix, moved);
@@ -2583,7 +2625,8 @@ int vault_rename_folder(struct vault *v, const char *from, const char *to,
 		ssize_t j = m[i].pending;
 		if (j >= 0 && file_batch_result(b, (size_t)j, &st) == 0) {
 			nn[i] = note_new(m[i].to, p[j].text, p[j].len, flags);
-			note_set_stat(nn[i], &st, m[i].btime);
+			note_set_stat(nn[i], &st, m[i].btime, p[j].text,
+				      p[j].len);
 		} else {
 			nn[i] = load_note(v->rootfd, m[i].to, flags, NULL, NULL,
 					  NULL);
