@@ -24,16 +24,18 @@
 	"{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req  \
 	"]}"
 /* A note by name, alias or path (the server's instructions say so once). */
-#define P_NAME "\"name\":{\"type\":\"string\"}"
+#define P_NAME P_STR("name")
 #define P_STR(key) "\"" key "\":{\"type\":\"string\"}"
-#define P_TEXT(key, what)                                                      \
-	"\"" key "\":{\"type\":\"string\",\"description\":\"" what "\"}"
 /* Booleans are false unless given. */
 #define P_BOOL(key) "\"" key "\":{\"type\":\"boolean\"}"
 #define P_INT(key, def, min, max)                                              \
 	"\"" key "\":{\"type\":\"integer\",\"default\":" def                  \
 	",\"minimum\":" min ",\"maximum\":" max "}"
-#define P_SECTION P_TEXT("section", "Heading text")
+/* A heading's text, with or without its #s (help: HELP_SECTION). */
+#define P_SECTION P_STR("section")
+#define HELP_SECTION "section: the heading's text, with or without the #."
+/* An ISO 8601 time (the help says so; a bad one's error shows one). */
+#define P_SINCE P_STR("since")
 /* Where a part or a page starts (past the end: an empty one). */
 #define P_OFFSET "\"offset\":{\"type\":\"integer\",\"minimum\":0}"
 /* A list read a page at a time: limit and offset. */
@@ -44,17 +46,19 @@
 #define O_PAGE O_INT("total") "," O_INT("next_offset")
 
 /* Output keys, by shape: a value (text, number, flag: the key says
- * which), a list, an object. */
+ * which), a list, an object. "items" and "properties" say array and
+ * object by themselves: no "type" beside them. */
 #define O_STR(k) "\"" k "\":{}"
 #define O_INT(k) O_STR(k)
 #define O_BOOL(k) O_STR(k)
 #define O_STRS(k) O_ARR(k)
 #define O_ANYOBJ(k) "\"" k "\":{\"type\":\"object\"}"
 #define O_ARR(k) "\"" k "\":{\"type\":\"array\"}"
+/* An object with these keys. */
+#define O_OBJ(k, props) "\"" k "\":{\"properties\":{" props "}}"
 /* A list of objects with these keys. */
 #define O_LIST(k, props)                                                       \
-	"\"" k "\":{\"type\":\"array\",\"items\":{\"type\":\"object\","        \
-	"\"properties\":{" props "}}}"
+	"\"" k "\":{\"items\":{\"properties\":{" props "}}}"
 #define OUT(props) "{\"type\":\"object\",\"properties\":{" props "}}"
 /* Array results are wrapped as {"result": [...]} in structured output. */
 #define OUT_LIST(props) OUT(O_LIST("result", props))
@@ -71,7 +75,7 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "read_note",
 		.title = "Read note",
-		.description = "A note's text and version; a long note comes in parts.",
+		.description = "A note's text and version; long notes come in parts.",
 		.help = "A long note is read in parts with offset and length (bytes); each part says where the next starts. The version it gives is what expected_version takes.",
 		.input_schema = OBJ(
 			P_NAME "," P_OFFSET ",\"length\":{\"type\":\"integer\",\"minimum\":1}",
@@ -82,7 +86,7 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "get_note_metadata",
 		.title = "Note metadata",
-		.description = "A note's frontmatter, tags, links, headings, times and version.",
+		.description = "A note's metadata (all but its body) and version.",
 		.help = "Everything about a note but its body: frontmatter, tags, aliases, outgoing and incoming links, headings, size, created and modified times, its obsidian:// URI and its version.",
 		.input_schema = OBJ(P_NAME, "\"name\""),
 		.output_schema = OUT(
@@ -104,11 +108,11 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "browse",
 		.title = "Browse folders",
-		.description = "Subfolders (with note counts) and notes of one folder.",
+		.description = "One folder's subfolders (with note counts) and notes.",
 		.help = "path: the folder; empty for the vault root. A folder note (a note named like its folder) comes as note.",
-		.input_schema = OBJ(P_TEXT("path", "Folder; empty: root"), ""),
+		.input_schema = OBJ(P_STR("path"), ""),
 		.output_schema = OUT(
-			O_STR("path") ",\"note\":{\"type\":\"object\",\"properties\":{" O_BRIEF_KEYS "}}," O_ARR("folders") "," O_LIST("notes", O_BRIEF_KEYS)),
+			O_STR("path") "," O_OBJ("note", O_BRIEF_KEYS) "," O_ARR("folders") "," O_LIST("notes", O_BRIEF_KEYS)),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK,
 		.run = op_browse,
 	},
@@ -121,14 +125,14 @@ static const struct tool TOOLS[] = {
 			P_STR("query") ",\"mode\":{\"type\":\"string\",\"enum\":[\"name\",\"name_partial\",\"content\",\"tag\",\"fulltext\"],\"default\":\"name_partial\"},\"tag_logic\":{\"type\":\"string\",\"enum\":[\"or\",\"and\"],\"default\":\"or\"}," P_INT("limit", "50", "1", "100") "," P_BOOL("case_sensitive") "," P_STR("cursor"),
 			"\"query\""),
 		.output_schema = OUT(
-			O_LIST("results", O_STR("name") "," O_STR("path") "," O_STRS("tags") "," O_STR("score") "," O_STR("snippet") "," O_INT("line") "," O_STR("text")) "," O_INT("total") "," O_STR("next_cursor") ",\"not_searched\":{\"type\":\"object\",\"properties\":{" O_STRS("notes") "," O_INT("total") "," O_STR("why") "}}"),
+			O_LIST("results", O_STR("name") "," O_STR("path") "," O_STRS("tags") "," O_STR("score") "," O_STR("snippet") "," O_INT("line") "," O_STR("text")) "," O_INT("total") "," O_STR("next_cursor") "," O_OBJ("not_searched", O_STRS("notes") "," O_INT("total") "," O_STR("why"))),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_CORE,
 		.run = op_search_notes,
 	},
 	{
 		.name = "get_links",
 		.title = "Links of a note",
-		.description = "Notes a note links to, and that link to it.",
+		.description = "A note's outgoing and incoming links.",
 		.help = "Outgoing links include missing notes. direction: in, out or both.",
 		.input_schema = OBJ(
 			P_NAME ",\"direction\":{\"type\":\"string\",\"enum\":[\"in\",\"out\",\"both\"],\"default\":\"both\"}",
@@ -151,7 +155,7 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "find_broken_links",
 		.title = "Broken links",
-		.description = "Links to no existing note or file, paged.",
+		.description = "Links to no existing note or file.",
 		.input_schema = OBJ(P_PAGE, ""),
 		.output_schema = OUT(O_LIST("result", O_STR("source") "," O_STR("target")) "," O_PAGE),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
@@ -160,7 +164,7 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "get_orphans",
 		.title = "Orphan notes",
-		.description = "Notes with no links in or out, paged.",
+		.description = "Notes with no links in or out.",
 		.input_schema = OBJ(P_PAGE, ""),
 		.output_schema = OUT(O_INT("count") "," O_LIST("orphans", O_STR("name") "," O_STR("path")) "," O_PAGE),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
@@ -187,8 +191,8 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "read_section",
 		.title = "Read section",
-		.description = "One section's text (under a heading).",
-		.help = "section: the heading's text, without the #. The note's version comes with it.",
+		.description = "The text under one heading.",
+		.help = HELP_SECTION " The note's version comes with it.",
 		.input_schema = OBJ(P_NAME "," P_SECTION, "\"name\",\"section\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT | TOOL_QUICK,
 		.run = op_read_section,
@@ -196,9 +200,9 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "recent_notes",
 		.title = "Recent notes",
-		.description = "Most recently modified notes, optionally since a time.",
-		.help = "since: an ISO 8601 time, e.g. 2024-01-15T00:00:00Z.",
-		.input_schema = OBJ(P_INT("limit", "10", "1", "1000") "," P_TEXT("since", "ISO 8601"),
+		.description = "Notes modified most recently, or since a time.",
+		.help = "since: an ISO 8601 time, e.g. 2024-01-15T00:00:00Z: only notes modified after it.",
+		.input_schema = OBJ(P_INT("limit", "10", "1", "1000") "," P_SINCE,
 				    ""),
 		.output_schema = OUT(O_LIST("notes", O_BRIEF_KEYS) "," O_INT("total") "," O_STR("since")),
 		.flags = TOOL_READ_ONLY,
@@ -207,7 +211,7 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "create_note",
 		.title = "Create note",
-		.description = "Create a note (name may hold folders); overwrite replaces one.",
+		.description = "Create a note; the name may include folders.",
 		.help = "Its tags must exist in the vault or be allowed by the policy. name: a note name or vault path, e.g. 'Ideas' or 'projects/Ideas'. content: Markdown. frontmatter: a JSON object, e.g. {\"tags\": [\"vc\"]}. overwrite: replace the note if it exists.",
 		.input_schema = OBJ(
 			P_NAME "," P_STR("content") ",\"frontmatter\":{\"type\":[\"string\",\"object\"]}," P_BOOL("overwrite"),
@@ -246,8 +250,8 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "replace_text",
 		.title = "Replace text",
-		.description = "Replace exact text in a note (first occurrence or all).",
-		.help = "old_text must be found exactly; if not, the error shows the nearest lines. replace_all: every occurrence.",
+		.description = "Replace exact text in a note.",
+		.help = "old_text must be found exactly; if not, the error shows the nearest lines. The first occurrence is replaced; replace_all: every one.",
 		.input_schema = OBJ(P_NAME "," P_STR("old_text") "," P_STR("new_text") "," P_BOOL("replace_all"),
 				    "\"name\",\"old_text\",\"new_text\""),
 		.output_schema = OUT(O_STR("name") "," O_INT("replaced")),
@@ -269,7 +273,7 @@ static const struct tool TOOLS[] = {
 		.name = "append_section",
 		.title = "Append to section",
 		.description = "Add text at the end of a section.",
-		.help = "section: the heading's text, without the #.",
+		.help = HELP_SECTION,
 		.input_schema = OBJ(P_NAME "," P_SECTION "," P_STR("text"),
 				    "\"name\",\"section\",\"text\""),
 		.output_schema = OUT_SECTION,
@@ -280,7 +284,7 @@ static const struct tool TOOLS[] = {
 		.name = "update_section",
 		.title = "Replace section",
 		.description = "Replace a section's content; its heading stays.",
-		.help = "section: the heading's text, without the #.",
+		.help = HELP_SECTION,
 		.input_schema = OBJ(P_NAME "," P_SECTION "," P_STR("content"),
 				    "\"name\",\"section\",\"content\""),
 		.output_schema = OUT_SECTION,
@@ -290,8 +294,8 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "delete_section",
 		.title = "Delete section",
-		.description = "Delete a section: its heading and content.",
-		.help = "section: the heading's text, without the #.",
+		.description = "Delete a heading and its section.",
+		.help = HELP_SECTION,
 		.input_schema = OBJ(P_NAME "," P_SECTION, "\"name\",\"section\""),
 		.output_schema = OUT_SECTION,
 		.flags = TOOL_DESTRUCTIVE,
@@ -343,7 +347,7 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "rename_note",
 		.title = "Rename or move note",
-		.description = "Rename or move a note, keeping every link pointing where it did.",
+		.description = "Rename or move a note; links to it follow.",
 		.help = "Links to it, its own relative links and links its new name would capture are rewritten in the shortest form that keeps where they lead; nothing else changes. new_name: a new name (same folder) or a vault path. A dry run lists every file it would touch (files: path, to, diff).",
 		.input_schema = OBJ(P_STR("old_name") "," P_STR("new_name"),
 				    "\"old_name\",\"new_name\""),
@@ -355,7 +359,7 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "rename_folder",
 		.title = "Rename or move folder",
-		.description = "Rename or move a folder with everything in it, rewriting every link that would lead elsewhere.",
+		.description = "Rename or move a folder and its contents; links follow.",
 		.help = "Links to its notes and attachments, and their own relative links, are rewritten in the shortest form that keeps where they lead; nothing else changes. One operation: a crash leaves each note whole. old_path, new_path: vault paths. A dry run lists every note that would change (files: path, to, diff).",
 		.input_schema = OBJ(P_STR("old_path") "," P_STR("new_path"),
 				    "\"old_path\",\"new_path\""),
@@ -367,7 +371,7 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "delete_note",
 		.title = "Delete note",
-		.description = "Move a note to .trash; links to it are marked or kept.",
+		.description = "Move a note to .trash.",
 		.help = "Links to it are marked or kept as the policy says (delete_links). A dry run lists every file it would touch (files: path, to, diff).",
 		.input_schema = OBJ(P_NAME, "\"name\""),
 		.output_schema = OUT(
@@ -378,7 +382,7 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "get_policy",
 		.title = "Vault policy",
-		.description = "The vault's write policy: allowed tags and rules.",
+		.description = "Allowed tags and the vault's write rules.",
 		.help = "Allowed tags, tag rules, what a refused write does (on_violation) and what deleting a note does to links to it (delete_links).",
 		.input_schema = OBJ("", ""),
 		.output_schema = OUT(O_STRS("allowed_tags") "," O_ARR("tag_rules") "," O_STR("on_violation") "," O_STR("delete_links")),
@@ -388,7 +392,8 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "list_violations",
 		.title = "Policy violations",
-		.description = "Writes the policy refused or warned about, newest first.",
+		.description = "Writes the policy refused or warned about.",
+		.help = "Newest first.",
 		.input_schema = OBJ(P_INT("limit", "20", "1", "1000"), ""),
 		.output_schema = OUT(O_INT("count") "," O_ARR("violations")),
 		.flags = TOOL_READ_ONLY,
@@ -397,8 +402,8 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "get_note_history",
 		.title = "Note history",
-		.description = "A note's versions, newest first, with time and writer.",
-		.help = "Each version with its writer and what changed. Follows the note across renames; a deleted or renamed note is found by its old name.",
+		.description = "A note's versions with time and writer.",
+		.help = "Newest first, each version with its writer and what changed. Follows the note across renames; a deleted or renamed note is found by its old name.",
 		.input_schema = OBJ(P_NAME "," P_INT("limit", "50", "1", "100"), "\"name\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT,
 		.run = op_get_note_history,
@@ -434,9 +439,9 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "list_changes",
 		.title = "Changes by session",
-		.description = "Changes made through MCP, newest first (default: this session's).",
-		.help = "Each change: the note, the change (created, changed, renamed, deleted), the tool, the session, the time and the note's versions before and after. session: another session's id; since: an ISO 8601 time (all sessions' changes since then). cursor: next_cursor from the previous page.",
-		.input_schema = OBJ(P_STR("session") "," P_TEXT("since", "ISO 8601") "," P_INT("limit", "50", "1", "500") "," P_STR("cursor"),
+		.description = "Changes made through MCP (default: this session's).",
+		.help = "Newest first. Each change: the note, the change (created, changed, renamed, deleted), the tool, the session, the time and the note's versions before and after. session: another session's id; since: an ISO 8601 time (all sessions' changes since then). cursor: next_cursor from the previous page.",
+		.input_schema = OBJ(P_STR("session") "," P_SINCE "," P_INT("limit", "50", "1", "500") "," P_STR("cursor"),
 				    ""),
 		.output_schema = OUT(
 			O_STR("session") "," O_LIST("changes", O_STR("note") "," O_STR("from") "," O_STR("change") "," O_STR("tool") "," O_STR("session") "," O_STR("time") "," O_STR("before") "," O_STR("after") "," O_STR("commit")) "," O_STR("next_cursor")),
@@ -446,9 +451,9 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "undo_changes",
 		.title = "Undo changes",
-		.description = "Revert a session's changes (or all since a time); notes changed later by others are left as conflicts.",
+		.description = "Revert a session's changes; notes changed since by others are left as conflicts.",
 		.help = "Give session (a session's id, as list_changes shows it) or since (an ISO 8601 time: every MCP session's changes since then), or both. Newest first, through the policy: texts come back, renamed notes go back to their old names with their links, deleted notes come back, created notes go to .trash. A note another writer (Obsidian, another session) changed after these changes is not touched: it is listed under conflicts with both diffs. dry_run: every diff, nothing written.",
-		.input_schema = OBJ(P_STR("session") "," P_TEXT("since", "ISO 8601"), ""),
+		.input_schema = OBJ(P_STR("session") "," P_SINCE, ""),
 		.output_schema = OUT(
 			O_STR("session") "," O_LIST("undone", O_STR("note") "," O_STR("from") "," O_STR("action") "," O_STR("diff")) "," O_STRS("unchanged") "," O_LIST("conflicts", O_STR("note") "," O_STR("why") "," O_STR("changes_diff") "," O_STR("later_diff")) "," O_ARR("failed")),
 		.flags = TOOL_DESTRUCTIVE,
@@ -466,7 +471,7 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "query_notes",
 		.title = "Query notes by properties",
-		.description = "Notes matching property predicates or a Dataview query, with chosen fields.",
+		.description = "Notes by property predicates or a Dataview query.",
 		.help = "Either where/from/sort/fields, e.g. where='status = \"active\" and due < 2024-06-01 and tags contains \"x\"' (=, !=, <, <=, >, >=, contains, exists, missing, and/or/not; file.name, file.folder, file.path, file.ctime, file.mtime, file.size, file.tags, file.links, file.inlinks), from='#tag and \"folder\"' (also [[note]]: notes linking to it, outgoing([[note]]); and, or, -), sort='due desc', fields='due, priority as p'; or query, a Dataview query: TABLE f1, f2 AS \"x\" FROM #tag WHERE ... SORT f DESC LIMIT n, or LIST. this: the note 'this' stands for. Property types come from .obsidian/types.json. Page with cursor (next_cursor).",
 		.input_schema = OBJ(
 			P_STR("where") "," P_STR("from") "," P_STR("sort") "," P_STR("fields") "," P_STR("query") "," P_STR("this") "," P_INT("limit", "50", "1", "1000") "," P_STR("cursor"),
