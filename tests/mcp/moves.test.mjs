@@ -88,7 +88,8 @@ describe('rename_folder', () => {
     const { tools } = await client.listTools();
     const t = tools.find((x) => x.name === 'rename_folder');
     assert.ok(t);
-    assert.equal(t.annotations.destructiveHint, true);
+    // Destructive: the protocol's default, so unsaid.
+    assert.equal(t.annotations.destructiveHint ?? true, true);
     assert.equal(t.annotations.readOnlyHint, undefined);
     assert.deepEqual(t.inputSchema.required, ['old_path', 'new_path']);
     assert.equal(t.inputSchema.properties.dry_run.type, 'boolean');
