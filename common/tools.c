@@ -28,26 +28,30 @@
 #define P_STR(key) "\"" key "\":{\"type\":\"string\"}"
 /* Booleans are false unless given. */
 #define P_BOOL(key) "\"" key "\":{\"type\":\"boolean\"}"
+/* Numbers are counts: 1 or more unless "minimum" says less (the
+ * validator's floor), so the schemas leave the usual minimum unsaid. */
 #define P_INT(key, def, min, max)                                              \
 	"\"" key "\":{\"type\":\"integer\",\"default\":" def                  \
 	",\"minimum\":" min ",\"maximum\":" max "}"
+#define P_LIMIT(def, max)                                                      \
+	"\"limit\":{\"type\":\"integer\",\"default\":" def ",\"maximum\":" max "}"
 /* A heading's text, with or without its #s (help: HELP_SECTION). */
 #define P_SECTION P_STR("section")
 #define HELP_SECTION "section: the heading's text, with or without the #."
 /* An ISO 8601 time (the help says so; a bad one's error shows one). */
 #define P_SINCE P_STR("since")
-/* Where a part or a page starts (past the end: an empty one). */
-#define P_OFFSET "\"offset\":{\"type\":\"integer\"}"
+/* Where a part or a page starts, from 0 (past the end: an empty one). */
+#define P_OFFSET "\"offset\":{\"type\":\"integer\",\"minimum\":0}"
 /* A list read a page at a time: limit and offset. */
 #define P_PAGE                                                                 \
-	P_INT("limit", "1000", "1", "10000") "," P_OFFSET
+	P_LIMIT("1000", "10000") "," P_OFFSET
 /* Where a paged list stands: all there are, and the next page's offset
  * (only while more remain). */
 #define O_PAGE O_INT("total") "," O_INT("next_offset")
 
 /* Output keys, by shape: a value (text, number, flag: the key says
- * which), a list, an object. "items" and "properties" say array and
- * object by themselves: no "type" beside them. */
+ * which), a list, an object. "items" and "properties" keep their "type"
+ * beside them: validators in strict mode (Ajv's default) warn without. */
 #define O_STR(k) "\"" k "\":{}"
 #define O_INT(k) O_STR(k)
 #define O_BOOL(k) O_STR(k)
@@ -55,10 +59,12 @@
 #define O_ANYOBJ(k) "\"" k "\":{\"type\":\"object\"}"
 #define O_ARR(k) "\"" k "\":{\"type\":\"array\"}"
 /* An object with these keys. */
-#define O_OBJ(k, props) "\"" k "\":{\"properties\":{" props "}}"
+#define O_OBJ(k, props)                                                        \
+	"\"" k "\":{\"type\":\"object\",\"properties\":{" props "}}"
 /* A list of objects with these keys. */
 #define O_LIST(k, props)                                                       \
-	"\"" k "\":{\"items\":{\"properties\":{" props "}}}"
+	"\"" k "\":{\"type\":\"array\",\"items\":{\"type\":\"object\","        \
+	"\"properties\":{" props "}}}"
 #define OUT(props) "{\"type\":\"object\",\"properties\":{" props "}}"
 /* Array results are wrapped as {"result": [...]} in structured output. */
 #define OUT_LIST(props) OUT(O_LIST("result", props))
@@ -77,7 +83,7 @@ static const struct tool TOOLS[] = {
 		.description = "A note's text and version; long notes come in parts.",
 		.help = "A long note is read in parts with offset and length (bytes); each part says where the next starts. The version it gives is what expected_version takes.",
 		.input_schema = OBJ(
-			P_NAME "," P_OFFSET ",\"length\":{\"type\":\"integer\",\"minimum\":1}",
+			P_NAME "," P_OFFSET ",\"length\":{\"type\":\"integer\"}",
 			"\"name\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT | TOOL_QUICK | TOOL_CORE,
 		.run = op_read_note,
@@ -117,7 +123,7 @@ static const struct tool TOOLS[] = {
 		.description = "Find notes by name, text, tag or ranked full text (mode).",
 		.help = "mode: name, name_partial (default), content (text), tag (a comma list; tag_logic and|or) or fulltext (ranked, with snippets: plain words find the notes with any of them or their other forms, those with more first; \"phrase\", prefix*, title:, tag:, folder:, AND, OR, -term; limit defaults to 10). case_sensitive: fulltext only, match the words' case exactly. cursor: next_cursor from the previous page.",
 		.input_schema = OBJ(
-			P_STR("query") ",\"mode\":{\"type\":\"string\",\"enum\":[\"name\",\"name_partial\",\"content\",\"tag\",\"fulltext\"],\"default\":\"name_partial\"},\"tag_logic\":{\"type\":\"string\",\"enum\":[\"or\",\"and\"],\"default\":\"or\"}," P_INT("limit", "50", "1", "100") "," P_BOOL("case_sensitive") "," P_STR("cursor"),
+			P_STR("query") ",\"mode\":{\"type\":\"string\",\"enum\":[\"name\",\"name_partial\",\"content\",\"tag\",\"fulltext\"],\"default\":\"name_partial\"},\"tag_logic\":{\"type\":\"string\",\"enum\":[\"or\",\"and\"],\"default\":\"or\"}," P_LIMIT("50", "100") "," P_BOOL("case_sensitive") "," P_STR("cursor"),
 			"\"query\""),
 		.output_schema = OUT(
 			O_LIST("results", O_STR("name") "," O_STR("path") "," O_STRS("tags") "," O_STR("score") "," O_STR("snippet") "," O_INT("line") "," O_STR("text")) "," O_INT("total") "," O_STR("next_cursor") "," O_OBJ("not_searched", O_STRS("notes") "," O_INT("total") "," O_STR("why"))),
@@ -190,7 +196,7 @@ static const struct tool TOOLS[] = {
 		.name = "recent_notes",
 		.description = "Recently modified notes.",
 		.help = "Newest first. since: an ISO 8601 time, e.g. 2024-01-15T00:00:00Z: only notes modified after it.",
-		.input_schema = OBJ(P_INT("limit", "10", "1", "1000") "," P_SINCE,
+		.input_schema = OBJ(P_LIMIT("10", "1000") "," P_SINCE,
 				    ""),
 		.output_schema = OUT(O_LIST("notes", O_BRIEF_KEYS) "," O_INT("total") "," O_STR("since")),
 		.flags = TOOL_READ_ONLY,
@@ -364,7 +370,7 @@ static const struct tool TOOLS[] = {
 		.name = "list_violations",
 		.description = "Writes the policy refused or warned about.",
 		.help = "Newest first.",
-		.input_schema = OBJ(P_INT("limit", "20", "1", "1000"), ""),
+		.input_schema = OBJ(P_LIMIT("20", "1000"), ""),
 		.output_schema = OUT(O_INT("count") "," O_ARR("violations")),
 		.flags = TOOL_READ_ONLY,
 		.run = op_list_violations,
@@ -373,7 +379,7 @@ static const struct tool TOOLS[] = {
 		.name = "get_note_history",
 		.description = "A note's versions with time and writer.",
 		.help = "Newest first, each version with its writer and what changed. Follows the note across renames; a deleted or renamed note is found by its old name.",
-		.input_schema = OBJ(P_NAME "," P_INT("limit", "50", "1", "100"), "\"name\""),
+		.input_schema = OBJ(P_NAME "," P_LIMIT("50", "100"), "\"name\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT,
 		.run = op_get_note_history,
 	},
@@ -406,7 +412,7 @@ static const struct tool TOOLS[] = {
 		.name = "list_changes",
 		.description = "Changes made through MCP (default: this session's).",
 		.help = "Newest first. Each change: the note, the change (created, changed, renamed, deleted), the tool, the session, the time and the note's versions before and after. session: another session's id; since: an ISO 8601 time (all sessions' changes since then). cursor: next_cursor from the previous page.",
-		.input_schema = OBJ(P_STR("session") "," P_SINCE "," P_INT("limit", "50", "1", "500") "," P_STR("cursor"),
+		.input_schema = OBJ(P_STR("session") "," P_SINCE "," P_LIMIT("50", "500") "," P_STR("cursor"),
 				    ""),
 		.output_schema = OUT(
 			O_STR("session") "," O_LIST("changes", O_STR("note") "," O_STR("from") "," O_STR("change") "," O_STR("tool") "," O_STR("session") "," O_STR("time") "," O_STR("before") "," O_STR("after") "," O_STR("commit")) "," O_STR("next_cursor")),
@@ -436,7 +442,7 @@ static const struct tool TOOLS[] = {
 		.description = "Notes by property predicates or a Dataview query.",
 		.help = "Either where/from/sort/fields, e.g. where='status = \"active\" and due < 2024-06-01 and tags contains \"x\"' (=, !=, <, <=, >, >=, contains, exists, missing, and/or/not; file.name, file.folder, file.path, file.ctime, file.mtime, file.size, file.tags, file.links, file.inlinks), from='#tag and \"folder\"' (also [[note]]: notes linking to it, outgoing([[note]]); and, or, -), sort='due desc', fields='due, priority as p'; or query, a Dataview query: TABLE f1, f2 AS \"x\" FROM #tag WHERE ... SORT f DESC LIMIT n, or LIST. this: the note 'this' stands for. Property types come from .obsidian/types.json. Page with cursor (next_cursor).",
 		.input_schema = OBJ(
-			P_STR("where") "," P_STR("from") "," P_STR("sort") "," P_STR("fields") "," P_STR("query") "," P_STR("this") "," P_INT("limit", "50", "1", "1000") "," P_STR("cursor"),
+			P_STR("where") "," P_STR("from") "," P_STR("sort") "," P_STR("fields") "," P_STR("query") "," P_STR("this") "," P_LIMIT("50", "1000") "," P_STR("cursor"),
 			""),
 		.output_schema = OUT(
 			O_STR("kind") "," O_STRS("columns") "," O_LIST("rows", O_STR("name") "," O_STR("path") "," O_ANYOBJ("fields")) "," O_INT("total") "," O_STR("next_cursor")),
@@ -448,7 +454,7 @@ static const struct tool TOOLS[] = {
 		.description = "Rows of one view of an Obsidian .base file.",
 		.help = "Evaluates the base's filters (and/or/not), formulas and the view's filters, order, sort, groupBy and limit. path: the .base file's vault path; view: its name (default: the first). Rows are files with the view's properties; not_evaluated names what could not be. Page with cursor (next_cursor).",
 		.input_schema = OBJ(
-			P_STR("path") "," P_STR("view") "," P_INT("limit", "50", "1", "1000") "," P_STR("cursor"),
+			P_STR("path") "," P_STR("view") "," P_LIMIT("50", "1000") "," P_STR("cursor"),
 			"\"path\""),
 		.output_schema = OUT(
 			O_STR("base") "," O_STR("view") "," O_STRS("columns") "," O_LIST("rows", O_STR("name") "," O_STR("path") "," O_ANYOBJ("fields")) "," O_INT("total") "," O_STR("next_cursor") "," O_STRS("not_evaluated")),
@@ -609,11 +615,11 @@ static int validate(const struct tool *t, const cJSON *args, char **ret_msg)
 		sb_free(&want);
 		if (!cJSON_IsNumber(a))
 			continue;
-		/* Every number a tool takes is a count or a position: never
-		 * negative, so the schemas leave "minimum": 0 unsaid. */
+		/* Every number a tool takes is a count (1 or more) unless
+		 * its schema says a lower minimum (offsets: 0). */
 		const cJSON *mn = cJSON_GetObjectItem(p, "minimum");
 		const cJSON *mx = cJSON_GetObjectItem(p, "maximum");
-		double lo = mn ? mn->valuedouble : 0;
+		double lo = mn ? mn->valuedouble : 1;
 		if (a->valuedouble < lo ||
 		    (mx && a->valuedouble > mx->valuedouble)) {
 			*ret_msg = mx ? xasprintf("Invalid argument '%s' for "
@@ -863,6 +869,9 @@ char *tools_params_text(const struct tool *t)
 #define HELP_DRY_RUN                                                          \
 	"dry_run: true writes nothing and returns the unified diff the call " \
 	"would make (dry_run, diff)."
+/* What tools/list leaves unsaid (its hints are read-only and
+ * destructive only). */
+#define HELP_IDEMPOTENT "Idempotent: the same call again changes nothing more."
 
 cJSON *tools_help_json(void)
 {
@@ -882,6 +891,9 @@ cJSON *tools_help_json(void)
 			sb_puts(&d, " " HELP_EXPECTED);
 		if (!(TOOLS[i].flags & TOOL_READ_ONLY))
 			sb_puts(&d, " " HELP_DRY_RUN);
+		if ((TOOLS[i].flags & (TOOL_READ_ONLY | TOOL_IDEMPOTENT)) ==
+		    TOOL_IDEMPOTENT)
+			sb_puts(&d, " " HELP_IDEMPOTENT);
 		cJSON_AddStringToObject(o, "description", d.s);
 		sb_free(&d);
 		cJSON_AddItemToArray(a, o);
@@ -893,12 +905,14 @@ cJSON *tools_help_json(void)
  * A tool's tools/list entry says what a model needs to call it and a
  * client needs to judge it, each once: the name, a sentence, the input
  * schema without defaults ("default" checks nothing; get_help shows
- * them), the output's shape, and the hints that differ from the
- * protocol's defaults (not read-only, destructive, not idempotent). No
- * title: clients show the name, which says as much. openWorldHint is
- * left at its default (true, the cautious reading) although the tools
- * touch only the vault: saying so on each of them would cost 20 bytes a
- * tool, and --tools all has to stay under 16 KB.
+ * them), the output's shape, and the hints a client needs to judge it:
+ * read-only, or a write that only adds (destructiveHint: false; unsaid,
+ * a write is destructive). No title: clients show the name, which says
+ * as much. The other hints keep their defaults, the cautious readings:
+ * idempotentHint false (get_help says which writes are idempotent) and
+ * openWorldHint true although the tools touch only the vault. Saying
+ * those would cost 20 bytes a tool, and --tools all has to stay under
+ * 16 KB.
  */
 static void drop_defaults(cJSON *schema)
 {
@@ -926,15 +940,16 @@ cJSON *tools_list_json(unsigned need)
 			cJSON_AddItemToObject(
 				o, "outputSchema",
 				cJSON_Duplicate(output_schema(t), 1));
-		cJSON *an = cJSON_AddObjectToObject(o, "annotations");
-		if (t->flags & TOOL_READ_ONLY) {
+		cJSON *an = cJSON_CreateObject();
+		if (t->flags & TOOL_READ_ONLY)
 			cJSON_AddTrueToObject(an, "readOnlyHint");
-		} else {
-			if (!(t->flags & TOOL_DESTRUCTIVE))
-				cJSON_AddFalseToObject(an, "destructiveHint");
-			if (t->flags & TOOL_IDEMPOTENT)
-				cJSON_AddTrueToObject(an, "idempotentHint");
-		}
+		else if (!(t->flags & TOOL_DESTRUCTIVE))
+			cJSON_AddFalseToObject(an, "destructiveHint");
+		/* All defaults (a destructive write): nothing to say. */
+		if (cJSON_GetArraySize(an))
+			cJSON_AddItemToObject(o, "annotations", an);
+		else
+			cJSON_Delete(an);
 		cJSON_AddItemToArray(a, o);
 	}
 	return a;

@@ -837,7 +837,7 @@ static void handle_tools_call(struct mcp_session *s, const cJSON *id,
 	"\"string\"},\"to_vault\":{\"type\":\"string\"},\"source\":{"            \
 	"\"type\":\"string\"},\"target\":{\"type\":\"string\"},\"moved\":{"      \
 	"\"type\":\"boolean\"}},\"required\":[\"status\",\"from_vault\","        \
-	"\"to_vault\",\"source\",\"target\",\"moved\"]},"
+	"\"to_vault\",\"source\",\"target\",\"moved\"]}"
 
 /* Their tools/list entries; `vault` is added to every other tool. */
 static const char *const VAULT_TOOLS[] = {
@@ -875,21 +875,21 @@ static const char *const VAULT_TOOLS[] = {
 	"\"vault_path\":{\"type\":\"string\"},\"name\":{\"type\":\"string\"},"
 	"\"read_only\":{\"type\":\"boolean\"}},"
 	"\"required\":[\"status\",\"note_count\",\"vault_path\",\"name\"]},"
-	"\"annotations\":{\"readOnlyHint\":true,\"idempotentHint\":true}}",
+	"\"annotations\":{\"readOnlyHint\":true}}",
 
 	"{\"name\":\"copy_note\","
 	"\"description\":\"Copy a note (its whole text, frontmatter included) "
 	"into another vault. The other vault's policy judges it like any "
 	"new note: a tag it does not allow refuses the copy. Links are "
 	"copied as written.\"," CROSS_VAULT_SCHEMAS(
-		"copy") "\"annotations\":{\"destructiveHint\":false}}",
+		"copy") ",\"annotations\":{\"destructiveHint\":false}}",
 
 	"{\"name\":\"move_note\","
 	"\"description\":\"Move a note into another vault: it is written "
 	"there first (the other vault's policy may refuse it; then nothing "
 	"changes), then deleted here the way delete_note does (to .trash/, "
 	"links to it marked per policy). Links are copied as written.\"," CROSS_VAULT_SCHEMAS(
-		"move") "\"annotations\":{}}",
+		"move") "}",
 };
 
 /* get_help's words on them: name, params. */

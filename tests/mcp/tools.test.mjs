@@ -78,12 +78,13 @@ describe('handshake and tool list', () => {
       assert.equal(t.inputSchema.type, 'object', t.name);
       assert.ok(t.description.length > 10, t.name);
       const ro = !WRITE_TOOLS.includes(t.name);
-      // Hints say only what differs from the protocol's defaults (not
-      // read-only, destructive, not idempotent, open world); a read-only
-      // tool has no write hints. No title: clients show the name.
-      const an = t.annotations;
+      // Hints: read-only, or a write that only adds (destructiveHint:
+      // false); the rest keep the protocol's defaults (a write is
+      // destructive, not idempotent, open world). No title: clients
+      // show the name.
+      const an = t.annotations ?? {};
       assert.equal(an.readOnlyHint ?? false, ro, t.name);
-      const said = ro ? { readOnlyHint: true } : { destructiveHint: false, idempotentHint: true };
+      const said = ro ? { readOnlyHint: true } : { destructiveHint: false };
       for (const [k, v] of Object.entries(an)) assert.equal(v, said[k], `${t.name}: ${k}`);
       assert.equal(t.title, undefined, t.name);
       // Plain-text results (a note's text, history, diffs) have no schema.
@@ -103,11 +104,11 @@ describe('handshake and tool list', () => {
     const CASES = writeCases();
     const { v, client } = await primed({ 'Tags.md': '---\ntags: [alpha, beta]\n---\nthe tags in use\n' });
     const { tools } = await client.listTools();
-    const writes = tools.filter((t) => !t.annotations.readOnlyHint).map((t) => t.name);
+    const writes = tools.filter((t) => !t.annotations?.readOnlyHint).map((t) => t.name);
     // rename_folder moves a folder (not the note N) and rewrites the
     // links to it: it replaces what was there.
     // destructiveHint: unsaid is true (the protocol's default).
-    const destructiveHint = (t) => t.annotations.destructiveHint ?? true;
+    const destructiveHint = (t) => t.annotations?.destructiveHint ?? true;
     assert.equal(destructiveHint(tools.find((t) => t.name === 'rename_folder')), true);
     assert.deepEqual(writes.filter((n) => n !== 'rename_folder').sort(), Object.keys(CASES).sort());
     // Kept: every line of the old text is still there, in order.
@@ -182,7 +183,7 @@ describe('handshake and tool list', () => {
   test('--read-only lists and allows only read tools', async () => {
     const { client } = await session({ 'a.md': 'x' }, { args: ['--read-only'] });
     const { tools } = await client.listTools();
-    assert.ok(tools.every((t) => t.annotations.readOnlyHint));
+    assert.ok(tools.every((t) => t.annotations?.readOnlyHint));
     assert.ok(!tools.some((t) => t.name === 'create_note'));
     const r = await call(client, 'append_note', { name: 'a', text: 'y' });
     assert.equal(r.isError, true);
@@ -193,7 +194,7 @@ describe('handshake and tool list', () => {
   test('VAULT_MCP_READ_ONLY=1 does the same', async () => {
     const { client } = await session({}, { env: { VAULT_MCP_READ_ONLY: '1' } });
     const { tools } = await client.listTools();
-    assert.ok(tools.every((t) => t.annotations.readOnlyHint));
+    assert.ok(tools.every((t) => t.annotations?.readOnlyHint));
     await client.close();
   });
 });
@@ -374,6 +375,12 @@ const TCS = [
       const h = jsonOf(r);
       assert.equal(h.length, EXPECTED_TOOLS.length);
       for (const t of h) assert.ok(t.name && typeof t.params === 'string' && t.description, JSON.stringify(t));
+      // What tools/list leaves unsaid is here: defaults, idempotent writes.
+      const help = (n) => h.find((t) => t.name === n);
+      assert.match(help('list_notes').params, /limit: integer = 100/);
+      assert.match(help('update_note').description, /Idempotent/);
+      assert.doesNotMatch(help('append_note').description, /Idempotent/);
+      assert.doesNotMatch(help('read_note').description, /Idempotent/);
     })],
 ];
 
