@@ -101,7 +101,7 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "list_notes",
 		.description = "Note names, sorted, a page at a time.",
-		.help = "folder: only notes under this folder.",
+		.help = "folder: only notes under this folder. limit 0: only the total.",
 		.input_schema = OBJ(P_INT("limit", "100", "0", "1000") "," P_OFFSET "," P_STR("folder"),
 				    ""),
 		.output_schema = OUT(O_STRS("names") "," O_INT("total") "," O_INT("limit") "," O_INT("offset")),
