@@ -24,33 +24,43 @@
 	"{\"type\":\"object\",\"properties\":{" props "},\"required\":[" req  \
 	"]}"
 /* A note by name, alias or path (the server's instructions say so once). */
-#define P_NAME "\"name\":{\"type\":\"string\"}"
+#define P_NAME P_STR("name")
 #define P_STR(key) "\"" key "\":{\"type\":\"string\"}"
-#define P_TEXT(key, what)                                                      \
-	"\"" key "\":{\"type\":\"string\",\"description\":\"" what "\"}"
 /* Booleans are false unless given. */
 #define P_BOOL(key) "\"" key "\":{\"type\":\"boolean\"}"
+/* Numbers are counts: 1 or more unless "minimum" says less (the
+ * validator's floor), so the schemas leave the usual minimum unsaid. */
 #define P_INT(key, def, min, max)                                              \
 	"\"" key "\":{\"type\":\"integer\",\"default\":" def                  \
 	",\"minimum\":" min ",\"maximum\":" max "}"
-#define P_SECTION P_TEXT("section", "Heading text")
-/* Where a part or a page starts (past the end: an empty one). */
+#define P_LIMIT(def, max)                                                      \
+	"\"limit\":{\"type\":\"integer\",\"default\":" def ",\"maximum\":" max "}"
+/* A heading's text, with or without its #s (help: HELP_SECTION). */
+#define P_SECTION P_STR("section")
+#define HELP_SECTION "section: the heading's text, with or without the #."
+/* An ISO 8601 time (the help says so; a bad one's error shows one). */
+#define P_SINCE P_STR("since")
+/* Where a part or a page starts, from 0 (past the end: an empty one). */
 #define P_OFFSET "\"offset\":{\"type\":\"integer\",\"minimum\":0}"
 /* A list read a page at a time: limit and offset. */
 #define P_PAGE                                                                 \
-	P_INT("limit", "1000", "1", "10000") "," P_OFFSET
+	P_LIMIT("1000", "10000") "," P_OFFSET
 /* Where a paged list stands: all there are, and the next page's offset
  * (only while more remain). */
 #define O_PAGE O_INT("total") "," O_INT("next_offset")
 
 /* Output keys, by shape: a value (text, number, flag: the key says
- * which), a list, an object. */
+ * which), a list, an object. "items" and "properties" keep their "type"
+ * beside them: validators in strict mode (Ajv's default) warn without. */
 #define O_STR(k) "\"" k "\":{}"
 #define O_INT(k) O_STR(k)
 #define O_BOOL(k) O_STR(k)
 #define O_STRS(k) O_ARR(k)
 #define O_ANYOBJ(k) "\"" k "\":{\"type\":\"object\"}"
 #define O_ARR(k) "\"" k "\":{\"type\":\"array\"}"
+/* An object with these keys. */
+#define O_OBJ(k, props)                                                        \
+	"\"" k "\":{\"type\":\"object\",\"properties\":{" props "}}"
 /* A list of objects with these keys. */
 #define O_LIST(k, props)                                                       \
 	"\"" k "\":{\"type\":\"array\",\"items\":{\"type\":\"object\","        \
@@ -70,19 +80,17 @@
 static const struct tool TOOLS[] = {
 	{
 		.name = "read_note",
-		.title = "Read note",
-		.description = "A note's text and version; a long note comes in parts.",
+		.description = "A note's text and version; long notes come in parts.",
 		.help = "A long note is read in parts with offset and length (bytes); each part says where the next starts. The version it gives is what expected_version takes.",
 		.input_schema = OBJ(
-			P_NAME "," P_OFFSET ",\"length\":{\"type\":\"integer\",\"minimum\":1}",
+			P_NAME "," P_OFFSET ",\"length\":{\"type\":\"integer\"}",
 			"\"name\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT | TOOL_QUICK | TOOL_CORE,
 		.run = op_read_note,
 	},
 	{
 		.name = "get_note_metadata",
-		.title = "Note metadata",
-		.description = "A note's frontmatter, tags, links, headings, times and version.",
+		.description = "A note's metadata (all but its body) and version.",
 		.help = "Everything about a note but its body: frontmatter, tags, aliases, outgoing and incoming links, headings, size, created and modified times, its obsidian:// URI and its version.",
 		.input_schema = OBJ(P_NAME, "\"name\""),
 		.output_schema = OUT(
@@ -92,9 +100,8 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "list_notes",
-		.title = "List notes",
 		.description = "Note names, sorted, a page at a time.",
-		.help = "folder: only notes under this folder.",
+		.help = "folder: only notes under this folder. limit 0: only the total.",
 		.input_schema = OBJ(P_INT("limit", "100", "0", "1000") "," P_OFFSET "," P_STR("folder"),
 				    ""),
 		.output_schema = OUT(O_STRS("names") "," O_INT("total") "," O_INT("limit") "," O_INT("offset")),
@@ -103,32 +110,29 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "browse",
-		.title = "Browse folders",
-		.description = "Subfolders (with note counts) and notes of one folder.",
-		.help = "path: the folder; empty for the vault root. A folder note (a note named like its folder) comes as note.",
-		.input_schema = OBJ(P_TEXT("path", "Folder; empty: root"), ""),
+		.description = "A folder's subfolders and notes.",
+		.help = "Subfolders come with their note counts. path: the folder; empty for the vault root. A folder note (a note named like its folder) comes as note.",
+		.input_schema = OBJ(P_STR("path"), ""),
 		.output_schema = OUT(
-			O_STR("path") ",\"note\":{\"type\":\"object\",\"properties\":{" O_BRIEF_KEYS "}}," O_ARR("folders") "," O_LIST("notes", O_BRIEF_KEYS)),
+			O_STR("path") "," O_OBJ("note", O_BRIEF_KEYS) "," O_ARR("folders") "," O_LIST("notes", O_BRIEF_KEYS)),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK,
 		.run = op_browse,
 	},
 	{
 		.name = "search_notes",
-		.title = "Search notes",
 		.description = "Find notes by name, text, tag or ranked full text (mode).",
 		.help = "mode: name, name_partial (default), content (text), tag (a comma list; tag_logic and|or) or fulltext (ranked, with snippets: plain words find the notes with any of them or their other forms, those with more first; \"phrase\", prefix*, title:, tag:, folder:, AND, OR, -term; limit defaults to 10). case_sensitive: fulltext only, match the words' case exactly. cursor: next_cursor from the previous page.",
 		.input_schema = OBJ(
-			P_STR("query") ",\"mode\":{\"type\":\"string\",\"enum\":[\"name\",\"name_partial\",\"content\",\"tag\",\"fulltext\"],\"default\":\"name_partial\"},\"tag_logic\":{\"type\":\"string\",\"enum\":[\"or\",\"and\"],\"default\":\"or\"}," P_INT("limit", "50", "1", "100") "," P_BOOL("case_sensitive") "," P_STR("cursor"),
+			P_STR("query") ",\"mode\":{\"type\":\"string\",\"enum\":[\"name\",\"name_partial\",\"content\",\"tag\",\"fulltext\"],\"default\":\"name_partial\"},\"tag_logic\":{\"type\":\"string\",\"enum\":[\"or\",\"and\"],\"default\":\"or\"}," P_LIMIT("50", "100") "," P_BOOL("case_sensitive") "," P_STR("cursor"),
 			"\"query\""),
 		.output_schema = OUT(
-			O_LIST("results", O_STR("name") "," O_STR("path") "," O_STRS("tags") "," O_STR("score") "," O_STR("snippet") "," O_INT("line") "," O_STR("text")) "," O_INT("total") "," O_STR("next_cursor") ",\"not_searched\":{\"type\":\"object\",\"properties\":{" O_STRS("notes") "," O_INT("total") "," O_STR("why") "}}"),
+			O_LIST("results", O_STR("name") "," O_STR("path") "," O_STRS("tags") "," O_STR("score") "," O_STR("snippet") "," O_INT("line") "," O_STR("text")) "," O_INT("total") "," O_STR("next_cursor") "," O_OBJ("not_searched", O_STRS("notes") "," O_INT("total") "," O_STR("why"))),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_CORE,
 		.run = op_search_notes,
 	},
 	{
 		.name = "get_links",
-		.title = "Links of a note",
-		.description = "Notes a note links to, and that link to it.",
+		.description = "A note's outgoing and incoming links.",
 		.help = "Outgoing links include missing notes. direction: in, out or both.",
 		.input_schema = OBJ(
 			P_NAME ",\"direction\":{\"type\":\"string\",\"enum\":[\"in\",\"out\",\"both\"],\"default\":\"both\"}",
@@ -139,7 +143,6 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "get_backlinks",
-		.title = "Backlinks",
 		.description = "Notes linking to a note, with line numbers.",
 		.help = "Works for a note that does not exist yet (links to a missing note).",
 		.input_schema = OBJ(P_NAME, "\"name\""),
@@ -150,8 +153,7 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "find_broken_links",
-		.title = "Broken links",
-		.description = "Links to no existing note or file, paged.",
+		.description = "Links to no existing note or file.",
 		.input_schema = OBJ(P_PAGE, ""),
 		.output_schema = OUT(O_LIST("result", O_STR("source") "," O_STR("target")) "," O_PAGE),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
@@ -159,8 +161,7 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "get_orphans",
-		.title = "Orphan notes",
-		.description = "Notes with no links in or out, paged.",
+		.description = "Notes with no links in or out.",
 		.input_schema = OBJ(P_PAGE, ""),
 		.output_schema = OUT(O_INT("count") "," O_LIST("orphans", O_STR("name") "," O_STR("path")) "," O_PAGE),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
@@ -168,8 +169,8 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "list_tags",
-		.title = "List tags",
-		.description = "Tags in use with note counts, most used first.",
+		.description = "Tags in use, with note counts.",
+		.help = "Most used first.",
 		.input_schema = OBJ(P_PAGE, ""),
 		.output_schema = OUT(O_LIST("tags", O_STR("tag") "," O_INT("count")) "," O_PAGE),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_CORE,
@@ -177,7 +178,6 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "get_headings",
-		.title = "Headings",
 		.description = "A note's headings in order.",
 		.input_schema = OBJ(P_NAME, "\"name\""),
 		.output_schema = OUT_LIST(O_INT("level") "," O_STR("text")),
@@ -186,19 +186,17 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "read_section",
-		.title = "Read section",
-		.description = "One section's text (under a heading).",
-		.help = "section: the heading's text, without the #. The note's version comes with it.",
+		.description = "The text under one heading.",
+		.help = HELP_SECTION " The note's version comes with it.",
 		.input_schema = OBJ(P_NAME "," P_SECTION, "\"name\",\"section\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT | TOOL_QUICK,
 		.run = op_read_section,
 	},
 	{
 		.name = "recent_notes",
-		.title = "Recent notes",
-		.description = "Most recently modified notes, optionally since a time.",
-		.help = "since: an ISO 8601 time, e.g. 2024-01-15T00:00:00Z.",
-		.input_schema = OBJ(P_INT("limit", "10", "1", "1000") "," P_TEXT("since", "ISO 8601"),
+		.description = "Recently modified notes.",
+		.help = "Newest first. since: an ISO 8601 time, e.g. 2024-01-15T00:00:00Z: only notes modified after it.",
+		.input_schema = OBJ(P_LIMIT("10", "1000") "," P_SINCE,
 				    ""),
 		.output_schema = OUT(O_LIST("notes", O_BRIEF_KEYS) "," O_INT("total") "," O_STR("since")),
 		.flags = TOOL_READ_ONLY,
@@ -206,8 +204,7 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "create_note",
-		.title = "Create note",
-		.description = "Create a note (name may hold folders); overwrite replaces one.",
+		.description = "Create a note; the name may include folders.",
 		.help = "Its tags must exist in the vault or be allowed by the policy. name: a note name or vault path, e.g. 'Ideas' or 'projects/Ideas'. content: Markdown. frontmatter: a JSON object, e.g. {\"tags\": [\"vc\"]}. overwrite: replace the note if it exists.",
 		.input_schema = OBJ(
 			P_NAME "," P_STR("content") ",\"frontmatter\":{\"type\":[\"string\",\"object\"]}," P_BOOL("overwrite"),
@@ -218,7 +215,6 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "append_note",
-		.title = "Append to note",
 		.description = "Add text at the end of a note.",
 		.input_schema = OBJ(P_NAME "," P_STR("text"), "\"name\",\"text\""),
 		.output_schema = OUT_STATUS,
@@ -227,7 +223,6 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "prepend_note",
-		.title = "Prepend to note",
 		.description = "Add text at the start of a note's body.",
 		.input_schema = OBJ(P_NAME "," P_STR("text"), "\"name\",\"text\""),
 		.output_schema = OUT_STATUS,
@@ -236,7 +231,6 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "update_note",
-		.title = "Replace note body",
 		.description = "Replace a note's body, keeping its frontmatter.",
 		.input_schema = OBJ(P_NAME "," P_STR("content"), "\"name\",\"content\""),
 		.output_schema = OUT_STATUS,
@@ -245,9 +239,8 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "replace_text",
-		.title = "Replace text",
-		.description = "Replace exact text in a note (first occurrence or all).",
-		.help = "old_text must be found exactly; if not, the error shows the nearest lines. replace_all: every occurrence.",
+		.description = "Replace exact text in a note.",
+		.help = "old_text must be found exactly; if not, the error shows the nearest lines. The first occurrence is replaced; replace_all: every one.",
 		.input_schema = OBJ(P_NAME "," P_STR("old_text") "," P_STR("new_text") "," P_BOOL("replace_all"),
 				    "\"name\",\"old_text\",\"new_text\""),
 		.output_schema = OUT(O_STR("name") "," O_INT("replaced")),
@@ -256,8 +249,7 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "insert_text",
-		.title = "Insert text",
-		.description = "Insert text before or after the line containing a pattern.",
+		.description = "Insert text before or after a matching line.",
 		.help = "Give before or after: the text of the line to insert at. If no line has it, the error shows the nearest lines.",
 		.input_schema = OBJ(P_NAME "," P_STR("text") "," P_STR("before") "," P_STR("after"),
 				    "\"name\",\"text\""),
@@ -267,9 +259,8 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "append_section",
-		.title = "Append to section",
 		.description = "Add text at the end of a section.",
-		.help = "section: the heading's text, without the #.",
+		.help = HELP_SECTION,
 		.input_schema = OBJ(P_NAME "," P_SECTION "," P_STR("text"),
 				    "\"name\",\"section\",\"text\""),
 		.output_schema = OUT_SECTION,
@@ -278,9 +269,8 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "update_section",
-		.title = "Replace section",
 		.description = "Replace a section's content; its heading stays.",
-		.help = "section: the heading's text, without the #.",
+		.help = HELP_SECTION,
 		.input_schema = OBJ(P_NAME "," P_SECTION "," P_STR("content"),
 				    "\"name\",\"section\",\"content\""),
 		.output_schema = OUT_SECTION,
@@ -289,9 +279,8 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "delete_section",
-		.title = "Delete section",
-		.description = "Delete a section: its heading and content.",
-		.help = "section: the heading's text, without the #.",
+		.description = "Delete a heading and its section.",
+		.help = HELP_SECTION,
 		.input_schema = OBJ(P_NAME "," P_SECTION, "\"name\",\"section\""),
 		.output_schema = OUT_SECTION,
 		.flags = TOOL_DESTRUCTIVE,
@@ -299,7 +288,6 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "set_frontmatter",
-		.title = "Set frontmatter key",
 		.description = "Set one frontmatter key (value: JSON or text).",
 		.help = "Other keys keep their text. value: JSON (numbers, true, lists, objects) or plain text; tags are checked against the policy.",
 		.input_schema = OBJ(P_NAME "," P_STR("key") "," P_STR("value"),
@@ -310,7 +298,6 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "update_frontmatter",
-		.title = "Update frontmatter",
 		.description = "Merge keys into the frontmatter; null removes one.",
 		.help = "updates: an object of key: value pairs (or its JSON text).",
 		.input_schema = OBJ(
@@ -322,7 +309,6 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "add_tag",
-		.title = "Add tag",
 		.description = "Tag a note with a tag the vault has or allows.",
 		.help = "tag: with or without #. A new tag is refused unless the policy allows it (get_policy).",
 		.input_schema = OBJ(P_NAME "," P_STR("tag"), "\"name\",\"tag\""),
@@ -332,7 +318,6 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "remove_tag",
-		.title = "Remove tag",
 		.description = "Remove a tag from a note.",
 		.help = "tag: with or without #.",
 		.input_schema = OBJ(P_NAME "," P_STR("tag"), "\"name\",\"tag\""),
@@ -342,8 +327,7 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "rename_note",
-		.title = "Rename or move note",
-		.description = "Rename or move a note, keeping every link pointing where it did.",
+		.description = "Rename or move a note; links to it follow.",
 		.help = "Links to it, its own relative links and links its new name would capture are rewritten in the shortest form that keeps where they lead; nothing else changes. new_name: a new name (same folder) or a vault path. A dry run lists every file it would touch (files: path, to, diff).",
 		.input_schema = OBJ(P_STR("old_name") "," P_STR("new_name"),
 				    "\"old_name\",\"new_name\""),
@@ -354,8 +338,7 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "rename_folder",
-		.title = "Rename or move folder",
-		.description = "Rename or move a folder with everything in it, rewriting every link that would lead elsewhere.",
+		.description = "Rename or move a folder; links follow.",
 		.help = "Links to its notes and attachments, and their own relative links, are rewritten in the shortest form that keeps where they lead; nothing else changes. One operation: a crash leaves each note whole. old_path, new_path: vault paths. A dry run lists every note that would change (files: path, to, diff).",
 		.input_schema = OBJ(P_STR("old_path") "," P_STR("new_path"),
 				    "\"old_path\",\"new_path\""),
@@ -366,8 +349,7 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "delete_note",
-		.title = "Delete note",
-		.description = "Move a note to .trash; links to it are marked or kept.",
+		.description = "Move a note to .trash.",
 		.help = "Links to it are marked or kept as the policy says (delete_links). A dry run lists every file it would touch (files: path, to, diff).",
 		.input_schema = OBJ(P_NAME, "\"name\""),
 		.output_schema = OUT(
@@ -377,8 +359,7 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "get_policy",
-		.title = "Vault policy",
-		.description = "The vault's write policy: allowed tags and rules.",
+		.description = "Allowed tags and the vault's write rules.",
 		.help = "Allowed tags, tag rules, what a refused write does (on_violation) and what deleting a note does to links to it (delete_links).",
 		.input_schema = OBJ("", ""),
 		.output_schema = OUT(O_STRS("allowed_tags") "," O_ARR("tag_rules") "," O_STR("on_violation") "," O_STR("delete_links")),
@@ -387,25 +368,23 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "list_violations",
-		.title = "Policy violations",
-		.description = "Writes the policy refused or warned about, newest first.",
-		.input_schema = OBJ(P_INT("limit", "20", "1", "1000"), ""),
+		.description = "Writes the policy refused or warned about.",
+		.help = "Newest first.",
+		.input_schema = OBJ(P_LIMIT("20", "1000"), ""),
 		.output_schema = OUT(O_INT("count") "," O_ARR("violations")),
 		.flags = TOOL_READ_ONLY,
 		.run = op_list_violations,
 	},
 	{
 		.name = "get_note_history",
-		.title = "Note history",
-		.description = "A note's versions, newest first, with time and writer.",
-		.help = "Each version with its writer and what changed. Follows the note across renames; a deleted or renamed note is found by its old name.",
-		.input_schema = OBJ(P_NAME "," P_INT("limit", "50", "1", "100"), "\"name\""),
+		.description = "A note's versions with time and writer.",
+		.help = "Newest first, each version with its writer and what changed. Follows the note across renames; a deleted or renamed note is found by its old name.",
+		.input_schema = OBJ(P_NAME "," P_LIMIT("50", "100"), "\"name\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT,
 		.run = op_get_note_history,
 	},
 	{
 		.name = "get_note_version",
-		.title = "Read an old version",
 		.description = "A note's text at one version.",
 		.help = "version: a version id, short or full.",
 		.input_schema = OBJ(P_NAME "," P_STR("version"), "\"name\",\"version\""),
@@ -414,7 +393,6 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "diff_note_versions",
-		.title = "Compare versions",
 		.description = "Unified diff of a note between two versions.",
 		.help = "from_version: the older, to_version: the newer.",
 		.input_schema = OBJ(P_NAME "," P_STR("from_version") "," P_STR("to_version"),
@@ -424,7 +402,6 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "restore_note_version",
-		.title = "Restore a version",
 		.description = "Write an old version back as a new change.",
 		.help = "Through the policy, like any write; a deleted note comes back at its old path.",
 		.input_schema = OBJ(P_NAME "," P_STR("version"), "\"name\",\"version\""),
@@ -433,10 +410,9 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "list_changes",
-		.title = "Changes by session",
-		.description = "Changes made through MCP, newest first (default: this session's).",
-		.help = "Each change: the note, the change (created, changed, renamed, deleted), the tool, the session, the time and the note's versions before and after. session: another session's id; since: an ISO 8601 time (all sessions' changes since then). cursor: next_cursor from the previous page.",
-		.input_schema = OBJ(P_STR("session") "," P_TEXT("since", "ISO 8601") "," P_INT("limit", "50", "1", "500") "," P_STR("cursor"),
+		.description = "Changes made through MCP (default: this session's).",
+		.help = "Newest first. Each change: the note, the change (created, changed, renamed, deleted), the tool, the session, the time and the note's versions before and after. session: another session's id; since: an ISO 8601 time (all sessions' changes since then). cursor: next_cursor from the previous page.",
+		.input_schema = OBJ(P_STR("session") "," P_SINCE "," P_LIMIT("50", "500") "," P_STR("cursor"),
 				    ""),
 		.output_schema = OUT(
 			O_STR("session") "," O_LIST("changes", O_STR("note") "," O_STR("from") "," O_STR("change") "," O_STR("tool") "," O_STR("session") "," O_STR("time") "," O_STR("before") "," O_STR("after") "," O_STR("commit")) "," O_STR("next_cursor")),
@@ -445,10 +421,9 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "undo_changes",
-		.title = "Undo changes",
-		.description = "Revert a session's changes (or all since a time); notes changed later by others are left as conflicts.",
+		.description = "Revert a session's changes, leaving notes others changed since.",
 		.help = "Give session (a session's id, as list_changes shows it) or since (an ISO 8601 time: every MCP session's changes since then), or both. Newest first, through the policy: texts come back, renamed notes go back to their old names with their links, deleted notes come back, created notes go to .trash. A note another writer (Obsidian, another session) changed after these changes is not touched: it is listed under conflicts with both diffs. dry_run: every diff, nothing written.",
-		.input_schema = OBJ(P_STR("session") "," P_TEXT("since", "ISO 8601"), ""),
+		.input_schema = OBJ(P_STR("session") "," P_SINCE, ""),
 		.output_schema = OUT(
 			O_STR("session") "," O_LIST("undone", O_STR("note") "," O_STR("from") "," O_STR("action") "," O_STR("diff")) "," O_STRS("unchanged") "," O_LIST("conflicts", O_STR("note") "," O_STR("why") "," O_STR("changes_diff") "," O_STR("later_diff")) "," O_ARR("failed")),
 		.flags = TOOL_DESTRUCTIVE,
@@ -456,7 +431,6 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "get_help",
-		.title = "Help",
 		.description = "Every tool's parameters and full help.",
 		.input_schema = OBJ("", ""),
 		.output_schema = OUT_LIST(O_STR("name") "," O_STR("params") "," O_STR("description")),
@@ -465,11 +439,10 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "query_notes",
-		.title = "Query notes by properties",
-		.description = "Notes matching property predicates or a Dataview query, with chosen fields.",
+		.description = "Notes by property predicates or a Dataview query.",
 		.help = "Either where/from/sort/fields, e.g. where='status = \"active\" and due < 2024-06-01 and tags contains \"x\"' (=, !=, <, <=, >, >=, contains, exists, missing, and/or/not; file.name, file.folder, file.path, file.ctime, file.mtime, file.size, file.tags, file.links, file.inlinks), from='#tag and \"folder\"' (also [[note]]: notes linking to it, outgoing([[note]]); and, or, -), sort='due desc', fields='due, priority as p'; or query, a Dataview query: TABLE f1, f2 AS \"x\" FROM #tag WHERE ... SORT f DESC LIMIT n, or LIST. this: the note 'this' stands for. Property types come from .obsidian/types.json. Page with cursor (next_cursor).",
 		.input_schema = OBJ(
-			P_STR("where") "," P_STR("from") "," P_STR("sort") "," P_STR("fields") "," P_STR("query") "," P_STR("this") "," P_INT("limit", "50", "1", "1000") "," P_STR("cursor"),
+			P_STR("where") "," P_STR("from") "," P_STR("sort") "," P_STR("fields") "," P_STR("query") "," P_STR("this") "," P_LIMIT("50", "1000") "," P_STR("cursor"),
 			""),
 		.output_schema = OUT(
 			O_STR("kind") "," O_STRS("columns") "," O_LIST("rows", O_STR("name") "," O_STR("path") "," O_ANYOBJ("fields")) "," O_INT("total") "," O_STR("next_cursor")),
@@ -478,11 +451,10 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "query_base",
-		.title = "Run an Obsidian base",
 		.description = "Rows of one view of an Obsidian .base file.",
 		.help = "Evaluates the base's filters (and/or/not), formulas and the view's filters, order, sort, groupBy and limit. path: the .base file's vault path; view: its name (default: the first). Rows are files with the view's properties; not_evaluated names what could not be. Page with cursor (next_cursor).",
 		.input_schema = OBJ(
-			P_STR("path") "," P_STR("view") "," P_INT("limit", "50", "1", "1000") "," P_STR("cursor"),
+			P_STR("path") "," P_STR("view") "," P_LIMIT("50", "1000") "," P_STR("cursor"),
 			"\"path\""),
 		.output_schema = OUT(
 			O_STR("base") "," O_STR("view") "," O_STRS("columns") "," O_LIST("rows", O_STR("name") "," O_STR("path") "," O_ANYOBJ("fields")) "," O_INT("total") "," O_STR("next_cursor") "," O_STRS("not_evaluated")),
@@ -641,15 +613,23 @@ static int validate(const struct tool *t, const cJSON *args, char **ret_msg)
 			return -EINVAL;
 		}
 		sb_free(&want);
+		if (!cJSON_IsNumber(a))
+			continue;
+		/* Every number a tool takes is a count (1 or more) unless
+		 * its schema says a lower minimum (offsets: 0). */
 		const cJSON *mn = cJSON_GetObjectItem(p, "minimum");
 		const cJSON *mx = cJSON_GetObjectItem(p, "maximum");
-		if ((mn && a->valuedouble < mn->valuedouble) ||
+		double lo = mn ? mn->valuedouble : 1;
+		if (a->valuedouble < lo ||
 		    (mx && a->valuedouble > mx->valuedouble)) {
-			*ret_msg = xasprintf("Invalid argument '%s' for %s: "
-					     "must be between %.0f and %.0f",
-					     a->string, t->name,
-					     mn ? mn->valuedouble : 0,
-					     mx ? mx->valuedouble : 0);
+			*ret_msg = mx ? xasprintf("Invalid argument '%s' for "
+						  "%s: must be between %.0f "
+						  "and %.0f",
+						  a->string, t->name, lo,
+						  mx->valuedouble)
+				      : xasprintf("Invalid argument '%s' for "
+						  "%s: must be %.0f or more",
+						  a->string, t->name, lo);
 			return -EINVAL;
 		}
 	}
@@ -889,6 +869,9 @@ char *tools_params_text(const struct tool *t)
 #define HELP_DRY_RUN                                                          \
 	"dry_run: true writes nothing and returns the unified diff the call " \
 	"would make (dry_run, diff)."
+/* What tools/list leaves unsaid (its hints are read-only and
+ * destructive only). */
+#define HELP_IDEMPOTENT "Idempotent: the same call again changes nothing more."
 
 cJSON *tools_help_json(void)
 {
@@ -908,11 +891,34 @@ cJSON *tools_help_json(void)
 			sb_puts(&d, " " HELP_EXPECTED);
 		if (!(TOOLS[i].flags & TOOL_READ_ONLY))
 			sb_puts(&d, " " HELP_DRY_RUN);
+		if ((TOOLS[i].flags & (TOOL_READ_ONLY | TOOL_IDEMPOTENT)) ==
+		    TOOL_IDEMPOTENT)
+			sb_puts(&d, " " HELP_IDEMPOTENT);
 		cJSON_AddStringToObject(o, "description", d.s);
 		sb_free(&d);
 		cJSON_AddItemToArray(a, o);
 	}
 	return a;
+}
+
+/*
+ * A tool's tools/list entry says what a model needs to call it and a
+ * client needs to judge it, each once: the name, a sentence, the input
+ * schema without defaults ("default" checks nothing; get_help shows
+ * them), the output's shape, and the hints a client needs to judge it:
+ * read-only, or a write that only adds (destructiveHint: false; unsaid,
+ * a write is destructive). No title: clients show the name, which says
+ * as much. The other hints keep their defaults, the cautious readings:
+ * idempotentHint false (get_help says which writes are idempotent) and
+ * openWorldHint true although the tools touch only the vault. Saying
+ * those would cost 20 bytes a tool, and --tools all has to stay under
+ * 16 KB.
+ */
+static void drop_defaults(cJSON *schema)
+{
+	cJSON *p;
+	cJSON_ArrayForEach(p, cJSON_GetObjectItem(schema, "properties"))
+		cJSON_DeleteItemFromObject(p, "default");
 }
 
 cJSON *tools_list_json(unsigned need)
@@ -924,30 +930,26 @@ cJSON *tools_list_json(unsigned need)
 			continue;
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "name", t->name);
-		cJSON_AddStringToObject(o, "title", t->title);
 		cJSON_AddStringToObject(o, "description", t->description);
 		cJSON *in = cJSON_Duplicate(input_schema(t), 1);
 		if (!cJSON_GetArraySize(cJSON_GetObjectItem(in, "required")))
 			cJSON_DeleteItemFromObject(in, "required");
+		drop_defaults(in);
 		cJSON_AddItemToObject(o, "inputSchema", in);
 		if (output_schema(t))
 			cJSON_AddItemToObject(
 				o, "outputSchema",
 				cJSON_Duplicate(output_schema(t), 1));
-		/* Only what differs from the defaults (not read-only,
-		 * destructive, not idempotent, open world). The title is
-		 * the tool's own (vault-mcp copies it here for clients of
-		 * protocol versions without one). */
-		cJSON *an = cJSON_AddObjectToObject(o, "annotations");
-		if (t->flags & TOOL_READ_ONLY) {
+		cJSON *an = cJSON_CreateObject();
+		if (t->flags & TOOL_READ_ONLY)
 			cJSON_AddTrueToObject(an, "readOnlyHint");
-		} else {
-			cJSON_AddBoolToObject(an, "destructiveHint",
-					      t->flags & TOOL_DESTRUCTIVE);
-			if (t->flags & TOOL_IDEMPOTENT)
-				cJSON_AddTrueToObject(an, "idempotentHint");
-		}
-		cJSON_AddBoolToObject(an, "openWorldHint", false);
+		else if (!(t->flags & TOOL_DESTRUCTIVE))
+			cJSON_AddFalseToObject(an, "destructiveHint");
+		/* All defaults (a destructive write): nothing to say. */
+		if (cJSON_GetArraySize(an))
+			cJSON_AddItemToObject(o, "annotations", an);
+		else
+			cJSON_Delete(an);
 		cJSON_AddItemToArray(a, o);
 	}
 	return a;

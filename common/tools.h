@@ -82,7 +82,6 @@ struct tool_call {
 
 struct tool {
 	const char *name;
-	const char *title;
 	const char *description; /* one or two sentences (tools/list) */
 	/* More for get_help: parameters, syntax, limits; NULL: none. */
 	const char *help;

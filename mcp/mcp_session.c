@@ -393,16 +393,8 @@ static void handle_tools_list(struct mcp_session *s, const cJSON *id,
 		if (!tool_allowed(s, t))
 			continue;
 		cJSON *c = cJSON_Duplicate(t, 1);
-		if (!has_structured(modern, s->version)) {
-			/* No tool title yet: the annotations carry it. */
+		if (!has_structured(modern, s->version))
 			cJSON_DeleteItemFromObject(c, "outputSchema");
-			cJSON *title = cJSON_DetachItemFromObject(c, "title");
-			cJSON *an = cJSON_GetObjectItem(c, "annotations");
-			if (title && an)
-				cJSON_AddItemToObject(an, "title", title);
-			else
-				cJSON_Delete(title);
-		}
 		if (!modern && s->version >= 3)
 			cJSON_DeleteItemFromObject(c, "annotations");
 		cJSON_AddItemToArray(arr, c);
@@ -845,11 +837,11 @@ static void handle_tools_call(struct mcp_session *s, const cJSON *id,
 	"\"string\"},\"to_vault\":{\"type\":\"string\"},\"source\":{"            \
 	"\"type\":\"string\"},\"target\":{\"type\":\"string\"},\"moved\":{"      \
 	"\"type\":\"boolean\"}},\"required\":[\"status\",\"from_vault\","        \
-	"\"to_vault\",\"source\",\"target\",\"moved\"]},"
+	"\"to_vault\",\"source\",\"target\",\"moved\"]}"
 
 /* Their tools/list entries; `vault` is added to every other tool. */
 static const char *const VAULT_TOOLS[] = {
-	"{\"name\":\"list_vaults\",\"title\":\"List vaults\","
+	"{\"name\":\"list_vaults\","
 	"\"description\":\"The vaults this server works on: each one's name "
 	"(what the vault argument of every tool takes), folder, number of "
 	"notes (while it is indexed: indexing and the notes it is indexing), "
@@ -864,9 +856,9 @@ static const char *const VAULT_TOOLS[] = {
 	"\"running\":{\"type\":\"boolean\"},"
 	"\"read_only\":{\"type\":\"boolean\"},"
 	"\"indexing\":{\"type\":\"boolean\"}}}}},\"required\":[\"vaults\"]},"
-	"\"annotations\":{\"readOnlyHint\":true,\"openWorldHint\":false}}",
+	"\"annotations\":{\"readOnlyHint\":true}}",
 
-	"{\"name\":\"load_vault\",\"title\":\"Load vault\","
+	"{\"name\":\"load_vault\","
 	"\"description\":\"Load the Obsidian vault in a folder (absolute "
 	"path, with .obsidian/ in it) and wait until it is indexed; its "
 	"name then works as the vault argument of every tool. Only folders "
@@ -883,22 +875,21 @@ static const char *const VAULT_TOOLS[] = {
 	"\"vault_path\":{\"type\":\"string\"},\"name\":{\"type\":\"string\"},"
 	"\"read_only\":{\"type\":\"boolean\"}},"
 	"\"required\":[\"status\",\"note_count\",\"vault_path\",\"name\"]},"
-	"\"annotations\":{\"readOnlyHint\":true,\"idempotentHint\":true,"
-	"\"openWorldHint\":false}}",
+	"\"annotations\":{\"readOnlyHint\":true}}",
 
-	"{\"name\":\"copy_note\",\"title\":\"Copy note to another vault\","
+	"{\"name\":\"copy_note\","
 	"\"description\":\"Copy a note (its whole text, frontmatter included) "
 	"into another vault. The other vault's policy judges it like any "
 	"new note: a tag it does not allow refuses the copy. Links are "
 	"copied as written.\"," CROSS_VAULT_SCHEMAS(
-		"copy") "\"annotations\":{\"destructiveHint\":false,\"openWorldHint\":false}}",
+		"copy") ",\"annotations\":{\"destructiveHint\":false}}",
 
-	"{\"name\":\"move_note\",\"title\":\"Move note to another vault\","
+	"{\"name\":\"move_note\","
 	"\"description\":\"Move a note into another vault: it is written "
 	"there first (the other vault's policy may refuse it; then nothing "
 	"changes), then deleted here the way delete_note does (to .trash/, "
 	"links to it marked per policy). Links are copied as written.\"," CROSS_VAULT_SCHEMAS(
-		"move") "\"annotations\":{\"destructiveHint\":true,\"openWorldHint\":false}}",
+		"move") "}",
 };
 
 /* get_help's words on them: name, params. */

@@ -2858,6 +2858,23 @@ static void test_paging_lists(void)
 		callj(&t, "list_tags", "=offset", "5000", NULL);
 	CU_ASSERT_EQUAL(cJSON_GetArraySize(jitem(e, "tags")), 0);
 	CU_ASSERT_PTR_NULL(jitem(e, "next_offset"));
+	/* A count is 1 or more though the schema leaves "minimum": 1
+	 * unsaid; an offset is 0 or more. */
+	_cleanup_free_ char *neg =
+		calle(&t, "list_tags", "=offset", "-1", NULL);
+	ASSERT_STR_EQ(neg, "Invalid argument 'offset' for list_tags: must be "
+			   "0 or more");
+	_cleanup_free_ char *none = calle(&t, "list_tags", "=limit", "0", NULL);
+	ASSERT_STR_EQ(none, "Invalid argument 'limit' for list_tags: must be "
+			    "between 1 and 10000");
+	_cleanup_free_ char *big =
+		calle(&t, "list_tags", "=limit", "10001", NULL);
+	ASSERT_STR_EQ(big, "Invalid argument 'limit' for list_tags: must be "
+			   "between 1 and 10000");
+	_cleanup_free_ char *len =
+		calle(&t, "read_note", "name", "n000", "=length", "0", NULL);
+	ASSERT_STR_EQ(len, "Invalid argument 'length' for read_note: must be "
+			   "1 or more");
 	tv_close(&t);
 }
 

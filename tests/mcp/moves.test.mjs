@@ -88,8 +88,9 @@ describe('rename_folder', () => {
     const { tools } = await client.listTools();
     const t = tools.find((x) => x.name === 'rename_folder');
     assert.ok(t);
-    assert.equal(t.annotations.destructiveHint, true);
-    assert.equal(t.annotations.readOnlyHint, undefined);
+    // Destructive: the protocol's default, so unsaid.
+    assert.equal(t.annotations?.destructiveHint ?? true, true);
+    assert.equal(t.annotations?.readOnlyHint, undefined);
     assert.deepEqual(t.inputSchema.required, ['old_path', 'new_path']);
     assert.equal(t.inputSchema.properties.dry_run.type, 'boolean');
     const help = (await call(client, 'get_help')).find((x) => x.name === 'rename_folder');

@@ -82,7 +82,7 @@ describe('versions and conditional writes', () => {
     const CASES = { ...cases, restore_note_version: { name: 'N', version: some } };
     const { tools } = await client.listTools();
     // Every write to a named note takes one; undo_changes names none.
-    for (const t of tools.filter((x) => !x.annotations.readOnlyHint)) {
+    for (const t of tools.filter((x) => !x.annotations?.readOnlyHint)) {
       const named = 'name' in t.inputSchema.properties || 'old_name' in t.inputSchema.properties;
       assert.equal(named, !['undo_changes', 'rename_folder'].includes(t.name), t.name);
       if (named) assert.ok(CASES[t.name], t.name);

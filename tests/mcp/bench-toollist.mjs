@@ -1,0 +1,35 @@
+// tools/list size benchmark (issue 16, "a lean tool list"): the bytes a
+// client pays in context for each profile before the user says a word,
+// and what takes them. Sizes are the list as the official SDK client
+// receives it, as compact JSON.
+//   node bench-toollist.mjs
+// Goals: --tools all <= 16 KB (16384 bytes), --tools core <= 8 KB.
+import { makeVault, mcpClient, stopDaemon } from './lib.mjs';
+
+const bytes = (x) => Buffer.byteLength(JSON.stringify(x));
+const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
+const PROFILES = [
+  ['all', [], 16384],
+  ['core', ['--tools', 'core'], 8192],
+  ['read-only', ['--read-only'], null],
+];
+
+const v = makeVault({});
+for (const [profile, args, goal] of PROFILES) {
+  const client = await mcpClient(v, { args });
+  const { tools } = await client.listTools();
+  await client.close();
+  const total = bytes({ tools });
+  const parts = {};
+  for (const t of tools)
+    for (const [k, val] of Object.entries(t)) parts[k] = (parts[k] ?? 0) + bytes({ [k]: val }) - 2;
+  const split = Object.entries(parts)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ');
+  const g = goal ? `  (goal <= ${goal} bytes)` : '';
+  console.log(`tools/list ${profile}: ${tools.length} tools, ${total} bytes (${kb(total)}), ${Math.round(total / tools.length)} a tool${g}`);
+  console.log(`  by field: ${split}`);
+}
+await stopDaemon(v);
+await v.cleanup();
