@@ -400,6 +400,29 @@ static size_t inline_math(const char *text, size_t len, size_t i, size_t pe)
  * parser reads: `[[X]]` in a code span is code, while `[[X|`code`]]` is
  * a link whose display text holds code, and `$[[X]]$` is math.
  */
+/* Bytes that may start something md_code_mask() looks at. */
+static const bool MASK_SPECIAL[256] = {
+	['\n'] = true, ['\\'] = true, ['`'] = true, ['['] = true,
+	['<'] = true,  ['%'] = true,  ['$'] = true,
+};
+
+/* Bytes that may start something md_scan() looks at. */
+static const bool SCAN_SPECIAL[256] = {
+	['\n'] = true,
+	['['] = true,
+	['!'] = true,
+	['#'] = true,
+};
+
+/* The first byte at or after i that the table marks (len: none). */
+static size_t skip_plain(const bool *special, const char *text, size_t len,
+			 size_t i)
+{
+	while (i < len && !special[(unsigned char)text[i]])
+		i++;
+	return i;
+}
+
 unsigned char *md_code_mask(const char *text, size_t len, size_t from)
 {
 	unsigned char *mask = xcalloc(len + 1, 1);
@@ -442,6 +465,9 @@ unsigned char *md_code_mask(const char *text, size_t len, size_t from)
 				continue;
 			}
 		}
+		i = skip_plain(MASK_SPECIAL, text, len, i);
+		if (i >= len)
+			break;
 		char c = text[i];
 		if (c == '\n') {
 			bol = true;
@@ -825,6 +851,11 @@ void md_scan(const char *text, size_t len, struct md_doc *d)
 				size_t e = line_end(text, len, i);
 				h->next_line = e < len ? e + 1 : len;
 			}
+		}
+		if (!bol) {
+			i = skip_plain(SCAN_SPECIAL, text, len, i);
+			if (i >= len)
+				break;
 		}
 		char c = text[i];
 		bol = false;

@@ -62,8 +62,8 @@ struct note {
 	 * Racy: the file was read (or written) before its modification time
 	 * was NOTE_RACY_NS old, so a later write could have left the same
 	 * time, size and inode: its stat proves nothing, its text_hash (a
-	 * CRC-32 of the text read, kept for racy notes only) tells. Notes from the on-disk index are
-	 * never racy (racy ones are stored with no time).
+	 * CRC-32 of the text read, kept for racy notes only) tells. Notes from
+	 * the on-disk index are never racy (racy ones are stored with no time).
 	 */
 	bool racy;
 	uint32_t text_hash;

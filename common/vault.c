@@ -1960,9 +1960,9 @@ int vault_sync_path(struct vault *v, const char *path, const char *source,
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
 	bool racy = old && old->racy;
-	struct note *n = load_note(v->rootfd, path, policy_note_flags(pol),
-				   racy ? &text : NULL, racy ? &len : NULL,
-				   &err);
+	struct note *n =
+		load_note(v->rootfd, path, policy_note_flags(pol),
+			  racy ? &text : NULL, racy ? &len : NULL, &err);
 	/* A file that is there but cannot be read now (EIO, EMFILE, ...)
 	 * is not a deleted note: the index keeps what it had. */
 	if (!n && err != -ENOENT && err != -ENOTDIR && err != -ELOOP &&
@@ -2233,8 +2233,7 @@ static int index_sources(struct vault *v, struct pending *p, size_t n,
 		}
 		nn[i] = note_new(p[i].src->path, p[i].text, p[i].len,
 				 note_flags(v));
-		note_set_stat(nn[i], &st, p[i].src->btime, p[i].text,
-			      p[i].len);
+		note_set_stat(nn[i], &st, p[i].src->btime, p[i].text, p[i].len);
 		old_ino[i] = p[i].src->ino;
 	}
 	pthread_rwlock_wrlock(&v->rw);
@@ -2402,8 +2401,7 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 	struct note *moved = note_new(new_path, own_text, strlen(own_text),
 				      policy_note_flags(pol));
 	if (file_stat(v->rootfd, new_path, &st) == 0)
-		note_set_stat(moved, &st, btime, own_text,
-			      strlen(own_text));
+		note_set_stat(moved, &st, btime, own_text, strlen(own_text));
 	pthread_rwlock_wrlock(&v->rw);
 	index_remove(v->ix, old_path);
 	index_put(v->ix, moved);
