@@ -395,11 +395,6 @@ static size_t inline_math(const char *text, size_t len, size_t i, size_t pe)
 	return 0;
 }
 
-/*
- * Whichever construct opens first wins, as a left-to-right inline
- * parser reads: `[[X]]` in a code span is code, while `[[X|`code`]]` is
- * a link whose display text holds code, and `$[[X]]$` is math.
- */
 /* Bytes that may start something md_code_mask() looks at. */
 static const bool MASK_SPECIAL[256] = {
 	['\n'] = true, ['\\'] = true, ['`'] = true, ['['] = true,
@@ -423,6 +418,11 @@ static size_t skip_plain(const bool *special, const char *text, size_t len,
 	return i;
 }
 
+/*
+ * Whichever construct opens first wins, as a left-to-right inline
+ * parser reads: `[[X]]` in a code span is code, while `[[X|`code`]]` is
+ * a link whose display text holds code, and `$[[X]]$` is math.
+ */
 unsigned char *md_code_mask(const char *text, size_t len, size_t from)
 {
 	unsigned char *mask = xcalloc(len + 1, 1);
