@@ -2460,6 +2460,25 @@ static void test_forget_unreadable_source(void)
 /* A note rewritten in place within one tick of the file clock, with the
  * same size: time, size and inode are those of the text the index has,
  * yet the text differs. The index reads it again (a racy note). */
+static int sync_locked(struct tvault *t, const char *path)
+{
+	vault_write_lock(t->v);
+	int r = vault_sync_path(t->v, path, "external", 0);
+	vault_write_unlock(t->v);
+	return r;
+}
+
+/* Whether get_backlinks of name lists a note whose path holds src. */
+static bool backlinked_from(struct tvault *t, const char *name, const char *src)
+{
+	cJSON *bl = callj(t, "get_backlinks", "name", name, NULL);
+	char *s = bl ? cJSON_PrintUnformatted(bl) : NULL;
+	bool r = s && strstr(s, src);
+	cJSON_free(s);
+	cJSON_Delete(bl);
+	return r;
+}
+
 static void test_sync_same_tick_rewrite(void)
 {
 	struct tvault t;
@@ -2478,23 +2497,12 @@ static void test_sync_same_tick_rewrite(void)
 	CU_ASSERT_EQUAL_FATAL(stat(p, &st1), 0);
 	CU_ASSERT_EQUAL(st1.st_ino, st0.st_ino);
 	CU_ASSERT_EQUAL(st1.st_size, st0.st_size);
-	vault_write_lock(t.v);
-	CU_ASSERT_EQUAL(vault_sync_path(t.v, "Src.md", "external", 0), 0);
-	vault_write_unlock(t.v);
-	cJSON *bl = callj(&t, "get_backlinks", "name", "B", NULL);
-	char *s = bl ? cJSON_PrintUnformatted(bl) : NULL;
-	ASSERT_CONTAINS(s, "Src");
-	cJSON_free(s);
-	cJSON_Delete(bl);
-	/* Read again with the same text: nothing changes, no event. */
-	vault_write_lock(t.v);
-	CU_ASSERT_EQUAL(vault_sync_path(t.v, "Src.md", "external", 0), 0);
-	vault_write_unlock(t.v);
-	bl = callj(&t, "get_backlinks", "name", "A", NULL);
-	s = bl ? cJSON_PrintUnformatted(bl) : NULL;
-	CU_ASSERT_PTR_NULL(s ? strstr(s, "Src") : NULL);
-	cJSON_free(s);
-	cJSON_Delete(bl);
+	CU_ASSERT_EQUAL(sync_locked(&t, "Src.md"), 0);
+	CU_ASSERT_TRUE(backlinked_from(&t, "B", "Src"));
+	/* Read again with the same text: nothing changes. */
+	CU_ASSERT_EQUAL(sync_locked(&t, "Src.md"), 0);
+	CU_ASSERT_FALSE(backlinked_from(&t, "A", "Src"));
+	CU_ASSERT_TRUE(backlinked_from(&t, "B", "Src"));
 	free(p);
 	tv_close(&t);
 }
@@ -2517,9 +2525,7 @@ static void test_sync_failing_read(void)
 	low = old;
 	low.rlim_cur = (rlim_t)lowest;
 	CU_ASSERT_EQUAL_FATAL(setrlimit(RLIMIT_NOFILE, &low), 0);
-	vault_write_lock(t.v);
-	int r = vault_sync_path(t.v, "Target.md", "external", 0);
-	vault_write_unlock(t.v);
+	int r = sync_locked(&t, "Target.md");
 	CU_ASSERT_EQUAL(setrlimit(RLIMIT_NOFILE, &old), 0);
 	CU_ASSERT_EQUAL(r, -EMFILE);
 	vault_read_lock(t.v);
@@ -2527,15 +2533,9 @@ static void test_sync_failing_read(void)
 	CU_ASSERT_PTR_NOT_NULL(n);
 	CU_ASSERT_TRUE(n && n->ntags == 1);
 	vault_read_unlock(t.v);
-	cJSON *bl = callj(&t, "get_backlinks", "name", "Target", NULL);
-	char *s = bl ? cJSON_PrintUnformatted(bl) : NULL;
-	ASSERT_CONTAINS(s, "Src");
-	cJSON_free(s);
-	cJSON_Delete(bl);
+	CU_ASSERT_TRUE(backlinked_from(&t, "Target", "Src"));
 	/* Once it reads again, the change is taken. */
-	vault_write_lock(t.v);
-	CU_ASSERT_EQUAL(vault_sync_path(t.v, "Target.md", "external", 0), 0);
-	vault_write_unlock(t.v);
+	CU_ASSERT_EQUAL(sync_locked(&t, "Target.md"), 0);
 	vault_read_lock(t.v);
 	n = index_by_path(vault_index(t.v), "Target.md");
 	CU_ASSERT_TRUE(n && n->ntags == 0);
