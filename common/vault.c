@@ -237,10 +237,15 @@ struct vault *vault_free(struct vault *v)
 {
 	if (!v)
 		return NULL;
-	if (v->store) {
+	/* One transaction: a commit per entry would sync once each. */
+	if (v->store && v->settle_due_ns) {
 		vault_write_lock(v);
 		pthread_mutex_lock(&v->smu);
-		settle_racy(v, true);
+		if (store_begin(v->store) == 0) {
+			settle_racy(v, true);
+			if (store_commit(v->store) < 0)
+				store_rollback(v->store);
+		}
 		pthread_mutex_unlock(&v->smu);
 		vault_write_unlock(v);
 	}
