@@ -34,21 +34,70 @@ static void row_stat(struct expr_env *env, const struct qrow *row)
 	}
 }
 
-/* File fields known in each dialect. */
-static const char *const FILE_FIELDS[] = {
-	"name",	       "basename",   "path",   "folder",  "ext",
-	"link",	       "size",	     "ctime",  "cday",	  "mtime",
-	"mday",	       "tags",	     "etags",  "inlinks", "outlinks",
-	"links",       "backlinks",  "embeds", "aliases", "day",
-	"frontmatter", "properties", "file",
+/* File fields (file.name, ...), the same in every dialect. */
+enum file_field {
+	FF_UNKNOWN,
+	FF_NAME,
+	FF_BASENAME,
+	FF_PATH,
+	FF_FOLDER,
+	FF_EXT,
+	FF_LINK,
+	FF_SIZE,
+	FF_CTIME,
+	FF_CDAY,
+	FF_MTIME,
+	FF_MDAY,
+	FF_DAY,
+	FF_TAGS,
+	FF_ETAGS,
+	FF_ALIASES,
+	FF_OUTLINKS,
+	FF_EMBEDS,
+	FF_INLINKS,
+	FF_FRONTMATTER,
 };
+
+static const struct {
+	const char *name;
+	enum file_field id;
+} FILE_FIELDS[] = {
+	{"name", FF_NAME},
+	{"basename", FF_BASENAME},
+	{"path", FF_PATH},
+	{"folder", FF_FOLDER},
+	{"ext", FF_EXT},
+	{"link", FF_LINK},
+	{"file", FF_LINK},
+	{"size", FF_SIZE},
+	{"ctime", FF_CTIME},
+	{"cday", FF_CDAY},
+	{"mtime", FF_MTIME},
+	{"mday", FF_MDAY},
+	{"day", FF_DAY},
+	{"tags", FF_TAGS},
+	{"etags", FF_ETAGS},
+	{"aliases", FF_ALIASES},
+	{"outlinks", FF_OUTLINKS},
+	{"links", FF_OUTLINKS},
+	{"embeds", FF_EMBEDS},
+	{"inlinks", FF_INLINKS},
+	{"backlinks", FF_INLINKS},
+	{"frontmatter", FF_FRONTMATTER},
+	{"properties", FF_FRONTMATTER},
+};
+
+static enum file_field file_field_id(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(FILE_FIELDS); i++)
+		if (!strcmp(FILE_FIELDS[i].name, name))
+			return FILE_FIELDS[i].id;
+	return FF_UNKNOWN;
+}
 
 bool ex_file_field_known(const char *name)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(FILE_FIELDS); i++)
-		if (!strcmp(FILE_FIELDS[i], name))
-			return true;
-	return false;
+	return file_field_id(name) != FF_UNKNOWN;
 }
 
 struct qval ex_link_to(struct expr_env *env, const char *target,
@@ -65,8 +114,8 @@ static struct qval prop_to_qv(struct expr_env *env, const struct qrow *row,
 			      const struct prop_val *pv, enum ptype type);
 
 /* A string property as Obsidian reads it for its type. */
-static struct qval ex_str_prop(struct expr_env *env, const struct qrow *row,
-			       const char *s, size_t n, enum ptype type)
+static struct qval str_prop(struct expr_env *env, const struct qrow *row,
+			    const char *s, size_t n, enum ptype type)
 {
 	int64_t ms;
 	bool tm;
@@ -97,7 +146,7 @@ static struct qval ex_str_prop(struct expr_env *env, const struct qrow *row,
 		break;
 	case PT_LIST: {
 		struct qval *it = qarena_alloc(env->ar, sizeof(*it));
-		*it = ex_str_prop(env, row, s, n, PT_NONE);
+		*it = str_prop(env, row, s, n, PT_NONE);
 		return vlist(it, 1);
 	}
 	default:
@@ -143,7 +192,7 @@ static struct qval prop_to_qv(struct expr_env *env, const struct qrow *row,
 		}
 		return vnum(pv->num);
 	case PROP_STR:
-		return ex_str_prop(env, row, pv->str, pv->len, type);
+		return str_prop(env, row, pv->str, pv->len, type);
 	case PROP_LIST: {
 		struct qval *items =
 			qarena_alloc(env->ar, (pv->count + 1) * sizeof(*items));
@@ -307,80 +356,129 @@ static struct qval frontmatter_obj(struct expr_env *env, const struct note *n)
 	return (struct qval){.t = QV_OBJ, .s = r, .n = (uint32_t)strlen(r)};
 }
 
+/* A file's name parts: its base name, and the stem's length. */
+struct file_name {
+	const char *path, *base, *dot;
+	size_t stem;
+};
+
+/* The fields read from the path alone; false when f is another one. */
+static bool path_field(enum file_field f, const struct file_name *fn,
+		       bool bases, struct qval *ret)
+{
+	const char *path = fn->path, *base = fn->base, *dot = fn->dot;
+	switch (f) {
+	case FF_NAME:
+		*ret = vstr(base, bases ? strlen(base) : fn->stem);
+		return true;
+	case FF_BASENAME:
+		*ret = vstr(base, fn->stem);
+		return true;
+	case FF_PATH:
+		*ret = vstr(path, strlen(path));
+		return true;
+	case FF_FOLDER:
+		*ret = vstr(path, base > path ? (size_t)(base - path - 1) : 0);
+		return true;
+	case FF_EXT:
+		*ret = dot && dot != base ? vstr(dot + 1, strlen(dot + 1))
+					  : vstr("", 0);
+		return true;
+	case FF_LINK:
+		*ret = (struct qval){
+			.t = QV_LINK, .s = path, .n = (uint32_t)strlen(path)};
+		return true;
+	case FF_DAY:
+		/* A date in the file name (YYYY-MM-DD or YYYYMMDD). */
+		*ret = V_NULL;
+		for (size_t i = 0; i + 10 <= fn->stem; i++) {
+			int64_t ms;
+			bool tm;
+			if (isdigit((unsigned char)base[i]) &&
+			    qv_parse_date(base + i, 10, &ms, &tm)) {
+				*ret = vdate(ms, false);
+				break;
+			}
+		}
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* A time in s or ns as a date (day true: its day). */
+static struct qval time_field(int64_t ns, bool day)
+{
+	int64_t ms = qv_local_ms_of_ns(ns);
+	if (day)
+		return vdate(qv_floor_div(ms, MS_DAY) * MS_DAY, false);
+	return vdate(ms, true);
+}
+
+/* The fields of a note's content. */
+static struct qval note_field(struct expr_env *env, const struct note *n,
+			      enum file_field f, bool bases)
+{
+	switch (f) {
+	case FF_TAGS:
+		return bases ? strv_list(env, n->tags, n->ntags, NULL)
+			     : tags_with_parents(env, n);
+	case FF_ETAGS:
+		return strv_list(env, n->tags, n->ntags, "#");
+	case FF_ALIASES:
+		return strv_list(env, n->aliases, n->naliases, NULL);
+	case FF_OUTLINKS:
+		return ex_links_list(env, n, 0);
+	case FF_EMBEDS:
+		return ex_links_list(env, n, 1);
+	case FF_INLINKS:
+		return ex_links_list(env, n, 2);
+	case FF_FRONTMATTER:
+		return frontmatter_obj(env, n);
+	default:
+		return V_NULL;
+	}
+}
+
 static struct qval file_field(struct expr_env *env, const struct qrow *row,
-			      const char *f)
+			      const char *name)
 {
 	const struct note *n = row->note;
-	const char *path = row->path;
-	const char *base = strrchr(path, '/');
-	base = base ? base + 1 : path;
-	const char *dot = strrchr(base, '.');
-	size_t stem = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+	enum file_field f = file_field_id(name);
+	struct file_name fn = {.path = row->path};
+	const char *slash = strrchr(fn.path, '/');
+	fn.base = slash ? slash + 1 : fn.path;
+	fn.dot = strrchr(fn.base, '.');
+	fn.stem = fn.dot && fn.dot != fn.base ? (size_t)(fn.dot - fn.base)
+					      : strlen(fn.base);
 	bool bases = env->dialect == EXPR_BASES;
-	if (!strcmp(f, "name"))
-		return vstr(base, bases ? strlen(base) : stem);
-	if (!strcmp(f, "basename"))
-		return vstr(base, stem);
-	if (!strcmp(f, "path"))
-		return vstr(path, strlen(path));
-	if (!strcmp(f, "folder"))
-		return vstr(path, base > path ? (size_t)(base - path - 1) : 0);
-	if (!strcmp(f, "ext"))
-		return dot && dot != base ? vstr(dot + 1, strlen(dot + 1))
-					  : vstr("", 0);
-	if (!strcmp(f, "link") || !strcmp(f, "file"))
-		return (struct qval){
-			.t = QV_LINK, .s = path, .n = (uint32_t)strlen(path)};
+	struct qval v;
+	/* The day is read after the stat, as the other file fields. */
+	if (f != FF_DAY && path_field(f, &fn, bases, &v))
+		return v;
 	if (!n)
 		row_stat(env, row);
 	int64_t size = n ? n->size : row->size;
 	int64_t mtime_ns = n ? n->mtime_ns : row->mtime_ns;
 	int64_t btime = n ? n->btime : row->btime;
-	if (!strcmp(f, "size"))
+	switch (f) {
+	case FF_SIZE:
 		return vnum((double)size);
-	if (!strcmp(f, "mtime") || !strcmp(f, "mday")) {
-		int64_t ms = qv_local_ms_of_ns(mtime_ns);
-		if (f[1] == 'd')
-			return vdate(qv_floor_div(ms, MS_DAY) * MS_DAY, false);
-		return vdate(ms, true);
-	}
-	if (!strcmp(f, "ctime") || !strcmp(f, "cday")) {
-		int64_t ms = qv_local_ms_of_ns(btime * 1000000000LL);
-		if (f[1] == 'd')
-			return vdate(qv_floor_div(ms, MS_DAY) * MS_DAY, false);
-		return vdate(ms, true);
-	}
-	if (!strcmp(f, "day")) {
-		/* A date in the file name (YYYY-MM-DD or YYYYMMDD). */
-		for (size_t i = 0; i + 10 <= stem; i++) {
-			int64_t ms;
-			bool tm;
-			if (isdigit((unsigned char)base[i]) &&
-			    qv_parse_date(base + i, 10, &ms, &tm))
-				return vdate(ms, false);
-		}
-		return V_NULL;
+	case FF_MTIME:
+	case FF_MDAY:
+		return time_field(mtime_ns, f == FF_MDAY);
+	case FF_CTIME:
+	case FF_CDAY:
+		return time_field(btime * 1000000000LL, f == FF_CDAY);
+	case FF_DAY:
+		path_field(f, &fn, bases, &v);
+		return v;
+	default:
+		break;
 	}
 	if (!n)
-		return !strcmp(f, "frontmatter") || !strcmp(f, "properties")
-			       ? V_NULL
-			       : vlist(NULL, 0);
-	if (!strcmp(f, "tags"))
-		return bases ? strv_list(env, n->tags, n->ntags, NULL)
-			     : tags_with_parents(env, n);
-	if (!strcmp(f, "etags"))
-		return strv_list(env, n->tags, n->ntags, "#");
-	if (!strcmp(f, "aliases"))
-		return strv_list(env, n->aliases, n->naliases, NULL);
-	if (!strcmp(f, "outlinks") || !strcmp(f, "links"))
-		return ex_links_list(env, n, 0);
-	if (!strcmp(f, "embeds"))
-		return ex_links_list(env, n, 1);
-	if (!strcmp(f, "inlinks") || !strcmp(f, "backlinks"))
-		return ex_links_list(env, n, 2);
-	if (!strcmp(f, "frontmatter") || !strcmp(f, "properties"))
-		return frontmatter_obj(env, n);
-	return V_NULL;
+		return f == FF_FRONTMATTER ? V_NULL : vlist(NULL, 0);
+	return note_field(env, n, f, bases);
 }
 
 /* ---- evaluation: operators -------------------------------------------- */
@@ -502,6 +600,32 @@ static struct qval compare(struct expr_env *env, int op, struct qval a,
 	}
 }
 
+/* A date's parts: date.year, ... */
+static struct qval date_part(const struct qval *r, const char *name)
+{
+	static const char *const PARTS[] = {
+		"year", "month", "day", "hour", "minute", "second", "weekday"};
+	size_t k = 0;
+	while (k < ARRAY_SIZE(PARTS) && strcmp(PARTS[k], name))
+		k++;
+	if (k == ARRAY_SIZE(PARTS))
+		return V_NULL;
+	int64_t day = qv_floor_div(r->ms, MS_DAY);
+	int64_t rest = r->ms - day * MS_DAY;
+	int y, m, d;
+	qv_civil_from_days(day, &y, &m, &d);
+	const double v[] = {
+		y,
+		m,
+		d,
+		(double)(rest / MS_HOUR),
+		(double)(rest / MS_MIN % 60),
+		(double)(rest / MS_SEC % 60),
+		(double)(((day % 7) + 7 + 3) % 7 + 1),
+	};
+	return vnum(v[k]);
+}
+
 static struct qval member(struct expr_env *env, const struct qrow *row,
 			  struct qval r, const char *name)
 {
@@ -551,27 +675,8 @@ static struct qval member(struct expr_env *env, const struct qrow *row,
 			return (struct qval){.t = QV_FILE, .row = lr};
 		return note_prop(env, lr, name, NULL);
 	}
-	case QV_DATE: {
-		int64_t day = qv_floor_div(r.ms, MS_DAY);
-		int64_t rest = r.ms - day * MS_DAY;
-		int y, m, d;
-		qv_civil_from_days(day, &y, &m, &d);
-		if (!strcmp(name, "year"))
-			return vnum(y);
-		if (!strcmp(name, "month"))
-			return vnum(m);
-		if (!strcmp(name, "day"))
-			return vnum(d);
-		if (!strcmp(name, "hour"))
-			return vnum((double)(rest / MS_HOUR));
-		if (!strcmp(name, "minute"))
-			return vnum((double)(rest / MS_MIN % 60));
-		if (!strcmp(name, "second"))
-			return vnum((double)(rest / MS_SEC % 60));
-		if (!strcmp(name, "weekday"))
-			return vnum((double)(((day % 7) + 7 + 3) % 7 + 1));
-		return V_NULL;
-	}
+	case QV_DATE:
+		return date_part(&r, name);
 	case QV_OBJ: {
 		cJSON *o = cJSON_ParseWithLength(r.s, r.n);
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
@@ -579,7 +684,7 @@ static struct qval member(struct expr_env *env, const struct qrow *row,
 		if (cJSON_IsString(v)) {
 			char *s = qarena_strndup(env->ar, v->valuestring,
 						 strlen(v->valuestring));
-			out = ex_str_prop(env, r.row, s, strlen(s), PT_NONE);
+			out = str_prop(env, r.row, s, strlen(s), PT_NONE);
 		} else if (cJSON_IsNumber(v)) {
 			out = vnum(v->valuedouble);
 		} else if (cJSON_IsBool(v)) {
@@ -599,6 +704,35 @@ static struct qval member(struct expr_env *env, const struct qrow *row,
 	}
 }
 
+/* Identifiers that name a row rather than one of its properties. */
+static const struct {
+	const char *name;
+	uint8_t dialects; /* D_* */
+	uint8_t t;	  /* QV_FILE, QV_NOTE or QV_FORMULAS */
+	bool this_row;	  /* DQL's `this`, not the row at hand */
+} ROW_IDENTS[] = {
+	{"file", D_ALL, QV_FILE, false},
+	{"this", D_DV, QV_NOTE, true},
+	{"note", D_BASES, QV_NOTE, false},
+	{"formula", D_BASES, QV_FORMULAS, false},
+};
+
+static struct qval ident(struct expr_env *env, const struct qrow *row,
+			 const struct enode *e)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(ROW_IDENTS); i++) {
+		if (!(ROW_IDENTS[i].dialects & (1 << env->dialect)) ||
+		    strcmp(ROW_IDENTS[i].name, e->name))
+			continue;
+		if (!ROW_IDENTS[i].this_row)
+			return (struct qval){.t = ROW_IDENTS[i].t, .row = row};
+		return env->this_row ? (struct qval){.t = QV_NOTE,
+						     .row = env->this_row}
+				     : V_NULL;
+	}
+	return note_prop(env, row, e->name, (uint8_t *)&e->ptype);
+}
+
 struct qval ex_eval(struct expr_env *env, const struct qrow *row,
 		    const struct enode *e)
 {
@@ -607,24 +741,8 @@ struct qval ex_eval(struct expr_env *env, const struct qrow *row,
 		if (e->lit.t == QV_LINK)
 			return ex_link_to(env, e->name, NULL);
 		return e->lit;
-	case N_IDENT: {
-		const char *n = e->name;
-		if (!strcmp(n, "file"))
-			return (struct qval){.t = QV_FILE, .row = row};
-		if (env->dialect != EXPR_BASES && !strcmp(n, "this"))
-			return env->this_row
-				       ? (struct qval){.t = QV_NOTE,
-						       .row = env->this_row}
-				       : V_NULL;
-		if (env->dialect == EXPR_BASES) {
-			if (!strcmp(n, "note"))
-				return (struct qval){.t = QV_NOTE, .row = row};
-			if (!strcmp(n, "formula"))
-				return (struct qval){.t = QV_FORMULAS,
-						     .row = row};
-		}
-		return note_prop(env, row, n, (uint8_t *)&e->ptype);
-	}
+	case N_IDENT:
+		return ident(env, row, e);
 	case N_DOT:
 		return member(env, row, ex_eval(env, row, e->a), e->name);
 	case N_METHOD: {

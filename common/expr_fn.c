@@ -196,15 +196,14 @@ static struct qval fn_upper(struct expr_env *env, const struct qval *v)
 			       : fn_case(env, v, true);
 }
 
-static int64_t qv_start_of_day(int64_t ms)
+static int64_t start_of_day(int64_t ms)
 {
 	return qv_floor_div(ms, MS_DAY) * MS_DAY;
 }
 
-static struct qval ex_date_keyword(struct expr_env *env, const char *s,
-				   size_t n)
+static struct qval date_keyword(struct expr_env *env, const char *s, size_t n)
 {
-	int64_t today = qv_start_of_day(env->now_ms);
+	int64_t today = start_of_day(env->now_ms);
 	int y, m, d;
 	qv_civil_from_days(qv_floor_div(today, MS_DAY), &y, &m, &d);
 	int64_t days = qv_floor_div(today, MS_DAY);
@@ -256,7 +255,7 @@ static struct qval fn_date(struct expr_env *env, const struct qval *v)
 	case QV_STR:
 		if (qv_parse_date(v->s, v->n, &ms, &tm))
 			return vdate(ms, tm);
-		return ex_date_keyword(env, v->s, v->n);
+		return date_keyword(env, v->s, v->n);
 	case QV_LIST:
 		return map_list(env, v, fn_date);
 	default:
@@ -357,6 +356,378 @@ static bool in_folder(const struct qrow *row, const struct qval *f)
 	       row->path[n] == '/';
 }
 
+/* A call's evaluated arguments, a method's receiver first. */
+struct fn_args {
+	struct expr_env *env;
+	uint8_t op; /* enum fn_id */
+	const struct qval *a;
+	size_t na;
+};
+
+typedef struct qval fn_impl(const struct fn_args *c);
+
+static struct qval f_contains(const struct fn_args *c)
+{
+	int mode = c->op == F_ICONTAINS ? 1 : c->op == F_ECONTAINS ? 2 : 0;
+	return vbool(ex_contains(&c->a[0], &c->a[1], mode));
+}
+
+static struct qval f_contains_some(const struct fn_args *c)
+{
+	bool all = c->op == F_CONTAINS_ALL;
+	for (size_t i = 1; i < c->na; i++)
+		if (ex_contains(&c->a[0], &c->a[i], 2) != all)
+			return vbool(!all);
+	return vbool(all);
+}
+
+static struct qval f_date(const struct fn_args *c)
+{
+	return fn_date(c->env, &c->a[0]);
+}
+
+static struct qval f_dur(const struct fn_args *c)
+{
+	return fn_dur(c->env, &c->a[0]);
+}
+
+static struct qval f_length(const struct fn_args *c)
+{
+	const struct qval *x = &c->a[0];
+	return x->t == QV_LIST || x->t == QV_STR ? vnum(x->n)
+	       : x->t == QV_NULL		 ? vnum(0)
+						 : V_NULL;
+}
+
+static struct qval f_lower(const struct fn_args *c)
+{
+	return fn_lower(c->env, &c->a[0]);
+}
+
+static struct qval f_upper(const struct fn_args *c)
+{
+	return fn_upper(c->env, &c->a[0]);
+}
+
+static struct qval f_default(const struct fn_args *c)
+{
+	return c->a[0].t == QV_NULL ? c->a[1] : c->a[0];
+}
+
+static struct qval f_number(const struct fn_args *c)
+{
+	return fn_number(c->env, &c->a[0]);
+}
+
+static struct qval f_string(const struct fn_args *c)
+{
+	return fn_string(c->env, &c->a[0]);
+}
+
+static struct qval f_round(const struct fn_args *c)
+{
+	const struct qval *a = c->a;
+	if (a[0].t != QV_NUM)
+		return V_NULL;
+	return vnum(round_to(
+		a[0].num, c->na > 1 && a[1].t == QV_NUM ? (int)a[1].num : 0));
+}
+
+static struct qval f_tofixed(const struct fn_args *c)
+{
+	const struct qval *a = c->a;
+	if (a[0].t != QV_NUM || a[1].t != QV_NUM || a[1].num < 0 ||
+	    a[1].num > 20)
+		return V_NULL;
+	char buf[400];
+	snprintf(buf, sizeof(buf), "%.*f", (int)a[1].num, a[0].num);
+	char *s = qarena_strndup(c->env->ar, buf, strlen(buf));
+	return vstr(s, strlen(s));
+}
+
+static struct qval f_num1(const struct fn_args *c)
+{
+	if (c->a[0].t != QV_NUM)
+		return V_NULL;
+	double x = c->a[0].num;
+	return vnum(c->op == F_ABS     ? fabs(x)
+		    : c->op == F_FLOOR ? floor(x)
+				       : ceil(x));
+}
+
+static struct qval f_aggregate(const struct fn_args *c)
+{
+	const struct qval *xs = c->a;
+	size_t n = c->na;
+	if (c->na == 1 && c->a[0].t == QV_LIST) {
+		xs = c->a[0].items;
+		n = c->a[0].n;
+	}
+	if (c->op == F_SUM) {
+		double s = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (xs[i].t != QV_NUM)
+				return V_NULL;
+			s += xs[i].num;
+		}
+		return vnum(s);
+	}
+	struct qval best = V_NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (xs[i].t == QV_NULL)
+			continue;
+		int r = best.t == QV_NULL ? 0 : qv_cmp(&xs[i], &best);
+		if (best.t == QV_NULL || (c->op == F_MIN ? r < 0 : r > 0))
+			best = xs[i];
+	}
+	return best;
+}
+
+static struct qval f_affix(const struct fn_args *c)
+{
+	const struct qval *a = c->a;
+	if (a[0].t != QV_STR || a[1].t != QV_STR || a[1].n > a[0].n)
+		return vbool(false);
+	return vbool(!memcmp(c->op == F_STARTSWITH ? a[0].s
+						   : a[0].s + a[0].n - a[1].n,
+			     a[1].s, a[1].n));
+}
+
+static struct qval f_list(const struct fn_args *c)
+{
+	struct qval *items =
+		qarena_alloc(c->env->ar, (c->na + 1) * sizeof(*items));
+	memcpy(items, c->a, c->na * sizeof(*items));
+	return vlist(items, c->na);
+}
+
+static struct qval f_join(const struct fn_args *c)
+{
+	const struct qval *a = c->a;
+	if (a[0].t != QV_LIST)
+		return fn_string(c->env, &a[0]);
+	struct sbuf b = {0};
+	const char *sep = ", ";
+	size_t sl = 2;
+	if (c->na > 1 && a[1].t == QV_STR) {
+		sep = a[1].s;
+		sl = a[1].n;
+	}
+	for (uint32_t i = 0; i < a[0].n; i++) {
+		if (i)
+			sb_add(&b, sep, sl);
+		qv_text_of(&a[0].items[i], &b);
+	}
+	char *s = qarena_strndup(c->env->ar, sb_str(&b), b.len);
+	size_t n = b.len;
+	sb_free(&b);
+	return vstr(s, n);
+}
+
+static struct qval f_typeof(const struct fn_args *c)
+{
+	const char *t = type_name(c->a[0].t);
+	return vstr(t, strlen(t));
+}
+
+static struct qval f_istype(const struct fn_args *c)
+{
+	const struct qval *a = c->a;
+	if (a[1].t != QV_STR)
+		return vbool(false);
+	const char *t = type_name(a[0].t);
+	return vbool(strlen(t) == a[1].n && !strncasecmp(t, a[1].s, a[1].n));
+}
+
+static struct qval f_nonnull(const struct fn_args *c)
+{
+	const struct qval *l = &c->a[0];
+	if (l->t != QV_LIST)
+		return *l;
+	struct qval *items =
+		qarena_alloc(c->env->ar, (l->n + 1) * sizeof(*items));
+	size_t k = 0;
+	for (uint32_t i = 0; i < l->n; i++)
+		if (l->items[i].t != QV_NULL)
+			items[k++] = l->items[i];
+	return vlist(items, k);
+}
+
+static struct qval f_striptime(const struct fn_args *c)
+{
+	return c->a[0].t == QV_DATE ? vdate(start_of_day(c->a[0].ms), false)
+				    : V_NULL;
+}
+
+static struct qval f_link(const struct fn_args *c)
+{
+	const struct qval *a = c->a;
+	if (a[0].t == QV_LINK)
+		return a[0];
+	if (a[0].t != QV_STR)
+		return V_NULL;
+	return ex_link_to(c->env, qarena_strndup(c->env->ar, a[0].s, a[0].n),
+			  NULL);
+}
+
+static struct qval f_now(const struct fn_args *c)
+{
+	return vdate(c->env->now_ms, true);
+}
+
+static struct qval f_today(const struct fn_args *c)
+{
+	return vdate(start_of_day(c->env->now_ms), false);
+}
+
+static struct qval f_isempty(const struct fn_args *c)
+{
+	const struct qval *x = &c->a[0];
+	return vbool(x->t == QV_NULL ||
+		     ((x->t == QV_STR || x->t == QV_LIST) && !x->n) ||
+		     (x->t == QV_OBJ && x->n <= 2));
+}
+
+static struct qval f_trim(const struct fn_args *c)
+{
+	if (c->a[0].t != QV_STR)
+		return V_NULL;
+	const char *s = c->a[0].s;
+	size_t n = c->a[0].n;
+	while (n && isspace((unsigned char)*s)) {
+		s++;
+		n--;
+	}
+	while (n && isspace((unsigned char)s[n - 1]))
+		n--;
+	return vstr(s, n);
+}
+
+static void sort_vals(struct qval *items, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i;
+		     j > 0 && qv_cmp(&items[j - 1], &items[j]) > 0; j--) {
+			struct qval t = items[j];
+			items[j] = items[j - 1];
+			items[j - 1] = t;
+		}
+}
+
+/* reverse, sort and unique. */
+static struct qval f_reorder(const struct fn_args *c)
+{
+	const struct qval *l = &c->a[0];
+	if (l->t != QV_LIST)
+		return l->t == QV_STR && c->op == F_REVERSE ? V_NULL : *l;
+	uint32_t n = l->n;
+	struct qval *items = qarena_alloc(c->env->ar, (n + 1) * sizeof(*items));
+	size_t k = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct qval *x =
+			&l->items[c->op == F_REVERSE ? n - 1 - i : i];
+		bool dup = false;
+		for (size_t j = 0; c->op == F_UNIQUE && j < k && !dup; j++)
+			dup = eq(&items[j], x);
+		if (!dup)
+			items[k++] = *x;
+	}
+	if (c->op == F_SORT)
+		sort_vals(items, k);
+	return vlist(items, k);
+}
+
+static struct qval f_hastag(const struct fn_args *c)
+{
+	if (c->a[0].t != QV_FILE)
+		return vbool(false);
+	for (size_t i = 1; i < c->na; i++)
+		if (has_tag(c->a[0].row->note, &c->a[i]))
+			return vbool(true);
+	return vbool(false);
+}
+
+static struct qval f_infolder(const struct fn_args *c)
+{
+	return vbool(c->a[0].t == QV_FILE && in_folder(c->a[0].row, &c->a[1]));
+}
+
+static struct qval f_haslink(const struct fn_args *c)
+{
+	const struct qval *a = c->a;
+	if (a[0].t != QV_FILE || !a[0].row->note)
+		return vbool(false);
+	struct qval target = a[1];
+	if (target.t == QV_STR)
+		target = ex_link_to(c->env,
+				    qarena_strndup(c->env->ar, a[1].s, a[1].n),
+				    NULL);
+	if (target.t == QV_FILE)
+		target = (struct qval){.t = QV_LINK,
+				       .s = target.row->path,
+				       .n = (uint32_t)strlen(target.row->path)};
+	struct qval l = ex_links_list(c->env, a[0].row->note, 0);
+	return vbool(ex_contains(&l, &target, 2));
+}
+
+static struct qval f_hasproperty(const struct fn_args *c)
+{
+	const struct qval *a = c->a;
+	if (a[0].t != QV_FILE || a[1].t != QV_STR || !a[0].row->note)
+		return vbool(false);
+	_cleanup_free_ char *key = xstrndup(a[1].s, a[1].n);
+	struct prop_val pv;
+	return vbool(props_get(a[0].row->note->props, a[0].row->note->props_len,
+			       key, &pv));
+}
+
+/* The handler of each function id (F_CHOICE is ex_call's: it evaluates
+ * only the branch taken). */
+static fn_impl *const IMPL[F_NFUNCS] = {
+	[F_CONTAINS] = f_contains,
+	[F_ICONTAINS] = f_contains,
+	[F_ECONTAINS] = f_contains,
+	[F_CONTAINS_ALL] = f_contains_some,
+	[F_CONTAINS_ANY] = f_contains_some,
+	[F_DATE] = f_date,
+	[F_DUR] = f_dur,
+	[F_LENGTH] = f_length,
+	[F_LOWER] = f_lower,
+	[F_UPPER] = f_upper,
+	[F_DEFAULT] = f_default,
+	[F_NUMBER] = f_number,
+	[F_STRING] = f_string,
+	[F_TOSTRING] = f_string,
+	[F_ROUND] = f_round,
+	[F_TOFIXED] = f_tofixed,
+	[F_ABS] = f_num1,
+	[F_FLOOR] = f_num1,
+	[F_CEIL] = f_num1,
+	[F_MIN] = f_aggregate,
+	[F_MAX] = f_aggregate,
+	[F_SUM] = f_aggregate,
+	[F_STARTSWITH] = f_affix,
+	[F_ENDSWITH] = f_affix,
+	[F_LIST] = f_list,
+	[F_JOIN] = f_join,
+	[F_TYPEOF] = f_typeof,
+	[F_ISTYPE] = f_istype,
+	[F_NONNULL] = f_nonnull,
+	[F_STRIPTIME] = f_striptime,
+	[F_LINK] = f_link,
+	[F_NOW] = f_now,
+	[F_TODAY] = f_today,
+	[F_ISEMPTY] = f_isempty,
+	[F_TRIM] = f_trim,
+	[F_REVERSE] = f_reorder,
+	[F_SORT] = f_reorder,
+	[F_UNIQUE] = f_reorder,
+	[F_HASTAG] = f_hastag,
+	[F_INFOLDER] = f_infolder,
+	[F_HASLINK] = f_haslink,
+	[F_HASPROPERTY] = f_hasproperty,
+};
+
 struct qval ex_call(struct expr_env *env, const struct qrow *row,
 		    const struct enode *e, const struct qval *recv)
 {
@@ -376,244 +747,8 @@ struct qval ex_call(struct expr_env *env, const struct qrow *row,
 	}
 	for (size_t i = 0; i < e->nargs; i++)
 		a[k++] = ex_eval(env, row, e->args[i]);
-	switch (e->op) {
-	case F_CONTAINS:
-		return vbool(ex_contains(&a[0], &a[1], 0));
-	case F_ICONTAINS:
-		return vbool(ex_contains(&a[0], &a[1], 1));
-	case F_ECONTAINS:
-		return vbool(ex_contains(&a[0], &a[1], 2));
-	case F_CONTAINS_ALL:
-	case F_CONTAINS_ANY: {
-		bool all = e->op == F_CONTAINS_ALL;
-		for (size_t i = 1; i < na; i++)
-			if (ex_contains(&a[0], &a[i], 2) != all)
-				return vbool(!all);
-		return vbool(all);
-	}
-	case F_DATE:
-		return fn_date(env, &a[0]);
-	case F_DUR:
-		return fn_dur(env, &a[0]);
-	case F_LENGTH:
-		return a[0].t == QV_LIST || a[0].t == QV_STR ? vnum(a[0].n)
-		       : a[0].t == QV_NULL		     ? vnum(0)
-							     : V_NULL;
-	case F_LOWER:
-		return fn_lower(env, &a[0]);
-	case F_UPPER:
-		return fn_upper(env, &a[0]);
-	case F_DEFAULT:
-		return a[0].t == QV_NULL ? a[1] : a[0];
-	case F_NUMBER:
-		return fn_number(env, &a[0]);
-	case F_STRING:
-	case F_TOSTRING:
-		return fn_string(env, &a[0]);
-	case F_ROUND:
-		if (a[0].t != QV_NUM)
-			return V_NULL;
-		return vnum(round_to(a[0].num, na > 1 && a[1].t == QV_NUM
-						       ? (int)a[1].num
-						       : 0));
-	case F_TOFIXED: {
-		if (a[0].t != QV_NUM || a[1].t != QV_NUM || a[1].num < 0 ||
-		    a[1].num > 20)
-			return V_NULL;
-		char buf[400];
-		snprintf(buf, sizeof(buf), "%.*f", (int)a[1].num, a[0].num);
-		char *s = qarena_strndup(env->ar, buf, strlen(buf));
-		return vstr(s, strlen(s));
-	}
-	case F_ABS:
-		return a[0].t == QV_NUM ? vnum(fabs(a[0].num)) : V_NULL;
-	case F_FLOOR:
-		return a[0].t == QV_NUM ? vnum(floor(a[0].num)) : V_NULL;
-	case F_CEIL:
-		return a[0].t == QV_NUM ? vnum(ceil(a[0].num)) : V_NULL;
-	case F_MIN:
-	case F_MAX:
-	case F_SUM: {
-		const struct qval *xs = a;
-		size_t n = na;
-		if (na == 1 && a[0].t == QV_LIST) {
-			xs = a[0].items;
-			n = a[0].n;
-		}
-		if (e->op == F_SUM) {
-			double s = 0;
-			for (size_t i = 0; i < n; i++) {
-				if (xs[i].t != QV_NUM)
-					return V_NULL;
-				s += xs[i].num;
-			}
-			return vnum(s);
-		}
-		struct qval best = V_NULL;
-		for (size_t i = 0; i < n; i++) {
-			if (xs[i].t == QV_NULL)
-				continue;
-			int c = best.t == QV_NULL ? 0 : qv_cmp(&xs[i], &best);
-			if (best.t == QV_NULL ||
-			    (e->op == F_MIN ? c < 0 : c > 0))
-				best = xs[i];
-		}
-		return best;
-	}
-	case F_STARTSWITH:
-	case F_ENDSWITH:
-		if (a[0].t != QV_STR || a[1].t != QV_STR || a[1].n > a[0].n)
-			return vbool(false);
-		return vbool(!memcmp(e->op == F_STARTSWITH
-					     ? a[0].s
-					     : a[0].s + a[0].n - a[1].n,
-				     a[1].s, a[1].n));
-	case F_LIST: {
-		struct qval *items =
-			qarena_alloc(env->ar, (na + 1) * sizeof(*items));
-		memcpy(items, a, na * sizeof(*items));
-		return vlist(items, na);
-	}
-	case F_JOIN: {
-		if (a[0].t != QV_LIST)
-			return fn_string(env, &a[0]);
-		struct sbuf b = {0};
-		const char *sep = ", ";
-		size_t sl = 2;
-		if (na > 1 && a[1].t == QV_STR) {
-			sep = a[1].s;
-			sl = a[1].n;
-		}
-		for (uint32_t i = 0; i < a[0].n; i++) {
-			if (i)
-				sb_add(&b, sep, sl);
-			qv_text_of(&a[0].items[i], &b);
-		}
-		char *s = qarena_strndup(env->ar, sb_str(&b), b.len);
-		size_t n = b.len;
-		sb_free(&b);
-		return vstr(s, n);
-	}
-	case F_TYPEOF: {
-		const char *t = type_name(a[0].t);
-		return vstr(t, strlen(t));
-	}
-	case F_ISTYPE: {
-		if (a[1].t != QV_STR)
-			return vbool(false);
-		const char *t = type_name(a[0].t);
-		const char *w = a[1].s;
-		return vbool(strlen(t) == a[1].n && !strncasecmp(t, w, a[1].n));
-	}
-	case F_NONNULL: {
-		if (a[0].t != QV_LIST)
-			return a[0];
-		struct qval *items =
-			qarena_alloc(env->ar, (a[0].n + 1) * sizeof(*items));
-		size_t k2 = 0;
-		for (uint32_t i = 0; i < a[0].n; i++)
-			if (a[0].items[i].t != QV_NULL)
-				items[k2++] = a[0].items[i];
-		return vlist(items, k2);
-	}
-	case F_STRIPTIME:
-		return a[0].t == QV_DATE
-			       ? vdate(qv_start_of_day(a[0].ms), false)
-			       : V_NULL;
-	case F_LINK:
-		if (a[0].t == QV_LINK)
-			return a[0];
-		if (a[0].t != QV_STR)
-			return V_NULL;
-		return ex_link_to(env, qarena_strndup(env->ar, a[0].s, a[0].n),
-				  NULL);
-	case F_NOW:
-		return vdate(env->now_ms, true);
-	case F_TODAY:
-		return vdate(qv_start_of_day(env->now_ms), false);
-	case F_ISEMPTY:
-		return vbool(
-			a[0].t == QV_NULL ||
-			((a[0].t == QV_STR || a[0].t == QV_LIST) && !a[0].n) ||
-			(a[0].t == QV_OBJ && a[0].n <= 2));
-	case F_TRIM: {
-		if (a[0].t != QV_STR)
-			return V_NULL;
-		const char *s = a[0].s;
-		size_t n = a[0].n;
-		while (n && isspace((unsigned char)*s)) {
-			s++;
-			n--;
-		}
-		while (n && isspace((unsigned char)s[n - 1]))
-			n--;
-		return vstr(s, n);
-	}
-	case F_REVERSE:
-	case F_SORT:
-	case F_UNIQUE: {
-		if (a[0].t != QV_LIST)
-			return a[0].t == QV_STR && e->op == F_REVERSE ? V_NULL
-								      : a[0];
-		uint32_t n = a[0].n;
-		struct qval *items =
-			qarena_alloc(env->ar, (n + 1) * sizeof(*items));
-		size_t k2 = 0;
-		for (uint32_t i = 0; i < n; i++) {
-			const struct qval *x =
-				&a[0].items[e->op == F_REVERSE ? n - 1 - i : i];
-			bool dup = false;
-			for (size_t j = 0; e->op == F_UNIQUE && j < k2 && !dup;
-			     j++)
-				dup = eq(&items[j], x);
-			if (!dup)
-				items[k2++] = *x;
-		}
-		if (e->op == F_SORT)
-			for (size_t i = 1; i < k2; i++)
-				for (size_t j = i;
-				     j > 0 &&
-				     qv_cmp(&items[j - 1], &items[j]) > 0;
-				     j--) {
-					struct qval t = items[j];
-					items[j] = items[j - 1];
-					items[j - 1] = t;
-				}
-		return vlist(items, k2);
-	}
-	case F_HASTAG:
-		if (a[0].t != QV_FILE)
-			return vbool(false);
-		for (size_t i = 1; i < na; i++)
-			if (has_tag(a[0].row->note, &a[i]))
-				return vbool(true);
-		return vbool(false);
-	case F_INFOLDER:
-		return vbool(a[0].t == QV_FILE && in_folder(a[0].row, &a[1]));
-	case F_HASLINK: {
-		if (a[0].t != QV_FILE || !a[0].row->note)
-			return vbool(false);
-		struct qval target = a[1];
-		if (target.t == QV_STR)
-			target = ex_link_to(
-				env, qarena_strndup(env->ar, a[1].s, a[1].n),
-				NULL);
-		if (target.t == QV_FILE)
-			target = (struct qval){
-				.t = QV_LINK,
-				.s = target.row->path,
-				.n = (uint32_t)strlen(target.row->path)};
-		struct qval l = ex_links_list(env, a[0].row->note, 0);
-		return vbool(ex_contains(&l, &target, 2));
-	}
-	case F_HASPROPERTY: {
-		if (a[0].t != QV_FILE || a[1].t != QV_STR || !a[0].row->note)
-			return vbool(false);
-		_cleanup_free_ char *key = xstrndup(a[1].s, a[1].n);
-		struct prop_val pv;
-		return vbool(props_get(a[0].row->note->props,
-				       a[0].row->note->props_len, key, &pv));
-	}
-	}
-	return V_NULL;
+	fn_impl *f = e->op < ARRAY_SIZE(IMPL) ? IMPL[e->op] : NULL;
+	if (!f)
+		return V_NULL;
+	return f(&(struct fn_args){.env = env, .op = e->op, .a = a, .na = na});
 }

@@ -112,6 +112,7 @@ enum fn_id {
 	F_REVERSE,
 	F_SORT,
 	F_UNIQUE,
+	F_NFUNCS, /* how many */
 };
 
 enum {
