@@ -62,6 +62,108 @@ static size_t date_len(const char *s, size_t n)
 	return 0;
 }
 
+/* The scanners of lex(): each reads one token from s + *i (its first
+ * character known), advances *i and fills t. 0, or -EINVAL. */
+
+static int lex_number(struct eparser *p, size_t *pi, struct tok *t)
+{
+	const char *s = p->src;
+	size_t n = p->len, st = *pi, i = *pi;
+	while (i < n && (isdigit((unsigned char)s[i]) || s[i] == '.'))
+		i++;
+	if (i < n && (s[i] == 'e' || s[i] == 'E') && i + 1 < n &&
+	    (isdigit((unsigned char)s[i + 1]) || s[i + 1] == '-')) {
+		i += 2;
+		while (i < n && isdigit((unsigned char)s[i]))
+			i++;
+	}
+	_cleanup_free_ char *num = xstrndup(s + st, i - st);
+	char *end;
+	t->kind = TK_NUM;
+	t->num = strtod(num, &end);
+	if (*end)
+		return eparser_fail(p, "invalid number %s at offset %zu",
+				    QUOTE(num), st);
+	*pi = i;
+	return 0;
+}
+
+static int lex_string(struct eparser *p, size_t *pi, struct tok *t)
+{
+	const char *s = p->src;
+	size_t n = p->len, st = *pi, i = *pi;
+	char q = s[i];
+	struct sbuf b = {0};
+	i++;
+	while (i < n && s[i] != q) {
+		if (s[i] == '\\' && i + 1 < n) {
+			i++;
+			char e = s[i];
+			sb_putc(&b, e == 'n' ? '\n' : e == 't' ? '\t' : e);
+		} else {
+			sb_putc(&b, s[i]);
+		}
+		i++;
+	}
+	if (i >= n) {
+		sb_free(&b);
+		return eparser_fail(p,
+				    "unterminated string starting at "
+				    "offset %zu",
+				    st);
+	}
+	i++;
+	t->kind = TK_STR;
+	t->text = qarena_strndup(p->ar, sb_str(&b), b.len);
+	t->num = (double)b.len;
+	sb_free(&b);
+	*pi = i;
+	return 0;
+}
+
+static int lex_link(struct eparser *p, size_t *pi, struct tok *t)
+{
+	const char *s = p->src;
+	size_t n = p->len, i = *pi;
+	const char *e = memmem(s + i + 2, n - i - 2, "]]", 2);
+	if (!e)
+		return eparser_fail(p, "unterminated [[link at offset %zu", i);
+	size_t tl = (size_t)(e - (s + i + 2));
+	const char *bar = memchr(s + i + 2, '|', tl);
+	if (bar)
+		tl = (size_t)(bar - (s + i + 2));
+	const char *hash = memchr(s + i + 2, '#', tl);
+	if (hash)
+		tl = (size_t)(hash - (s + i + 2));
+	t->kind = TK_LINK;
+	t->text = qarena_strndup(p->ar, s + i + 2, tl);
+	*pi = (size_t)(e - s) + 2;
+	return 0;
+}
+
+static int lex_op(struct eparser *p, size_t *pi, struct tok *t)
+{
+	static const char *const OPS2[] = {"==", "!=", "<=", ">=", "&&", "||"};
+	const char *s = p->src;
+	size_t n = p->len, st = *pi, i = *pi;
+	unsigned char c = (unsigned char)s[i];
+	t->kind = TK_OP;
+	i++;
+	for (size_t k = 0; k < ARRAY_SIZE(OPS2); k++)
+		if (i < n && s[st] == OPS2[k][0] && s[i] == OPS2[k][1]) {
+			i++;
+			break;
+		}
+	if (!strchr("=!<>+-*/%()[],.{}:&|", c) || (c == '&' && i - st < 2) ||
+	    (c == '|' && i - st < 2))
+		return eparser_fail(p,
+				    "unexpected character '%c' at "
+				    "offset %zu",
+				    c >= 0x20 && c < 0x7f ? c : '?', st);
+	*pi = i;
+	return 0;
+}
+
 static int lex(struct eparser *p)
 {
 	const char *s = p->src;
@@ -78,70 +180,18 @@ static int lex(struct eparser *p)
 	unsigned char c = (unsigned char)s[i];
 	size_t st = i;
 	size_t dl;
+	int r = 0;
 	if ((dl = date_len(s + i, n - i))) {
 		t.kind = TK_DATE;
 		i += dl;
 		t.text = qarena_strndup(p->ar, s + st, dl);
 	} else if (isdigit(c) || (c == '.' && i + 1 < n &&
 				  isdigit((unsigned char)s[i + 1]))) {
-		while (i < n && (isdigit((unsigned char)s[i]) || s[i] == '.'))
-			i++;
-		if (i < n && (s[i] == 'e' || s[i] == 'E') && i + 1 < n &&
-		    (isdigit((unsigned char)s[i + 1]) || s[i + 1] == '-')) {
-			i += 2;
-			while (i < n && isdigit((unsigned char)s[i]))
-				i++;
-		}
-		_cleanup_free_ char *num = xstrndup(s + st, i - st);
-		char *end;
-		t.kind = TK_NUM;
-		t.num = strtod(num, &end);
-		if (*end)
-			return eparser_fail(p,
-					    "invalid number %s at offset %zu",
-					    QUOTE(num), st);
+		r = lex_number(p, &i, &t);
 	} else if (c == '"' || c == '\'') {
-		struct sbuf b = {0};
-		i++;
-		while (i < n && s[i] != (char)c) {
-			if (s[i] == '\\' && i + 1 < n) {
-				i++;
-				char e = s[i];
-				sb_putc(&b, e == 'n'   ? '\n'
-					    : e == 't' ? '\t'
-						       : e);
-			} else {
-				sb_putc(&b, s[i]);
-			}
-			i++;
-		}
-		if (i >= n) {
-			sb_free(&b);
-			return eparser_fail(p,
-					    "unterminated string starting at "
-					    "offset %zu",
-					    st);
-		}
-		i++;
-		t.kind = TK_STR;
-		t.text = qarena_strndup(p->ar, sb_str(&b), b.len);
-		t.num = (double)b.len;
-		sb_free(&b);
+		r = lex_string(p, &i, &t);
 	} else if (c == '[' && i + 1 < n && s[i + 1] == '[') {
-		const char *e = memmem(s + i + 2, n - i - 2, "]]", 2);
-		if (!e)
-			return eparser_fail(
-				p, "unterminated [[link at offset %zu", st);
-		size_t tl = (size_t)(e - (s + i + 2));
-		const char *bar = memchr(s + i + 2, '|', tl);
-		if (bar)
-			tl = (size_t)(bar - (s + i + 2));
-		const char *hash = memchr(s + i + 2, '#', tl);
-		if (hash)
-			tl = (size_t)(hash - (s + i + 2));
-		t.kind = TK_LINK;
-		t.text = qarena_strndup(p->ar, s + i + 2, tl);
-		i = (size_t)(e - s) + 2;
+		r = lex_link(p, &i, &t);
 	} else if (c == '#' && i + 1 < n && tag_char((unsigned char)s[i + 1])) {
 		i++;
 		while (i < n && tag_char((unsigned char)s[i]))
@@ -157,24 +207,10 @@ static int lex(struct eparser *p)
 		t.kind = TK_IDENT;
 		t.text = qarena_strndup(p->ar, s + st, i - st);
 	} else {
-		static const char *const OPS2[] = {
-			"==", "!=", "<=", ">=", "&&", "||"};
-		t.kind = TK_OP;
-		i++;
-		for (size_t k = 0; k < ARRAY_SIZE(OPS2); k++)
-			if (i < n && s[st] == OPS2[k][0] &&
-			    s[i] == OPS2[k][1]) {
-				i++;
-				break;
-			}
-		if (!strchr("=!<>+-*/%()[],.{}:&|", c) ||
-		    (c == '&' && i - st < 2) || (c == '|' && i - st < 2))
-			return eparser_fail(p,
-					    "unexpected character '%c' at "
-					    "offset %zu",
-					    c >= 0x20 && c < 0x7f ? c : '?',
-					    st);
+		r = lex_op(p, &i, &t);
 	}
+	if (r < 0)
+		return r;
 	t.len = i - st;
 	p->cur = t;
 	p->pos = i;

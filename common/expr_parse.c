@@ -108,113 +108,161 @@ static bool raw_literal(struct eparser *p, bool is_date, struct qval *ret)
 	return true;
 }
 
-static int parse_primary(struct eparser *p, struct enode **ret)
+/* name(args...), its "(" consumed. */
+static int parse_call(struct eparser *p, const char *name, struct enode **ret)
+{
+	const struct fn_def *f = ex_fn_find(name, false, p->dialect);
+	if (!f)
+		return eparser_fail(p, "unsupported function %s()",
+				    QUOTE(name));
+	struct enode *e = node(p, N_CALL);
+	if (!e)
+		return -EINVAL;
+	*ret = e;
+	e->op = f->id;
+	e->name = f->name;
+	struct qval lit;
+	if (p->dialect != EXPR_BASES && (f->id == F_DATE || f->id == F_DUR) &&
+	    raw_literal(p, f->id == F_DATE, &lit)) {
+		if (lit.t == QV_STR && lit.time) {
+			/* date(today): a keyword. */
+			e->nargs = 1;
+			e->args = qarena_alloc(p->ar, sizeof(*e->args));
+			if (!(e->args[0] = node(p, N_LIT)))
+				return -EINVAL;
+			e->args[0]->lit = lit;
+			e->args[0]->lit.time = false;
+			return 0;
+		}
+		e->kind = N_LIT;
+		e->lit = lit;
+		return 0;
+	}
+	if (parse_args(p, e) < 0)
+		return -EINVAL;
+	if (e->nargs < f->min || e->nargs > f->max)
+		return eparser_fail(p, "%s() takes %u to %u arguments, not %zu",
+				    f->name, f->min, f->max, e->nargs);
+	return 0;
+}
+
+/* A literal true/false/null, a call, or a property name. */
+static int parse_ident(struct eparser *p, struct enode **ret)
+{
+	const char *name = eparser_peek(p)->text;
+	struct enode *e;
+	if (!strcasecmp(name, "true") || !strcasecmp(name, "false") ||
+	    !strcasecmp(name, "null")) {
+		if (!(e = node(p, N_LIT)))
+			return -EINVAL;
+		e->lit = !strcasecmp(name, "null")
+				 ? V_NULL
+				 : vbool(!strcasecmp(name, "true"));
+		eparser_skip(p);
+		*ret = e;
+		return 0;
+	}
+	eparser_skip(p);
+	if (eparser_op(p, "("))
+		return parse_call(p, name, ret);
+	if (p->dialect == EXPR_BASES && !strcmp(name, "this"))
+		return eparser_fail(p, "'this' in a base (the note "
+				       "embedding it) is not "
+				       "supported");
+	if (!(e = node(p, N_IDENT)))
+		return -EINVAL;
+	e->name = name;
+	if (!strcmp(name, "this"))
+		p->uses_this = true;
+	*ret = e;
+	return 0;
+}
+
+/* [a, b, ...], its "[" consumed. */
+static int parse_list(struct eparser *p, struct enode **ret)
+{
+	struct enode *e = node(p, N_LIST);
+	if (!e)
+		return -EINVAL;
+	struct ptrvec items = {0};
+	if (!eparser_op(p, "]")) {
+		for (;;) {
+			struct enode *a;
+			if (parse_or(p, &a) < 0) {
+				pv_free(&items);
+				return -EINVAL;
+			}
+			pv_push(&items, a);
+			if (eparser_op(p, "]"))
+				break;
+			if (!eparser_op(p, ",")) {
+				pv_free(&items);
+				return eparser_fail(p,
+						    "expected ',' or ']' "
+						    "at offset %zu",
+						    eparser_offset(p));
+			}
+		}
+	}
+	e->nargs = items.n;
+	e->args = qarena_alloc(p->ar, (items.n + 1) * sizeof(*e->args));
+	memcpy(e->args, items.v, items.n * sizeof(*e->args));
+	pv_free(&items);
+	*ret = e;
+	return 0;
+}
+
+/* A literal token as a node. */
+static int parse_literal(struct eparser *p, struct enode **ret)
 {
 	const struct tok *t = eparser_peek(p);
-	struct enode *e;
+	struct enode *e = node(p, N_LIT);
+	if (!e)
+		return -EINVAL;
+	int64_t ms;
+	bool tm;
 	switch (t->kind) {
 	case TK_NUM:
-		if (!(e = node(p, N_LIT)))
-			return -EINVAL;
 		e->lit = vnum(t->num);
-		eparser_skip(p);
 		break;
 	case TK_STR:
-		if (!(e = node(p, N_LIT)))
-			return -EINVAL;
 		e->lit = vstr(t->text, (size_t)t->num);
-		eparser_skip(p);
 		break;
-	case TK_DATE: {
-		if (!(e = node(p, N_LIT)))
-			return -EINVAL;
-		int64_t ms;
-		bool tm;
+	case TK_DATE:
 		qv_parse_date(t->text, strlen(t->text), &ms, &tm);
 		e->lit = vdate(ms, tm);
-		eparser_skip(p);
 		break;
-	}
-	case TK_LINK:
-		if (!(e = node(p, N_LIT)))
-			return -EINVAL;
+	default: /* TK_LINK */
 		e->lit = (struct qval){.t = QV_LINK,
 				       .s = t->text,
 				       .n = (uint32_t)strlen(t->text)};
 		/* Resolved at evaluation, against the index. */
 		e->name = t->text;
-		eparser_skip(p);
 		break;
+	}
+	eparser_skip(p);
+	*ret = e;
+	return 0;
+}
+
+static int parse_primary(struct eparser *p, struct enode **ret)
+{
+	const struct tok *t = eparser_peek(p);
+	struct enode *e = NULL;
+	switch (t->kind) {
+	case TK_NUM:
+	case TK_STR:
+	case TK_DATE:
+	case TK_LINK:
+		return parse_literal(p, ret);
 	case TK_TAG:
 		return eparser_fail(p,
 				    "a #tag is not an expression (offset "
 				    "%zu): compare file.tags, e.g. "
 				    "contains(file.tags, \"#%s\")",
 				    eparser_offset(p), t->text);
-	case TK_IDENT: {
-		const char *name = t->text;
-		if (!strcasecmp(name, "true") || !strcasecmp(name, "false") ||
-		    !strcasecmp(name, "null")) {
-			if (!(e = node(p, N_LIT)))
-				return -EINVAL;
-			e->lit = !strcasecmp(name, "null")
-					 ? V_NULL
-					 : vbool(!strcasecmp(name, "true"));
-			eparser_skip(p);
-			break;
-		}
-		eparser_skip(p);
-		if (eparser_op(p, "(")) {
-			const struct fn_def *f =
-				ex_fn_find(name, false, p->dialect);
-			if (!f)
-				return eparser_fail(p,
-						    "unsupported function %s()",
-						    QUOTE(name));
-			if (!(e = node(p, N_CALL)))
-				return -EINVAL;
-			e->op = f->id;
-			e->name = f->name;
-			struct qval lit;
-			if (p->dialect != EXPR_BASES &&
-			    (f->id == F_DATE || f->id == F_DUR) &&
-			    raw_literal(p, f->id == F_DATE, &lit)) {
-				if (lit.t == QV_STR && lit.time) {
-					/* date(today): a keyword. */
-					e->nargs = 1;
-					e->args = qarena_alloc(
-						p->ar, sizeof(*e->args));
-					if (!(e->args[0] = node(p, N_LIT)))
-						return -EINVAL;
-					e->args[0]->lit = lit;
-					e->args[0]->lit.time = false;
-					break;
-				}
-				e->kind = N_LIT;
-				e->lit = lit;
-				break;
-			}
-			if (parse_args(p, e) < 0)
-				return -EINVAL;
-			if (e->nargs < f->min || e->nargs > f->max)
-				return eparser_fail(p,
-						    "%s() takes %u to %u "
-						    "arguments, not %zu",
-						    f->name, f->min, f->max,
-						    e->nargs);
-			break;
-		}
-		if (p->dialect == EXPR_BASES && !strcmp(name, "this"))
-			return eparser_fail(p, "'this' in a base (the note "
-					       "embedding it) is not "
-					       "supported");
-		if (!(e = node(p, N_IDENT)))
-			return -EINVAL;
-		e->name = name;
-		if (!strcmp(name, "this"))
-			p->uses_this = true;
-		break;
-	}
+	case TK_IDENT:
+		return parse_ident(p, ret);
 	case TK_OP:
 		if (eparser_op(p, "(")) {
 			if (parse_or(p, &e) < 0)
@@ -224,39 +272,11 @@ static int parse_primary(struct eparser *p, struct enode **ret)
 						    "expected ')' at offset "
 						    "%zu",
 						    eparser_offset(p));
-			break;
+			*ret = e;
+			return 0;
 		}
-		if (eparser_op(p, "[")) {
-			if (!(e = node(p, N_LIST)))
-				return -EINVAL;
-			struct ptrvec items = {0};
-			if (!eparser_op(p, "]")) {
-				for (;;) {
-					struct enode *a;
-					if (parse_or(p, &a) < 0) {
-						pv_free(&items);
-						return -EINVAL;
-					}
-					pv_push(&items, a);
-					if (eparser_op(p, "]"))
-						break;
-					if (!eparser_op(p, ",")) {
-						pv_free(&items);
-						return eparser_fail(
-							p,
-							"expected ',' or ']' "
-							"at offset %zu",
-							eparser_offset(p));
-					}
-				}
-			}
-			e->nargs = items.n;
-			e->args = qarena_alloc(p->ar, (items.n + 1) *
-							      sizeof(*e->args));
-			memcpy(e->args, items.v, items.n * sizeof(*e->args));
-			pv_free(&items);
-			break;
-		}
+		if (eparser_op(p, "["))
+			return parse_list(p, ret);
 		if (t->s[0] == '{')
 			return eparser_fail(p, "object literals { } are not "
 					       "supported");
@@ -269,13 +289,11 @@ static int parse_primary(struct eparser *p, struct enode **ret)
 				    QUOTE(qarena_strndup(p->ar, t->s, t->len)),
 				    eparser_offset(p));
 	}
-	*ret = e;
-	return 0;
 }
 
 static int parse_postfix(struct eparser *p, struct enode **ret)
 {
-	struct enode *e;
+	struct enode *e = NULL;
 	if (parse_primary(p, &e) < 0)
 		return -EINVAL;
 	for (;;) {
@@ -395,6 +413,48 @@ static struct enode *bin(struct eparser *p, int op, struct enode *a,
 }
 
 /* Levels: 0 or, 1 and, 2 not, 3 comparison, 4 + -, 5 * / %. */
+/* Comparison level: a == b, a < b, ... (and query_notes' a contains b,
+ * a exists, a missing). */
+static int parse_cmp(struct eparser *p, struct enode **ret)
+{
+	static const struct {
+		const char *op;
+		int b;
+	} CMP[] = {{"==", B_EQ}, {"=", B_EQ}, {"!=", B_NE}, {"<=", B_LE},
+		   {">=", B_GE}, {"<", B_LT}, {">", B_GT}};
+	struct enode *a, *b;
+	int r;
+	if ((r = parse_bin_level(p, 4, &a)) < 0)
+		return r;
+	int op = -1;
+	for (size_t k = 0; k < ARRAY_SIZE(CMP) && op < 0; k++)
+		if (eparser_op(p, CMP[k].op))
+			op = CMP[k].b;
+	if (op < 0 && p->dialect == EXPR_PLAIN) {
+		if (eparser_keyword(p, "contains")) {
+			op = B_CONTAINS;
+		} else if (eparser_keyword(p, "exists") ||
+			   eparser_keyword(p, "missing")) {
+			bool ex = !strncasecmp(p->cur.s, "exists", 6);
+			struct enode *e = node(p, ex ? N_EXISTS : N_MISSING);
+			if (!e)
+				return -EINVAL;
+			e->a = a;
+			*ret = e;
+			return 0;
+		}
+	}
+	if (op < 0) {
+		*ret = a;
+		return 0;
+	}
+	if ((r = parse_bin_level(p, 4, &b)) < 0)
+		return r;
+	if (!(*ret = bin(p, op, a, b)))
+		return -EINVAL;
+	return 0;
+}
+
 static int parse_bin_level(struct eparser *p, int level, struct enode **ret)
 {
 	struct enode *a, *b;
@@ -434,46 +494,9 @@ static int parse_bin_level(struct eparser *p, int level, struct enode **ret)
 		}
 		r = parse_bin_level(p, 3, ret);
 		break;
-	case 3: {
-		if ((r = parse_bin_level(p, 4, &a)) < 0)
-			break;
-		static const struct {
-			const char *op;
-			int b;
-		} CMP[] = {{"==", B_EQ}, {"=", B_EQ},  {"!=", B_NE},
-			   {"<=", B_LE}, {">=", B_GE}, {"<", B_LT},
-			   {">", B_GT}};
-		int op = -1;
-		for (size_t k = 0; k < ARRAY_SIZE(CMP) && op < 0; k++)
-			if (eparser_op(p, CMP[k].op))
-				op = CMP[k].b;
-		if (op < 0 && p->dialect == EXPR_PLAIN) {
-			if (eparser_keyword(p, "contains")) {
-				op = B_CONTAINS;
-			} else if (eparser_keyword(p, "exists") ||
-				   eparser_keyword(p, "missing")) {
-				bool ex = !strncasecmp(p->cur.s, "exists", 6);
-				struct enode *e =
-					node(p, ex ? N_EXISTS : N_MISSING);
-				if (!e) {
-					r = -EINVAL;
-					break;
-				}
-				e->a = a;
-				*ret = e;
-				break;
-			}
-		}
-		if (op < 0) {
-			*ret = a;
-			break;
-		}
-		if ((r = parse_bin_level(p, 4, &b)) < 0)
-			break;
-		if (!(*ret = bin(p, op, a, b)))
-			r = -EINVAL;
+	case 3:
+		r = parse_cmp(p, ret);
 		break;
-	}
 	case 4:
 	case 5:
 		if ((r = level == 4 ? parse_bin_level(p, 5, &a)
