@@ -32,10 +32,12 @@ static struct enode *node(struct eparser *p, enum node_kind k)
 
 static int parse_or(struct eparser *p, struct enode **ret);
 
-static int parse_args(struct eparser *p, struct enode *e)
+/* The items up to close (")" or "]", the opening one consumed) into
+ * e->args. */
+static int parse_args(struct eparser *p, struct enode *e, const char *close)
 {
 	struct ptrvec args = {0};
-	if (!eparser_op(p, ")")) {
+	if (!eparser_op(p, close)) {
 		for (;;) {
 			struct enode *a;
 			if (parse_or(p, &a) < 0) {
@@ -43,14 +45,14 @@ static int parse_args(struct eparser *p, struct enode *e)
 				return -EINVAL;
 			}
 			pv_push(&args, a);
-			if (eparser_op(p, ")"))
+			if (eparser_op(p, close))
 				break;
 			if (!eparser_op(p, ",")) {
 				pv_free(&args);
 				return eparser_fail(p,
-						    "expected ',' or ')' at "
+						    "expected ',' or '%s' at "
 						    "offset %zu",
-						    eparser_offset(p));
+						    close, eparser_offset(p));
 			}
 		}
 	}
@@ -138,7 +140,7 @@ static int parse_call(struct eparser *p, const char *name, struct enode **ret)
 		e->lit = lit;
 		return 0;
 	}
-	if (parse_args(p, e) < 0)
+	if (parse_args(p, e, ")") < 0)
 		return -EINVAL;
 	if (e->nargs < f->min || e->nargs > f->max)
 		return eparser_fail(p, "%s() takes %u to %u arguments, not %zu",
@@ -182,32 +184,8 @@ static int parse_ident(struct eparser *p, struct enode **ret)
 static int parse_list(struct eparser *p, struct enode **ret)
 {
 	struct enode *e = node(p, N_LIST);
-	if (!e)
+	if (!e || parse_args(p, e, "]") < 0)
 		return -EINVAL;
-	struct ptrvec items = {0};
-	if (!eparser_op(p, "]")) {
-		for (;;) {
-			struct enode *a;
-			if (parse_or(p, &a) < 0) {
-				pv_free(&items);
-				return -EINVAL;
-			}
-			pv_push(&items, a);
-			if (eparser_op(p, "]"))
-				break;
-			if (!eparser_op(p, ",")) {
-				pv_free(&items);
-				return eparser_fail(p,
-						    "expected ',' or ']' "
-						    "at offset %zu",
-						    eparser_offset(p));
-			}
-		}
-	}
-	e->nargs = items.n;
-	e->args = qarena_alloc(p->ar, (items.n + 1) * sizeof(*e->args));
-	memcpy(e->args, items.v, items.n * sizeof(*e->args));
-	pv_free(&items);
 	*ret = e;
 	return 0;
 }
@@ -326,7 +304,7 @@ static int parse_postfix(struct eparser *p, struct enode **ret)
 				m->op = f->id;
 				m->name = f->name;
 				m->a = e;
-				if (parse_args(p, m) < 0)
+				if (parse_args(p, m, ")") < 0)
 					return -EINVAL;
 				if (m->nargs + 1 < f->min ||
 				    m->nargs + 1 > f->max)
