@@ -43,7 +43,7 @@ static bool wait_index(struct ctl_server *s)
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += INDEX_WAIT_S;
 	pthread_mutex_lock(&s->ready_mu);
-	while (!s->ready && !s->stopping && !cancel_requested()) {
+	while (!s->ready && !s->ready_stopping && !cancel_requested()) {
 		/* In slices: a cancelled call stops waiting. */
 		struct timespec slice;
 		clock_gettime(CLOCK_REALTIME, &slice);

@@ -536,6 +536,7 @@ void ctl_server_stop(struct ctl_server *s)
 	pthread_cond_broadcast(&s->qcv);
 	pthread_mutex_unlock(&s->mu);
 	pthread_mutex_lock(&s->ready_mu);
+	s->ready_stopping = true;
 	pthread_cond_broadcast(&s->ready_cv);
 	pthread_mutex_unlock(&s->ready_mu);
 	ctl_wake(s);

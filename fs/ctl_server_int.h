@@ -81,10 +81,13 @@ struct ctl_server {
 	uint64_t idle_since; /* main thread */
 	uint64_t refused;    /* connections refused, main thread */
 	uint64_t refused_logged;
-	/* The first index. */
+	/* The first index. ready_mu protects ready and ready_stopping
+	 * (stopping as the waiters for the index see it); it nests inside
+	 * no other lock. */
 	pthread_mutex_t ready_mu;
 	pthread_cond_t ready_cv;
 	bool ready;
+	bool ready_stopping;
 	char *mountpoint;
 	uint64_t calls;
 };
