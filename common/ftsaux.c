@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "ftsaux.h"
+#include "docz.h"
 #include "util.h"
 
 #include <math.h>
@@ -145,11 +146,78 @@ static int best_start(const struct inst *h, int n)
 	return best;
 }
 
+static void blob_free(void *p)
+{
+	sqlite3_blob **b = p;
+	sqlite3_blob_close(*b);
+	free(b);
+}
+
+/* The blob handle the query's snippets share (reopened on each row:
+ * opening one compiles a statement). */
+static sqlite3_blob **blob_slot(const Fts5ExtensionApi *api, Fts5Context *fts)
+{
+	sqlite3_blob **b = api->xGetAuxdata(fts, 0);
+	if (b)
+		return b;
+	b = xcalloc(1, sizeof(*b));
+	if (api->xSetAuxdata(fts, b, blob_free) != SQLITE_OK)
+		return NULL; /* freed by xSetAuxdata */
+	return b;
+}
+
+/* The window w from the stored text (table argv[1], column argv[2]):
+ * the chunk where it starts, and the next one when it runs on. */
+static int stored_window(const Fts5ExtensionApi *api, Fts5Context *fts,
+			 sqlite3_context *ctx, sqlite3_value **argv,
+			 struct win *w, char **ret_text, int *ret_len)
+{
+	const char *table = (const char *)sqlite3_value_text(argv[1]);
+	const char *column = (const char *)sqlite3_value_text(argv[2]);
+	sqlite3_blob **b = blob_slot(api, fts);
+	sqlite3 *db = sqlite3_context_db_handle(ctx);
+	int64_t id = api->xRowid(fts);
+	struct docz_part part, next;
+	if (!table || !column || !b ||
+	    docz_read(db, table, column, id, w->first, b, &part) < 0)
+		return -1;
+	struct win start = *w;
+	for (;;) {
+		w->pos = part.pos;
+		int rc = api->xTokenize(fts, part.text, part.len, w, on_token);
+		if (rc != SQLITE_OK && rc != SQLITE_DONE) {
+			free(part.text);
+			return -1;
+		}
+		w->more |= part.more;
+		if (w->pos > w->last || !part.more ||
+		    docz_read(db, table, column, id, w->pos, b, &next) < 0)
+			break;
+		if (next.pos != w->pos) {
+			free(next.text);
+			break;
+		}
+		/* The window runs into the next chunk: both, again. */
+		part.text =
+			xrealloc(part.text, (size_t)(part.len + next.len) + 1);
+		memcpy(part.text + part.len, next.text, (size_t)next.len + 1);
+		part.len += next.len;
+		part.more = next.more;
+		free(next.text);
+		*w = start;
+	}
+	*ret_text = part.text;
+	*ret_len = part.len;
+	return 0;
+}
+
 /*
- * vsnippet(fts, col): about SNIPPET_CHARS characters of column col around
- * its best stretch of hits (the most different words of the query close
- * together), the first hit of each word marked with **, a cut start
- * with an ellipsis; NULL without a hit in that column.
+ * vsnippet(fts, col [, table, column]): about SNIPPET_CHARS characters of
+ * column col around its best stretch of hits (the most different words
+ * of the query close together), the first hit of each word marked with
+ * **, a cut start with an ellipsis; NULL without a hit in that column.
+ * With table and column, the text is read from there (a docz_pack()
+ * blob in the row of the same id), only the part around the hits.
  */
 static void vsnippet(const Fts5ExtensionApi *api, Fts5Context *fts,
 		     sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -160,18 +228,25 @@ static void vsnippet(const Fts5ExtensionApi *api, Fts5Context *fts,
 	if (!nh)
 		return;
 	int first = best_start(h, nh);
+	int from_tok = first > BEFORE ? first - BEFORE : 0;
+	int ts[WINDOW], te[WINDOW];
+	struct win w = {.first = from_tok, .tok_start = ts, .tok_end = te};
+	w.last = w.first + WINDOW - 1;
+	_cleanup_free_ char *owned = NULL;
 	const char *text;
 	int len;
-	if (api->xColumnText(fts, col, &text, &len) != SQLITE_OK || !text)
-		return;
-	int ts[WINDOW], te[WINDOW];
-	struct win w = {.first = first > BEFORE ? first - BEFORE : 0,
-			.tok_start = ts,
-			.tok_end = te};
-	w.last = w.first + WINDOW - 1;
-	int rc = api->xTokenize(fts, text, len, &w, on_token);
-	if (rc != SQLITE_OK && rc != SQLITE_DONE)
-		return;
+	if (argc >= 3) {
+		if (stored_window(api, fts, ctx, argv, &w, &owned, &len) < 0)
+			return;
+		text = owned;
+	} else {
+		if (api->xColumnText(fts, col, &text, &len) != SQLITE_OK ||
+		    !text)
+			return;
+		int rc = api->xTokenize(fts, text, len, &w, on_token);
+		if (rc != SQLITE_OK && rc != SQLITE_DONE)
+			return;
+	}
 	int ntok = (w.pos > w.last ? w.last + 1 : w.pos) - w.first;
 	if (ntok <= 0)
 		return;

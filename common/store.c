@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "store.h"
+#include "docz.h"
 #include "markdown.h"
 #include "stem.h"
 #include "tokenizer.h"
@@ -12,11 +13,10 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <sys/stat.h>
-#include <zlib.h>
 
 /* The layout; a database with another one is rebuilt. NOTE_FORMAT is part
  * of it: stored entries are only as good as the parser that made them. */
-#define LAYOUT (7 * 1000 + NOTE_FORMAT)
+#define LAYOUT (8 * 1000 + NOTE_FORMAT)
 #define POOL_MAX 8
 /* Ranking: BM25 with a note's name and aliases weighing ten times its
  * text, with bounded work per note (ftsaux.h). */
@@ -37,7 +37,7 @@ static const char SCHEMA_SQL[] =
 	" PRIMARY KEY(tag, note)) WITHOUT ROWID;"
 	"CREATE INDEX tags_note ON tags(note);"
 	/* title: the name and the aliases; body: the text after the
-	 * frontmatter, compressed (docz_pack). Both FTS tables index the
+	 * frontmatter, compressed in chunks (docz.h). Both FTS tables index the
 	 * view docs, which reads it back. */
 	"CREATE TABLE docz(id INTEGER PRIMARY KEY, title TEXT, body BLOB);"
 	"CREATE VIEW docs(id, title, body) AS"
@@ -190,69 +190,22 @@ static void sql_vcontains(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
 /* ---- connections -------------------------------------------------------- */
 
-/*
- * The stored text of a note: compressed with zlib when that saves room
- * (the text is about as big as the index otherwise), 'z', its size in 4
- * bytes (little-endian), the deflate stream; or 'r' and the text as is.
- */
-static void *docz_pack(const char *text, size_t len, size_t *ret_len)
-{
-	if (len >= 256 && len <= UINT32_MAX) {
-		uLongf zl = compressBound((uLong)len);
-		unsigned char *z = xmalloc(5 + zl);
-		if (compress2(z + 5, &zl, (const Bytef *)text, (uLong)len, 1) ==
-			    Z_OK &&
-		    zl + 5 < len) {
-			z[0] = 'z';
-			for (int i = 0; i < 4; i++)
-				z[1 + i] = (unsigned char)(len >> (8 * i));
-			*ret_len = 5 + zl;
-			return z;
-		}
-		free(z);
-	}
-	char *r = xmalloc(len + 1);
-	r[0] = 'r';
-	memcpy(r + 1, text, len);
-	*ret_len = len + 1;
-	return r;
-}
-
 /* vunzip(blob): the text docz_pack() packed; NULL for what it did not. */
 static void sql_vunzip(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	(void)argc;
-	const unsigned char *b = sqlite3_value_blob(argv[0]);
+	const void *b = sqlite3_value_blob(argv[0]);
 	size_t n = (size_t)sqlite3_value_bytes(argv[0]);
 	if (!b || n < 1) {
 		sqlite3_result_null(ctx);
 		return;
 	}
-	if (b[0] == 'r') {
-		sqlite3_result_text64(ctx, (const char *)b + 1, n - 1,
-				      SQLITE_TRANSIENT, SQLITE_UTF8);
-		return;
-	}
-	if (b[0] != 'z' || n < 5) {
-		sqlite3_result_null(ctx);
-		return;
-	}
-	uLongf len = 0;
-	for (int i = 0; i < 4; i++)
-		len |= (uLongf)b[1 + i] << (8 * i);
-	char *t = malloc(len + 1);
+	size_t len;
+	char *t = docz_text(b, n, &len);
 	if (!t) {
-		sqlite3_result_error_nomem(ctx);
-		return;
-	}
-	uLongf got = len;
-	if (uncompress((Bytef *)t, &got, b + 5, (uLong)(n - 5)) != Z_OK ||
-	    got != len) {
-		free(t);
 		sqlite3_result_error(ctx, "stored text is damaged", -1);
 		return;
 	}
-	t[len] = 0;
 	sqlite3_result_text64(ctx, t, len, free, SQLITE_UTF8);
 }
 
@@ -1868,63 +1821,99 @@ static char *one_line(const char *s)
 	return b.s ? sb_steal(&b) : xstrdup("");
 }
 
-static char *snippet_for(sqlite3 *db, const char *match, const char *cjk,
-			 int64_t id)
+/* The snippet of a hit from its text's start (no hit in the body), or
+ * around a CJK substring. */
+static char *snippet_head(sqlite3 *db, const char *cjk, int64_t id)
 {
 	sqlite3_stmt *st;
 	char *r = NULL;
-	if (match && sqlite3_prepare_v2(db,
-					"SELECT vsnippet(fts, 1) FROM fts"
-					" WHERE fts MATCH ?1 AND rowid = ?2",
-					-1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 2, id);
+	if (cjk && sqlite3_prepare_v2(db, "SELECT body FROM docs WHERE id = ?",
+				      -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, id);
 		if (sqlite3_step(st) == SQLITE_ROW &&
 		    sqlite3_column_text(st, 0))
-			r = xstrdup((const char *)sqlite3_column_text(st, 0));
+			r = marked_fragment(
+				(const char *)sqlite3_column_text(st, 0), cjk);
 		sqlite3_finalize(st);
-		if (r && !*r) {
-			free(r);
-			r = NULL;
-		}
 	}
-	if (r)
-		goto done;
-	if (sqlite3_prepare_v2(db, "SELECT body FROM docs WHERE id = ?", -1,
-			       &st, NULL) != SQLITE_OK)
-		return xstrdup("");
-	sqlite3_bind_int64(st, 1, id);
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
-		const char *body = (const char *)sqlite3_column_text(st, 0);
-		if (cjk)
-			r = marked_fragment(body, cjk);
-		if (!r) {
-			/* The note's start: about 80 characters. */
-			size_t l = strlen(body), keep = 0, nc = 0;
-			while (keep < l && nc < 80)
-				nc += ((unsigned char)body[++keep] & 0xc0) !=
-				      0x80;
-			r = xasprintf("%.*s%s", (int)keep, body,
-				      keep < l ? "\xe2\x80\xa6" : "");
-		}
+	struct docz_part part;
+	sqlite3_blob *b = NULL;
+	if (!r && docz_read(db, "docz", "body", id, 0, &b, &part) == 0) {
+		/* The note's start: about 80 characters. */
+		const char *body = part.text;
+		size_t l = (size_t)part.len, keep = 0, nc = 0;
+		while (keep < l && nc < 80)
+			nc += ((unsigned char)body[++keep] & 0xc0) != 0x80;
+		r = xasprintf("%.*s%s", (int)keep, body,
+			      keep < l || part.more ? "\xe2\x80\xa6" : "");
+		free(part.text);
 	}
-	sqlite3_finalize(st);
-done:;
-	char *flat = one_line(r ? r : "");
-	free(r);
-	return flat;
+	sqlite3_blob_close(b);
+	return r;
 }
 
+/*
+ * The hits' snippets, one line each: those the ranked query made, else
+ * around the words of match (a statement prepared once for all hits),
+ * else from the start of the text.
+ */
+static void snippets(sqlite3 *db, struct ptrvec *hits, const char *match,
+		     const char *cjk)
+{
+	sqlite3_stmt *st = NULL;
+	if (match &&
+	    sqlite3_prepare_v2(db,
+			       "SELECT vsnippet(fts, 1, 'docz', 'body')"
+			       " FROM fts WHERE fts MATCH ?1 AND"
+			       " rowid = ?2",
+			       -1, &st, NULL) != SQLITE_OK)
+		st = NULL;
+	if (st)
+		sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
+	for (size_t i = 0; i < hits->n; i++) {
+		struct store_hit *h = hits->v[i];
+		int64_t id = h->line;
+		h->line = 0;
+		if (!h->snippet && st) {
+			sqlite3_bind_int64(st, 2, id);
+			const char *t =
+				sqlite3_step(st) == SQLITE_ROW
+					? (const char *)sqlite3_column_text(st,
+									    0)
+					: NULL;
+			if (t && *t)
+				h->snippet = xstrdup(t);
+			sqlite3_reset(st);
+		}
+		if (h->snippet && !*h->snippet) {
+			free(h->snippet);
+			h->snippet = NULL;
+		}
+		char *r = h->snippet ? h->snippet : snippet_head(db, cjk, id);
+		h->snippet = one_line(r ? r : "");
+		free(r);
+	}
+	sqlite3_finalize(st);
+}
+
+/* The ranked rows: path, score, id, and the snippet if the query made
+ * one (an empty one when the note's body has no hit). */
 static int collect(struct store *s, sqlite3 *db, sqlite3_stmt *st,
 		   struct ptrvec *hits, char **ret_msg)
 {
 	int r;
+	bool snip = sqlite3_column_count(st) > 3;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		struct store_hit *h = xcalloc(1, sizeof(*h));
 		h->path = xstrdup((const char *)sqlite3_column_text(st, 0));
 		h->score = sqlite3_column_double(st, 1);
 		/* The id rides in line until the snippet is made. */
 		h->line = (int)sqlite3_column_int64(st, 2);
+		if (snip) {
+			const char *t =
+				(const char *)sqlite3_column_text(st, 3);
+			h->snippet = xstrdup(t ? t : "");
+		}
 		pv_push(hits, h);
 	}
 	return r == SQLITE_DONE ? 0 : search_error(s, db, ret_msg);
@@ -2053,13 +2042,14 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 	const char *cond = w.s.len ? w.s.s : "1";
 	if (match && !w.s.len) {
 		/* Words only: FTS5 ranks and keeps the page on its own, and
-		 * the notes table is read for that page alone; the total is
-		 * counted, not ranked. */
-		sel = xstrdup("SELECT n.path, -r.rank, n.id FROM (SELECT rowid,"
-			      " rank FROM fts WHERE fts MATCH ?1 AND rank"
-			      " MATCH '" RANK "' ORDER BY rank LIMIT ?2"
-			      " OFFSET ?3) r JOIN notes n ON n.id = r.rowid"
-			      " ORDER BY r.rank, n.name, n.path");
+		 * the notes table and the snippets are read for that page
+		 * alone; the total is counted, not ranked. */
+		sel = xstrdup("SELECT n.path, -r.rank, n.id, r.snip FROM"
+			      " (SELECT rowid, rank, vsnippet(fts, 1, 'docz',"
+			      " 'body') AS snip FROM fts WHERE fts MATCH ?1"
+			      " AND rank MATCH '" RANK "' ORDER BY rank"
+			      " LIMIT ?2 OFFSET ?3) r JOIN notes n ON n.id ="
+			      " r.rowid ORDER BY r.rank, n.name, n.path");
 		cnt = xstrdup("SELECT count(*) FROM fts WHERE fts MATCH ?1");
 	} else if (match) {
 		sel = xasprintf(
@@ -2120,12 +2110,8 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 	bind_params(st, &w);
 	r = collect(s, db, st, &hits, ret_msg);
 	sqlite3_finalize(st);
-	for (size_t i = 0; r == 0 && i < hits.n; i++) {
-		struct store_hit *h = hits.v[i];
-		h->snippet =
-			snippet_for(db, rank.len ? rank.s : NULL, cjk, h->line);
-		h->line = 0;
-	}
+	if (r == 0)
+		snippets(db, &hits, rank.len ? rank.s : NULL, cjk);
 out:
 	if (db)
 		release(s, db);

@@ -1282,6 +1282,15 @@ static void test_big_notes(void)
 	sb_puts(&b, "and at the very end a lonely orchard appears.\n");
 	tv_write(&t, "Late.md", b.s);
 	sb_free(&b);
+	/* A hit between CJK pairs and folded letters, chunks after the
+	 * start of the stored text: the chunk's first position is right. */
+	for (int i = 0; i < 3000; i++)
+		sb_puts(&b, "研究知识管理 Ünïcode café, words-and-more\n");
+	sb_puts(&b, "the hidden zebra stands here\n");
+	for (int i = 0; i < 3000; i++)
+		sb_puts(&b, "东京会议 naïve text\n");
+	tv_write(&t, "Mixed.md", b.s);
+	sb_free(&b);
 	tv_write(&t, "Orchard.md", "A short note.\n");
 	tv_write(&t, "CJK.md", "我们正在研究知识管理系统的设计。\n");
 	open_indexed(&t);
@@ -1305,6 +1314,9 @@ static void test_big_notes(void)
 				     "very end a "
 				     "**lonely** orchard appears.");
 	cJSON_Delete(r);
+	char *mixed = first_snippet(&t, "zebra");
+	ASSERT_CONTAINS(mixed, "the hidden **zebra** stands here");
+	free(mixed);
 	/* A note over NOTE_MAX_INDEXED (sparse: no disk used) is named in
 	 * the results of text searches, never silently left out. */
 	char *huge = xasprintf("%s/Huge.md", t.dir);
