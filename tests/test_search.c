@@ -1291,6 +1291,13 @@ static void test_big_notes(void)
 		sb_puts(&b, "东京会议 naïve text\n");
 	tv_write(&t, "Mixed.md", b.s);
 	sb_free(&b);
+	/* A window across the first cut between chunks (a space at or
+	 * after 4096 bytes). */
+	for (int i = 0; i < 2045; i++)
+		sb_puts(&b, "x ");
+	sb_puts(&b, "one two three four five six seven eight\n");
+	tv_write(&t, "Across.md", b.s);
+	sb_free(&b);
 	tv_write(&t, "Orchard.md", "A short note.\n");
 	tv_write(&t, "CJK.md", "我们正在研究知识管理系统的设计。\n");
 	open_indexed(&t);
@@ -1317,6 +1324,9 @@ static void test_big_notes(void)
 	char *mixed = first_snippet(&t, "zebra");
 	ASSERT_CONTAINS(mixed, "the hidden **zebra** stands here");
 	free(mixed);
+	char *across = first_snippet(&t, "one");
+	ASSERT_CONTAINS(across, "x x **one** two three four five six seven");
+	free(across);
 	/* A note over NOTE_MAX_INDEXED (sparse: no disk used) is named in
 	 * the results of text searches, never silently left out. */
 	char *huge = xasprintf("%s/Huge.md", t.dir);
