@@ -95,9 +95,9 @@ static int cmp_inst(const void *a, const void *b)
 /* The hits of column col near its start (HITS_MAX at most, in order);
  * how many. */
 static int hits_in(const Fts5ExtensionApi *api, Fts5Context *fts, int col,
-		   struct inst *out)
+		   int nphrase, struct inst *out)
 {
-	int n = 0, nphrase = api->xPhraseCount(fts);
+	int n = 0;
 	/* A share for each word: one word's thousands of hits must not
 	 * hide the others. */
 	int share = nphrase > 0 ? HITS_MAX / nphrase : HITS_MAX;
@@ -212,19 +212,24 @@ static int stored_window(const Fts5ExtensionApi *api, Fts5Context *fts,
 }
 
 /*
- * vsnippet(fts, col [, table, column]): about SNIPPET_CHARS characters of
- * column col around its best stretch of hits (the most different words
- * of the query close together), the first hit of each word marked with
+ * vsnippet(fts, col [, table, column [, phrases]]): about SNIPPET_CHARS
+ * characters of column col around its best stretch of hits (the most different
+ * words of the query close together), the first hit of each word marked with
  * **, a cut start with an ellipsis; NULL without a hit in that column.
  * With table and column, the text is read from there (a docz_pack()
- * blob in the row of the same id), only the part around the hits.
+ * blob in the row of the same id), only the part around the hits. With
+ * phrases, only the first that many phrases of the query are shown.
  */
 static void vsnippet(const Fts5ExtensionApi *api, Fts5Context *fts,
 		     sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	int col = argc > 0 ? sqlite3_value_int(argv[0]) : 0;
 	struct inst h[HITS_MAX];
-	int nh = hits_in(api, fts, col, h);
+	/* The phrases that count: all, or the first argv[3]. */
+	int nphrase = api->xPhraseCount(fts);
+	if (argc >= 4 && sqlite3_value_int(argv[3]) < nphrase)
+		nphrase = sqlite3_value_int(argv[3]);
+	int nh = hits_in(api, fts, col, nphrase, h);
 	if (!nh)
 		return;
 	int first = best_start(h, nh);
@@ -339,8 +344,11 @@ static void rank_data_free(void *p)
 	free(d);
 }
 
+/* The query's phrase weights: from the document counts given after the
+ * column weights when there are (argv[ncol..]), else counted. */
 static struct rank_data *rank_data(const Fts5ExtensionApi *api,
-				   Fts5Context *fts)
+				   Fts5Context *fts, int argc,
+				   sqlite3_value **argv)
 {
 	struct rank_data *d = api->xGetAuxdata(fts, 0);
 	if (d)
@@ -348,12 +356,18 @@ static struct rank_data *rank_data(const Fts5ExtensionApi *api,
 	sqlite3_int64 nrow = 0;
 	if (api->xRowCount(fts, &nrow) != SQLITE_OK)
 		return NULL;
+	int ncol = api->xColumnCount(fts);
 	d = xcalloc(1, sizeof(*d));
 	d->nphrase = api->xPhraseCount(fts);
+	if (argc > ncol && argc - ncol < d->nphrase)
+		d->nphrase = argc - ncol;
 	d->idf = xcalloc((size_t)d->nphrase + 1, sizeof(double));
 	for (int p = 0; p < d->nphrase; p++) {
 		sqlite3_int64 hits = 0;
-		api->xQueryPhrase(fts, p, &hits, count_rows);
+		if (argc > ncol)
+			hits = sqlite3_value_int64(argv[ncol + p]);
+		else
+			api->xQueryPhrase(fts, p, &hits, count_rows);
 		double idf = log(((double)nrow - (double)hits + 0.5) /
 				 ((double)hits + 0.5));
 		d->idf[p] = idf > 1e-6 ? idf : 1e-6;
@@ -364,19 +378,23 @@ static struct rank_data *rank_data(const Fts5ExtensionApi *api,
 }
 
 /*
- * vrank(fts, weight of column 0, weight of column 1, ...): Okapi BM25, as
- * FTS5's bm25() computes it, negated (smaller is better), except that a
- * phrase's instances in a note are counted up to COUNT_MAX and the rest
+ * vrank(fts, weight of column 0, weight of column 1, ... [, documents
+ * with phrase 0, with phrase 1, ...]): Okapi BM25, as FTS5's bm25()
+ * computes it, negated (smaller is better), except that a phrase's
+ * instances in a note are counted up to COUNT_MAX and the rest
  * estimated: bm25() looks at every instance, millions in a big note.
+ * With document counts, only the phrases they are given for score (the
+ * others only select notes), and they are not counted again.
  */
 static void vrank(const Fts5ExtensionApi *api, Fts5Context *fts,
 		  sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-	struct rank_data *d = rank_data(api, fts);
+	struct rank_data *d = rank_data(api, fts, argc, argv);
 	if (!d) {
 		sqlite3_result_error(ctx, "vrank: no statistics", -1);
 		return;
 	}
+	int ncol = api->xColumnCount(fts);
 	double total = 0, avgdl = 1;
 	sqlite3_int64 nrow = 0, ntok = 0;
 	if (api->xRowCount(fts, &nrow) == SQLITE_OK &&
@@ -396,7 +414,9 @@ static void vrank(const Fts5ExtensionApi *api, Fts5Context *fts,
 				last_col = c;
 				in_col = 0;
 			}
-			double w = c < argc ? sqlite3_value_double(argv[c]) : 1;
+			double w = c < argc && c < ncol
+					   ? sqlite3_value_double(argv[c])
+					   : 1;
 			if (++seen > COUNT_MAX) {
 				/* Estimate the column's remaining instances
 				 * from the density so far. */

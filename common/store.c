@@ -8,6 +8,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
@@ -1042,6 +1043,7 @@ struct sql {
 	struct sbuf s;
 	struct ptrvec params;
 	bool sub_ok; /* the trigram index is complete */
+	bool few;    /* the word index drives: few notes are tested */
 };
 
 static void param(struct sql *q, char *owned)
@@ -1230,6 +1232,20 @@ static void where_atom(struct sql *out, const struct qnode *q, bool cs)
 		char *f = fold_key(q->text);
 		bool tag = q->kind == Q_TAG;
 		/* x, or x/...: "x/" < "x/..." < "x0" ('0' follows '/'). */
+		if (tag && out->few) {
+			/* Each note's own few tags, not every note with
+			 * the tag. */
+			sb_puts(s, "EXISTS (SELECT 1 FROM tags WHERE note ="
+				   " n.id AND (tag = ");
+			param(out, xstrdup(f));
+			sb_puts(s, " OR (tag > ");
+			param(out, xasprintf("%s/", f));
+			sb_puts(s, " AND tag < ");
+			param(out, xasprintf("%s0", f));
+			sb_puts(s, ")))");
+			free(f);
+			return;
+		}
 		sb_puts(s, tag ? "n.id IN (SELECT note FROM tags WHERE tag = "
 			       : "(n.folder = ");
 		param(out, xstrdup(f));
@@ -1964,6 +1980,202 @@ static void drop_hits(struct ptrvec *hits)
 	pv_free(hits);
 }
 
+/* ---- top k without ranking every hit ---------------------------------------
+ * A plain query's words joined by OR (MaxScore): BM25 gives a word at most
+ * idf * (k1 + 1) however often it occurs, so a note that has none of the
+ * words that can score the most cannot be among the first k once the
+ * other words' best scores add up to less than the k-th score found
+ * among the notes that have one. The ranked query then reads only those
+ * notes (the words that score little, often the commonest, are not
+ * iterated) and scores them on every word, with the documents counts it
+ * is given; the page is the same as ranking every hit.
+ */
+
+/* BM25's k1 + 1 (ftsaux.c), and a margin for rounding. */
+#define SCORE_BOUND 2.2
+#define BOUND_MARGIN 1e-9
+
+struct prune {
+	size_t n, m;   /* words; the first m (by bound) drive */
+	char **expr;   /* FTS5 expression of each word */
+	int64_t *df;   /* notes with it */
+	double *bound; /* its best score */
+	size_t *order; /* words by bound, highest first */
+	char *all;     /* every word OR'ed */
+	char *rank;    /* the rank function, given the counts */
+	char *match;   /* the current plan's expression */
+};
+
+/* The words of an OR chain of plain words and phrases (not prefixes,
+ * fields or CJK); false for any other query. */
+static bool or_words(const struct qnode *q, struct ptrvec *out)
+{
+	if (q->kind == Q_OR)
+		return or_words(q->a, out) && or_words(q->b, out);
+	if (!text_atom(q) || q->prefix || q->title || cjk_atom(q))
+		return false;
+	pv_push(out, (void *)q);
+	return true;
+}
+
+static int64_t count_of(sqlite3 *db, const char *sql, const char *match)
+{
+	sqlite3_stmt *st;
+	int64_t n = -1;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (match)
+		sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+static void prune_free(struct prune *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->expr[i]);
+	free(p->expr);
+	free(p->df);
+	free(p->bound);
+	free(p->order);
+	free(p->all);
+	free(p->rank);
+	free(p->match);
+	memset(p, 0, sizeof(*p));
+}
+
+static int cmp_bound(const void *a, const void *b, void *ud)
+{
+	const double *bound = ud;
+	double x = bound[*(const size_t *)a], y = bound[*(const size_t *)b];
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The words of q and their counts; false when q is not such a query or
+ * a count fails. */
+static bool prune_init(sqlite3 *db, const struct qnode *q, struct prune *p)
+{
+	struct ptrvec words = {0};
+	memset(p, 0, sizeof(*p));
+	int64_t rows = count_of(db, "SELECT count(*) FROM notes", NULL);
+	if (!or_words(q, &words) || words.n < 2 || rows < 0) {
+		pv_free(&words);
+		return false;
+	}
+	p->n = words.n;
+	p->expr = xcalloc(p->n, sizeof(*p->expr));
+	p->df = xcalloc(p->n, sizeof(*p->df));
+	p->bound = xcalloc(p->n, sizeof(*p->bound));
+	p->order = xcalloc(p->n, sizeof(*p->order));
+	struct sbuf all = {0}, rank = {0};
+	sb_puts(&rank, "vrank(10.0, 1.0");
+	bool ok = true;
+	for (size_t i = 0; i < p->n && ok; i++) {
+		struct sbuf e = {0};
+		fts_atom(&e, words.v[i]);
+		p->expr[i] = sb_steal(&e);
+		p->df[i] = count_of(
+			db, "SELECT count(*) FROM fts WHERE fts MATCH ?1",
+			p->expr[i]);
+		ok = p->df[i] >= 0;
+		double idf = log(((double)rows - (double)p->df[i] + 0.5) /
+				 ((double)p->df[i] + 0.5));
+		p->bound[i] = (idf > 1e-6 ? idf : 1e-6) * SCORE_BOUND;
+		p->order[i] = i;
+		sb_printf(&all, "%s%s", i ? " OR " : "(", p->expr[i]);
+		sb_printf(&rank, ", %lld", (long long)p->df[i]);
+	}
+	sb_puts(&all, ")");
+	sb_puts(&rank, ")");
+	p->all = sb_steal(&all);
+	p->rank = sb_steal(&rank);
+	pv_free(&words);
+	qsort_r(p->order, p->n, sizeof(*p->order), cmp_bound, p->bound);
+	p->m = 0;
+	if (!ok)
+		prune_free(p);
+	return ok;
+}
+
+/* The next plan: one more word drives (all of them: every hit ranked);
+ * false when there is none. */
+static bool prune_next(struct prune *p)
+{
+	if (p->m >= p->n)
+		return false;
+	p->m++;
+	free(p->match);
+	if (p->m == p->n) {
+		p->match = xstrdup(p->all);
+		return true;
+	}
+	struct sbuf b = {0};
+	sb_printf(&b, "%s AND (", p->all);
+	for (size_t i = 0; i < p->m; i++)
+		sb_printf(&b, "%s%s", i ? " OR " : "", p->expr[p->order[i]]);
+	sb_puts(&b, ")");
+	p->match = sb_steal(&b);
+	return true;
+}
+
+/* Whether the page found under the current plan is the page of every
+ * hit: the notes left out score below its need-th (last) score. */
+static bool prune_exact(const struct prune *p, const struct ptrvec *hits,
+			size_t need_on_page)
+{
+	if (p->m >= p->n)
+		return true;
+	if (hits->n < need_on_page || !hits->n)
+		return false;
+	double rest = 0;
+	for (size_t i = p->m; i < p->n; i++)
+		rest += p->bound[p->order[i]];
+	const struct store_hit *last = hits->v[hits->n - 1];
+	return rest * (1 + BOUND_MARGIN) < last->score;
+}
+
+/* The page of the ranked query sel (driver as ?1); for a words-only
+ * query q (else NULL), without ranking every hit when it can (above). */
+static int ranked(struct store *s, sqlite3 *db, const char *sel,
+		  const char *driver, const struct sql *w,
+		  const struct qnode *q, size_t offset, size_t limit,
+		  struct ptrvec *hits, char **ret_msg)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, sel, -1, &st, NULL) != SQLITE_OK)
+		return search_error(s, db, ret_msg);
+	struct prune p;
+	bool pruning = q && prune_init(db, q, &p) && prune_next(&p);
+	int r;
+	for (;;) {
+		const char *m = pruning ? p.match : driver;
+		if (m)
+			sqlite3_bind_text(st, 1, m, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
+		sqlite3_bind_int64(st, 3, (sqlite3_int64)offset);
+		bind_params(st, w);
+		if (q) {
+			sqlite3_bind_text(st, 4, pruning ? p.rank : RANK, -1,
+					  SQLITE_STATIC);
+			sqlite3_bind_int64(st, 5,
+					   pruning ? (sqlite3_int64)p.n
+						   : INT32_MAX);
+		}
+		r = collect(s, db, st, hits, ret_msg);
+		if (r < 0 || !pruning || prune_exact(&p, hits, limit) ||
+		    !prune_next(&p))
+			break;
+		drop_hits(hits);
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	if (pruning)
+		prune_free(&p);
+	return r;
+}
+
 int store_search(struct store *s, const struct qnode *query, bool cs,
 		 size_t offset, size_t limit, struct store_hit **ret,
 		 size_t *ret_n, size_t *ret_total, char **ret_msg)
@@ -1995,6 +2207,8 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 	conjuncts(q, &parts);
 	struct sbuf pos = {0}, neg = {0};
 	struct sql w = {.sub_ok = store_sub_ready(s)};
+	for (size_t i = 0; i < parts.n && !cs; i++)
+		w.few |= ftsable(parts.v[i]);
 	for (size_t i = 0; i < parts.n; i++) {
 		const struct qnode *c = parts.v[i];
 		bool to_fts = false;
@@ -2046,8 +2260,8 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 		 * alone; the total is counted, not ranked. */
 		sel = xstrdup("SELECT n.path, -r.rank, n.id, r.snip FROM"
 			      " (SELECT rowid, rank, vsnippet(fts, 1, 'docz',"
-			      " 'body') AS snip FROM fts WHERE fts MATCH ?1"
-			      " AND rank MATCH '" RANK "' ORDER BY rank"
+			      " 'body', ?5) AS snip FROM fts WHERE fts MATCH"
+			      " ?1 AND rank MATCH ?4 ORDER BY rank"
 			      " LIMIT ?2 OFFSET ?3) r JOIN notes n ON n.id ="
 			      " r.rowid ORDER BY r.rank, n.name, n.path");
 		cnt = xstrdup("SELECT count(*) FROM fts WHERE fts MATCH ?1");
@@ -2098,18 +2312,8 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 	total = count_rows(s, db, cnt, driver, &w, &r, ret_msg);
 	if (r < 0)
 		goto out;
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(db, sel, -1, &st, NULL) != SQLITE_OK) {
-		r = search_error(s, db, ret_msg);
-		goto out;
-	}
-	if (driver)
-		sqlite3_bind_text(st, 1, driver, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
-	sqlite3_bind_int64(st, 3, (sqlite3_int64)offset);
-	bind_params(st, &w);
-	r = collect(s, db, st, &hits, ret_msg);
-	sqlite3_finalize(st);
+	r = ranked(s, db, sel, driver, &w, match && !w.s.len ? q : NULL, offset,
+		   limit, &hits, ret_msg);
 	if (r == 0)
 		snippets(db, &hits, rank.len ? rank.s : NULL, cjk);
 out:
