@@ -128,6 +128,11 @@ struct store {
 	atomic_int_fast64_t sub_cursor;
 	atomic_bool failed;
 	char *error;
+	/* How many notes each word of recent queries is in (FTS5
+	 * expression to count + 1), for generation dfgen. */
+	pthread_mutex_t dfmu;
+	struct hmap *df;
+	uint64_t dfgen;
 };
 
 static void drop_ops(struct store *s);
@@ -455,6 +460,8 @@ int store_open(const char *dir, const char *root, struct store **ret,
 	s->root = xstrdup(root);
 	s->w = db;
 	pthread_mutex_init(&s->pmu, NULL);
+	pthread_mutex_init(&s->dfmu, NULL);
+	s->df = hmap_new();
 	if (prepare_all(s) < 0) {
 		free(*ret_note);
 		*ret_note = xasprintf("index %s: %s", s->path,
@@ -496,6 +503,8 @@ struct store *store_close(struct store *s)
 	drop_ops(s);
 	free(s->ops);
 	pthread_mutex_destroy(&s->pmu);
+	pthread_mutex_destroy(&s->dfmu);
+	hmap_free(s->df);
 	free(s->path);
 	free(s->root);
 	free(s->error);
@@ -765,8 +774,11 @@ int store_commit(struct store *s)
 	}
 	drop_ops(s);
 	if (r == 0 &&
-	    sqlite3_exec(s->w, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+	    sqlite3_exec(s->w, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) {
+		/* What searches counted before is out of date. */
+		atomic_fetch_add(&s->gen, 1);
 		return 0;
+	}
 	write_failed(s);
 	store_rollback(s);
 	return -EIO;
@@ -2053,9 +2065,39 @@ static int cmp_bound(const void *a, const void *b, void *ud)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
+/* Cached counts hold for one generation, and only the most recent ones
+ * are kept. */
+#define DF_CACHE_MAX 4096
+
+/* The notes that match expr, counted or from the cache; -1 on error. */
+static int64_t word_count(struct store *s, sqlite3 *db, const char *expr)
+{
+	uint64_t gen = atomic_load(&s->gen);
+	pthread_mutex_lock(&s->dfmu);
+	void *v = s->dfgen == gen ? hmap_get(s->df, expr) : NULL;
+	pthread_mutex_unlock(&s->dfmu);
+	if (v)
+		return (int64_t)(intptr_t)v - 1;
+	int64_t n = count_of(db, "SELECT count(*) FROM fts WHERE fts MATCH ?1",
+			     expr);
+	/* A write committed meanwhile: the count may be of before it. */
+	if (n < 0 || atomic_load(&s->gen) != gen)
+		return n;
+	pthread_mutex_lock(&s->dfmu);
+	if (s->dfgen != gen || hmap_size(s->df) >= DF_CACHE_MAX) {
+		hmap_free(s->df);
+		s->df = hmap_new();
+		s->dfgen = gen;
+	}
+	hmap_put(s->df, expr, (void *)(intptr_t)(n + 1));
+	pthread_mutex_unlock(&s->dfmu);
+	return n;
+}
+
 /* The words of q and their counts; false when q is not such a query or
  * a count fails. */
-static bool prune_init(sqlite3 *db, const struct qnode *q, struct prune *p)
+static bool prune_init(struct store *s, sqlite3 *db, const struct qnode *q,
+		       struct prune *p)
 {
 	struct ptrvec words = {0};
 	memset(p, 0, sizeof(*p));
@@ -2076,9 +2118,7 @@ static bool prune_init(sqlite3 *db, const struct qnode *q, struct prune *p)
 		struct sbuf e = {0};
 		fts_atom(&e, words.v[i]);
 		p->expr[i] = sb_steal(&e);
-		p->df[i] = count_of(
-			db, "SELECT count(*) FROM fts WHERE fts MATCH ?1",
-			p->expr[i]);
+		p->df[i] = word_count(s, db, p->expr[i]);
 		ok = p->df[i] >= 0;
 		double idf = log(((double)rows - (double)p->df[i] + 0.5) /
 				 ((double)p->df[i] + 0.5));
@@ -2147,7 +2187,7 @@ static int ranked(struct store *s, sqlite3 *db, const char *sel,
 	if (sqlite3_prepare_v2(db, sel, -1, &st, NULL) != SQLITE_OK)
 		return search_error(s, db, ret_msg);
 	struct prune p;
-	bool pruning = q && prune_init(db, q, &p) && prune_next(&p);
+	bool pruning = q && prune_init(s, db, q, &p) && prune_next(&p);
 	int r;
 	for (;;) {
 		const char *m = pruning ? p.match : driver;
