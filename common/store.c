@@ -2104,10 +2104,11 @@ static int cmp_bound(const void *a, const void *b, void *ud)
  * are kept. */
 #define DF_CACHE_MAX 4096
 
-/* The notes that match expr, counted or from the cache; -1 on error. */
-static int64_t word_count(struct store *s, sqlite3 *db, const char *expr)
+/* The notes that match expr, counted or from the cache, for a search
+ * that began at generation gen; -1 on error. */
+static int64_t word_count(struct store *s, sqlite3 *db, const char *expr,
+			  uint64_t gen)
 {
-	uint64_t gen = atomic_load(&s->gen);
 	pthread_mutex_lock(&s->dfmu);
 	void *v = s->dfgen == gen ? hmap_get(s->df, expr) : NULL;
 	pthread_mutex_unlock(&s->dfmu);
@@ -2132,7 +2133,7 @@ static int64_t word_count(struct store *s, sqlite3 *db, const char *expr)
 /* The words of q and their counts; false when q is not such a query or
  * a count fails. */
 static bool prune_init(struct store *s, sqlite3 *db, const struct qnode *q,
-		       struct prune *p)
+		       uint64_t gen, struct prune *p)
 {
 	struct ptrvec words = {0};
 	memset(p, 0, sizeof(*p));
@@ -2153,7 +2154,7 @@ static bool prune_init(struct store *s, sqlite3 *db, const struct qnode *q,
 		struct sbuf e = {0};
 		fts_atom(&e, words.v[i]);
 		p->expr[i] = sb_steal(&e);
-		p->df[i] = word_count(s, db, p->expr[i]);
+		p->df[i] = word_count(s, db, p->expr[i], gen);
 		ok = p->df[i] >= 0;
 		double idf = log(((double)rows - (double)p->df[i] + 0.5) /
 				 ((double)p->df[i] + 0.5));
@@ -2212,17 +2213,18 @@ static bool prune_exact(const struct prune *p, const struct ptrvec *hits,
 }
 
 /* The page of the ranked query sel (driver as ?1); for a words-only
- * query q (else NULL), without ranking every hit when it can (above). */
+ * query q (else NULL), without ranking every hit when it can (above).
+ * gen: the generation the search began at. */
 static int ranked(struct store *s, sqlite3 *db, const char *sel,
 		  const char *driver, const struct sql *w,
-		  const struct qnode *q, size_t offset, size_t limit,
-		  struct ptrvec *hits, char **ret_msg)
+		  const struct qnode *q, uint64_t gen, size_t offset,
+		  size_t limit, struct ptrvec *hits, char **ret_msg)
 {
 	sqlite3_stmt *st;
 	if (sqlite3_prepare_v2(db, sel, -1, &st, NULL) != SQLITE_OK)
 		return search_error(s, db, ret_msg);
 	struct prune p;
-	bool pruning = q && prune_init(s, db, q, &p) && prune_next(&p);
+	bool pruning = q && prune_init(s, db, q, gen, &p) && prune_next(&p);
 	int r;
 	for (;;) {
 		const char *m = pruning ? p.match : driver;
@@ -2378,19 +2380,24 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 	int r = 0;
 	struct ptrvec hits = {0};
 	size_t total = 0;
+	uint64_t gen = atomic_load(&s->gen);
 	sqlite3 *db = acquire(s);
 	if (!db) {
 		*ret_msg = xstrdup("Full-text search: cannot open the index");
 		r = -EIO;
 		goto out;
 	}
+	/* One snapshot for the total, the words' counts and the page (the
+	 * bound that spares ranking every hit relies on it). */
+	bool txn = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
 	total = count_rows(s, db, cnt, driver, &w, &r, ret_msg);
-	if (r < 0)
-		goto out;
-	r = ranked(s, db, sel, driver, &w, match && !w.s.len ? q : NULL, offset,
-		   limit, &hits, ret_msg);
+	if (r == 0)
+		r = ranked(s, db, sel, driver, &w, match && !w.s.len ? q : NULL,
+			   gen, offset, limit, &hits, ret_msg);
 	if (r == 0)
 		snippets(db, &hits, rank.len ? rank.s : NULL, cjk);
+	if (txn && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 out:
 	if (db)
 		release(s, db);
