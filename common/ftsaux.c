@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "ftsaux.h"
+#include "docz.h"
 #include "util.h"
 
 #include <math.h>
@@ -94,9 +95,9 @@ static int cmp_inst(const void *a, const void *b)
 /* The hits of column col near its start (HITS_MAX at most, in order);
  * how many. */
 static int hits_in(const Fts5ExtensionApi *api, Fts5Context *fts, int col,
-		   struct inst *out)
+		   int nphrase, struct inst *out)
 {
-	int n = 0, nphrase = api->xPhraseCount(fts);
+	int n = 0;
 	/* A share for each word: one word's thousands of hits must not
 	 * hide the others. */
 	int share = nphrase > 0 ? HITS_MAX / nphrase : HITS_MAX;
@@ -145,33 +146,112 @@ static int best_start(const struct inst *h, int n)
 	return best;
 }
 
+static void blob_free(void *p)
+{
+	sqlite3_blob **b = p;
+	sqlite3_blob_close(*b);
+	free(b);
+}
+
+/* The blob handle the query's snippets share (reopened on each row:
+ * opening one compiles a statement). */
+static sqlite3_blob **blob_slot(const Fts5ExtensionApi *api, Fts5Context *fts)
+{
+	sqlite3_blob **b = api->xGetAuxdata(fts, 0);
+	if (b)
+		return b;
+	b = xcalloc(1, sizeof(*b));
+	if (api->xSetAuxdata(fts, b, blob_free) != SQLITE_OK)
+		return NULL; /* freed by xSetAuxdata */
+	return b;
+}
+
+/* The window w from the stored text (table argv[1], column argv[2]):
+ * the chunk where it starts, and the next one when it runs on. */
+static int stored_window(const Fts5ExtensionApi *api, Fts5Context *fts,
+			 sqlite3_context *ctx, sqlite3_value **argv,
+			 struct win *w, char **ret_text, int *ret_len)
+{
+	const char *table = (const char *)sqlite3_value_text(argv[1]);
+	const char *column = (const char *)sqlite3_value_text(argv[2]);
+	sqlite3_blob **b = blob_slot(api, fts);
+	sqlite3 *db = sqlite3_context_db_handle(ctx);
+	int64_t id = api->xRowid(fts);
+	struct docz_part part, next;
+	if (!table || !column || !b ||
+	    docz_read(db, table, column, id, w->first, b, &part) < 0)
+		return -1;
+	struct win start = *w;
+	for (;;) {
+		w->pos = part.pos;
+		int rc = api->xTokenize(fts, part.text, part.len, w, on_token);
+		if (rc != SQLITE_OK && rc != SQLITE_DONE) {
+			free(part.text);
+			return -1;
+		}
+		w->more |= part.more;
+		if (w->pos > w->last || !part.more ||
+		    docz_read(db, table, column, id, w->pos, b, &next) < 0)
+			break;
+		if (next.pos != w->pos) {
+			free(next.text);
+			break;
+		}
+		/* The window runs into the next chunk: both, again. */
+		part.text =
+			xrealloc(part.text, (size_t)(part.len + next.len) + 1);
+		memcpy(part.text + part.len, next.text, (size_t)next.len + 1);
+		part.len += next.len;
+		part.more = next.more;
+		free(next.text);
+		*w = start;
+	}
+	*ret_text = part.text;
+	*ret_len = part.len;
+	return 0;
+}
+
 /*
- * vsnippet(fts, col): about SNIPPET_CHARS characters of column col around
- * its best stretch of hits (the most different words of the query close
- * together), the first hit of each word marked with **, a cut start
- * with an ellipsis; NULL without a hit in that column.
+ * vsnippet(fts, col [, table, column [, phrases]]): about SNIPPET_CHARS
+ * characters of column col around its best stretch of hits (the most different
+ * words of the query close together), the first hit of each word marked with
+ * **, a cut start with an ellipsis; NULL without a hit in that column.
+ * With table and column, the text is read from there (a docz_pack()
+ * blob in the row of the same id), only the part around the hits. With
+ * phrases, only the first that many phrases of the query are shown.
  */
 static void vsnippet(const Fts5ExtensionApi *api, Fts5Context *fts,
 		     sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	int col = argc > 0 ? sqlite3_value_int(argv[0]) : 0;
 	struct inst h[HITS_MAX];
-	int nh = hits_in(api, fts, col, h);
+	/* The phrases that count: all, or the first argv[3]. */
+	int nphrase = api->xPhraseCount(fts);
+	if (argc >= 4 && sqlite3_value_int(argv[3]) < nphrase)
+		nphrase = sqlite3_value_int(argv[3]);
+	int nh = hits_in(api, fts, col, nphrase, h);
 	if (!nh)
 		return;
 	int first = best_start(h, nh);
+	int from_tok = first > BEFORE ? first - BEFORE : 0;
+	int ts[WINDOW], te[WINDOW];
+	struct win w = {.first = from_tok, .tok_start = ts, .tok_end = te};
+	w.last = w.first + WINDOW - 1;
+	_cleanup_free_ char *owned = NULL;
 	const char *text;
 	int len;
-	if (api->xColumnText(fts, col, &text, &len) != SQLITE_OK || !text)
-		return;
-	int ts[WINDOW], te[WINDOW];
-	struct win w = {.first = first > BEFORE ? first - BEFORE : 0,
-			.tok_start = ts,
-			.tok_end = te};
-	w.last = w.first + WINDOW - 1;
-	int rc = api->xTokenize(fts, text, len, &w, on_token);
-	if (rc != SQLITE_OK && rc != SQLITE_DONE)
-		return;
+	if (argc >= 3) {
+		if (stored_window(api, fts, ctx, argv, &w, &owned, &len) < 0)
+			return;
+		text = owned;
+	} else {
+		if (api->xColumnText(fts, col, &text, &len) != SQLITE_OK ||
+		    !text)
+			return;
+		int rc = api->xTokenize(fts, text, len, &w, on_token);
+		if (rc != SQLITE_OK && rc != SQLITE_DONE)
+			return;
+	}
 	int ntok = (w.pos > w.last ? w.last + 1 : w.pos) - w.first;
 	if (ntok <= 0)
 		return;
@@ -264,8 +344,11 @@ static void rank_data_free(void *p)
 	free(d);
 }
 
+/* The query's phrase weights: from the document counts given after the
+ * column weights when there are (argv[ncol..]), else counted. */
 static struct rank_data *rank_data(const Fts5ExtensionApi *api,
-				   Fts5Context *fts)
+				   Fts5Context *fts, int argc,
+				   sqlite3_value **argv)
 {
 	struct rank_data *d = api->xGetAuxdata(fts, 0);
 	if (d)
@@ -273,12 +356,18 @@ static struct rank_data *rank_data(const Fts5ExtensionApi *api,
 	sqlite3_int64 nrow = 0;
 	if (api->xRowCount(fts, &nrow) != SQLITE_OK)
 		return NULL;
+	int ncol = api->xColumnCount(fts);
 	d = xcalloc(1, sizeof(*d));
 	d->nphrase = api->xPhraseCount(fts);
+	if (argc > ncol && argc - ncol < d->nphrase)
+		d->nphrase = argc - ncol;
 	d->idf = xcalloc((size_t)d->nphrase + 1, sizeof(double));
 	for (int p = 0; p < d->nphrase; p++) {
 		sqlite3_int64 hits = 0;
-		api->xQueryPhrase(fts, p, &hits, count_rows);
+		if (argc > ncol)
+			hits = sqlite3_value_int64(argv[ncol + p]);
+		else
+			api->xQueryPhrase(fts, p, &hits, count_rows);
 		double idf = log(((double)nrow - (double)hits + 0.5) /
 				 ((double)hits + 0.5));
 		d->idf[p] = idf > 1e-6 ? idf : 1e-6;
@@ -289,19 +378,23 @@ static struct rank_data *rank_data(const Fts5ExtensionApi *api,
 }
 
 /*
- * vrank(fts, weight of column 0, weight of column 1, ...): Okapi BM25, as
- * FTS5's bm25() computes it, negated (smaller is better), except that a
- * phrase's instances in a note are counted up to COUNT_MAX and the rest
+ * vrank(fts, weight of column 0, weight of column 1, ... [, documents
+ * with phrase 0, with phrase 1, ...]): Okapi BM25, as FTS5's bm25()
+ * computes it, negated (smaller is better), except that a phrase's
+ * instances in a note are counted up to COUNT_MAX and the rest
  * estimated: bm25() looks at every instance, millions in a big note.
+ * With document counts, only the phrases they are given for score (the
+ * others only select notes), and they are not counted again.
  */
 static void vrank(const Fts5ExtensionApi *api, Fts5Context *fts,
 		  sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-	struct rank_data *d = rank_data(api, fts);
+	struct rank_data *d = rank_data(api, fts, argc, argv);
 	if (!d) {
 		sqlite3_result_error(ctx, "vrank: no statistics", -1);
 		return;
 	}
+	int ncol = api->xColumnCount(fts);
 	double total = 0, avgdl = 1;
 	sqlite3_int64 nrow = 0, ntok = 0;
 	if (api->xRowCount(fts, &nrow) == SQLITE_OK &&
@@ -321,7 +414,9 @@ static void vrank(const Fts5ExtensionApi *api, Fts5Context *fts,
 				last_col = c;
 				in_col = 0;
 			}
-			double w = c < argc ? sqlite3_value_double(argv[c]) : 1;
+			double w = c < argc && c < ncol
+					   ? sqlite3_value_double(argv[c])
+					   : 1;
 			if (++seen > COUNT_MAX) {
 				/* Estimate the column's remaining instances
 				 * from the density so far. */

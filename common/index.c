@@ -19,6 +19,9 @@ struct index {
 	struct note **sorted;
 	size_t nsorted;
 	uint64_t sorted_gen;
+	/* The sorted notes too big to have their text indexed. */
+	struct note **big;
+	size_t nbig;
 	/* Readers share the index; the sorted cache is built by one. */
 	pthread_mutex_t sort_mu;
 };
@@ -76,6 +79,7 @@ struct index *index_free(struct index *ix)
 	free_vec_map(ix->links_by_key);
 	free_vec_map(ix->files_by_name);
 	free(ix->sorted);
+	free(ix->big);
 	pthread_mutex_destroy(&ix->sort_mu);
 	free(ix);
 	return NULL;
@@ -846,9 +850,10 @@ static int cmp_notes(const void *a, const void *b)
 	return r ? r : strcmp(x->path, y->path);
 }
 
-struct note *const *index_sorted(struct index *ix, size_t *ret_n)
+/* The sorted cache, and the big notes among them, up to date (sort_mu
+ * held). */
+static void refresh_sorted(struct index *ix)
 {
-	pthread_mutex_lock(&ix->sort_mu);
 	if (ix->sorted_gen != ix->gen || !ix->sorted) {
 		size_t n = hmap_size(ix->by_path), i = 0, it = 0;
 		void *v;
@@ -857,11 +862,34 @@ struct note *const *index_sorted(struct index *ix, size_t *ret_n)
 			ix->sorted[i++] = v;
 		qsort(ix->sorted, n, sizeof(void *), cmp_notes);
 		ix->nsorted = n;
+		ix->nbig = 0;
+		for (i = 0; i < n; i++) {
+			if ((uint64_t)ix->sorted[i]->size <= NOTE_MAX_INDEXED)
+				continue;
+			ix->big = xrealloc(ix->big,
+					   (ix->nbig + 1) * sizeof(void *));
+			ix->big[ix->nbig++] = ix->sorted[i];
+		}
 		ix->sorted_gen = ix->gen;
 	}
+}
+
+struct note *const *index_sorted(struct index *ix, size_t *ret_n)
+{
+	pthread_mutex_lock(&ix->sort_mu);
+	refresh_sorted(ix);
 	*ret_n = ix->nsorted;
 	pthread_mutex_unlock(&ix->sort_mu);
 	return ix->sorted;
+}
+
+struct note *const *index_too_big(struct index *ix, size_t *ret_n)
+{
+	pthread_mutex_lock(&ix->sort_mu);
+	refresh_sorted(ix);
+	*ret_n = ix->nbig;
+	pthread_mutex_unlock(&ix->sort_mu);
+	return ix->big;
 }
 
 bool index_next(const struct index *ix, size_t *iter, struct note **ret)

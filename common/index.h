@@ -73,6 +73,9 @@ struct note *index_resolve(const struct index *ix, const struct note *src,
 
 /* All notes sorted by name (then path). Borrowed; valid until a change. */
 struct note *const *index_sorted(struct index *ix, size_t *ret_n);
+/* The notes too big to have their text searched (over NOTE_MAX_INDEXED),
+ * in the same order; borrowed alike. */
+struct note *const *index_too_big(struct index *ix, size_t *ret_n);
 /* Iterate notes in no particular order: start with *iter = 0. */
 bool index_next(const struct index *ix, size_t *iter, struct note **ret);
 

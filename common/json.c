@@ -16,6 +16,14 @@ static void dump_string(struct sbuf *b, const char *s)
 	sb_putc(b, '"');
 	const char *end = s + strlen(s);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		/* A run that needs no escape goes in at once. */
+		const unsigned char *run = p;
+		while (*p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
+			p++;
+		if (p > run)
+			sb_add(b, (const char *)run, (size_t)(p - run));
+		if (!*p)
+			break;
 		if (*p >= 0x80) {
 			int32_t cp;
 			int l = u8_decode((const char *)p,
@@ -51,10 +59,7 @@ static void dump_string(struct sbuf *b, const char *s)
 			sb_puts(b, "\\f");
 			break;
 		default:
-			if (*p < 0x20)
-				sb_printf(b, "\\u%04x", *p);
-			else
-				sb_putc(b, (char)*p);
+			sb_printf(b, "\\u%04x", *p);
 		}
 	}
 	sb_putc(b, '"');

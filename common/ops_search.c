@@ -149,21 +149,13 @@ static const char *const MODES[] = {"name", "name_partial", "content",
  * left out: {"not_searched": {"notes": [...], "why": ...}}. */
 static void not_searched(struct index *ix, cJSON *o)
 {
-	size_t n;
-	struct note *const *all = index_sorted(ix, &n);
-	cJSON *a = NULL;
-	size_t count = 0;
-	for (size_t i = 0; i < n; i++) {
-		if ((uint64_t)all[i]->size <= NOTE_MAX_INDEXED)
-			continue;
-		if (!a)
-			a = cJSON_CreateArray();
-		if (count++ < 20)
-			cJSON_AddItemToArray(a,
-					     cJSON_CreateString(all[i]->path));
-	}
-	if (!a)
+	size_t count;
+	struct note *const *big = index_too_big(ix, &count);
+	if (!count)
 		return;
+	cJSON *a = cJSON_CreateArray();
+	for (size_t i = 0; i < count && i < 20; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateString(big[i]->path));
 	cJSON *ns = cJSON_AddObjectToObject(o, "not_searched");
 	cJSON_AddItemToObject(ns, "notes", a);
 	cJSON_AddNumberToObject(ns, "total", (double)count);

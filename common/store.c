@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "store.h"
+#include "docz.h"
 #include "markdown.h"
 #include "stem.h"
 #include "tokenizer.h"
@@ -7,16 +8,16 @@
 #include "util.h"
 
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <sys/stat.h>
-#include <zlib.h>
 
 /* The layout; a database with another one is rebuilt. NOTE_FORMAT is part
  * of it: stored entries are only as good as the parser that made them. */
-#define LAYOUT (7 * 1000 + NOTE_FORMAT)
+#define LAYOUT (8 * 1000 + NOTE_FORMAT)
 #define POOL_MAX 8
 /* Ranking: BM25 with a note's name and aliases weighing ten times its
  * text, with bounded work per note (ftsaux.h). */
@@ -37,7 +38,7 @@ static const char SCHEMA_SQL[] =
 	" PRIMARY KEY(tag, note)) WITHOUT ROWID;"
 	"CREATE INDEX tags_note ON tags(note);"
 	/* title: the name and the aliases; body: the text after the
-	 * frontmatter, compressed (docz_pack). Both FTS tables index the
+	 * frontmatter, compressed in chunks (docz.h). Both FTS tables index the
 	 * view docs, which reads it back. */
 	"CREATE TABLE docz(id INTEGER PRIMARY KEY, title TEXT, body BLOB);"
 	"CREATE VIEW docs(id, title, body) AS"
@@ -130,6 +131,11 @@ struct store {
 	atomic_int_fast64_t sub_cursor;
 	atomic_bool failed;
 	char *error;
+	/* How many notes each word of recent queries is in (FTS5
+	 * expression to count + 1), for generation dfgen. */
+	pthread_mutex_t dfmu;
+	struct hmap *df;
+	uint64_t dfgen;
 };
 
 static void drop_ops(struct store *s);
@@ -193,69 +199,22 @@ static void sql_vcontains(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
 /* ---- connections -------------------------------------------------------- */
 
-/*
- * The stored text of a note: compressed with zlib when that saves room
- * (the text is about as big as the index otherwise), 'z', its size in 4
- * bytes (little-endian), the deflate stream; or 'r' and the text as is.
- */
-static void *docz_pack(const char *text, size_t len, size_t *ret_len)
-{
-	if (len >= 256 && len <= UINT32_MAX) {
-		uLongf zl = compressBound((uLong)len);
-		unsigned char *z = xmalloc(5 + zl);
-		if (compress2(z + 5, &zl, (const Bytef *)text, (uLong)len, 1) ==
-			    Z_OK &&
-		    zl + 5 < len) {
-			z[0] = 'z';
-			for (int i = 0; i < 4; i++)
-				z[1 + i] = (unsigned char)(len >> (8 * i));
-			*ret_len = 5 + zl;
-			return z;
-		}
-		free(z);
-	}
-	char *r = xmalloc(len + 1);
-	r[0] = 'r';
-	memcpy(r + 1, text, len);
-	*ret_len = len + 1;
-	return r;
-}
-
 /* vunzip(blob): the text docz_pack() packed; NULL for what it did not. */
 static void sql_vunzip(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	(void)argc;
-	const unsigned char *b = sqlite3_value_blob(argv[0]);
+	const void *b = sqlite3_value_blob(argv[0]);
 	size_t n = (size_t)sqlite3_value_bytes(argv[0]);
 	if (!b || n < 1) {
 		sqlite3_result_null(ctx);
 		return;
 	}
-	if (b[0] == 'r') {
-		sqlite3_result_text64(ctx, (const char *)b + 1, n - 1,
-				      SQLITE_TRANSIENT, SQLITE_UTF8);
-		return;
-	}
-	if (b[0] != 'z' || n < 5) {
-		sqlite3_result_null(ctx);
-		return;
-	}
-	uLongf len = 0;
-	for (int i = 0; i < 4; i++)
-		len |= (uLongf)b[1 + i] << (8 * i);
-	char *t = malloc(len + 1);
+	size_t len;
+	char *t = docz_text(b, n, &len);
 	if (!t) {
-		sqlite3_result_error_nomem(ctx);
-		return;
-	}
-	uLongf got = len;
-	if (uncompress((Bytef *)t, &got, b + 5, (uLong)(n - 5)) != Z_OK ||
-	    got != len) {
-		free(t);
 		sqlite3_result_error(ctx, "stored text is damaged", -1);
 		return;
 	}
-	t[len] = 0;
 	sqlite3_result_text64(ctx, t, len, free, SQLITE_UTF8);
 }
 
@@ -504,6 +463,8 @@ int store_open(const char *dir, const char *root, struct store **ret,
 	s->root = xstrdup(root);
 	s->w = db;
 	pthread_mutex_init(&s->pmu, NULL);
+	pthread_mutex_init(&s->dfmu, NULL);
+	s->df = hmap_new();
 	if (prepare_all(s) < 0) {
 		free(*ret_note);
 		*ret_note = xasprintf("index %s: %s", s->path,
@@ -545,6 +506,8 @@ struct store *store_close(struct store *s)
 	drop_ops(s);
 	free(s->ops);
 	pthread_mutex_destroy(&s->pmu);
+	pthread_mutex_destroy(&s->dfmu);
+	hmap_free(s->df);
 	free(s->path);
 	free(s->root);
 	free(s->error);
@@ -814,8 +777,11 @@ int store_commit(struct store *s)
 	}
 	drop_ops(s);
 	if (r == 0 &&
-	    sqlite3_exec(s->w, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
+	    sqlite3_exec(s->w, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) {
+		/* What searches counted before is out of date. */
+		atomic_fetch_add(&s->gen, 1);
 		return 0;
+	}
 	write_failed(s);
 	store_rollback(s);
 	return -EIO;
@@ -1107,6 +1073,7 @@ struct sql {
 	struct sbuf s;
 	struct ptrvec params;
 	bool sub_ok; /* the trigram index is complete */
+	bool few;    /* the word index drives: few notes are tested */
 };
 
 static void param(struct sql *q, char *owned)
@@ -1295,6 +1262,20 @@ static void where_atom(struct sql *out, const struct qnode *q, bool cs)
 		char *f = fold_key(q->text);
 		bool tag = q->kind == Q_TAG;
 		/* x, or x/...: "x/" < "x/..." < "x0" ('0' follows '/'). */
+		if (tag && out->few) {
+			/* Each note's own few tags, not every note with
+			 * the tag. */
+			sb_puts(s, "EXISTS (SELECT 1 FROM tags WHERE note ="
+				   " n.id AND (tag = ");
+			param(out, xstrdup(f));
+			sb_puts(s, " OR (tag > ");
+			param(out, xasprintf("%s/", f));
+			sb_puts(s, " AND tag < ");
+			param(out, xasprintf("%s0", f));
+			sb_puts(s, ")))");
+			free(f);
+			return;
+		}
 		sb_puts(s, tag ? "n.id IN (SELECT note FROM tags WHERE tag = "
 			       : "(n.folder = ");
 		param(out, xstrdup(f));
@@ -1646,25 +1627,6 @@ static struct qnode *relax(struct qnode *q, unsigned stop)
 #define TYPO_MIN 4
 #define TYPO_ALTERNATIVES 3
 
-/* At most one edit (optimal string alignment) between a and b. */
-static bool one_edit(const char *a, size_t la, const char *b, size_t lb)
-{
-	if (la > lb + 1 || lb > la + 1)
-		return false;
-	size_t i = 0;
-	while (i < la && i < lb && a[i] == b[i])
-		i++;
-	if (i == la && i == lb)
-		return false; /* equal */
-	if (la == lb) {
-		if (!strcmp(a + i + 1, b + i + 1))
-			return true; /* changed */
-		return i + 1 < la && a[i] == b[i + 1] && a[i + 1] == b[i] &&
-		       !strcmp(a + i + 2, b + i + 2); /* swapped */
-	}
-	return la > lb ? !strcmp(a + i + 1, b + i) : !strcmp(a + i, b + i + 1);
-}
-
 static bool word_found(sqlite3 *db, const struct qnode *q)
 {
 	struct sbuf e = {0};
@@ -1687,48 +1649,102 @@ struct alt {
 	int64_t docs;
 };
 
+static int cmp_str_ptr(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* c, if it starts with w's first or second letter and is not w. */
+static void edit_keep(struct hmap *seen, const char *c, const char *w)
+{
+	if ((c[0] == w[0] || c[0] == w[1]) && strcmp(c, w) != 0)
+		hmap_put(seen, c, NULL);
+}
+
+/* The words one edit away from w (a letter dropped, two swapped, one
+ * changed or added) that start with its first or second letter, each
+ * once, in order. */
+static struct ptrvec edits(const char *w)
+{
+	size_t wl = strlen(w);
+	struct hmap *seen = hmap_new();
+	char *c = xmalloc(wl + 2);
+	for (size_t i = 0; i < wl; i++) {
+		memcpy(c, w, i);
+		strcpy(c + i, w + i + 1);
+		edit_keep(seen, c, w);
+		if (i + 1 < wl) {
+			strcpy(c, w);
+			c[i] = w[i + 1];
+			c[i + 1] = w[i];
+			edit_keep(seen, c, w);
+		}
+	}
+	for (size_t i = 0; i <= wl; i++) {
+		for (char l = 'a'; l <= 'z'; l++) {
+			if (i < wl) {
+				strcpy(c, w);
+				c[i] = l;
+				edit_keep(seen, c, w);
+			}
+			memcpy(c, w, i);
+			c[i] = l;
+			strcpy(c + i + 1, w + i);
+			edit_keep(seen, c, w);
+		}
+	}
+	free(c);
+	struct ptrvec out = {0};
+	size_t it = 0;
+	const char *key;
+	while (hmap_next(seen, &it, &key, NULL))
+		pv_push(&out, xstrdup(key));
+	hmap_free(seen);
+	pv_sort(&out, cmp_str_ptr);
+	return out;
+}
+
 /* The index's words one edit away from w (lower case ASCII), from
- * those that start with its first or second letter. */
+ * those that start with its first or second letter, the most frequent
+ * first: each candidate looked up (a few hundred lookups of one term
+ * each), not the index's words read (every word with that first letter
+ * and its counts: tens of milliseconds). */
 static size_t alternatives(sqlite3 *db, const char *w, struct alt *out)
 {
-	size_t n = 0, wl = strlen(w);
+	size_t n = 0;
 	sqlite3_stmt *st;
 	if (sqlite3_exec(db,
 			 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING"
 			 " fts5vocab(main, fts, row)",
 			 NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db,
-			       "SELECT term, doc FROM temp.vocab WHERE"
-			       " term >= ?1 AND term < ?2",
+	    sqlite3_prepare_v2(db, "SELECT doc FROM temp.vocab WHERE term = ?1",
 			       -1, &st, NULL) != SQLITE_OK)
 		return 0;
-	for (int k = 0; k < 2 && (size_t)k < wl; k++) {
-		if (k == 1 && w[1] == w[0])
-			break;
-		char lo[2] = {w[k], 0}, hi[2] = {(char)(w[k] + 1), 0};
-		sqlite3_bind_text(st, 1, lo, -1, SQLITE_TRANSIENT);
-		sqlite3_bind_text(st, 2, hi, -1, SQLITE_TRANSIENT);
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			const char *t =
-				(const char *)sqlite3_column_text(st, 0);
-			int64_t d = sqlite3_column_int64(st, 1);
-			if (!t || !one_edit(w, wl, t, strlen(t)))
-				continue;
-			/* Keep the most frequent ones. */
-			size_t at = n;
-			while (at > 0 && out[at - 1].docs < d)
-				at--;
-			if (at >= TYPO_ALTERNATIVES)
-				continue;
-			if (n == TYPO_ALTERNATIVES)
-				free(out[--n].term);
-			memmove(out + at + 1, out + at,
-				(n - at) * sizeof(*out));
-			out[at] = (struct alt){xstrdup(t), d};
-			n++;
-		}
+	struct ptrvec cand = edits(w);
+	for (size_t i = 0; i < cand.n; i++) {
+		const char *t = cand.v[i];
+		sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
+		int64_t d = sqlite3_step(st) == SQLITE_ROW
+				    ? sqlite3_column_int64(st, 0)
+				    : 0;
 		sqlite3_reset(st);
+		if (d <= 0)
+			continue;
+		/* Keep the most frequent ones. */
+		size_t at = n;
+		while (at > 0 && out[at - 1].docs < d)
+			at--;
+		if (at >= TYPO_ALTERNATIVES)
+			continue;
+		if (n == TYPO_ALTERNATIVES)
+			free(out[--n].term);
+		memmove(out + at + 1, out + at, (n - at) * sizeof(*out));
+		out[at] = (struct alt){xstrdup(t), d};
+		n++;
 	}
+	for (size_t i = 0; i < cand.n; i++)
+		free(cand.v[i]);
+	pv_free(&cand);
 	sqlite3_finalize(st);
 	return n;
 }
@@ -1886,63 +1902,99 @@ static char *one_line(const char *s)
 	return b.s ? sb_steal(&b) : xstrdup("");
 }
 
-static char *snippet_for(sqlite3 *db, const char *match, const char *cjk,
-			 int64_t id)
+/* The snippet of a hit from its text's start (no hit in the body), or
+ * around a CJK substring. */
+static char *snippet_head(sqlite3 *db, const char *cjk, int64_t id)
 {
 	sqlite3_stmt *st;
 	char *r = NULL;
-	if (match && sqlite3_prepare_v2(db,
-					"SELECT vsnippet(fts, 1) FROM fts"
-					" WHERE fts MATCH ?1 AND rowid = ?2",
-					-1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 2, id);
+	if (cjk && sqlite3_prepare_v2(db, "SELECT body FROM docs WHERE id = ?",
+				      -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, id);
 		if (sqlite3_step(st) == SQLITE_ROW &&
 		    sqlite3_column_text(st, 0))
-			r = xstrdup((const char *)sqlite3_column_text(st, 0));
+			r = marked_fragment(
+				(const char *)sqlite3_column_text(st, 0), cjk);
 		sqlite3_finalize(st);
-		if (r && !*r) {
-			free(r);
-			r = NULL;
-		}
 	}
-	if (r)
-		goto done;
-	if (sqlite3_prepare_v2(db, "SELECT body FROM docs WHERE id = ?", -1,
-			       &st, NULL) != SQLITE_OK)
-		return xstrdup("");
-	sqlite3_bind_int64(st, 1, id);
-	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
-		const char *body = (const char *)sqlite3_column_text(st, 0);
-		if (cjk)
-			r = marked_fragment(body, cjk);
-		if (!r) {
-			/* The note's start: about 80 characters. */
-			size_t l = strlen(body), keep = 0, nc = 0;
-			while (keep < l && nc < 80)
-				nc += ((unsigned char)body[++keep] & 0xc0) !=
-				      0x80;
-			r = xasprintf("%.*s%s", (int)keep, body,
-				      keep < l ? "\xe2\x80\xa6" : "");
-		}
+	struct docz_part part;
+	sqlite3_blob *b = NULL;
+	if (!r && docz_read(db, "docz", "body", id, 0, &b, &part) == 0) {
+		/* The note's start: about 80 characters. */
+		const char *body = part.text;
+		size_t l = (size_t)part.len, keep = 0, nc = 0;
+		while (keep < l && nc < 80)
+			nc += ((unsigned char)body[++keep] & 0xc0) != 0x80;
+		r = xasprintf("%.*s%s", (int)keep, body,
+			      keep < l || part.more ? "\xe2\x80\xa6" : "");
+		free(part.text);
 	}
-	sqlite3_finalize(st);
-done:;
-	char *flat = one_line(r ? r : "");
-	free(r);
-	return flat;
+	sqlite3_blob_close(b);
+	return r;
 }
 
+/*
+ * The hits' snippets, one line each: those the ranked query made, else
+ * around the words of match (a statement prepared once for all hits),
+ * else from the start of the text.
+ */
+static void snippets(sqlite3 *db, struct ptrvec *hits, const char *match,
+		     const char *cjk)
+{
+	sqlite3_stmt *st = NULL;
+	if (match &&
+	    sqlite3_prepare_v2(db,
+			       "SELECT vsnippet(fts, 1, 'docz', 'body')"
+			       " FROM fts WHERE fts MATCH ?1 AND"
+			       " rowid = ?2",
+			       -1, &st, NULL) != SQLITE_OK)
+		st = NULL;
+	if (st)
+		sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
+	for (size_t i = 0; i < hits->n; i++) {
+		struct store_hit *h = hits->v[i];
+		int64_t id = h->line;
+		h->line = 0;
+		if (!h->snippet && st) {
+			sqlite3_bind_int64(st, 2, id);
+			const char *t =
+				sqlite3_step(st) == SQLITE_ROW
+					? (const char *)sqlite3_column_text(st,
+									    0)
+					: NULL;
+			if (t && *t)
+				h->snippet = xstrdup(t);
+			sqlite3_reset(st);
+		}
+		if (h->snippet && !*h->snippet) {
+			free(h->snippet);
+			h->snippet = NULL;
+		}
+		char *r = h->snippet ? h->snippet : snippet_head(db, cjk, id);
+		h->snippet = one_line(r ? r : "");
+		free(r);
+	}
+	sqlite3_finalize(st);
+}
+
+/* The ranked rows: path, score, id, and the snippet if the query made
+ * one (an empty one when the note's body has no hit). */
 static int collect(struct store *s, sqlite3 *db, sqlite3_stmt *st,
 		   struct ptrvec *hits, char **ret_msg)
 {
 	int r;
+	bool snip = sqlite3_column_count(st) > 3;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		struct store_hit *h = xcalloc(1, sizeof(*h));
 		h->path = xstrdup((const char *)sqlite3_column_text(st, 0));
 		h->score = sqlite3_column_double(st, 1);
 		/* The id rides in line until the snippet is made. */
 		h->line = (int)sqlite3_column_int64(st, 2);
+		if (snip) {
+			const char *t =
+				(const char *)sqlite3_column_text(st, 3);
+			h->snippet = xstrdup(t ? t : "");
+		}
 		pv_push(hits, h);
 	}
 	return r == SQLITE_DONE ? 0 : search_error(s, db, ret_msg);
@@ -1993,6 +2045,232 @@ static void drop_hits(struct ptrvec *hits)
 	pv_free(hits);
 }
 
+/* ---- top k without ranking every hit ---------------------------------------
+ * A plain query's words joined by OR (MaxScore): BM25 gives a word at most
+ * idf * (k1 + 1) however often it occurs, so a note that has none of the
+ * words that can score the most cannot be among the first k once the
+ * other words' best scores add up to less than the k-th score found
+ * among the notes that have one. The ranked query then reads only those
+ * notes (the words that score little, often the commonest, are not
+ * iterated) and scores them on every word, with the documents counts it
+ * is given; the page is the same as ranking every hit.
+ */
+
+/* BM25's k1 + 1 (ftsaux.c), and a margin for rounding. */
+#define SCORE_BOUND 2.2
+#define BOUND_MARGIN 1e-9
+
+struct prune {
+	size_t n, m;   /* words; the first m (by bound) drive */
+	char **expr;   /* FTS5 expression of each word */
+	int64_t *df;   /* notes with it */
+	double *bound; /* its best score */
+	size_t *order; /* words by bound, highest first */
+	char *all;     /* every word OR'ed */
+	char *rank;    /* the rank function, given the counts */
+	char *match;   /* the current plan's expression */
+};
+
+/* The words of an OR chain of plain words and phrases (not prefixes,
+ * fields or CJK); false for any other query. */
+static bool or_words(const struct qnode *q, struct ptrvec *out)
+{
+	if (q->kind == Q_OR)
+		return or_words(q->a, out) && or_words(q->b, out);
+	if (!text_atom(q) || q->prefix || q->title || cjk_atom(q))
+		return false;
+	pv_push(out, (void *)q);
+	return true;
+}
+
+static int64_t count_of(sqlite3 *db, const char *sql, const char *match)
+{
+	sqlite3_stmt *st;
+	int64_t n = -1;
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (match)
+		sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+static void prune_free(struct prune *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		free(p->expr[i]);
+	free(p->expr);
+	free(p->df);
+	free(p->bound);
+	free(p->order);
+	free(p->all);
+	free(p->rank);
+	free(p->match);
+	memset(p, 0, sizeof(*p));
+}
+
+static int cmp_bound(const void *a, const void *b, void *ud)
+{
+	const double *bound = ud;
+	double x = bound[*(const size_t *)a], y = bound[*(const size_t *)b];
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Cached counts hold for one generation, and only the most recent ones
+ * are kept. */
+#define DF_CACHE_MAX 4096
+
+/* The notes that match expr, counted or from the cache, for a search
+ * that began at generation gen; -1 on error. */
+static int64_t word_count(struct store *s, sqlite3 *db, const char *expr,
+			  uint64_t gen)
+{
+	pthread_mutex_lock(&s->dfmu);
+	void *v = s->dfgen == gen ? hmap_get(s->df, expr) : NULL;
+	pthread_mutex_unlock(&s->dfmu);
+	if (v)
+		return (int64_t)(intptr_t)v - 1;
+	int64_t n = count_of(db, "SELECT count(*) FROM fts WHERE fts MATCH ?1",
+			     expr);
+	/* A write committed meanwhile: the count may be of before it. */
+	if (n < 0 || atomic_load(&s->gen) != gen)
+		return n;
+	pthread_mutex_lock(&s->dfmu);
+	if (s->dfgen != gen || hmap_size(s->df) >= DF_CACHE_MAX) {
+		hmap_free(s->df);
+		s->df = hmap_new();
+		s->dfgen = gen;
+	}
+	hmap_put(s->df, expr, (void *)(intptr_t)(n + 1));
+	pthread_mutex_unlock(&s->dfmu);
+	return n;
+}
+
+/* The words of q and their counts; false when q is not such a query or
+ * a count fails. */
+static bool prune_init(struct store *s, sqlite3 *db, const struct qnode *q,
+		       uint64_t gen, struct prune *p)
+{
+	struct ptrvec words = {0};
+	memset(p, 0, sizeof(*p));
+	int64_t rows = count_of(db, "SELECT count(*) FROM notes", NULL);
+	if (!or_words(q, &words) || words.n < 2 || rows < 0) {
+		pv_free(&words);
+		return false;
+	}
+	p->n = words.n;
+	p->expr = xcalloc(p->n, sizeof(*p->expr));
+	p->df = xcalloc(p->n, sizeof(*p->df));
+	p->bound = xcalloc(p->n, sizeof(*p->bound));
+	p->order = xcalloc(p->n, sizeof(*p->order));
+	struct sbuf all = {0}, rank = {0};
+	sb_puts(&rank, "vrank(10.0, 1.0");
+	bool ok = true;
+	for (size_t i = 0; i < p->n && ok; i++) {
+		struct sbuf e = {0};
+		fts_atom(&e, words.v[i]);
+		p->expr[i] = sb_steal(&e);
+		p->df[i] = word_count(s, db, p->expr[i], gen);
+		ok = p->df[i] >= 0;
+		double idf = log(((double)rows - (double)p->df[i] + 0.5) /
+				 ((double)p->df[i] + 0.5));
+		p->bound[i] = (idf > 1e-6 ? idf : 1e-6) * SCORE_BOUND;
+		p->order[i] = i;
+		sb_printf(&all, "%s%s", i ? " OR " : "(", p->expr[i]);
+		sb_printf(&rank, ", %lld", (long long)p->df[i]);
+	}
+	sb_puts(&all, ")");
+	sb_puts(&rank, ")");
+	p->all = sb_steal(&all);
+	p->rank = sb_steal(&rank);
+	pv_free(&words);
+	qsort_r(p->order, p->n, sizeof(*p->order), cmp_bound, p->bound);
+	p->m = 0;
+	if (!ok)
+		prune_free(p);
+	return ok;
+}
+
+/* The next plan: one more word drives (all of them: every hit ranked);
+ * false when there is none. */
+static bool prune_next(struct prune *p)
+{
+	if (p->m >= p->n)
+		return false;
+	p->m++;
+	free(p->match);
+	if (p->m == p->n) {
+		p->match = xstrdup(p->all);
+		return true;
+	}
+	struct sbuf b = {0};
+	sb_printf(&b, "%s AND (", p->all);
+	for (size_t i = 0; i < p->m; i++)
+		sb_printf(&b, "%s%s", i ? " OR " : "", p->expr[p->order[i]]);
+	sb_puts(&b, ")");
+	p->match = sb_steal(&b);
+	return true;
+}
+
+/* Whether the page found under the current plan is the page of every
+ * hit: the notes left out score below its need-th (last) score. */
+static bool prune_exact(const struct prune *p, const struct ptrvec *hits,
+			size_t need_on_page)
+{
+	if (p->m >= p->n)
+		return true;
+	if (hits->n < need_on_page || !hits->n)
+		return false;
+	double rest = 0;
+	for (size_t i = p->m; i < p->n; i++)
+		rest += p->bound[p->order[i]];
+	const struct store_hit *last = hits->v[hits->n - 1];
+	return rest * (1 + BOUND_MARGIN) < last->score;
+}
+
+/* The page of the ranked query sel (driver as ?1); for a words-only
+ * query q (else NULL), without ranking every hit when it can (above).
+ * gen: the generation the search began at. */
+static int ranked(struct store *s, sqlite3 *db, const char *sel,
+		  const char *driver, const struct sql *w,
+		  const struct qnode *q, uint64_t gen, size_t offset,
+		  size_t limit, struct ptrvec *hits, char **ret_msg)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, sel, -1, &st, NULL) != SQLITE_OK)
+		return search_error(s, db, ret_msg);
+	struct prune p;
+	bool pruning = q && prune_init(s, db, q, gen, &p) && prune_next(&p);
+	int r;
+	for (;;) {
+		const char *m = pruning ? p.match : driver;
+		if (m)
+			sqlite3_bind_text(st, 1, m, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
+		sqlite3_bind_int64(st, 3, (sqlite3_int64)offset);
+		bind_params(st, w);
+		if (q) {
+			sqlite3_bind_text(st, 4, pruning ? p.rank : RANK, -1,
+					  SQLITE_STATIC);
+			sqlite3_bind_int64(st, 5,
+					   pruning ? (sqlite3_int64)p.n
+						   : INT32_MAX);
+		}
+		r = collect(s, db, st, hits, ret_msg);
+		if (r < 0 || !pruning || prune_exact(&p, hits, limit) ||
+		    !prune_next(&p))
+			break;
+		drop_hits(hits);
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	if (pruning)
+		prune_free(&p);
+	return r;
+}
+
 int store_search(struct store *s, const struct qnode *query, bool cs,
 		 size_t offset, size_t limit, struct store_hit **ret,
 		 size_t *ret_n, size_t *ret_total, char **ret_msg)
@@ -2024,6 +2302,8 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 	conjuncts(q, &parts);
 	struct sbuf pos = {0}, neg = {0};
 	struct sql w = {.sub_ok = store_sub_ready(s)};
+	for (size_t i = 0; i < parts.n && !cs; i++)
+		w.few |= ftsable(parts.v[i]);
 	for (size_t i = 0; i < parts.n; i++) {
 		const struct qnode *c = parts.v[i];
 		bool to_fts = false;
@@ -2071,13 +2351,14 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 	const char *cond = w.s.len ? w.s.s : "1";
 	if (match && !w.s.len) {
 		/* Words only: FTS5 ranks and keeps the page on its own, and
-		 * the notes table is read for that page alone; the total is
-		 * counted, not ranked. */
-		sel = xstrdup("SELECT n.path, -r.rank, n.id FROM (SELECT rowid,"
-			      " rank FROM fts WHERE fts MATCH ?1 AND rank"
-			      " MATCH '" RANK "' ORDER BY rank LIMIT ?2"
-			      " OFFSET ?3) r JOIN notes n ON n.id = r.rowid"
-			      " ORDER BY r.rank, n.name, n.path");
+		 * the notes table and the snippets are read for that page
+		 * alone; the total is counted, not ranked. */
+		sel = xstrdup("SELECT n.path, -r.rank, n.id, r.snip FROM"
+			      " (SELECT rowid, rank, vsnippet(fts, 1, 'docz',"
+			      " 'body', ?5) AS snip FROM fts WHERE fts MATCH"
+			      " ?1 AND rank MATCH ?4 ORDER BY rank"
+			      " LIMIT ?2 OFFSET ?3) r JOIN notes n ON n.id ="
+			      " r.rowid ORDER BY r.rank, n.name, n.path");
 		cnt = xstrdup("SELECT count(*) FROM fts WHERE fts MATCH ?1");
 	} else if (match) {
 		sel = xasprintf(
@@ -2117,33 +2398,24 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 	int r = 0;
 	struct ptrvec hits = {0};
 	size_t total = 0;
+	uint64_t gen = atomic_load(&s->gen);
 	sqlite3 *db = acquire(s);
 	if (!db) {
 		*ret_msg = xstrdup("Full-text search: cannot open the index");
 		r = -EIO;
 		goto out;
 	}
+	/* One snapshot for the total, the words' counts and the page (the
+	 * bound that spares ranking every hit relies on it). */
+	bool txn = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
 	total = count_rows(s, db, cnt, driver, &w, &r, ret_msg);
-	if (r < 0)
-		goto out;
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(db, sel, -1, &st, NULL) != SQLITE_OK) {
-		r = search_error(s, db, ret_msg);
-		goto out;
-	}
-	if (driver)
-		sqlite3_bind_text(st, 1, driver, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
-	sqlite3_bind_int64(st, 3, (sqlite3_int64)offset);
-	bind_params(st, &w);
-	r = collect(s, db, st, &hits, ret_msg);
-	sqlite3_finalize(st);
-	for (size_t i = 0; r == 0 && i < hits.n; i++) {
-		struct store_hit *h = hits.v[i];
-		h->snippet =
-			snippet_for(db, rank.len ? rank.s : NULL, cjk, h->line);
-		h->line = 0;
-	}
+	if (r == 0)
+		r = ranked(s, db, sel, driver, &w, match && !w.s.len ? q : NULL,
+			   gen, offset, limit, &hits, ret_msg);
+	if (r == 0)
+		snippets(db, &hits, rank.len ? rank.s : NULL, cjk);
+	if (txn && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
 out:
 	if (db)
 		release(s, db);

@@ -5,6 +5,8 @@
 #include "u8.h"
 #include "util.h"
 
+#include <pthread.h>
+
 bool tokenizer_is_cjk(int32_t c)
 {
 	return (c >= 0x3040 && c <= 0x30ff) || (c >= 0x3400 && c <= 0x4dbf) ||
@@ -219,4 +221,90 @@ int tokenizer_register(sqlite3 *db)
 	fts5_tokenizer t = {tok_create, tok_delete, tok_tokenize};
 	int rc = api->xCreateTokenizer(api, "vaultd", api, &t, NULL);
 	return rc == SQLITE_OK ? ftsaux_register(api) : rc;
+}
+
+/* ---- positions outside the index ------------------------------------------
+ * Each thread that asks gets its own in-memory connection with this
+ * tokenizer on it, closed when the thread ends.
+ */
+
+struct local {
+	sqlite3 *db;
+	fts5_tokenizer api;
+	Fts5Tokenizer *tok;
+};
+
+static pthread_key_t local_key;
+static pthread_once_t local_once = PTHREAD_ONCE_INIT;
+
+static void local_free(void *p)
+{
+	struct local *l = p;
+	if (l->tok)
+		l->api.xDelete(l->tok);
+	sqlite3_close(l->db);
+	free(l);
+}
+
+static void local_key_make(void)
+{
+	pthread_key_create(&local_key, local_free);
+}
+
+static struct local *local_get(void)
+{
+	pthread_once(&local_once, local_key_make);
+	struct local *l = pthread_getspecific(local_key);
+	if (l)
+		return l;
+	l = xcalloc(1, sizeof(*l));
+	fts5_api *api = NULL;
+	void *uctx = NULL;
+	const char *args[] = {"remove_diacritics", "2"};
+	if (sqlite3_open(":memory:", &l->db) != SQLITE_OK ||
+	    tokenizer_register(l->db) != SQLITE_OK || !(api = get_api(l->db)) ||
+	    api->xFindTokenizer(api, "vaultd", &uctx, &l->api) != SQLITE_OK ||
+	    l->api.xCreate(uctx, args, 2, &l->tok) != SQLITE_OK) {
+		l->tok = NULL;
+		local_free(l);
+		return NULL;
+	}
+	pthread_setspecific(local_key, l);
+	return l;
+}
+
+struct counting {
+	const int *offs;
+	int noffs, k, count;
+	int *pos;
+};
+
+static int on_count(void *ctx, int tflags, const char *tok, int ntok, int start,
+		    int end)
+{
+	struct counting *c = ctx;
+	(void)tok;
+	(void)ntok;
+	(void)end;
+	if (tflags & FTS5_TOKEN_COLOCATED)
+		return SQLITE_OK;
+	while (c->k < c->noffs && start >= c->offs[c->k])
+		c->pos[c->k++] = c->count;
+	c->count++;
+	return SQLITE_OK;
+}
+
+int tokenizer_positions(const char *text, int n, const int *offs, int noffs,
+			int *pos)
+{
+	struct local *l = local_get();
+	if (!l)
+		return -1;
+	struct counting c = {offs, noffs, 0, 0, pos};
+	if (l->api.xTokenize(l->tok, &c, FTS5_TOKENIZE_AUX, text, n,
+			     on_count) != SQLITE_OK)
+		return -1;
+	while (c.k < noffs)
+		pos[c.k++] = c.count;
+	return 0;
 }

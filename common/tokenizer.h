@@ -29,3 +29,12 @@ int tokenizer_register(sqlite3 *db);
 
 /* Han, kana, hangul: text cut into character pairs. */
 bool tokenizer_is_cjk(int32_t cp);
+
+/*
+ * Token positions as the index counts them, without a connection of the
+ * caller's: pos[i] is the number of tokens of text[0..n) that end before
+ * offs[i] (ascending byte offsets, each at a space, between tokens).
+ * 0, or -1 when no tokenizer could be made on this thread.
+ */
+int tokenizer_positions(const char *text, int n, const int *offs, int noffs,
+			int *pos);

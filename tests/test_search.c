@@ -1265,6 +1265,79 @@ static void test_writes_during_first_build(void)
 	tv_close(&t);
 }
 
+/* Words OR'ed where one is common and others rare: the pages rank only
+ * the notes with the words that can score the most (MaxScore), yet they
+ * are the pages of ranking every hit: scores never rise from one result
+ * to the next, across pages, and every note comes once. */
+static void test_pruned_pages(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	for (int i = 0; i < 40; i++) {
+		char p[64], body[200];
+		snprintf(p, sizeof(p), "q/Note %02d.md", i);
+		snprintf(body, sizeof(body), "common %s %s %s\n",
+			 i % 4 ? "common filler" : "",
+			 i % 9 == 0 ? "zebrine" : "",
+			 i % 13 == 0 ? "okapine zebrine okapine" : "");
+		tv_write(&t, p, body);
+	}
+	tv_write(&t, "q/Other.md", "nothing of the kind\n");
+	open_indexed(&t);
+	struct hmap *seen = hmap_new();
+	double last = 1e9;
+	size_t count = 0, pages = 0;
+	char *cursor = NULL;
+	do {
+		char *extra = cursor ? xasprintf("{\"limit\": 3, \"cursor\": "
+						 "\"%s\"}",
+						 cursor)
+				     : xstrdup("{\"limit\": 3}");
+		cJSON *r = ft(&t, "common zebrine okapine", extra);
+		free(extra);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+		CU_ASSERT_EQUAL(
+			cJSON_GetNumberValue(cJSON_GetObjectItem(r, "total")),
+			40);
+		const cJSON *it;
+		cJSON_ArrayForEach(it, cJSON_GetObjectItem(r, "results"))
+		{
+			const char *p = cJSON_GetStringValue(
+				cJSON_GetObjectItem(it, "path"));
+			double sc = cJSON_GetNumberValue(
+				cJSON_GetObjectItem(it, "score"));
+			CU_ASSERT(sc <= last);
+			last = sc;
+			/* The notes with the rare words first. */
+			if (count < 5)
+				CU_ASSERT(!strcmp(p, "q/Note 00.md") ||
+					  !strcmp(p, "q/Note 09.md") ||
+					  !strcmp(p, "q/Note 13.md") ||
+					  !strcmp(p, "q/Note 18.md") ||
+					  !strcmp(p, "q/Note 26.md") ||
+					  !strcmp(p, "q/Note 27.md") ||
+					  !strcmp(p, "q/Note 36.md") ||
+					  !strcmp(p, "q/Note 39.md"));
+			CU_ASSERT_PTR_NULL(hmap_get(seen, p));
+			hmap_put(seen, p, (void *)1);
+			count++;
+		}
+		free(cursor);
+		const char *next = cJSON_GetStringValue(
+			cJSON_GetObjectItem(r, "next_cursor"));
+		cursor = next ? xstrdup(next) : NULL;
+		pages++;
+		cJSON_Delete(r);
+	} while (cursor && pages < 20);
+	CU_ASSERT_EQUAL(count, 40);
+	CU_ASSERT_EQUAL(hmap_size(seen), 40);
+	hmap_free(seen);
+	char *snip = first_snippet(&t, "common okapine");
+	ASSERT_CONTAINS(snip, "**okapine**");
+	free(snip);
+	tv_close(&t);
+}
+
 /* Big notes with a word on every line: ranking and snippets do bounded
  * work per note (FTS5's snippet() took minutes on 5 MB), the snippet is
  * the first hit's window wherever it is. */
@@ -1281,6 +1354,22 @@ static void test_big_notes(void)
 		sb_puts(&b, "nothing to see here, only filler words\n");
 	sb_puts(&b, "and at the very end a lonely orchard appears.\n");
 	tv_write(&t, "Late.md", b.s);
+	sb_free(&b);
+	/* A hit between CJK pairs and folded letters, chunks after the
+	 * start of the stored text: the chunk's first position is right. */
+	for (int i = 0; i < 3000; i++)
+		sb_puts(&b, "研究知识管理 Ünïcode café, words-and-more\n");
+	sb_puts(&b, "the hidden zebra stands here\n");
+	for (int i = 0; i < 3000; i++)
+		sb_puts(&b, "东京会议 naïve text\n");
+	tv_write(&t, "Mixed.md", b.s);
+	sb_free(&b);
+	/* A window across the first cut between chunks (a space at or
+	 * after 4096 bytes). */
+	for (int i = 0; i < 2045; i++)
+		sb_puts(&b, "x ");
+	sb_puts(&b, "one two three four five six seven eight\n");
+	tv_write(&t, "Across.md", b.s);
 	sb_free(&b);
 	tv_write(&t, "Orchard.md", "A short note.\n");
 	tv_write(&t, "CJK.md", "我们正在研究知识管理系统的设计。\n");
@@ -1305,6 +1394,12 @@ static void test_big_notes(void)
 				     "very end a "
 				     "**lonely** orchard appears.");
 	cJSON_Delete(r);
+	char *mixed = first_snippet(&t, "zebra");
+	ASSERT_CONTAINS(mixed, "the hidden **zebra** stands here");
+	free(mixed);
+	char *across = first_snippet(&t, "one");
+	ASSERT_CONTAINS(across, "x x **one** two three four five six seven");
+	free(across);
 	/* A note over NOTE_MAX_INDEXED (sparse: no disk used) is named in
 	 * the results of text searches, never silently left out. */
 	char *huge = xasprintf("%s/Huge.md", t.dir);
@@ -1344,6 +1439,8 @@ int main(void)
 		{"plain queries: any word, stems, stop words, CJK",
 		 test_plain_queries},
 		{"paging: every result once; bad cursors", test_paging},
+		{"pruned ranking: the pages of ranking every hit",
+		 test_pruned_pages},
 		{"unicode: Cyrillic, diacritics, CJK", test_unicode},
 		{"not_utf8_snippets", test_not_utf8_snippets},
 		{"case_sensitive", test_case_sensitive},

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A note's text as the search index stores it: cut at spaces into chunks
+ * of about DOCZ_CHUNK bytes, each compressed on its own (raw deflate), behind a
+ * table of where each chunk starts (in the text, in its tokens, in the blob). A
+ * snippet then reads and inflates the chunk around its hits, not the
+ * whole note (a 2 MB note cost milliseconds per snippet).
+ *
+ * 'c', the text's size (4 bytes, little-endian), the number of chunks
+ * (4), per chunk its text offset, its first token's position and its
+ * offset among the compressed bytes (4 each), then the deflate streams; or,
+ * for a short text, 'r' and the text as is.
+ */
+#pragma once
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define DOCZ_CHUNK 4096
+
+/* The text packed (malloc'ed, *ret_len bytes). */
+void *docz_pack(const char *text, size_t len, size_t *ret_len);
+/* The whole text of a packed blob (NUL-terminated, malloc'ed), or NULL
+ * when it is damaged. */
+char *docz_text(const void *blob, size_t n, size_t *ret_len);
+
+/* A chunk of a stored text: its first token is at position pos; more
+ * when text follows it. */
+struct docz_part {
+	char *text;
+	int len;
+	int pos;
+	bool more;
+};
+
+/*
+ * The stored text of row id of table.column (a docz_pack() blob) around
+ * the token at position tok: the chunk that holds it.
+ * *blob: a handle to reuse for the next row (NULL at first; the caller
+ * closes it with sqlite3_blob_close()). 0, -ENOENT without such a row,
+ * -EIO when it is damaged.
+ */
+int docz_read(sqlite3 *db, const char *table, const char *column, int64_t id,
+	      int tok, sqlite3_blob **blob, struct docz_part *ret);
