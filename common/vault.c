@@ -107,6 +107,8 @@ struct vault {
 	/* Spare files for writes (fileio.h), made on the first write. */
 	struct file_pool *pool; /* wmu */
 	bool pool_tried;	/* wmu */
+	file_in_use_fn in_use;	/* wmu: files vaultd holds elsewhere */
+	void *in_use_ud;	/* wmu */
 	char *gone; /* vmu: why the vault folder is no longer served */
 };
 
@@ -1726,8 +1728,20 @@ static struct file_pool *write_pool(struct vault *v)
 	if (!v->pool_tried) {
 		v->pool_tried = true;
 		v->pool = file_pool_new(v->rootfd);
+		if (v->pool)
+			file_pool_set_in_use(v->pool, v->in_use, v->in_use_ud);
 	}
 	return v->pool;
+}
+
+void vault_set_file_in_use(struct vault *v, file_in_use_fn fn, void *ud)
+{
+	vault_write_lock(v);
+	v->in_use = fn;
+	v->in_use_ud = ud;
+	if (v->pool)
+		file_pool_set_in_use(v->pool, fn, ud);
+	vault_write_unlock(v);
 }
 
 int vault_commit(struct vault *v, const char *path, const char *text,
@@ -2011,7 +2025,7 @@ static int add_source_diffs(struct vault *v, cJSON *files,
 static int prepare_sources(struct vault *v, const struct pending *p, size_t n,
 			   struct file_batch **ret_b, char **ret_msg)
 {
-	struct file_batch *b = file_batch_new(v->rootfd);
+	struct file_batch *b = file_batch_new(v->rootfd, write_pool(v));
 	int r = 0;
 	size_t bad = 0;
 	for (size_t i = 0; i < n && r == 0; i++) {
@@ -2689,7 +2703,7 @@ int vault_forget_note(struct vault *v, const char *path, const char *source)
 		free(msg);
 		msg = NULL;
 		ready = 0;
-		b = file_batch_new(v->rootfd);
+		b = file_batch_new(v->rootfd, write_pool(v));
 	}
 	uint64_t ino = n->ino;
 	pthread_rwlock_wrlock(&v->rw);
