@@ -497,19 +497,24 @@ static int replaceable(int dfd, const char *base, unsigned flags,
  */
 
 /*
- * Spare files: empty files in .vaultd/spare/, one of which becomes the new
+ * Spare files: files in .vaultd/spare/, one of which becomes the new
  * file of a write. Making a file means finding a free inode, and some file
  * systems make that slow after many files were deleted (ext4 without a
  * journal passes over every inode freed in the last minutes, each looked
  * up: hundreds of microseconds a file where vaultd rewrites notes all the
  * time). So a write swaps its spare with the note (RENAME_EXCHANGE) and
- * the note's old file, once nothing else can see it, is emptied and kept
- * as the next spare: in steady use no inode is made or freed. A thread
- * makes new spares while fewer than POOL_LOW are left; up to POOL_MAX are
- * kept, and across restarts (a spare is an empty file of vaultd's).
+ * the note's old file, once nothing else can see it, becomes the next
+ * spare (its text is written over when it is used, see spare_fill()): in
+ * steady use no inode is made or freed. A thread makes new spares while
+ * fewer than POOL_LOW are left; up to POOL_MAX are kept, and across
+ * restarts (a spare is a file of vaultd's, mode 0600). A spare keeps its
+ * blocks for the text written over it, so files over SPARE_KEEP_MAX are
+ * not kept: the spares never hold more than POOL_MAX * SPARE_KEEP_MAX
+ * bytes (64 MiB).
  */
 #define POOL_LOW 16
-#define POOL_MAX 4096
+#define POOL_MAX 2048
+#define SPARE_KEEP_MAX (32 * 1024)
 #define SPARE_NAME 48
 
 struct file_pool {
@@ -598,8 +603,9 @@ static void *pool_main(void *arg)
 	return NULL;
 }
 
-/* Whether the file open as fd may become a spare: one name, nothing but
- * what a new spare has (no extended attribute, the same inode flags),
+/* Whether the file open as fd may become a spare: one name, at most
+ * SPARE_KEEP_MAX bytes, nothing but what a new spare has (no extended
+ * attribute, the same inode flags),
  * and no one else holding it: not vaultd (in_use), not another process
  * (a write lease is granted only when no one has it open; taken, the
  * caller releases it). */
@@ -607,8 +613,8 @@ static bool recyclable(struct file_pool *p, int fd)
 {
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
-	    st.st_dev != p->dev || flistxattr(fd, NULL, 0) != 0 ||
-	    inode_flags(fd) != p->flags)
+	    st.st_dev != p->dev || st.st_size > SPARE_KEEP_MAX ||
+	    flistxattr(fd, NULL, 0) != 0 || inode_flags(fd) != p->flags)
 		return false;
 	pthread_mutex_lock(&p->mu);
 	file_in_use_fn fn = p->in_use;

@@ -662,10 +662,21 @@ static void test_spare_writes(void)
 	/* The file a write replaced becomes a spare (mode 0600) when
 	 * nothing holds it: no inode made or freed. One held open, or in
 	 * use by vaultd elsewhere, is removed as a rename over it would. */
-	ino_t before = ino_of(&t, "m.md");
+	/* A big file is not kept: a spare keeps its blocks. */
+	char *big = xmalloc(40000);
+	memset(big, 'B', 40000);
+	CU_ASSERT_EQUAL(
+		file_write_pooled(pool, root, "m.md", big, 40000, 0, NULL), 0);
+	free(big);
+	ino_t bigino = ino_of(&t, "m.md");
 	CU_ASSERT_EQUAL(file_write_pooled(pool, root, "m.md", "v", 1, 0, NULL),
 			0);
 	ino_t left[POOL_SCAN];
+	n = spares(&t, left, POOL_SCAN);
+	CU_ASSERT_FALSE(has_ino(left, n, bigino));
+	ino_t before = ino_of(&t, "m.md");
+	CU_ASSERT_EQUAL(file_write_pooled(pool, root, "m.md", "v", 1, 0, NULL),
+			0);
 	n = spares(&t, left, POOL_SCAN);
 	CU_ASSERT_TRUE(has_ino(left, n, before));
 	struct stat sp;
