@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <linux/fs.h>
@@ -506,7 +507,10 @@ static int replaceable(int dfd, const char *base, unsigned flags,
  * the note's old file, once nothing else can see it, becomes the next
  * spare (its text is written over when it is used, see spare_fill()): in
  * steady use no inode is made or freed. A thread makes new spares while
- * fewer than POOL_LOW are left; up to POOL_MAX are kept, and across
+ * fewer than POOL_LOW are left, and in idle time up to the number the
+ * vault asks for (file_pool_set_fill(): so many that a rename's batch
+ * finds a spare for each note it rewrites); up to POOL_MAX are kept, and
+ * across
  * restarts (a spare is a file of vaultd's, mode 0600). A spare keeps its
  * blocks for the text written over it, so files over SPARE_KEEP_MAX are
  * not kept: the spares never hold more than POOL_MAX * SPARE_KEEP_MAX
@@ -525,6 +529,7 @@ struct file_pool {
 	pthread_cond_t cv;
 	char (*names)[SPARE_NAME]; /* mu: the spares */
 	size_t n, cap;		   /* mu */
+	size_t fill;		   /* mu: made ahead up to this many */
 	bool stop;		   /* mu */
 	bool running;		   /* the thread was started */
 	file_in_use_fn in_use;	   /* mu */
@@ -575,14 +580,29 @@ static int make_spare(struct file_pool *p, char name[static SPARE_NAME])
 	return 0;
 }
 
+/* The thread's priority: a write may wait for the first POOL_LOW spares,
+ * no one for the others, made in idle time. */
+static void pool_priority(bool idle)
+{
+	struct sched_param sp = {0};
+	pthread_setschedparam(pthread_self(), idle ? SCHED_IDLE : SCHED_OTHER,
+			      &sp);
+}
+
 static void *pool_main(void *arg)
 {
 	struct file_pool *p = arg;
+	bool idle = false;
 	pthread_mutex_lock(&p->mu);
 	while (!p->stop) {
-		if (p->n >= POOL_LOW) {
+		size_t want = p->fill > POOL_LOW ? p->fill : POOL_LOW;
+		if (p->n >= want) {
 			pthread_cond_wait(&p->cv, &p->mu);
 			continue;
+		}
+		if (idle != (p->n >= POOL_LOW)) {
+			idle = !idle;
+			pool_priority(idle);
 		}
 		pthread_mutex_unlock(&p->mu);
 		char name[SPARE_NAME];
@@ -601,6 +621,14 @@ static void *pool_main(void *arg)
 	}
 	pthread_mutex_unlock(&p->mu);
 	return NULL;
+}
+
+void file_pool_set_fill(struct file_pool *p, size_t n)
+{
+	pthread_mutex_lock(&p->mu);
+	p->fill = n < POOL_MAX ? n : POOL_MAX;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
 }
 
 /* Whether the file open as fd may become a spare: one name, at most
@@ -751,7 +779,7 @@ static int pool_take(struct file_pool *p, char name[static SPARE_NAME],
 	bool have = p->n > 0;
 	if (have)
 		memcpy(name, p->names[--p->n], SPARE_NAME);
-	if (p->n < POOL_LOW)
+	if (p->n < POOL_LOW || p->n < p->fill)
 		pthread_cond_signal(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 	if (!have)

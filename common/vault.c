@@ -107,6 +107,7 @@ struct vault {
 	/* Spare files for writes (fileio.h), made on the first write. */
 	struct file_pool *pool; /* wmu */
 	bool pool_tried;	/* wmu */
+	size_t pool_fill;	/* wmu: the spares asked of it */
 	file_in_use_fn in_use;	/* wmu: files vaultd holds elsewhere */
 	void *in_use_ud;	/* wmu */
 	char *gone; /* vmu: why the vault folder is no longer served */
@@ -1722,7 +1723,9 @@ int vault_guard(struct vault *v, const char *path, const char *text, size_t len,
 	return r;
 }
 
-/* The spare files for a write (writer lock held), or NULL. */
+/* The spare files for a write (writer lock held), or NULL. As many are
+ * made ahead as there are notes: a rename whose every other note links
+ * to the note renamed finds a spare for each. */
 static struct file_pool *write_pool(struct vault *v)
 {
 	if (!v->pool_tried) {
@@ -1730,6 +1733,11 @@ static struct file_pool *write_pool(struct vault *v)
 		v->pool = file_pool_new(v->rootfd);
 		if (v->pool)
 			file_pool_set_in_use(v->pool, v->in_use, v->in_use_ud);
+	}
+	size_t n = index_count(v->ix);
+	if (v->pool && n != v->pool_fill) {
+		v->pool_fill = n;
+		file_pool_set_fill(v->pool, n);
 	}
 	return v->pool;
 }
