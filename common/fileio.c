@@ -580,6 +580,32 @@ static int make_spare(struct file_pool *p, char name[static SPARE_NAME])
 	return 0;
 }
 
+static void pool_recycle(struct file_pool *p, const char *name);
+
+/* The spares an earlier run left (their texts, if any, are written
+ * over when they are used): taken by the pool's thread, off the path of
+ * the write that made the pool. */
+static void adopt_spares(struct file_pool *p)
+{
+	int fd = dup(p->dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	/* This run's own ("spare-<pid>-...") are in use already. */
+	char own[32];
+	int ol = snprintf(own, sizeof(own), "spare-%d-", (int)getpid());
+	struct dirent *de;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "spare-", 6) &&
+		    strncmp(de->d_name, own, (size_t)ol) != 0 &&
+		    strlen(de->d_name) < SPARE_NAME)
+			pool_recycle(p, de->d_name);
+	closedir(d);
+}
+
 /* The thread's priority: a write may wait for the first POOL_LOW spares,
  * no one for the others, made in idle time. */
 static void pool_priority(bool idle)
@@ -593,6 +619,7 @@ static void *pool_main(void *arg)
 {
 	struct file_pool *p = arg;
 	bool idle = false;
+	adopt_spares(p);
 	pthread_mutex_lock(&p->mu);
 	while (!p->stop) {
 		size_t want = p->fill > POOL_LOW ? p->fill : POOL_LOW;
@@ -682,25 +709,6 @@ static void pool_recycle(struct file_pool *p, const char *name)
 		unlinkat(p->dfd, name, 0);
 }
 
-/* The spares an earlier run left (their texts, if any, are written
- * over when they are used). */
-static void adopt_spares(struct file_pool *p)
-{
-	int fd = dup(p->dfd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	struct dirent *de;
-	while ((de = readdir(d)))
-		if (!strncmp(de->d_name, "spare-", 6) &&
-		    strlen(de->d_name) < SPARE_NAME)
-			pool_recycle(p, de->d_name);
-	closedir(d);
-}
-
 struct file_pool *file_pool_new(int rootfd)
 {
 	/* Only in vaultd's own folder: no symlink on the way. */
@@ -734,7 +742,6 @@ struct file_pool *file_pool_new(int rootfd)
 			close(fd);
 		unlinkat(dfd, name, 0);
 	}
-	adopt_spares(p);
 	if (pthread_create(&p->th, NULL, pool_main, p) != 0) {
 		file_pool_free(p);
 		return NULL;

@@ -700,6 +700,8 @@ static int index_cancelled(struct vault *v, struct scan *s, char **ret_msg)
 	return -ECANCELED;
 }
 
+static struct file_pool *write_pool(struct vault *v);
+
 int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud,
 		    char **ret_msg)
 {
@@ -822,6 +824,8 @@ int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud,
 		free(again.v[i]);
 	}
 	pv_free(&again);
+	/* The spares, made ahead now rather than at the first write. */
+	write_pool(v);
 	pthread_mutex_unlock(&v->wmu);
 	index_free(old);
 	if (v->store && ndirty && ndirty <= SYNC_CATCH_UP) {
