@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <linux/fs.h>
@@ -507,7 +506,7 @@ static int replaceable(int dfd, const char *base, unsigned flags,
  * the note's old file, once nothing else can see it, becomes the next
  * spare (its text is written over when it is used, see spare_fill()): in
  * steady use no inode is made or freed. A thread makes new spares while
- * fewer than POOL_LOW are left, and in idle time up to the number the
+ * fewer than POOL_LOW are left, and ahead of time up to the number the
  * vault asks for (file_pool_set_fill(): so many that a rename's batch
  * finds a spare for each note it rewrites); up to POOL_MAX are kept, and
  * across
@@ -531,6 +530,7 @@ struct file_pool {
 	size_t n, cap;		   /* mu */
 	size_t fill;		   /* mu: made ahead up to this many */
 	bool stop;		   /* mu */
+	atomic_bool quit;	   /* stop, for the taking of old spares */
 	bool running;		   /* the thread was started */
 	file_in_use_fn in_use;	   /* mu */
 	void *in_use_ud;	   /* mu */
@@ -598,7 +598,7 @@ static void adopt_spares(struct file_pool *p)
 	char own[32];
 	int ol = snprintf(own, sizeof(own), "spare-%d-", (int)getpid());
 	struct dirent *de;
-	while ((de = readdir(d)))
+	while (!atomic_load(&p->quit) && (de = readdir(d)))
 		if (!strncmp(de->d_name, "spare-", 6) &&
 		    strncmp(de->d_name, own, (size_t)ol) != 0 &&
 		    strlen(de->d_name) < SPARE_NAME)
@@ -606,19 +606,9 @@ static void adopt_spares(struct file_pool *p)
 	closedir(d);
 }
 
-/* The thread's priority: a write may wait for the first POOL_LOW spares,
- * no one for the others, made in idle time. */
-static void pool_priority(bool idle)
-{
-	struct sched_param sp = {0};
-	pthread_setschedparam(pthread_self(), idle ? SCHED_IDLE : SCHED_OTHER,
-			      &sp);
-}
-
 static void *pool_main(void *arg)
 {
 	struct file_pool *p = arg;
-	bool idle = false;
 	adopt_spares(p);
 	pthread_mutex_lock(&p->mu);
 	while (!p->stop) {
@@ -626,10 +616,6 @@ static void *pool_main(void *arg)
 		if (p->n >= want) {
 			pthread_cond_wait(&p->cv, &p->mu);
 			continue;
-		}
-		if (idle != (p->n >= POOL_LOW)) {
-			idle = !idle;
-			pool_priority(idle);
 		}
 		pthread_mutex_unlock(&p->mu);
 		char name[SPARE_NAME];
@@ -756,6 +742,7 @@ struct file_pool *file_pool_free(struct file_pool *p)
 		return NULL;
 	pthread_mutex_lock(&p->mu);
 	p->stop = true;
+	atomic_store(&p->quit, true);
 	pthread_cond_signal(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 	if (p->running)

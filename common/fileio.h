@@ -69,7 +69,7 @@ struct file_pool;
 struct file_pool *file_pool_new(int rootfd);
 struct file_pool *file_pool_free(struct file_pool *p);
 void file_pool_set_in_use(struct file_pool *p, file_in_use_fn fn, void *ud);
-/* Make spares in idle time until there are n (at most 2,048): what a
+/* Make spares ahead of time until there are n (at most 2,048): what a
  * batch of n files takes without making a file. */
 void file_pool_set_fill(struct file_pool *p, size_t n);
 int file_write_pooled(struct file_pool *pool, int rootfd, const char *rel,
