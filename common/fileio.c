@@ -12,6 +12,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <time.h>
@@ -400,12 +402,12 @@ static int open_folder(int rootfd, const char *rel, const char **ret_base)
 	return fd;
 }
 
-/* fsync() a folder from open_folder(); an O_PATH one is left alone. */
-static void sync_folder(int dfd)
+/* fsync() a folder from open_folder(); an O_PATH one is left alone.
+ * Whether it is durable now. */
+static bool sync_folder(int dfd)
 {
 	int fl = fcntl(dfd, F_GETFL);
-	if (fl >= 0 && !(fl & O_PATH))
-		fsync(dfd);
+	return fl >= 0 && !(fl & O_PATH) && fsync(dfd) == 0;
 }
 
 /*
@@ -491,61 +493,136 @@ static int replaceable(int dfd, const char *base, unsigned flags,
 	return 0;
 }
 
-/* ---- spare files --------------------------------------------------------- */
+/* ---- spare files ---------------------------------------------------------
+ */
 
 /*
- * Spare files: empty files made ahead of time in .vaultd/spare/, one of which
- * becomes the new file of a write. Making a file means finding a free
- * inode, and some file systems make that slow after many files were
- * deleted (ext4 without a journal passes over every inode freed in the
- * last minutes, each looked up): with spares, the write does not wait for
- * it; a thread makes the next spare meanwhile.
+ * Spare files: files in .vaultd/spare/, one of which becomes the new
+ * file of a write. Making a file means finding a free inode, and some file
+ * systems make that slow after many files were deleted (ext4 without a
+ * journal passes over every inode freed in the last minutes, each looked
+ * up: hundreds of microseconds a file where vaultd rewrites notes all the
+ * time). So a write swaps its spare with the note (RENAME_EXCHANGE) and
+ * the note's old file, once nothing else can see it, becomes the next
+ * spare (its text is written over when it is used, see spare_fill()): in
+ * steady use no inode is made or freed. A thread makes new spares while
+ * fewer than POOL_LOW are left, and ahead of time up to the number the
+ * vault asks for (file_pool_set_fill(): so many that a rename's batch
+ * finds a spare for each note it rewrites); up to POOL_MAX are kept, and
+ * across
+ * restarts (a spare is a file of vaultd's, mode 0600). A spare keeps its
+ * blocks for the text written over it, so files over SPARE_KEEP_MAX are
+ * not kept: the spares never hold more than POOL_MAX * SPARE_KEEP_MAX
+ * bytes (64 MiB).
  */
-#define POOL_SIZE 16
+#define POOL_LOW 16
+#define POOL_MAX 2048
+#define SPARE_KEEP_MAX (32 * 1024)
 #define SPARE_NAME 48
 
 struct file_pool {
 	int dfd;   /* .vaultd/spare: constant */
 	dev_t dev; /* its file system: constant */
+	int flags; /* a new spare's inode flags, or -1: constant */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	char names[POOL_SIZE][SPARE_NAME]; /* mu: the spares made */
-	size_t n;			   /* mu */
-	bool stop;			   /* mu */
+	char (*names)[SPARE_NAME]; /* mu: the spares */
+	size_t n, cap;		   /* mu */
+	size_t fill;		   /* mu: made ahead up to this many */
+	bool stop;		   /* mu */
+	atomic_bool quit;	   /* stop, for the taking of old spares */
+	bool running;		   /* the thread was started */
+	file_in_use_fn in_use;	   /* mu */
+	void *in_use_ud;	   /* mu */
 	pthread_t th;
 };
+
+static int inode_flags(int fd)
+{
+	int f;
+	return ioctl(fd, FS_IOC_GETFLAGS, &f) < 0 ? -1 : f;
+}
+
+/* Keep name as a spare (mu held); false when the pool is full. */
+static bool pool_add_locked(struct file_pool *p, const char *name)
+{
+	if (p->n == p->cap) {
+		if (p->cap == POOL_MAX)
+			return false;
+		p->cap = p->cap ? 2 * p->cap : POOL_LOW * 2;
+		if (p->cap > POOL_MAX)
+			p->cap = POOL_MAX;
+		p->names = xrealloc(p->names, p->cap * sizeof(*p->names));
+	}
+	snprintf(p->names[p->n++], SPARE_NAME, "%s", name);
+	return true;
+}
+
+/* A new empty spare (its name in name), or -errno. */
+static int make_spare(struct file_pool *p, char name[static SPARE_NAME])
+{
+	int fd = -1;
+	for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
+		snprintf(name, SPARE_NAME, "spare-%d-%x", (int)getpid(),
+			 (unsigned)(hash_bytes(&attempt, sizeof(attempt)) ^
+				    now_ns()) &
+				 0xffffff);
+		fd = openat(p->dfd, name,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				    O_CLOEXEC,
+			    0600);
+		if (fd < 0 && errno != EEXIST)
+			return -errno;
+	}
+	if (fd < 0)
+		return -EEXIST;
+	close(fd);
+	return 0;
+}
+
+static void pool_recycle(struct file_pool *p, const char *name);
+
+/* The spares an earlier run left (their texts, if any, are written
+ * over when they are used): taken by the pool's thread, off the path of
+ * the write that made the pool. */
+static void adopt_spares(struct file_pool *p)
+{
+	int fd = dup(p->dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	/* This run's own ("spare-<pid>-...") are in use already. */
+	char own[32];
+	int ol = snprintf(own, sizeof(own), "spare-%d-", (int)getpid());
+	struct dirent *de;
+	while (!atomic_load(&p->quit) && (de = readdir(d)))
+		if (!strncmp(de->d_name, "spare-", 6) &&
+		    strncmp(de->d_name, own, (size_t)ol) != 0 &&
+		    strlen(de->d_name) < SPARE_NAME)
+			pool_recycle(p, de->d_name);
+	closedir(d);
+}
 
 static void *pool_main(void *arg)
 {
 	struct file_pool *p = arg;
+	adopt_spares(p);
 	pthread_mutex_lock(&p->mu);
 	while (!p->stop) {
-		if (p->n == POOL_SIZE) {
+		size_t want = p->fill > POOL_LOW ? p->fill : POOL_LOW;
+		if (p->n >= want) {
 			pthread_cond_wait(&p->cv, &p->mu);
 			continue;
 		}
 		pthread_mutex_unlock(&p->mu);
 		char name[SPARE_NAME];
-		int fd = -1;
-		for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
-			snprintf(name, sizeof(name), "spare-%d-%x",
-				 (int)getpid(),
-				 (unsigned)(hash_bytes(&attempt,
-						       sizeof(attempt)) ^
-					    now_ns()) &
-					 0xffffff);
-			fd = openat(p->dfd, name,
-				    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
-					    O_CLOEXEC,
-				    0600);
-			if (fd < 0 && errno != EEXIST)
-				break;
-		}
-		if (fd >= 0)
-			close(fd);
+		int r = make_spare(p, name);
 		pthread_mutex_lock(&p->mu);
-		if (fd >= 0) {
-			memcpy(p->names[p->n++], name, SPARE_NAME);
+		if (r == 0) {
+			pool_add_locked(p, name);
 		} else if (!p->stop) {
 			/* A full disk, a read-only folder: writes make
 			 * their own files meanwhile. */
@@ -559,26 +636,63 @@ static void *pool_main(void *arg)
 	return NULL;
 }
 
-/* The spares a killed vaultd left ("spare-<pid>-<hex>", another pid). */
-static void remove_spares(int dfd)
+void file_pool_set_fill(struct file_pool *p, size_t n)
 {
-	int fd = dup(dfd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return;
+	pthread_mutex_lock(&p->mu);
+	p->fill = n < POOL_MAX ? n : POOL_MAX;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* Whether the file open as fd may become a spare: one name, at most
+ * SPARE_KEEP_MAX bytes, nothing but what a new spare has (no extended
+ * attribute, the same inode flags),
+ * and no one else holding it: not vaultd (in_use), not another process
+ * (a write lease is granted only when no one has it open; taken, the
+ * caller releases it). */
+static bool recyclable(struct file_pool *p, int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    st.st_dev != p->dev || st.st_size > SPARE_KEEP_MAX ||
+	    flistxattr(fd, NULL, 0) != 0 || inode_flags(fd) != p->flags)
+		return false;
+	pthread_mutex_lock(&p->mu);
+	file_in_use_fn fn = p->in_use;
+	void *ud = p->in_use_ud;
+	pthread_mutex_unlock(&p->mu);
+	if (fn && fn(ud, st.st_dev, st.st_ino))
+		return false;
+	return fcntl(fd, F_SETLEASE, F_WRLCK) == 0;
+}
+
+/*
+ * The file under name in the spare folder: a note's old file swapped out
+ * by a write (after its folder was synced: the note no longer needs it),
+ * or a spare left by an earlier run. Kept as a spare, readable by vaultd
+ * alone, when recyclable(), else removed, as a rename over the note
+ * would have. It is not emptied: the write that takes it writes over
+ * its blocks (freeing blocks can cost a discard on the device each).
+ */
+static void pool_recycle(struct file_pool *p, const char *name)
+{
+	/* O_NONBLOCK: another process's write lease is not waited for. */
+	int fd = openat(p->dfd, name,
+			O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	bool keep = fd >= 0 && recyclable(p, fd);
+	if (keep) {
+		keep = fchmod(fd, 0600) == 0;
+		fcntl(fd, F_SETLEASE, F_UNLCK);
 	}
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		char *end;
-		if (strncmp(de->d_name, "spare-", 6))
-			continue;
-		long pid = strtol(de->d_name + 6, &end, 10);
-		if (*end == '-' && pid != (long)getpid())
-			unlinkat(dfd, de->d_name, 0);
+	if (fd >= 0)
+		close(fd);
+	if (keep) {
+		pthread_mutex_lock(&p->mu);
+		keep = pool_add_locked(p, name);
+		pthread_mutex_unlock(&p->mu);
 	}
-	closedir(d);
+	if (!keep)
+		unlinkat(p->dfd, name, 0);
 }
 
 struct file_pool *file_pool_new(int rootfd)
@@ -598,19 +712,27 @@ struct file_pool *file_pool_new(int rootfd)
 		close(dfd);
 		return NULL;
 	}
-	remove_spares(dfd);
 	struct file_pool *p = xcalloc(1, sizeof(*p));
 	p->dfd = dfd;
 	p->dev = st.st_dev;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
+	/* The flags every new file here gets, which a recycled one must
+	 * have too. */
+	char name[SPARE_NAME];
+	p->flags = -1;
+	if (make_spare(p, name) == 0) {
+		int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		p->flags = fd >= 0 ? inode_flags(fd) : -1;
+		if (fd >= 0)
+			close(fd);
+		unlinkat(dfd, name, 0);
+	}
 	if (pthread_create(&p->th, NULL, pool_main, p) != 0) {
-		pthread_mutex_destroy(&p->mu);
-		pthread_cond_destroy(&p->cv);
-		close(dfd);
-		free(p);
+		file_pool_free(p);
 		return NULL;
 	}
+	p->running = true;
 	return p;
 }
 
@@ -620,16 +742,26 @@ struct file_pool *file_pool_free(struct file_pool *p)
 		return NULL;
 	pthread_mutex_lock(&p->mu);
 	p->stop = true;
+	atomic_store(&p->quit, true);
 	pthread_cond_signal(&p->cv);
 	pthread_mutex_unlock(&p->mu);
-	pthread_join(p->th, NULL);
-	for (size_t i = 0; i < p->n; i++)
-		unlinkat(p->dfd, p->names[i], 0);
+	if (p->running)
+		pthread_join(p->th, NULL);
+	/* The spares stay for the next run: empty files of vaultd's. */
+	free(p->names);
 	close(p->dfd);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
 	free(p);
 	return NULL;
+}
+
+void file_pool_set_in_use(struct file_pool *p, file_in_use_fn fn, void *ud)
+{
+	pthread_mutex_lock(&p->mu);
+	p->in_use = fn;
+	p->in_use_ud = ud;
+	pthread_mutex_unlock(&p->mu);
 }
 
 /* A spare, open for writing (its name in name, its stat in *ret_st), or
@@ -641,14 +773,15 @@ static int pool_take(struct file_pool *p, char name[static SPARE_NAME],
 	bool have = p->n > 0;
 	if (have)
 		memcpy(name, p->names[--p->n], SPARE_NAME);
-	pthread_cond_signal(&p->cv);
+	if (p->n < POOL_LOW || p->n < p->fill)
+		pthread_cond_signal(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 	if (!have)
 		return -EAGAIN;
 	int fd = openat(p->dfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-	/* Only as it was made: empty, and no other name for it. */
+	/* Only a file with no other name, open to vaultd alone. */
 	if (fd >= 0 && fstat(fd, ret_st) == 0 && S_ISREG(ret_st->st_mode) &&
-	    ret_st->st_nlink == 1 && ret_st->st_size == 0)
+	    ret_st->st_nlink == 1 && (ret_st->st_mode & 07077) == 0)
 		return fd;
 	if (fd >= 0)
 		close(fd);
@@ -669,23 +802,24 @@ static bool pool_fits(const struct file_pool *p, int dfd)
 	       (errno == ENODATA || errno == EOPNOTSUPP);
 }
 
-/* rel's new text through a spare (the file to replace is old); -EAGAIN:
- * no spare to be had, nothing done. */
-static int spare_write(struct file_pool *p, int dfd, const char *base,
-		       const struct stat *old, const char *data, size_t len,
-		       struct stat *ret_st)
+/*
+ * A spare holding data, with the mode and, where allowed, the owner of
+ * old (the file it is to replace). The text goes over what the spare
+ * held (a note's old text, in a file of mode 0600), the rest is cut off,
+ * and only then is the mode set: neither text is ever in a file more
+ * open than its note. Its name in name, its stat in *ret_st; with sync,
+ * durable, else on its way to the disk. -EAGAIN: no spare to be had,
+ * nothing done.
+ */
+static int spare_fill(struct file_pool *p, const struct stat *old,
+		      const char *data, size_t len, bool sync,
+		      char name[static SPARE_NAME], struct stat *ret_st)
 {
-	char name[SPARE_NAME];
 	struct stat st;
 	int fd = pool_take(p, name, &st);
 	if (fd < 0)
 		return fd;
-	/* The note's permissions and, where allowed, owner first: its text
-	 * is never in a file more open than the note. */
-	int r = fchmod(fd, old->st_mode & 07777) < 0 ? -errno : 0;
-	if (!r && (old->st_uid != st.st_uid || old->st_gid != st.st_gid) &&
-	    fchown(fd, old->st_uid, old->st_gid) < 0) {
-	}
+	int r = 0;
 	size_t off = 0;
 	while (!r && off < len) {
 		ssize_t w = write(fd, data + off, len - off);
@@ -694,19 +828,96 @@ static int spare_write(struct file_pool *p, int dfd, const char *base,
 		else if (w > 0)
 			off += (size_t)w;
 	}
+	if (!r && st.st_size > (off_t)len && ftruncate(fd, (off_t)len) < 0)
+		r = -errno;
+	if (!r && fchmod(fd, old->st_mode & 07777) < 0)
+		r = -errno;
+	if (!r && (old->st_uid != st.st_uid || old->st_gid != st.st_gid) &&
+	    fchown(fd, old->st_uid, old->st_gid) < 0) {
+	}
 	if (!r && fstat(fd, &st) < 0)
 		r = -errno;
-	if (!r && fsync(fd) < 0)
+	if (!r && sync && fsync(fd) < 0)
 		r = -errno;
+	if (!r && !sync)
+		sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
 	if (close(fd) < 0 && !r)
 		r = -errno;
-	if (!r && renameat(p->dfd, name, dfd, base) < 0)
-		r = -errno;
+	if (r < 0) {
+		unlinkat(p->dfd, name, 0);
+		return r;
+	}
+	*ret_st = st;
+	return 0;
+}
+
+/*
+ * The file from (in fdir) put in place of base in dfd; the file it
+ * replaces goes to from's name (RENAME_EXCHANGE), for donate() once the
+ * folder is synced: returns 1. Where there is nothing to exchange with
+ * (the file went meanwhile) or the file system cannot exchange, a plain
+ * rename: 0. A folder that took the file's place is swapped back:
+ * -EISDIR, what a rename over it says.
+ */
+static int exchange_in(int fdir, const char *from, int dfd, const char *base)
+{
+	if (renameat2(fdir, from, dfd, base, RENAME_EXCHANGE) < 0) {
+		if (errno != ENOENT && errno != EINVAL)
+			return -errno;
+		return renameat(fdir, from, dfd, base) < 0 ? -errno : 0;
+	}
+	struct stat st;
+	if (fstatat(fdir, from, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISDIR(st.st_mode)) {
+		renameat2(fdir, from, dfd, base, RENAME_EXCHANGE);
+		return -EISDIR;
+	}
+	return 1;
+}
+
+/*
+ * After exchange_in(): the old file, now under name in fdir (the spare
+ * folder, or beside the note), becomes a spare once its folder is
+ * durable (synced), else it is removed (a crash could otherwise find the
+ * note's name on the emptied file).
+ */
+static void donate(struct file_pool *p, int fdir, const char *name, bool synced)
+{
+	if (synced && fdir != p->dfd) {
+		char spare[SPARE_NAME];
+		snprintf(spare, sizeof(spare), "spare-%d-%x", (int)getpid(),
+			 (unsigned)now_ns() & 0xffffff);
+		if (renameat2(fdir, name, p->dfd, spare, RENAME_NOREPLACE) ==
+		    0) {
+			pool_recycle(p, spare);
+			return;
+		}
+	}
+	if (synced && fdir == p->dfd)
+		pool_recycle(p, name);
+	else
+		unlinkat(fdir, name, 0);
+}
+
+/* rel's new text through a spare (the file to replace is old); -EAGAIN:
+ * no spare to be had, nothing done. */
+static int spare_write(struct file_pool *p, int dfd, const char *base,
+		       const struct stat *old, const char *data, size_t len,
+		       struct stat *ret_st)
+{
+	char name[SPARE_NAME];
+	struct stat st;
+	int r = spare_fill(p, old, data, len, true, name, &st);
+	if (r < 0)
+		return r;
+	r = exchange_in(p->dfd, name, dfd, base);
 	if (r < 0) {
 		unlinkat(p->dfd, name, 0);
 		return r == -EXDEV ? -EAGAIN : r;
 	}
-	sync_folder(dfd);
+	bool synced = sync_folder(dfd);
+	if (r == 1)
+		donate(p, p->dfd, name, synced);
 	*ret_st = st;
 	return 0;
 }
@@ -758,11 +969,16 @@ int file_write_pooled(struct file_pool *pool, int rootfd, const char *rel,
 		r = -errno;
 	if (close(fd) < 0 && !r)
 		r = -errno;
+	/* With a pool, the file replaced is swapped out to become a
+	 * spare. */
+	bool swap = pool && exists && !(flags & WRITE_NOREPLACE);
 	if (!r) {
 		if (flags & WRITE_NOREPLACE) {
 			if (renameat2(dfd, tmp, dfd, base, RENAME_NOREPLACE) <
 			    0)
 				r = -errno;
+		} else if (swap) {
+			r = exchange_in(dfd, tmp, dfd, base);
 		} else if (renameat(dfd, tmp, dfd, base) < 0) {
 			r = -errno;
 		}
@@ -772,7 +988,9 @@ int file_write_pooled(struct file_pool *pool, int rootfd, const char *rel,
 		return r;
 	}
 	/* Make the rename itself durable. */
-	sync_folder(dfd);
+	bool synced = sync_folder(dfd);
+	if (swap && r == 1)
+		donate(pool, dfd, tmp, synced);
 	if (ret_st)
 		*ret_st = st;
 	return 0;
@@ -782,14 +1000,20 @@ int file_write_pooled(struct file_pool *pool, int rootfd, const char *rel,
 
 struct batch_file {
 	char *rel;
-	size_t dirlen;	/* bytes of rel's folder (0: the root) */
-	char tmp[300];	/* the temp file beside it; "" once gone */
+	size_t dirlen; /* bytes of rel's folder (0: the root) */
+	/* The temp file beside it, or the spare (in the pool's folder);
+	 * "" once gone. */
+	char tmp[300];
+	bool spare;
+	bool swapped;	/* its spare name holds the old file (apply) */
 	struct stat st; /* the temp file's */
 	int err;	/* why it was not replaced (apply) */
 };
 
 struct file_batch {
 	int rootfd;
+	struct file_pool *pool; /* or NULL */
+	int fits;		/* spares fit the folder open: -1 unknown */
 	struct batch_file *f;
 	size_t n, cap;
 	struct ptrvec folders; /* more folders to sync (char *) */
@@ -798,11 +1022,13 @@ struct file_batch {
 	int dfd;
 };
 
-struct file_batch *file_batch_new(int rootfd)
+struct file_batch *file_batch_new(int rootfd, struct file_pool *pool)
 {
 	struct file_batch *b = xcalloc(1, sizeof(*b));
 	b->rootfd = rootfd;
+	b->pool = pool;
 	b->dfd = -1;
+	b->fits = -1;
 	return b;
 }
 
@@ -815,6 +1041,7 @@ static int batch_folder(struct file_batch *b, const char *rel, size_t dirlen)
 	if (b->dfd >= 0)
 		close(b->dfd);
 	free(b->dir);
+	b->fits = -1;
 	b->dir = xstrndup(rel, dirlen);
 	/* open_folder() wants a path in the folder: any name does. */
 	_cleanup_free_ char *probe =
@@ -843,18 +1070,29 @@ int file_batch_add(struct file_batch *b, const char *rel, const char *data,
 	}
 	struct batch_file *f = &b->f[b->n];
 	memset(f, 0, sizeof(*f));
-	int fd;
-	r = temp_write(dfd, base, r == 0 ? &old : NULL, data, len, f->tmp, &fd,
-		       &f->st);
+	bool exists = r == 0;
+	if (exists && b->pool && b->fits < 0)
+		b->fits = pool_fits(b->pool, dfd);
+	/* Under way to the disk while the next ones are written. */
+	r = exists && b->pool && b->fits ? spare_fill(b->pool, &old, data, len,
+						      false, f->tmp, &f->st)
+					 : -EAGAIN;
+	f->spare = r == 0;
+	if (r == -EAGAIN) {
+		int fd;
+		r = temp_write(dfd, base, exists ? &old : NULL, data, len,
+			       f->tmp, &fd, &f->st);
+		if (r < 0)
+			return r;
+		sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+		if (close(fd) < 0) {
+			r = -errno;
+			unlinkat(dfd, f->tmp, 0);
+			return r;
+		}
+	}
 	if (r < 0)
 		return r;
-	/* Under way to the disk while the next ones are written. */
-	sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
-	if (close(fd) < 0) {
-		r = -errno;
-		unlinkat(dfd, f->tmp, 0);
-		return r;
-	}
 	f->rel = xstrdup(rel);
 	f->dirlen = dirlen;
 	b->n++;
@@ -904,6 +1142,14 @@ struct batch_sync {
 
 static int sync_temp(const struct file_batch *b, const struct batch_file *f)
 {
+	if (f->spare) {
+		_cleanup_close_ int sfd =
+			openat(b->pool->dfd, f->tmp,
+			       O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (sfd < 0)
+			return -errno;
+		return fsync(sfd) < 0 ? -errno : 0;
+	}
 	_cleanup_free_ char *rel =
 		f->dirlen ? xasprintf("%.*s/%s", (int)f->dirlen, f->rel, f->tmp)
 			  : xstrdup(f->tmp);
@@ -956,27 +1202,54 @@ static void sync_folder_of(int rootfd, const char *rel)
 		sync_folder(dfd);
 }
 
+/* One file of the batch put in place (dfd: its folder, or why it could
+ * not be opened). */
+static void apply_one(struct file_batch *b, struct batch_file *f, int dfd)
+{
+	const char *base = f->dirlen ? f->rel + f->dirlen + 1 : f->rel;
+	int r = dfd;
+	if (dfd >= 0 && f->spare)
+		r = exchange_in(b->pool->dfd, f->tmp, dfd, base);
+	else if (dfd >= 0 && b->pool)
+		r = exchange_in(dfd, f->tmp, dfd, base);
+	else if (dfd >= 0)
+		r = renameat(dfd, f->tmp, dfd, base) < 0 ? -errno : 0;
+	f->swapped = r == 1;
+	f->err = r < 0 ? r : 0;
+	if (f->err && f->spare)
+		unlinkat(b->pool->dfd, f->tmp, 0);
+	else if (f->err && dfd >= 0)
+		unlinkat(dfd, f->tmp, 0);
+	if (!f->swapped)
+		f->tmp[0] = 0;
+}
+
 int file_batch_apply(struct file_batch *b)
 {
 	_cleanup_free_ struct batch_file **o = by_folder(b);
 	int first = 0;
+	size_t from = 0; /* the first file of the folder at hand */
 	for (size_t i = 0; i < b->n; i++) {
 		struct batch_file *f = o[i];
 		int dfd = batch_folder(b, f->rel, f->dirlen);
-		const char *base = f->dirlen ? f->rel + f->dirlen + 1 : f->rel;
-		if (dfd < 0)
-			f->err = dfd;
-		else if (renameat(dfd, f->tmp, dfd, base) < 0)
-			f->err = -errno;
-		if (f->err && dfd >= 0)
-			unlinkat(dfd, f->tmp, 0);
-		f->tmp[0] = 0;
+		apply_one(b, f, dfd);
 		if (f->err && !first)
 			first = f->err;
-		/* The folder's renames are in: make them durable. */
+		/* The folder's renames are in: make them durable, then
+		 * recycle the files they replaced. */
 		bool last = i + 1 == b->n || cmp_folder(&o[i], &o[i + 1]) != 0;
-		if (last && dfd >= 0)
-			sync_folder(dfd);
+		if (!last)
+			continue;
+		bool synced = dfd >= 0 && sync_folder(dfd);
+		for (size_t j = from; j <= i; j++) {
+			if (!o[j]->swapped)
+				continue;
+			donate(b->pool, o[j]->spare ? b->pool->dfd : dfd,
+			       o[j]->tmp, synced);
+			o[j]->swapped = false;
+			o[j]->tmp[0] = 0;
+		}
+		from = i + 1;
 	}
 	for (size_t i = 0; i < b->folders.n; i++)
 		sync_folder_of(b->rootfd, b->folders.v[i]);
@@ -1020,7 +1293,9 @@ struct file_batch *file_batch_free(struct file_batch *b)
 		return NULL;
 	for (size_t i = 0; i < b->n; i++) {
 		struct batch_file *f = &b->f[i];
-		if (f->tmp[0]) {
+		if (f->tmp[0] && f->spare) {
+			unlinkat(b->pool->dfd, f->tmp, 0);
+		} else if (f->tmp[0]) {
 			int dfd = batch_folder(b, f->rel, f->dirlen);
 			if (dfd >= 0)
 				unlinkat(dfd, f->tmp, 0);

@@ -55,13 +55,23 @@ int file_write_atomic(int rootfd, const char *rel, const char *data, size_t len,
  * is no .vaultd/), so that a write does not wait for the file system to
  * find a free inode: file_write_pooled() replaces an existing file
  * through one when it is on the same file system and its folder has no
- * default ACL, with the guarantees of file_write_atomic(). A thread makes
- * them; file_pool_free() stops it and removes what is left, and
- * file_pool_new() what a killed vaultd left.
+ * default ACL, with the guarantees of file_write_atomic(), and so do
+ * batches given the pool. The file replaced becomes a spare in turn
+ * (emptied) when nothing else can see it: one name, no extended
+ * attribute, no one holding it open, and not in use by vaultd itself as
+ * in_use says (file_pool_set_in_use()); otherwise it is removed, as a
+ * rename over it would. A thread makes new spares when few are left.
+ * Spares are kept across runs: file_pool_new() takes the empty ones an
+ * earlier run left and removes the others (a crash in a write).
  */
+typedef bool (*file_in_use_fn)(void *ud, dev_t dev, ino_t ino);
 struct file_pool;
 struct file_pool *file_pool_new(int rootfd);
 struct file_pool *file_pool_free(struct file_pool *p);
+void file_pool_set_in_use(struct file_pool *p, file_in_use_fn fn, void *ud);
+/* Make spares ahead of time until there are n (at most 2,048): what a
+ * batch of n files takes without making a file. */
+void file_pool_set_fill(struct file_pool *p, size_t n);
 int file_write_pooled(struct file_pool *pool, int rootfd, const char *rel,
 		      const char *data, size_t len, unsigned flags,
 		      struct stat *ret_st);
@@ -69,17 +79,19 @@ int file_write_pooled(struct file_pool *pool, int rootfd, const char *rel,
 /*
  * Several files replaced together, each one atomically, for the cost of
  * about one write: file_batch_add() writes a file's new text to a temp
- * file beside it (nothing visible changes); file_batch_sync() makes every
+ * file beside it, or to a spare of pool (may be NULL) when one fits
+ * (nothing visible changes); file_batch_sync() makes every
  * temp file durable in one pass; file_batch_apply() renames each over its
  * file, then syncs each folder once (and those named with
  * file_batch_sync_folder()). A crash at any moment leaves each file whole,
  * old or new; the temp files left behind are removed by the next start
- * (file_is_stale_temp()), and file_batch_free() removes those of a batch
+ * (file_is_stale_temp(); spares, file_pool_new()), and file_batch_free()
+ * removes those of a batch
  * not applied. Errors: -errno; file_batch_sync() names the file in
  * *ret_failed (its index, in the order added).
  */
 struct file_batch;
-struct file_batch *file_batch_new(int rootfd);
+struct file_batch *file_batch_new(int rootfd, struct file_pool *pool);
 int file_batch_add(struct file_batch *b, const char *rel, const char *data,
 		   size_t len);
 int file_batch_sync(struct file_batch *b, size_t *ret_failed);

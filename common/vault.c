@@ -112,6 +112,9 @@ struct vault {
 	/* Spare files for writes (fileio.h), made on the first write. */
 	struct file_pool *pool; /* wmu */
 	bool pool_tried;	/* wmu */
+	size_t pool_fill;	/* wmu: the spares asked of it */
+	file_in_use_fn in_use;	/* wmu: files vaultd holds elsewhere */
+	void *in_use_ud;	/* wmu */
 	char *gone; /* vmu: why the vault folder is no longer served */
 };
 
@@ -722,6 +725,8 @@ static int index_cancelled(struct vault *v, struct scan *s, char **ret_msg)
 	return -ECANCELED;
 }
 
+static struct file_pool *write_pool(struct vault *v);
+
 int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud,
 		    char **ret_msg)
 {
@@ -844,6 +849,8 @@ int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud,
 		free(again.v[i]);
 	}
 	pv_free(&again);
+	/* The spares, made ahead now rather than at the first write. */
+	write_pool(v);
 	pthread_mutex_unlock(&v->wmu);
 	index_free(old);
 	if (v->store && ndirty && ndirty <= SYNC_CATCH_UP) {
@@ -1882,14 +1889,33 @@ int vault_guard(struct vault *v, const char *path, const char *text, size_t len,
 	return r;
 }
 
-/* The spare files for a write (writer lock held), or NULL. */
+/* The spare files for a write (writer lock held), or NULL. As many are
+ * made ahead as there are notes: a rename whose every other note links
+ * to the note renamed finds a spare for each. */
 static struct file_pool *write_pool(struct vault *v)
 {
 	if (!v->pool_tried) {
 		v->pool_tried = true;
 		v->pool = file_pool_new(v->rootfd);
+		if (v->pool)
+			file_pool_set_in_use(v->pool, v->in_use, v->in_use_ud);
+	}
+	size_t n = index_count(v->ix);
+	if (v->pool && n != v->pool_fill) {
+		v->pool_fill = n;
+		file_pool_set_fill(v->pool, n);
 	}
 	return v->pool;
+}
+
+void vault_set_file_in_use(struct vault *v, file_in_use_fn fn, void *ud)
+{
+	vault_write_lock(v);
+	v->in_use = fn;
+	v->in_use_ud = ud;
+	if (v->pool)
+		file_pool_set_in_use(v->pool, fn, ud);
+	vault_write_unlock(v);
 }
 
 int vault_commit(struct vault *v, const char *path, const char *text,
@@ -2186,7 +2212,7 @@ static int add_source_diffs(struct vault *v, cJSON *files,
 static int prepare_sources(struct vault *v, const struct pending *p, size_t n,
 			   struct file_batch **ret_b, char **ret_msg)
 {
-	struct file_batch *b = file_batch_new(v->rootfd);
+	struct file_batch *b = file_batch_new(v->rootfd, write_pool(v));
 	int r = 0;
 	size_t bad = 0;
 	for (size_t i = 0; i < n && r == 0; i++) {
@@ -2865,7 +2891,7 @@ int vault_forget_note(struct vault *v, const char *path, const char *source)
 		free(msg);
 		msg = NULL;
 		ready = 0;
-		b = file_batch_new(v->rootfd);
+		b = file_batch_new(v->rootfd, write_pool(v));
 	}
 	uint64_t ino = n->ino;
 	pthread_rwlock_wrlock(&v->rw);

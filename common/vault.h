@@ -10,6 +10,7 @@
  */
 #pragma once
 
+#include "fileio.h"
 #include "index.h"
 #include "policy.h"
 
@@ -139,6 +140,10 @@ void vault_read_lock(struct vault *v);
 void vault_read_unlock(struct vault *v);
 void vault_write_lock(struct vault *v);
 void vault_write_unlock(struct vault *v);
+/* A file a write replaces is kept as a spare (fileio.h) only when fn
+ * says vaultd holds it nowhere else (the mount's nodes); fn takes no
+ * vault lock. NULL: none. Takes the writer lock. */
+void vault_set_file_in_use(struct vault *v, file_in_use_fn fn, void *ud);
 /* Valid under the read lock or the writer lock. */
 struct index *vault_index(struct vault *v);
 /* The policy now, as a reference of the caller's own (policy_free() it;

@@ -201,6 +201,17 @@ static struct node *table_find(struct mount *m, ino_t ino, dev_t dev)
 	return NULL;
 }
 
+/* Whether the kernel knows a node for the file (vault_set_file_in_use():
+ * such a file is never recycled, follow_replaced() swaps its node). */
+static bool holds_file(void *ud, dev_t dev, ino_t ino)
+{
+	struct mount *m = ud;
+	pthread_mutex_lock(&m->tmu);
+	bool held = table_find(m, ino, dev) != NULL;
+	pthread_mutex_unlock(&m->tmu);
+	return held;
+}
+
 static void table_insert(struct mount *m, struct node *n)
 {
 	if (m->count + 1 > m->nbuckets) {
@@ -3200,6 +3211,7 @@ int mount_start(struct vault *v, const struct mount_config *cfg,
 	else if (m->conn.dev)
 		reaper_arm(m->conn.dev, m->mountpoint);
 	vault_add_listener(v, on_vault_event, m);
+	vault_set_file_in_use(v, holds_file, m);
 	m->listening = true;
 	int tr = pthread_create(&m->qthread, NULL, inval_thread, m);
 	m->qthread_started = tr == 0;
@@ -3227,8 +3239,10 @@ struct mount *mount_stop(struct mount *m)
 {
 	if (!m)
 		return NULL;
-	if (m->listening)
+	if (m->listening) {
+		vault_set_file_in_use(m->v, NULL, NULL);
 		vault_remove_listener(m->v, on_vault_event, m);
+	}
 	if (m->se) {
 		/* No new requests are read; the mount leaves the namespace
 		 * (nothing new is opened); requests in flight finish. What

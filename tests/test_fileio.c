@@ -381,7 +381,7 @@ static void test_batch(void)
 	int root = open_root(&t);
 
 	/* Written and synced beside each file: nothing visible changed. */
-	struct file_batch *b = file_batch_new(root);
+	struct file_batch *b = file_batch_new(root, NULL);
 	static const char *const rel[] = {"d/c.md", "a.md", "e/f.md", "d/b.md"};
 	static const char *const text[] = {"c1", "a1", "f1", "b1"};
 	for (size_t i = 0; i < 4; i++)
@@ -417,7 +417,7 @@ static void test_batch(void)
 	CU_ASSERT_EQUAL(temps_in(&t, "e"), 0);
 
 	/* Not applied: the temp files go, the files stay as they were. */
-	b = file_batch_new(root);
+	b = file_batch_new(root, NULL);
 	CU_ASSERT_EQUAL(file_batch_add(b, "a.md", "a2", 2), 0);
 	CU_ASSERT_EQUAL(file_batch_add(b, "d/b.md", "b2", 2), 0);
 	/* A folder that is not there: refused, the others unharmed. */
@@ -431,7 +431,7 @@ static void test_batch(void)
 
 	/* One file that cannot be replaced (a folder took its name after
 	 * it was prepared): the others are, and its temp file goes. */
-	b = file_batch_new(root);
+	b = file_batch_new(root, NULL);
 	CU_ASSERT_EQUAL(file_batch_add(b, "d/b.md", "b3", 2), 0);
 	CU_ASSERT_EQUAL(file_batch_add(b, "d/c.md", "c3", 2), 0);
 	CU_ASSERT_EQUAL(file_batch_add(b, "e/f.md", "f3", 2), 0);
@@ -473,7 +473,7 @@ static void test_batch_folder_moved(void)
 	tv_write(&t, "dx/c.md", "c0");
 	tv_write(&t, "out.md", "o0");
 	int root = open_root(&t);
-	struct file_batch *b = file_batch_new(root);
+	struct file_batch *b = file_batch_new(root, NULL);
 	CU_ASSERT_EQUAL(file_batch_add(b, "out.md", "o1", 2), 0);
 	CU_ASSERT_EQUAL(file_batch_add(b, "d/sub/a.md", "a1", 2), 0);
 	CU_ASSERT_EQUAL(file_batch_add(b, "d/b.md", "b1", 2), 0);
@@ -520,7 +520,7 @@ static void test_batch_write_fails(void)
 	CU_ASSERT_EQUAL_FATAL(setrlimit(RLIMIT_FSIZE, &lim), 0);
 	char big[8192];
 	memset(big, 'x', sizeof(big));
-	struct file_batch *b = file_batch_new(root);
+	struct file_batch *b = file_batch_new(root, NULL);
 	CU_ASSERT_EQUAL(file_batch_add(b, "a.md", "a1", 2), 0);
 	CU_ASSERT_EQUAL(file_batch_add(b, "b.md", big, sizeof(big)), -EFBIG);
 	/* One write alone fails the same way, and leaves nothing. */
@@ -562,6 +562,55 @@ static size_t spares(struct tvault *t, ino_t *ret, size_t max)
 	return n;
 }
 
+#define POOL_SCAN 256
+
+static bool has_ino(const ino_t *v, size_t n, ino_t ino)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == ino)
+			return true;
+	return false;
+}
+
+/* The stat of the spare whose inode is ino. */
+static bool spare_stat(struct tvault *t, ino_t ino, struct stat *ret)
+{
+	char *p = xasprintf("%s/.vaultd/spare", t->dir);
+	DIR *d = opendir(p);
+	struct dirent *e;
+	bool found = false;
+	while (d && !found && (e = readdir(d)))
+		found = e->d_ino == ino &&
+			fstatat(dirfd(d), e->d_name, ret, 0) == 0;
+	if (d)
+		closedir(d);
+	free(p);
+	return found;
+}
+
+/* Whether rel's mode becomes mode (or, mode 0, rel goes) within 5 s:
+ * the pool's thread takes the spares an earlier run left. */
+static bool becomes(struct tvault *t, const char *rel, mode_t mode)
+{
+	char *p = xasprintf("%s/%s", t->dir, rel);
+	bool ok = false;
+	for (int i = 0; i < 500 && !ok; i++) {
+		struct stat st;
+		int r = stat(p, &st);
+		ok = mode ? r == 0 && (st.st_mode & 07777) == mode : r < 0;
+		if (!ok)
+			nanosleep(&(struct timespec){0, 10000000}, NULL);
+	}
+	free(p);
+	return ok;
+}
+
+static bool in_use_of(void *ud, dev_t dev, ino_t ino)
+{
+	(void)dev;
+	return *(ino_t *)ud == ino;
+}
+
 static void test_spare_writes(void)
 {
 	struct tvault t;
@@ -569,17 +618,25 @@ static void test_spare_writes(void)
 	int root = open_root(&t);
 	/* No .vaultd: no spares, writes as ever. */
 	CU_ASSERT_PTR_NULL(file_pool_new(root));
-	/* One a killed vaultd left goes. */
+	/* One a killed vaultd left (a text in it) is a spare again, open
+	 * to vaultd alone. */
 	tv_write(&t, ".vaultd/spare/spare-999999-ab", "left");
 	tv_write(&t, "m.md", "zero");
 	char *mp = xasprintf("%s/m.md", t.dir);
 	CU_ASSERT_EQUAL(chmod(mp, 0640), 0);
 	struct file_pool *pool = file_pool_new(root);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+	CU_ASSERT_TRUE(becomes(&t, ".vaultd/spare/spare-999999-ab", 0600));
+	/* Taken, then new ones made up to the pool's 16: all of them in
+	 * the pool, none made after. */
 	ino_t made[64];
-	size_t n = spares(&t, made, 64);
-	CU_ASSERT_TRUE(n > 0);
-	CU_ASSERT_FALSE(tv_exists(&t, ".vaultd/spare/spare-999999-ab"));
+	size_t n = 0;
+	for (int i = 0; i < 500 && n < 16; i++) {
+		n = spares(&t, made, 64);
+		if (n < 16)
+			nanosleep(&(struct timespec){0, 10000000}, NULL);
+	}
+	CU_ASSERT_TRUE(n >= 16);
 
 	/* A note replaced through a spare: its text, its mode, the stat
 	 * handed back, no temp file beside it. */
@@ -622,12 +679,169 @@ static void test_spare_writes(void)
 	ASSERT_STR_EQ(names, ".vaultd m.md n");
 	free(names);
 
-	/* Freed: no spare is left behind. */
+	/* The file a write replaced becomes a spare (mode 0600) when
+	 * nothing holds it: no inode made or freed. One held open, or in
+	 * use by vaultd elsewhere, is removed as a rename over it would. */
+	/* A big file is not kept: a spare keeps its blocks. */
+	char *big = xmalloc(40000);
+	memset(big, 'B', 40000);
+	CU_ASSERT_EQUAL(
+		file_write_pooled(pool, root, "m.md", big, 40000, 0, NULL), 0);
+	free(big);
+	ino_t bigino = ino_of(&t, "m.md");
+	CU_ASSERT_EQUAL(file_write_pooled(pool, root, "m.md", "v", 1, 0, NULL),
+			0);
+	ino_t left[POOL_SCAN];
+	n = spares(&t, left, POOL_SCAN);
+	CU_ASSERT_FALSE(has_ino(left, n, bigino));
+	ino_t before = ino_of(&t, "m.md");
+	CU_ASSERT_EQUAL(file_write_pooled(pool, root, "m.md", "v", 1, 0, NULL),
+			0);
+	n = spares(&t, left, POOL_SCAN);
+	CU_ASSERT_TRUE(has_ino(left, n, before));
+	struct stat sp;
+	CU_ASSERT_TRUE(spare_stat(&t, before, &sp));
+	CU_ASSERT_EQUAL(sp.st_mode & 07777, 0600);
+	/* A spare's old text is written over and cut: a long text, then
+	 * short ones through the spares it left. */
+	char *longtext = xmalloc(5001);
+	memset(longtext, 'L', 5000);
+	longtext[5000] = 0;
+	CU_ASSERT_EQUAL(
+		file_write_pooled(pool, root, "m.md", longtext, 5000, 0, NULL),
+		0);
+	free(longtext);
+	for (int i = 0; i < 4; i++) {
+		CU_ASSERT_EQUAL(
+			file_write_pooled(pool, root, "m.md", "s", 1, 0, NULL),
+			0);
+		c = tv_read(&t, "m.md");
+		ASSERT_STR_EQ(c, "s");
+		free(c);
+		CU_ASSERT_EQUAL(stat(mp, &now), 0);
+		CU_ASSERT_EQUAL(now.st_mode & 07777, 0640);
+	}
+	CU_ASSERT_EQUAL(file_write_pooled(pool, root, "m.md", "v", 1, 0, NULL),
+			0);
+	before = ino_of(&t, "m.md");
+	int held = open(mp, O_RDONLY);
+	CU_ASSERT_EQUAL(file_write_pooled(pool, root, "m.md", "w", 1, 0, NULL),
+			0);
+	n = spares(&t, left, POOL_SCAN);
+	CU_ASSERT_FALSE(has_ino(left, n, before));
+	char got[4] = {0};
+	CU_ASSERT_EQUAL(pread(held, got, sizeof(got) - 1, 0), 1);
+	CU_ASSERT_STRING_EQUAL(got, "v");
+	close(held);
+	before = ino_of(&t, "m.md");
+	file_pool_set_in_use(pool, in_use_of, &before);
+	CU_ASSERT_EQUAL(file_write_pooled(pool, root, "m.md", "x", 1, 0, NULL),
+			0);
+	n = spares(&t, left, POOL_SCAN);
+	CU_ASSERT_FALSE(has_ino(left, n, before));
+	file_pool_set_in_use(pool, NULL, NULL);
+
+	/* Freed: the spares stay (0600) for the next run, which takes
+	 * them, and those a killed run left (made 0600); one with a
+	 * second name goes. */
 	file_pool_free(pool);
-	names = list_dir(&t, ".vaultd/spare");
-	ASSERT_STR_EQ(names, "");
-	free(names);
+	n = spares(&t, left, POOL_SCAN);
+	CU_ASSERT_TRUE(n > 0);
+	for (size_t i = 0; i < n; i++) {
+		CU_ASSERT_TRUE(spare_stat(&t, left[i], &sp));
+		CU_ASSERT_EQUAL(sp.st_mode & 07777, 0600);
+	}
+	tv_write(&t, ".vaultd/spare/spare-999998-cd", "text");
+	tv_write(&t, "linked.md", "two names");
+	char *lp = xasprintf("%s/linked.md", t.dir);
+	char *sl = xasprintf("%s/.vaultd/spare/spare-999997-ef", t.dir);
+	CU_ASSERT_EQUAL(link(lp, sl), 0);
+	pool = file_pool_new(root);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+	CU_ASSERT_TRUE(becomes(&t, ".vaultd/spare/spare-999998-cd", 0600));
+	CU_ASSERT_TRUE(becomes(&t, ".vaultd/spare/spare-999997-ef", 0));
+	c = tv_read(&t, "linked.md");
+	ASSERT_STR_EQ(c, "two names");
+	free(c);
+	free(lp);
+	free(sl);
+	ino_t kept = left[0];
+	n = spares(&t, left, POOL_SCAN);
+	CU_ASSERT_TRUE(has_ino(left, n, kept));
+	file_pool_free(pool);
 	free(mp);
+	close(root);
+	tv_close(&t);
+}
+
+/* A batch given a pool writes through spares and recycles the files it
+ * replaced: each file new, its mode kept, nothing left beside it. */
+static void test_batch_pooled(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, ".vaultd/x", "");
+	tv_write(&t, "a.md", "a0");
+	tv_write(&t, "d/b.md", "b0");
+	char *bp = xasprintf("%s/d/b.md", t.dir);
+	CU_ASSERT_EQUAL(chmod(bp, 0640), 0);
+	int root = open_root(&t);
+	struct file_pool *pool = file_pool_new(root);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+	ino_t made[POOL_SCAN];
+	CU_ASSERT_TRUE(spares(&t, made, POOL_SCAN) > 0);
+	/* Asked for more, the pool makes them ahead of time. */
+	file_pool_set_fill(pool, 40);
+	size_t have = 0;
+	for (int i = 0; i < 500 && have < 40; i++) {
+		have = spares(&t, made, POOL_SCAN);
+		if (have < 40)
+			nanosleep(&(struct timespec){0, 10000000}, NULL);
+	}
+	CU_ASSERT_TRUE(have >= 40);
+	ino_t old_a = ino_of(&t, "a.md");
+	struct file_batch *b = file_batch_new(root, pool);
+	CU_ASSERT_EQUAL(file_batch_add(b, "a.md", "a1", 2), 0);
+	CU_ASSERT_EQUAL(file_batch_add(b, "d/b.md", "b1", 2), 0);
+	CU_ASSERT_EQUAL(file_batch_add(b, "d/new.md", "n1", 2), 0);
+	size_t bad = 99;
+	CU_ASSERT_EQUAL(file_batch_sync(b, &bad), 0);
+	char *c = tv_read(&t, "a.md");
+	ASSERT_STR_EQ(c, "a0");
+	free(c);
+	CU_ASSERT_EQUAL(file_batch_apply(b), 0);
+	static const char *const rel[] = {"a.md", "d/b.md", "d/new.md"};
+	static const char *const text[] = {"a1", "b1", "n1"};
+	struct stat st;
+	for (size_t i = 0; i < 3; i++) {
+		c = tv_read(&t, rel[i]);
+		ASSERT_STR_EQ(c, text[i]);
+		free(c);
+		CU_ASSERT_EQUAL(file_batch_result(b, i, &st), 0);
+		CU_ASSERT_EQUAL(st.st_ino, ino_of(&t, rel[i]));
+	}
+	CU_ASSERT_EQUAL(stat(bp, &st), 0);
+	CU_ASSERT_EQUAL(st.st_mode & 07777, 0640);
+	file_batch_free(b);
+	CU_ASSERT_EQUAL(temps_in(&t, "."), 0);
+	CU_ASSERT_EQUAL(temps_in(&t, "d"), 0);
+	size_t n = spares(&t, made, POOL_SCAN);
+	CU_ASSERT_TRUE(has_ino(made, n, old_a));
+
+	/* Not applied: the spares written go, the files stay. */
+	b = file_batch_new(root, pool);
+	CU_ASSERT_EQUAL(file_batch_add(b, "a.md", "a2", 2), 0);
+	file_batch_free(b);
+	c = tv_read(&t, "a.md");
+	ASSERT_STR_EQ(c, "a1");
+	free(c);
+	n = spares(&t, made, POOL_SCAN);
+	for (size_t i = 0; i < n; i++) {
+		CU_ASSERT_TRUE(spare_stat(&t, made[i], &st));
+		CU_ASSERT_EQUAL(st.st_mode & 07777, 0600);
+	}
+	file_pool_free(pool);
+	free(bp);
 	close(root);
 	tv_close(&t);
 }
@@ -1098,6 +1312,7 @@ int main(void)
 		{"batch_folder_moved", test_batch_folder_moved},
 		{"batch_write_fails", test_batch_write_fails},
 		{"spare_writes", test_spare_writes},
+		{"batch_pooled", test_batch_pooled},
 		{"file_read", test_file_read},
 		{"file_rename", test_file_rename},
 		{"url_decode", test_url_decode},

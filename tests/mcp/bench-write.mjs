@@ -7,6 +7,9 @@
 //   node bench-write.mjs [N...]      (default: 1000 10000 100000)
 // Goals: update/append median <= 0.6 ms; 1,000 appends <= 0.8 s; rename
 // with 1,000 referrers <= 300 ms, through MCP and through the mount.
+// Beside them, what bounds them from below on this machine: read_note
+// (the same round trip without a write) and the disk's own cost of one
+// durable atomic write (temp file, fsync, rename, fsync of the folder).
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -90,6 +93,33 @@ async function settled(v) {
       return;
     await sleep(100);
   }
+}
+
+// What the disk takes for one durable atomic write, as vaultd makes each
+// (a new temp file, fsync, rename over the note, fsync of the folder),
+// in a folder beside the vault: the median of CALLS.
+function diskFloor(dir) {
+  const tmp = path.join(dir, 'floor.tmp');
+  const dst = path.join(dir, 'floor.md');
+  const data = Buffer.from(FILLER.repeat(8));
+  const dfd = fs.openSync(dir, 'r');
+  const times = [];
+  try {
+    for (let i = 0; i < CALLS; i++) {
+      const t = now();
+      const fd = fs.openSync(tmp, 'wx', 0o644);
+      fs.writeSync(fd, data);
+      fs.fsyncSync(fd);
+      fs.closeSync(fd);
+      fs.renameSync(tmp, dst);
+      fs.fsyncSync(dfd);
+      times.push(now() - t);
+    }
+  } finally {
+    fs.closeSync(dfd);
+    fs.rmSync(dst, { force: true });
+  }
+  return times;
 }
 
 async function call(client, name, args) {
@@ -179,6 +209,8 @@ for (const n of sizes) {
     for (let i = 0; i < 10; i++) await call(client, 'append_note', { name: 'bench/Appends', text: `warm-up ${i}` });
     await settled(v);
 
+    const rd = await series(client, 'read_note', (i) => ({ name: notes[(i * 7919) % notes.length] }));
+    const floor = diskFloor(v.root);
     const body = (i) => `# Updated ${i}\n\n${FILLER.repeat(6)}Call ${i}.\n`;
     const upd = await series(client, 'update_note', (i) => ({ name: notes[(i * 7919) % notes.length], content: body(i) }));
     await settled(v);
@@ -205,11 +237,12 @@ for (const n of sizes) {
     await settled(v);
     await stopDaemon(v);
 
+    console.log(`read_note (${CALLS} notes, the round trip without a write): median ${ms(pct(rd, 50))}; the disk, one durable atomic write: median ${ms(pct(floor, 50))}`);
     console.log(`update_note (${CALLS} notes): median ${ms(pct(upd, 50))}, p90 ${ms(pct(upd, 90))} (goal: median <= ${GOAL.write} ms, ${verdict(pct(upd, 50), GOAL.write)})`);
     console.log(`append_note (${CALLS} notes): median ${ms(pct(app, 50))}, p90 ${ms(pct(app, 90))} (goal: median <= ${GOAL.write} ms, ${verdict(pct(app, 50), GOAL.write)})`);
     console.log(`${APPENDS} appends to one note: ${ms(tAppends)} (goal: <= ${GOAL.appends} ms, ${verdict(tAppends, GOAL.appends)})`);
     console.log(`rename_note, ${REFERRERS} referrers: ${ms(tRename)} (goal: <= ${GOAL.rename} ms, ${verdict(tRename, GOAL.rename)})`);
-    const row = { n, upd, app, tAppends, tRename, mount: null };
+    const row = { n, upd, app, tAppends, tRename, rd, floor, mount: null };
     if (canMount) {
       row.mount = await mountRename(v);
       console.log(
@@ -228,10 +261,11 @@ for (const n of sizes) {
 
 const col = (s, w) => String(s).padStart(w);
 console.log(`\ngoals: update/append median <= ${GOAL.write} ms; ${APPENDS} appends <= ${GOAL.appends} ms; rename with ${REFERRERS} referrers <= ${GOAL.rename} ms (MCP and mount)`);
-console.log(`${'notes'.padEnd(8)}${col('update med/p90', 18)}${col('append med/p90', 18)}${col(`${APPENDS} appends`, 14)}${col('rename_note', 13)}${col('mount rename', 14)}`);
+console.log(`${'notes'.padEnd(8)}${col('update med/p90', 18)}${col('append med/p90', 18)}${col(`${APPENDS} appends`, 14)}${col('rename_note', 13)}${col('mount rename', 14)}${col('read_note', 11)}${col('disk write', 12)}`);
 for (const r of rows)
   console.log(
     `${String(r.n).padEnd(8)}${col(`${pct(r.upd, 50).toFixed(2)}/${pct(r.upd, 90).toFixed(2)} ms`, 18)}` +
       `${col(`${pct(r.app, 50).toFixed(2)}/${pct(r.app, 90).toFixed(2)} ms`, 18)}${col(ms(r.tAppends), 14)}` +
-      `${col(ms(r.tRename), 13)}${col(r.mount ? ms(r.mount.tAll) : 'skipped', 14)}`,
+      `${col(ms(r.tRename), 13)}${col(r.mount ? ms(r.mount.tAll) : 'skipped', 14)}` +
+      `${col(ms(pct(r.rd, 50)), 11)}${col(ms(pct(r.floor, 50)), 12)}`,
   );
