@@ -421,6 +421,56 @@ static void test_plain_queries(void)
 	tv_close(&t);
 }
 
+/* Every page of a full-text query, limit results a page: each note comes
+ * once and every page gives the total; check (may be NULL) sees each
+ * result in order. The number of results; *ret_pages the pages. */
+typedef void page_check_fn(const char *path, double score, size_t i, void *ud);
+static size_t page_all(struct tvault *t, const char *query, int limit,
+		       int total, page_check_fn *check, void *ud,
+		       size_t *ret_pages)
+{
+	struct hmap *seen = hmap_new();
+	size_t count = 0, pages = 0;
+	char *cursor = NULL;
+	do {
+		char *extra = cursor ? xasprintf("{\"limit\": %d, \"cursor\": "
+						 "\"%s\"}",
+						 limit, cursor)
+				     : xasprintf("{\"limit\": %d}", limit);
+		cJSON *r = ft(t, query, extra);
+		free(extra);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+		CU_ASSERT_EQUAL(
+			cJSON_GetNumberValue(cJSON_GetObjectItem(r, "total")),
+			total);
+		const cJSON *it;
+		cJSON_ArrayForEach(it, cJSON_GetObjectItem(r, "results"))
+		{
+			const char *p = cJSON_GetStringValue(
+				cJSON_GetObjectItem(it, "path"));
+			if (check)
+				check(p,
+				      cJSON_GetNumberValue(
+					      cJSON_GetObjectItem(it, "score")),
+				      count, ud);
+			CU_ASSERT_PTR_NULL(hmap_get(seen, p)); /* once */
+			hmap_put(seen, p, (void *)1);
+			count++;
+		}
+		free(cursor);
+		const char *next = cJSON_GetStringValue(
+			cJSON_GetObjectItem(r, "next_cursor"));
+		cursor = next ? xstrdup(next) : NULL;
+		pages++;
+		cJSON_Delete(r);
+	} while (cursor && pages < 100);
+	free(cursor);
+	CU_ASSERT_EQUAL(hmap_size(seen), count);
+	hmap_free(seen);
+	*ret_pages = pages;
+	return count;
+}
+
 static void test_paging(void)
 {
 	struct tvault t;
@@ -435,40 +485,10 @@ static void test_paging(void)
 		tv_write(&t, p, body);
 	}
 	open_indexed(&t);
-	struct hmap *seen = hmap_new();
-	size_t pages = 0, count = 0;
-	char *cursor = NULL;
-	do {
-		char *extra = cursor ? xasprintf("{\"limit\": 10, \"cursor\": "
-						 "\"%s\"}",
-						 cursor)
-				     : xstrdup("{\"limit\": 10}");
-		cJSON *r = ft(&t, "pagetest", extra);
-		free(extra);
-		CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-		CU_ASSERT_EQUAL(
-			cJSON_GetNumberValue(cJSON_GetObjectItem(r, "total")),
+	size_t pages;
+	CU_ASSERT_EQUAL(page_all(&t, "pagetest", 10, 37, NULL, NULL, &pages),
 			37);
-		const cJSON *it;
-		cJSON_ArrayForEach(it, cJSON_GetObjectItem(r, "results"))
-		{
-			const char *p = cJSON_GetStringValue(
-				cJSON_GetObjectItem(it, "path"));
-			CU_ASSERT_PTR_NULL(hmap_get(seen, p)); /* once */
-			hmap_put(seen, p, (void *)1);
-			count++;
-		}
-		free(cursor);
-		const char *next = cJSON_GetStringValue(
-			cJSON_GetObjectItem(r, "next_cursor"));
-		cursor = next ? xstrdup(next) : NULL;
-		pages++;
-		cJSON_Delete(r);
-	} while (cursor && pages < 10);
 	CU_ASSERT_EQUAL(pages, 4);
-	CU_ASSERT_EQUAL(count, 37);
-	CU_ASSERT_EQUAL(hmap_size(seen), 37);
-	hmap_free(seen);
 
 	/* A cursor for another query, a forged one, a stale one. */
 	cJSON *r = ft(&t, "pagetest", "{\"limit\": 10}");
@@ -1269,6 +1289,24 @@ static void test_writes_during_first_build(void)
  * the notes with the words that can score the most (MaxScore), yet they
  * are the pages of ranking every hit: scores never rise from one result
  * to the next, across pages, and every note comes once. */
+/* Scores never rise from one result to the next, and the notes with the
+ * rare words come first. */
+static void rare_first(const char *p, double sc, size_t i, void *ud)
+{
+	double *last = ud;
+	CU_ASSERT(sc <= *last);
+	*last = sc;
+	if (i < 5)
+		CU_ASSERT(!strcmp(p, "q/Note 00.md") ||
+			  !strcmp(p, "q/Note 09.md") ||
+			  !strcmp(p, "q/Note 13.md") ||
+			  !strcmp(p, "q/Note 18.md") ||
+			  !strcmp(p, "q/Note 26.md") ||
+			  !strcmp(p, "q/Note 27.md") ||
+			  !strcmp(p, "q/Note 36.md") ||
+			  !strcmp(p, "q/Note 39.md"));
+}
+
 static void test_pruned_pages(void)
 {
 	struct tvault t;
@@ -1284,54 +1322,11 @@ static void test_pruned_pages(void)
 	}
 	tv_write(&t, "q/Other.md", "nothing of the kind\n");
 	open_indexed(&t);
-	struct hmap *seen = hmap_new();
 	double last = 1e9;
-	size_t count = 0, pages = 0;
-	char *cursor = NULL;
-	do {
-		char *extra = cursor ? xasprintf("{\"limit\": 3, \"cursor\": "
-						 "\"%s\"}",
-						 cursor)
-				     : xstrdup("{\"limit\": 3}");
-		cJSON *r = ft(&t, "common zebrine okapine", extra);
-		free(extra);
-		CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-		CU_ASSERT_EQUAL(
-			cJSON_GetNumberValue(cJSON_GetObjectItem(r, "total")),
+	size_t pages;
+	CU_ASSERT_EQUAL(page_all(&t, "common zebrine okapine", 3, 40,
+				 rare_first, &last, &pages),
 			40);
-		const cJSON *it;
-		cJSON_ArrayForEach(it, cJSON_GetObjectItem(r, "results"))
-		{
-			const char *p = cJSON_GetStringValue(
-				cJSON_GetObjectItem(it, "path"));
-			double sc = cJSON_GetNumberValue(
-				cJSON_GetObjectItem(it, "score"));
-			CU_ASSERT(sc <= last);
-			last = sc;
-			/* The notes with the rare words first. */
-			if (count < 5)
-				CU_ASSERT(!strcmp(p, "q/Note 00.md") ||
-					  !strcmp(p, "q/Note 09.md") ||
-					  !strcmp(p, "q/Note 13.md") ||
-					  !strcmp(p, "q/Note 18.md") ||
-					  !strcmp(p, "q/Note 26.md") ||
-					  !strcmp(p, "q/Note 27.md") ||
-					  !strcmp(p, "q/Note 36.md") ||
-					  !strcmp(p, "q/Note 39.md"));
-			CU_ASSERT_PTR_NULL(hmap_get(seen, p));
-			hmap_put(seen, p, (void *)1);
-			count++;
-		}
-		free(cursor);
-		const char *next = cJSON_GetStringValue(
-			cJSON_GetObjectItem(r, "next_cursor"));
-		cursor = next ? xstrdup(next) : NULL;
-		pages++;
-		cJSON_Delete(r);
-	} while (cursor && pages < 20);
-	CU_ASSERT_EQUAL(count, 40);
-	CU_ASSERT_EQUAL(hmap_size(seen), 40);
-	hmap_free(seen);
 	char *snip = first_snippet(&t, "common okapine");
 	ASSERT_CONTAINS(snip, "**okapine**");
 	free(snip);
