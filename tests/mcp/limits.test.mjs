@@ -178,7 +178,12 @@ describe('cancelling and stopping', () => {
     spawnSync(process.env.VAULTCTL_BIN, ['--vault', v.vault, 'stop'], { env: v.env });
     const dt = await exited(pid, 10000);
     console.log(`# vaultd stopped ${dt?.toFixed(1)} ms after vaultctl stop with 4 slow calls in flight`);
-    assert.ok(dt !== null && dt < 2500, `stopped in ${dt} ms`);
+    // A call stops at its next cancellation point; FTS5 expands a prefix
+    // query's terms inside one SQLite step that cannot be interrupted,
+    // which a sanitizer build makes last about a slow search: the bound
+    // grows with the measured slow call there (2.5 s in a plain build).
+    const bound = Math.max(2500, 3 * slowMs);
+    assert.ok(dt !== null && dt < bound, `stopped in ${dt} ms (bound ${bound} ms)`);
     ctl.close();
   });
 
