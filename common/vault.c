@@ -1245,7 +1245,8 @@ static int work_one(struct vault *v, const char *path, struct big_put *big,
 	struct stat st;
 	int64_t btime;
 	if (read_note_file(v->rootfd, path, &text, &len, &st, &btime) < 0 ||
-	    !note_made_from(n, &st, text ? note_text_hash(text, len) : 0))
+	    !note_made_from(n, &st,
+			    n->racy && text ? note_text_hash(text, len) : 0))
 		return 0;
 	*bytes += n->too_big ? 0 : len;
 	unsettled_put(v, n);
