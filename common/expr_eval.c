@@ -717,20 +717,36 @@ static const struct {
 	{"formula", D_BASES, QV_FORMULAS, false},
 };
 
+/* enode.ident: not looked up yet, a property, or 1 + ROW_IDENTS' index. */
+#define IDENT_UNKNOWN 0
+#define IDENT_PROP 0xff
+
+static uint8_t ident_kind(const struct expr_env *env, const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(ROW_IDENTS); i++)
+		if ((ROW_IDENTS[i].dialects & (1 << env->dialect)) &&
+		    !strcmp(ROW_IDENTS[i].name, name))
+			return (uint8_t)(i + 1);
+	return IDENT_PROP;
+}
+
+/* The name's meaning depends only on the dialect, which is the query's:
+ * it is looked up once per node (as its property type is). */
 static struct qval ident(struct expr_env *env, const struct qrow *row,
 			 const struct enode *e)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(ROW_IDENTS); i++) {
-		if (!(ROW_IDENTS[i].dialects & (1 << env->dialect)) ||
-		    strcmp(ROW_IDENTS[i].name, e->name))
-			continue;
-		if (!ROW_IDENTS[i].this_row)
-			return (struct qval){.t = ROW_IDENTS[i].t, .row = row};
-		return env->this_row ? (struct qval){.t = QV_NOTE,
-						     .row = env->this_row}
-				     : V_NULL;
+	uint8_t k = e->ident;
+	if (k == IDENT_UNKNOWN) {
+		k = ident_kind(env, e->name);
+		((struct enode *)e)->ident = k;
 	}
-	return note_prop(env, row, e->name, (uint8_t *)&e->ptype);
+	if (k == IDENT_PROP)
+		return note_prop(env, row, e->name, (uint8_t *)&e->ptype);
+	size_t i = (size_t)k - 1;
+	if (!ROW_IDENTS[i].this_row)
+		return (struct qval){.t = ROW_IDENTS[i].t, .row = row};
+	return env->this_row ? (struct qval){.t = QV_NOTE, .row = env->this_row}
+			     : V_NULL;
 }
 
 struct qval ex_eval(struct expr_env *env, const struct qrow *row,

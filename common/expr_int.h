@@ -46,6 +46,7 @@ struct enode {
 	uint8_t kind;
 	uint8_t op;	 /* bin_op, or function id */
 	uint8_t ptype;	 /* N_IDENT: enum ptype + 1 once looked up */
+	uint8_t ident;	 /* N_IDENT: what the name is, once looked up */
 	struct qval lit; /* N_LIT */
 	const char *name;
 	struct enode *a, *b;

@@ -294,8 +294,52 @@ static size_t run_where(struct run *r, const struct step *st, struct keyed *cur,
 	return k;
 }
 
+static void sift_down(struct keyed *h, size_t n, size_t i,
+		      const struct sort_ctx *c)
+{
+	for (;;) {
+		size_t big = i, l = 2 * i + 1, rt = l + 1;
+		if (l < n && cmp_keyed(&h[l], &h[big], (void *)c) > 0)
+			big = l;
+		if (rt < n && cmp_keyed(&h[rt], &h[big], (void *)c) > 0)
+			big = rt;
+		if (big == i)
+			return;
+		struct keyed t = h[i];
+		h[i] = h[big];
+		h[big] = t;
+		i = big;
+	}
+}
+
+/*
+ * The first `need` rows of m in order, the rest left in no order: a
+ * heap of the `need` best (cmp_keyed is a total order — ties go by
+ * position — so the rows are those a full sort puts first).
+ */
+static void sort_first(struct keyed *cur, size_t m, size_t need,
+		       const struct sort_ctx *c)
+{
+	if (need < m / 8) {
+		for (size_t i = need / 2; i-- > 0;)
+			sift_down(cur, need, i, c);
+		for (size_t i = need; i < m && need; i++) {
+			if (cmp_keyed(&cur[i], &cur[0], (void *)c) >= 0)
+				continue;
+			struct keyed t = cur[0];
+			cur[0] = cur[i];
+			cur[i] = t;
+			sift_down(cur, need, 0, c);
+		}
+		m = need;
+	}
+	qsort_r(cur, m, sizeof(*cur), cmp_keyed, (void *)c);
+}
+
+/* SORT: rows from the first to `need` in order (need: as many as the
+ * steps after it and the page can look at). */
 static void run_sort(struct run *r, const struct step *st, struct keyed *cur,
-		     size_t m)
+		     size_t m, size_t need)
 {
 	struct pquery *q = r->q;
 	for (size_t i = 0; i < m; i++) {
@@ -309,7 +353,25 @@ static void run_sort(struct run *r, const struct step *st, struct keyed *cur,
 		cur[i].ord = i;
 	}
 	struct sort_ctx c = {st->keys, st->nkeys, q->dialect != EXPR_DQL};
-	qsort_r(cur, m, sizeof(*cur), cmp_keyed, &c);
+	sort_first(cur, m, need < m ? need : m, &c);
+}
+
+/* How many rows from the first the steps after step s and the page
+ * [offset, offset + limit) look at: all of them when a later step
+ * filters, sorts or groups. */
+static size_t rows_needed(const struct pquery *q, size_t s, size_t offset,
+			  size_t limit)
+{
+	if (q->group || limit > SIZE_MAX - offset)
+		return SIZE_MAX;
+	size_t need = offset + limit;
+	for (size_t k = s + 1; k < q->nsteps; k++) {
+		if (q->steps[k].kind != ST_LIMIT)
+			return SIZE_MAX;
+		if (q->steps[k].limit < need)
+			need = q->steps[k].limit;
+	}
+	return need;
 }
 
 /* Bases groupBy: groups in order, rows in their order within each; the
@@ -400,7 +462,8 @@ int pq_run(struct pquery *q, const struct pq_env *pe, size_t offset,
 		if (st->kind == ST_WHERE)
 			m = run_where(&r, st, cur, m);
 		else if (st->kind == ST_SORT)
-			run_sort(&r, st, cur, m);
+			run_sort(&r, st, cur, m,
+				 rows_needed(q, s, offset, limit));
 		else if (m > st->limit)
 			m = st->limit;
 	}

@@ -95,6 +95,41 @@ static bool get_bytes(struct rd *r, const char **ret, size_t *ret_len)
 	return true;
 }
 
+/* Step over one value of bytes already checked: what a lookup does for
+ * every key before the one it wants, without get_value's copying. */
+static inline bool skip_value(struct rd *r)
+{
+	uint32_t n, nb;
+	if (r->p >= r->end)
+		return false;
+	switch (*r->p++) {
+	case 'n':
+	case 't':
+	case 'f':
+		return true;
+	case 'd':
+		n = 8;
+		break;
+	case 's':
+	case 'o':
+		if (!get_u32(r, &n) || n == UINT32_MAX)
+			return false;
+		n++; /* the NUL */
+		break;
+	case 'l':
+		if (!get_u32(r, &n) || !get_u32(r, &nb))
+			return false;
+		n = nb;
+		break;
+	default:
+		return false;
+	}
+	if ((size_t)(r->end - r->p) < n)
+		return false;
+	r->p += n;
+	return true;
+}
+
 /* Read one value (depth-checked; check: the items of lists too); ret
  * may be NULL to skip it. */
 static bool get_value(struct rd *r, struct prop_val *ret, int depth, bool check)
@@ -190,8 +225,11 @@ bool props_get(const unsigned char *p, size_t len, const char *key,
 		if (!get_bytes(&r, &k, &kn))
 			return found;
 		bool same = kn == kl && !memcmp(k, key, kl);
-		bool fold = !same && !found && kn == kl && !strcasecmp(k, key);
-		if (!get_value(&r, same || fold ? &v : NULL, 0, false))
+		bool fold = !same && !found && kn == kl &&
+			    (k[0] | 0x20) == (key[0] | 0x20) &&
+			    !strcasecmp(k, key);
+		if (!(same || fold ? get_value(&r, &v, 0, false)
+				   : skip_value(&r)))
 			return found;
 		if (same) {
 			*ret = v;

@@ -346,6 +346,56 @@ static void test_paging(void)
 	tv_close(&t);
 }
 
+/* A sort that keeps only the page's rows (a heap of the best) gives the
+ * rows a full sort gives, ties in name order, on every page. */
+static void test_sort_page_matches_full_sort(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	char name[64], text[64];
+	for (int i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "s%03d.md", (i * 7) % 300);
+		snprintf(text, sizeof(text), "---\nrank: %d\n---\n", i % 37);
+		tv_write(&t, name, text);
+	}
+	tv_open(&t);
+	_cleanup_json_ cJSON *full =
+		tv_call_json(&t, "query_notes",
+			     "{\"sort\": \"rank desc\", \"limit\": 1000}");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(full);
+	const cJSON *rows = cJSON_GetObjectItem(full, "rows");
+	CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(rows), 300);
+	_cleanup_free_ char *cursor = NULL;
+	for (int page = 0; page < 3; page++) {
+		_cleanup_free_ char *args = xasprintf(
+			"{\"sort\": \"rank desc\", \"limit\": 6%s%s%s}",
+			cursor ? ", \"cursor\": \"" : "", cursor ? cursor : "",
+			cursor ? "\"" : "");
+		_cleanup_json_ cJSON *r = tv_call_json(&t, "query_notes", args);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+		CU_ASSERT_EQUAL(cJSON_GetObjectItem(r, "total")->valueint, 300);
+		const cJSON *got = cJSON_GetObjectItem(r, "rows");
+		CU_ASSERT_EQUAL_FATAL(cJSON_GetArraySize(got), 6);
+		for (int i = 0; i < 6; i++) {
+			const cJSON *a = cJSON_GetArrayItem(got, i);
+			const cJSON *b = cJSON_GetArrayItem(rows, page * 6 + i);
+			ASSERT_STR_EQ(
+				cJSON_GetObjectItem(a, "name")->valuestring,
+				cJSON_GetObjectItem(b, "name")->valuestring);
+		}
+		free(cursor);
+		cursor = xstrdup(
+			cJSON_GetObjectItem(r, "next_cursor")->valuestring);
+	}
+	/* DQL: a LIMIT after the SORT bounds what is kept, not the order. */
+	_cleanup_free_ char *n =
+		q_names(&t, "query_notes",
+			"{\"query\": \"LIST SORT rank ASC LIMIT 4\"}");
+	/* rank 0: i = 0, 37, 74, 111 … named s000, s259, s218, s177 … */
+	ASSERT_STR_EQ(n, "s000,s013,s054,s095");
+	tv_close(&t);
+}
+
 static void test_bases(void)
 {
 	struct tvault t;
@@ -504,6 +554,8 @@ int main(void)
 		{"plain_predicates", test_plain_predicates},
 		{"dql", test_dql},
 		{"paging", test_paging},
+		{"sort_page_matches_full_sort",
+		 test_sort_page_matches_full_sort},
 		{"bases", test_bases},
 		{"hostile", test_hostile},
 		{"note_blob_props", test_note_blob_props},

@@ -20,8 +20,11 @@ const mdBytes = Number(/(\d+) bytes of markdown/.exec(g.stdout)?.[1] ?? 0);
 const client = await mcpClient(v);
 const c = await ctlConnect(socketPath(v));
 for (;;) {
+  // Steady state: the full-text index and history built (a cold start's
+  // background work would otherwise share the CPU with the queries).
   const st = await c.call('status');
-  if (st.index.state === 'ready') break;
+  const settled = st.history.state !== 'on' || (st.history.versions > 0 && st.history.settled);
+  if (st.index.state === 'ready' && st.search_index.state === 'ready' && settled) break;
   await sleep(20);
 }
 c.close();
