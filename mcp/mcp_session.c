@@ -2209,65 +2209,155 @@ static bool check_modern(struct mcp_session *s, const cJSON *id,
 	return true;
 }
 
+/* ---- the method table ----------------------------------------------------
+ */
+
+/* Handlers as the table calls them: the request's id and params, and
+ * whether the session speaks the modern (2026, _meta) protocol. */
+typedef void method_fn(struct mcp_session *s, const cJSON *id,
+		       const cJSON *params, bool modern);
+
+static void m_templates(struct mcp_session *s, const cJSON *id,
+			const cJSON *params, bool modern)
+{
+	(void)params;
+	handle_templates(s, id, modern);
+}
+
+static void m_prompts_list(struct mcp_session *s, const cJSON *id,
+			   const cJSON *params, bool modern)
+{
+	(void)params;
+	handle_prompts_list(s, id, modern);
+}
+
+static void m_subscribe(struct mcp_session *s, const cJSON *id,
+			const cJSON *params, bool modern)
+{
+	(void)modern;
+	handle_subscribe(s, id, params, true);
+}
+
+static void m_unsubscribe(struct mcp_session *s, const cJSON *id,
+			  const cJSON *params, bool modern)
+{
+	(void)modern;
+	handle_subscribe(s, id, params, false);
+}
+
+static void m_discover(struct mcp_session *s, const cJSON *id,
+		       const cJSON *params, bool modern)
+{
+	(void)params, (void)modern;
+	handle_discover(s, id);
+}
+
+static void m_listen(struct mcp_session *s, const cJSON *id,
+		     const cJSON *params, bool modern)
+{
+	(void)modern;
+	handle_listen(s, id, params);
+}
+
+static void m_set_level(struct mcp_session *s, const cJSON *id,
+			const cJSON *params, bool modern)
+{
+	(void)modern;
+	handle_set_level(s, id, params);
+}
+
+static void m_initialize(struct mcp_session *s, const cJSON *id,
+			 const cJSON *params, bool modern)
+{
+	(void)modern;
+	handle_initialize(s, id, params);
+}
+
+static void m_ping(struct mcp_session *s, const cJSON *id, const cJSON *params,
+		   bool modern)
+{
+	(void)params, (void)modern;
+	reply(s, id, cJSON_CreateObject(), false, false);
+}
+
+/* Which sessions a method belongs to: one that began with initialize
+ * (before or after it), one whose requests carry _meta (2026 on). */
+enum {
+	ERA_PREINIT = 1 << 0, /* answered before initialize */
+	ERA_SESSION = 1 << 1, /* an initialized session's */
+	ERA_MODERN = 1 << 2,  /* a request with _meta's */
+};
+
+static const struct mcp_method {
+	const char *name;
+	method_fn *run;
+	uint8_t eras;
+} METHODS[] = {
+	{"initialize", m_initialize, ERA_PREINIT | ERA_SESSION},
+	{"ping", m_ping, ERA_PREINIT | ERA_SESSION},
+	{"server/discover", m_discover, ERA_MODERN},
+	{"tools/list", handle_tools_list, ERA_SESSION | ERA_MODERN},
+	{"tools/call", handle_tools_call, ERA_SESSION | ERA_MODERN},
+	{"resources/list", handle_resources_list, ERA_SESSION | ERA_MODERN},
+	{"resources/read", handle_resources_read, ERA_SESSION | ERA_MODERN},
+	{"resources/templates/list", m_templates, ERA_SESSION | ERA_MODERN},
+	{"resources/subscribe", m_subscribe, ERA_SESSION},
+	{"resources/unsubscribe", m_unsubscribe, ERA_SESSION},
+	{"prompts/list", m_prompts_list, ERA_SESSION | ERA_MODERN},
+	{"prompts/get", handle_prompts_get, ERA_SESSION | ERA_MODERN},
+	{"completion/complete", handle_complete, ERA_SESSION | ERA_MODERN},
+	{"logging/setLevel", m_set_level, ERA_SESSION},
+	{"subscriptions/listen", m_listen, ERA_MODERN},
+};
+
+static const struct mcp_method *find_method(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(METHODS); i++)
+		if (!strcmp(METHODS[i].name, name))
+			return &METHODS[i];
+	return NULL;
+}
+
+/* Notifications: never answered. */
+static void notification(struct mcp_session *s, const char *method,
+			 const cJSON *params)
+{
+	if (!strcmp(method, "notifications/cancelled")) {
+		const cJSON *rid = cJSON_GetObjectItem(params, "requestId");
+		if (!(rid && end_listen(s, rid)))
+			handle_cancelled(s, params);
+	} else if (!strcmp(method, "exit")) {
+		mcp_session_shutdown(s);
+	}
+	/* notifications/initialized and unknown ones: nothing to do. */
+}
+
 static void dispatch(struct mcp_session *s, const char *method, const cJSON *id,
 		     const cJSON *params)
 {
 	const cJSON *meta = cJSON_GetObjectItem(params, "_meta");
 	bool modern = cJSON_GetObjectItem(meta, META_VERSION) != NULL;
-
 	if (!id) {
-		/* Notifications: never answered. */
-		if (!strcmp(method, "notifications/initialized"))
-			return;
-		if (!strcmp(method, "notifications/cancelled")) {
-			const cJSON *rid =
-				cJSON_GetObjectItem(params, "requestId");
-			if (!(rid && end_listen(s, rid)))
-				handle_cancelled(s, params);
-			return;
-		}
-		if (!strcmp(method, "exit"))
-			mcp_session_shutdown(s);
+		notification(s, method, params);
 		return;
 	}
+	const struct mcp_method *m = find_method(method);
 	if (modern || !strcmp(method, "server/discover")) {
 		if (!check_modern(s, id, meta))
 			return;
-		if (!strcmp(method, "server/discover"))
-			handle_discover(s, id);
-		else if (!strcmp(method, "tools/list"))
-			handle_tools_list(s, id, params, true);
-		else if (!strcmp(method, "tools/call"))
-			handle_tools_call(s, id, params, true);
-		else if (!strcmp(method, "resources/list"))
-			handle_resources_list(s, id, params, true);
-		else if (!strcmp(method, "resources/read"))
-			handle_resources_read(s, id, params, true);
-		else if (!strcmp(method, "resources/templates/list"))
-			handle_templates(s, id, true);
-		else if (!strcmp(method, "prompts/list"))
-			handle_prompts_list(s, id, true);
-		else if (!strcmp(method, "prompts/get"))
-			handle_prompts_get(s, id, params, true);
-		else if (!strcmp(method, "completion/complete"))
-			handle_complete(s, id, params, true);
-		else if (!strcmp(method, "subscriptions/listen"))
-			handle_listen(s, id, params);
-		else {
-			_cleanup_free_ char *m = xasprintf(
+		if (m && (m->eras & ERA_MODERN)) {
+			m->run(s, id, params, true);
+		} else {
+			_cleanup_free_ char *msg = xasprintf(
 				"Method not found: %s (not part of protocol "
 				"version " MODERN_VERSION ")",
 				QUOTE(method));
-			reply_error(s, id, RPC_METHOD_NOT_FOUND, m, NULL);
+			reply_error(s, id, RPC_METHOD_NOT_FOUND, msg, NULL);
 		}
 		return;
 	}
-	if (!strcmp(method, "initialize")) {
-		handle_initialize(s, id, params);
-		return;
-	}
-	if (!strcmp(method, "ping")) {
-		reply(s, id, cJSON_CreateObject(), false, false);
+	if (m && (m->eras & ERA_PREINIT)) {
+		m->run(s, id, params, false);
 		return;
 	}
 	if (!s->initialized) {
@@ -2278,32 +2368,12 @@ static void dispatch(struct mcp_session *s, const char *method, const cJSON *id,
 			    NULL);
 		return;
 	}
-	if (!strcmp(method, "tools/list"))
-		handle_tools_list(s, id, params, false);
-	else if (!strcmp(method, "tools/call"))
-		handle_tools_call(s, id, params, false);
-	else if (!strcmp(method, "resources/list"))
-		handle_resources_list(s, id, params, false);
-	else if (!strcmp(method, "resources/read"))
-		handle_resources_read(s, id, params, false);
-	else if (!strcmp(method, "resources/templates/list"))
-		handle_templates(s, id, false);
-	else if (!strcmp(method, "resources/subscribe"))
-		handle_subscribe(s, id, params, true);
-	else if (!strcmp(method, "resources/unsubscribe"))
-		handle_subscribe(s, id, params, false);
-	else if (!strcmp(method, "prompts/list"))
-		handle_prompts_list(s, id, false);
-	else if (!strcmp(method, "prompts/get"))
-		handle_prompts_get(s, id, params, false);
-	else if (!strcmp(method, "completion/complete"))
-		handle_complete(s, id, params, false);
-	else if (!strcmp(method, "logging/setLevel"))
-		handle_set_level(s, id, params);
-	else {
-		_cleanup_free_ char *m =
+	if (m && (m->eras & ERA_SESSION)) {
+		m->run(s, id, params, false);
+	} else {
+		_cleanup_free_ char *msg =
 			xasprintf("Method not found: %s", QUOTE(method));
-		reply_error(s, id, RPC_METHOD_NOT_FOUND, m, NULL);
+		reply_error(s, id, RPC_METHOD_NOT_FOUND, msg, NULL);
 	}
 }
 
