@@ -154,9 +154,14 @@ static void describe_note(struct tool_ctx *c, const char *path, cJSON *o)
 	len = strnlen(text, len);
 	if (len > PERIODIC_TEXT_MAX) {
 		len = utf8_cut(text, PERIODIC_TEXT_MAX);
-		cJSON_AddBoolToObject(o, "truncated", true);
+		c->warning = xasprintf("Note '%s' is longer than %u bytes: "
+				       "its text is cut; read_note reads it "
+				       "in parts",
+				       n->path, PERIODIC_TEXT_MAX);
 	}
-	_cleanup_free_ char *shown = u8_repair(text, len);
+	_cleanup_free_ char *shown = u8_invalid_at(text, len) < len
+					     ? u8_repair(text, len)
+					     : xstrndup(text, len);
 	cJSON_AddStringToObject(o, "text", shown);
 }
 
@@ -168,7 +173,6 @@ static cJSON *periodic_json(const struct periodic_conf *pc,
 	snprintf(iso, sizeof(iso), "%04d-%02d-%02d", date->year, date->month,
 		 date->day);
 	_cleanup_free_ char *name = path_note_name(path);
-	cJSON_AddStringToObject(o, "period", period_name(pc->period));
 	cJSON_AddStringToObject(o, "date", iso);
 	cJSON_AddStringToObject(o, "name", name);
 	cJSON_AddStringToObject(o, "path", path);
@@ -225,10 +229,7 @@ int op_append_periodic_note(struct tool_ctx *c)
 	if (r < 0)
 		return r;
 	cJSON *o = periodic_json(&pc, &date, path);
-	const char *sec = arg_str(c, "section", "");
-	if (*sec)
-		cJSON_AddStringToObject(o, "section", sec);
-	cJSON_AddStringToObject(o, "status", "appended");
+	cJSON_DeleteItemFromObject(o, "date");
 	if (created)
 		cJSON_AddTrueToObject(o, "created");
 	c->json = o;

@@ -463,21 +463,20 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "periodic_note",
-		.description = "The daily (weekly, ...) note for a date, per the vault's settings.",
-		.help = "period: day (default), week, month, quarter or year; week and longer need the Periodic Notes plugin's settings (.obsidian/plugins/periodic-notes/data.json), days follow it or .obsidian/daily-notes.json (folder, Moment format, template). date: today (default), yesterday, tomorrow, an ISO date (2024-01-05, 2024-1-5) or a note name in the period's format (2024-W05). Gives the note's path, whether it exists and, if it does, its text and version. create: make a missing note from the period's template ({{title}}, {{date}}, {{time}}, {{date:FORMAT}}, {{date+1d:FORMAT}}, {{yesterday}}, {{tomorrow}}, {{monday:FORMAT}} ... filled; a Templater template is refused), through the policy.",
+		.description = "The daily (weekly, ...) note for a date.",
+		.help = "As the vault's settings name it: days follow the Periodic Notes plugin (.obsidian/plugins/periodic-notes/data.json) or .obsidian/daily-notes.json (folder, Moment format, template); week, month, quarter and year need the plugin. period: day (default), week, month, quarter or year. date: today (default), yesterday, tomorrow, an ISO date (2024-01-05, 2024-1-5) or a note name in the period's format (2024-W05). Gives the note's path, whether it exists and, if it does, its text and version. create: make a missing note from the period's template ({{title}}, {{date}}, {{time}}, {{date:FORMAT}}, {{date+1d:FORMAT}}, {{yesterday}}, {{tomorrow}}, {{monday:FORMAT}} ... filled; a Templater template is refused), through the policy.",
 		.input_schema = OBJ(P_STR("period") "," P_STR("date") "," P_BOOL("create"), ""),
 		.output_schema = OUT(
-			O_STR("period") "," O_STR("date") "," O_STR("name") "," O_STR("path") "," O_BOOL("exists") "," O_BOOL("created") "," O_STR("version") "," O_STR("text") "," O_BOOL("truncated")),
+			O_STR("date") "," O_STR("name") "," O_STR("path") "," O_BOOL("exists") "," O_BOOL("created") "," O_STR("version") "," O_STR("text")),
 		.flags = 0,
 		.run = op_periodic_note,
 	},
 	{
 		.name = "append_periodic_note",
-		.description = "Append to the daily (weekly, ...) note for a date, made if missing.",
+		.description = "Append to the note for a date, made if missing.",
 		.help = "period and date as periodic_note. section: append at the end of this heading's section (as append_section) rather than the note's end. A missing note is first made from the period's template.",
 		.input_schema = OBJ(P_STR("text") "," P_STR("period") "," P_STR("date") "," P_SECTION, "\"text\""),
-		.output_schema = OUT(
-			O_STR("period") "," O_STR("date") "," O_STR("name") "," O_STR("path") "," O_STR("section") "," O_STR("status") "," O_BOOL("created")),
+		.output_schema = OUT(O_STR("name") "," O_STR("path") "," O_BOOL("created")),
 		.flags = 0,
 		.run = op_append_periodic_note,
 	},
