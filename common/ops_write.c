@@ -757,8 +757,8 @@ static int section_tool(struct tool_ctx *c, edit_fn fn, const char *status)
 	return 0;
 }
 
-int op_periodic_write(struct tool_ctx *c, const char *path,
-		      const char *initial, bool append, bool *ret_created)
+int op_periodic_write(struct tool_ctx *c, const char *path, const char *initial,
+		      bool append, bool *ret_created)
 {
 	edit_fn fn = *arg_str(c, "section", "") ? do_sec_append : do_append;
 	*ret_created = false;

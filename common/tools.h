@@ -192,8 +192,8 @@ int op_template_apply(struct tool_ctx *c, const char *name, const cJSON *fm,
  * "section" argument's section, as append_note / append_section do.
  * *ret_created: the note was made.
  */
-int op_periodic_write(struct tool_ctx *c, const char *path,
-		      const char *initial, bool append, bool *ret_created);
+int op_periodic_write(struct tool_ctx *c, const char *path, const char *initial,
+		      bool append, bool *ret_created);
 /* Replace a note's whole text through the guard (ops_write.c). */
 /* A new note at path with text, through the guard. */
 int op_create_text(struct tool_ctx *c, const char *path, const char *text);
