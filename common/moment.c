@@ -803,7 +803,8 @@ static int week_day(struct pstate *s, const struct moment_tm *now, int64_t *ret)
 		off = v[F_LWD];
 	else if (s->has[F_WD])
 		off = (v[F_WD] - dow + 7) % 7;
-	if ((s->has[F_ISOWD] && (v[F_ISOWD] < 1 || v[F_ISOWD] > 7)) || off > 6)
+	if ((s->has[F_ISOWD] && (v[F_ISOWD] < 1 || v[F_ISOWD] > 7)) ||
+	    (s->has[F_WD] && v[F_WD] > 6) || off > 6)
 		return fail(s, "the day of the week is out of range");
 	*ret = week1_start(y, dow, doy) + (week - 1) * 7 + off;
 	return 0;
