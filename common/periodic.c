@@ -335,6 +335,9 @@ int periodic_date_arg(const struct periodic_conf *c, const char *arg,
 		return 0;
 	}
 	/* A note's own name (2024-W05), or its path. */
+	size_t fl = strlen(c->folder);
+	if (fl && !strncmp(arg, c->folder, fl) && arg[fl] == '/')
+		arg += fl + 1;
 	const char *base = strrchr(arg, '/');
 	_cleanup_free_ char *name =
 		xstrdup(strchr(c->format, '/') || !base ? arg : base + 1);
@@ -410,6 +413,8 @@ static char *fill_var(const char *s, const char *e,
 					   "saturday"};
 	skip_spaces(&s, &e);
 	size_t n = (size_t)(e - s), k;
+	if (!n)
+		return NULL;
 	if (keyword(s, n, "title") == n)
 		return xstrdup(v->title);
 	struct moment_tm t = *v->date;

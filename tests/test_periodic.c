@@ -143,6 +143,11 @@ static void test_daily_core_settings(void)
 		&t, "periodic_note", "{\"date\": \"2024/02/2024-02-29 Thu\"}");
 	CU_ASSERT(jtrue(b, "exists"));
 	ASSERT_STR_EQ(jstr(b, "text"), text);
+	/* And its vault path. */
+	_cleanup_json_ cJSON *b2 =
+		call(&t, "periodic_note",
+		     "{\"date\": \"Journal/2024/02/2024-02-29 Thu.md\"}");
+	ASSERT_STR_EQ(jstr(b2, "date"), "2024-02-29");
 	/* A missing template is an error naming the setting. */
 	tv_write(&t, ".obsidian/daily-notes.json",
 		 "{\"folder\": \"Journal\", \"template\": \"Templates/Gone\"}");
@@ -400,6 +405,32 @@ static void test_create_note_template(void)
 	tv_close(&t);
 }
 
+/* Odd templates: offsets out of range, nested and broken braces, a
+ * weekday outside a periodic note; all left as written, never a crash. */
+static void test_template_edges(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "Templates/Odd.md",
+		 "a {{date+999999999y}} b {{{{title}}}} c {{ title d "
+		 "{{monday:YYYY}} e {{date:[Y]YYYY}} f {{time-90m:H}} g "
+		 "{{yesterday}} h {{}}");
+	tv_open(&t);
+	_cleanup_json_ cJSON *r =
+		call(&t, "create_note",
+		     "{\"name\": \"Odd\", \"template\": \"Odd\"}");
+	CU_ASSERT_PTR_NOT_NULL(r);
+	_cleanup_free_ char *text = tv_read(&t, "Odd.md");
+	_cleanup_free_ char *year = day_from_now(0, "[Y]YYYY");
+	_cleanup_free_ char *want = xasprintf(
+		"a {{date+999999999y}} b {{Odd}} c {{ title d {{monday:YYYY}} "
+		"e %s f ",
+		year);
+	CU_ASSERT(text && str_has_prefix(text, want));
+	ASSERT_CONTAINS(text, " g {{yesterday}} h {{}}");
+	tv_close(&t);
+}
+
 int main(void)
 {
 	static const struct test_case tests[] = {
@@ -410,6 +441,7 @@ int main(void)
 		{"append", test_append},
 		{"templater_and_policy", test_templater_and_policy},
 		{"create_note_template", test_create_note_template},
+		{"template_edges", test_template_edges},
 	};
 	return run_tests("periodic", tests, ARRAY_SIZE(tests));
 }
