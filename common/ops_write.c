@@ -296,7 +296,16 @@ int op_create_note(struct tool_ctx *c)
 	if (r < 0)
 		return r;
 	struct sbuf text = {0};
-	if (fm && cJSON_GetArraySize(fm) > 0) {
+	_cleanup_free_ char *tpath = NULL;
+	if (*arg_str(c, "template", "")) {
+		char *t = NULL;
+		r = op_template_apply(c, name, fm, content, &t, &tpath);
+		cJSON_Delete(fm);
+		if (r < 0)
+			return r;
+		sb_puts(&text, t);
+		free(t);
+	} else if (fm && cJSON_GetArraySize(fm) > 0) {
 		size_t a, b, d;
 		if (md_split_frontmatter(content, strlen(content), &a, &b,
 					 &d)) {
@@ -309,8 +318,10 @@ int op_create_note(struct tool_ctx *c)
 		_cleanup_free_ char *y = fm_render_object(fm);
 		sb_printf(&text, "---\n%s---\n", y);
 	}
-	cJSON_Delete(fm);
-	sb_puts(&text, content);
+	if (!tpath) {
+		cJSON_Delete(fm);
+		sb_puts(&text, content);
+	}
 
 	WRITE_LOCKED(c);
 	_cleanup_free_ char *path = NULL;
@@ -349,6 +360,8 @@ int op_create_note(struct tool_ctx *c)
 	cJSON_AddStringToObject(o, "path", path);
 	if (old)
 		cJSON_AddBoolToObject(o, "overwritten", true);
+	if (tpath)
+		cJSON_AddStringToObject(o, "template", tpath);
 	c->json = o;
 	return 0;
 }
@@ -742,6 +755,31 @@ static int section_tool(struct tool_ctx *c, edit_fn fn, const char *status)
 	cJSON_AddStringToObject(o, "status", status);
 	c->json = o;
 	return 0;
+}
+
+int op_periodic_write(struct tool_ctx *c, const char *path, const char *initial,
+		      bool append, bool *ret_created)
+{
+	edit_fn fn = *arg_str(c, "section", "") ? do_sec_append : do_append;
+	*ret_created = false;
+	WRITE_LOCKED(c);
+	struct note *n = index_by_path(vault_index(c->v), path);
+	if (n) {
+		/* Made meanwhile (Obsidian opened today's note): kept. */
+		_cleanup_free_ char *p = xstrdup(n->path);
+		return append ? edit_note(c, p, fn, NULL) : 0;
+	}
+	_cleanup_free_ char *p = NULL, *nt = NULL;
+	int r = new_note_path(c, path, "", &p);
+	if (r < 0)
+		return r;
+	if (append && (r = fn(c, p, initial, strlen(initial), &nt)) < 0)
+		return r;
+	const char *text = nt ? nt : initial;
+	r = write_or_try(c, p, NULL, 0, text, strlen(text), true);
+	if (r == 0)
+		*ret_created = !arg_bool(c, "dry_run", false);
+	return r;
 }
 
 int op_append_section(struct tool_ctx *c)

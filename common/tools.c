@@ -205,11 +205,11 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "create_note",
 		.description = "Create a note; the name may include folders.",
-		.help = "Its tags must exist in the vault or be allowed by the policy. name: a note name or vault path, e.g. 'Ideas' or 'projects/Ideas'. content: Markdown. frontmatter: a JSON object, e.g. {\"tags\": [\"vc\"]}. overwrite: replace the note if it exists.",
+		.help = "Its tags must exist in the vault or be allowed by the policy. name: a note name or vault path, e.g. 'Ideas' or 'projects/Ideas'. content: Markdown. frontmatter: a JSON object, e.g. {\"tags\": [\"vc\"]}. overwrite: replace the note if it exists. template: a template note (name or path, looked for in the templates folder of .obsidian/templates.json first) filled with {{title}}, {{date}}, {{time}}, {{date:FORMAT}}, {{time:FORMAT}} (Moment formats; dateFormat and timeFormat from templates.json); its frontmatter is kept, frontmatter and content's own frontmatter are merged into it (tags, aliases and cssclasses lists joined) and content follows its body. A template with Templater syntax (<% %>) is refused: vaultd never runs code from notes.",
 		.input_schema = OBJ(
-			P_NAME "," P_STR("content") ",\"frontmatter\":{\"type\":[\"string\",\"object\"]}," P_BOOL("overwrite"),
+			P_NAME "," P_STR("content") ",\"frontmatter\":{\"type\":[\"string\",\"object\"]}," P_BOOL("overwrite") "," P_STR("template"),
 			"\"name\""),
-		.output_schema = OUT(O_STR("name") "," O_STR("path") "," O_BOOL("overwritten")),
+		.output_schema = OUT(O_STR("name") "," O_STR("path") "," O_BOOL("overwritten") "," O_STR("template")),
 		.flags = TOOL_DESTRUCTIVE | TOOL_CORE,
 		.run = op_create_note,
 	},
@@ -460,6 +460,25 @@ static const struct tool TOOLS[] = {
 			O_STR("base") "," O_STR("view") "," O_STRS("columns") "," O_LIST("rows", O_STR("name") "," O_STR("path") "," O_ANYOBJ("fields")) "," O_INT("total") "," O_STR("next_cursor") "," O_STRS("not_evaluated")),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
 		.run = op_query_base,
+	},
+	{
+		.name = "periodic_note",
+		.description = "The daily (weekly, ...) note for a date.",
+		.help = "As the vault's settings name it: days follow the Periodic Notes plugin (.obsidian/plugins/periodic-notes/data.json) or .obsidian/daily-notes.json (folder, Moment format, template); week, month, quarter and year need the plugin. period: day (default), week, month, quarter or year. date: today (default), yesterday, tomorrow, an ISO date (2024-01-05, 2024-1-5) or a note name in the period's format (2024-W05). Gives the note's path, whether it exists and, if it does, its text and version. create: make a missing note from the period's template ({{title}}, {{date}}, {{time}}, {{date:FORMAT}}, {{date+1d:FORMAT}}, {{yesterday}}, {{tomorrow}}, {{monday:FORMAT}} ... filled; a Templater template is refused), through the policy.",
+		.input_schema = OBJ(P_STR("period") "," P_STR("date") "," P_BOOL("create"), ""),
+		.output_schema = OUT(
+			O_STR("date") "," O_STR("name") "," O_STR("path") "," O_BOOL("exists") "," O_BOOL("created") "," O_STR("version") "," O_STR("text")),
+		.flags = 0,
+		.run = op_periodic_note,
+	},
+	{
+		.name = "append_periodic_note",
+		.description = "Append to the note for a date, made if missing.",
+		.help = "period and date as periodic_note. section: append at the end of this heading's section (as append_section) rather than the note's end. A missing note is first made from the period's template.",
+		.input_schema = OBJ(P_STR("text") "," P_STR("period") "," P_STR("date") "," P_SECTION, "\"text\""),
+		.output_schema = OUT(O_STR("name") "," O_STR("path") "," O_BOOL("created")),
+		.flags = 0,
+		.run = op_append_periodic_note,
 	},
 };
 /* clang-format on */

@@ -172,6 +172,28 @@ int op_undo_changes(struct tool_ctx *c);
 /* Property queries (ops_query.c). */
 int op_query_notes(struct tool_ctx *c);
 int op_query_base(struct tool_ctx *c);
+/* Periodic notes (ops_periodic.c). */
+int op_periodic_note(struct tool_ctx *c);
+int op_append_periodic_note(struct tool_ctx *c);
+/*
+ * create_note's template (the "template" argument): found in the
+ * templates folder (.obsidian/templates.json) or the vault, refused if it
+ * uses Templater, filled for the note `name`; fm (may be NULL) and
+ * content's own frontmatter are merged into the template's, content goes
+ * after its body. ret_template: the template's path.
+ */
+int op_template_apply(struct tool_ctx *c, const char *name, const cJSON *fm,
+		      const char *content, char **ret_text,
+		      char **ret_template);
+/*
+ * A periodic note's write (ops_write.c), under one writer lock: the note
+ * at path is made with `initial` if it is missing; with append, the
+ * "text" argument is then added at its end, or to the end of the
+ * "section" argument's section, as append_note / append_section do.
+ * *ret_created: the note was made.
+ */
+int op_periodic_write(struct tool_ctx *c, const char *path, const char *initial,
+		      bool append, bool *ret_created);
 /* Replace a note's whole text through the guard (ops_write.c). */
 /* A new note at path with text, through the guard. */
 int op_create_text(struct tool_ctx *c, const char *path, const char *text);

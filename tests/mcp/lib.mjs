@@ -306,4 +306,10 @@ export const writeCases = () => ({
   delete_note: { name: 'N' },
   restore_note_version: null,
   undo_changes: null,
+  // In a vault with DAILY_N: periodic_note makes N when it is missing,
+  // append_periodic_note appends to it.
+  periodic_note: { create: true },
+  append_periodic_note: { text: 'added' },
 });
+// Settings that name every daily note N (a format of literal text).
+export const DAILY_N = { '.obsidian/daily-notes.json': '{"format": "[N]"}' };

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { BIN, WRITE_NOTE, jsonOf, makeVault, mcpClient, readNote, textOf, vaultctl, writeCases, writeNote } from './lib.mjs';
+import { BIN, DAILY_N, WRITE_NOTE, jsonOf, makeVault, mcpClient, readNote, textOf, vaultctl, writeCases, writeNote } from './lib.mjs';
 
 const EXPECTED_TOOLS = [
   'read_note', 'get_note_metadata', 'list_notes', 'browse', 'search_notes', 'get_links',
@@ -16,12 +16,13 @@ const EXPECTED_TOOLS = [
   'set_frontmatter', 'update_frontmatter', 'add_tag', 'remove_tag', 'rename_note', 'rename_folder', 'delete_note',
   'get_note_history', 'get_note_version', 'diff_note_versions', 'restore_note_version',
   'get_policy', 'list_violations', 'list_changes', 'undo_changes', 'get_help',
-  'query_notes', 'query_base',
+  'query_notes', 'query_base', 'periodic_note', 'append_periodic_note',
 ];
 const WRITE_TOOLS = [
   'create_note', 'append_note', 'prepend_note', 'update_note', 'replace_text', 'insert_text',
   'append_section', 'update_section', 'delete_section', 'set_frontmatter', 'update_frontmatter',
   'add_tag', 'remove_tag', 'rename_note', 'rename_folder', 'delete_note', 'restore_note_version', 'undo_changes',
+  'periodic_note', 'append_periodic_note',
 ];
 
 // What tools/list may cost, in bytes, for --tools all and core: what a
@@ -102,7 +103,7 @@ describe('handshake and tool list', () => {
   test('destructiveHint matches what each write tool does', async () => {
     const NOTE = WRITE_NOTE;
     const CASES = writeCases();
-    const { v, client } = await primed({ 'Tags.md': '---\ntags: [alpha, beta]\n---\nthe tags in use\n' });
+    const { v, client } = await primed({ 'Tags.md': '---\ntags: [alpha, beta]\n---\nthe tags in use\n', ...DAILY_N });
     const { tools } = await client.listTools();
     const writes = tools.filter((t) => !t.annotations?.readOnlyHint).map((t) => t.name);
     // rename_folder moves a folder (not the note N) and rewrites the
@@ -136,12 +137,15 @@ describe('handshake and tool list', () => {
       }
       // This session's changes: N, made here, goes back to .trash.
       if (name === 'undo_changes') args = { session: /session (\w+)/.exec(client.getInstructions())[1] };
+      // periodic_note writes only a note that is not there yet.
+      if (name === 'periodic_note') assert.ok(!(await call(client, 'delete_note', { name: 'N' })).isError);
       const before = text();
       const r = await call(client, name, args);
       assert.ok(!r.isError, `${name}: ${textOf(r)}`);
       const after = text();
       assert.notEqual(after, before, `${name} changed nothing`);
-      const destructive = !kept(before, after);
+      // A note made where there was none replaced nothing.
+      const destructive = before !== null && !kept(before, after);
       const t = tools.find((x) => x.name === name);
       assert.equal(destructiveHint(t), destructive, `${name}: destructiveHint`);
     }
@@ -477,6 +481,10 @@ describe('every tool on a fresh vault', () => {
     await c('undo_changes', { session });
     assert.equal(readNote(v.vault, 'Lonely.md'), 'nobody links here');
     assert.equal(readNote(v.vault, 'Projects/Plan.md'), fm(['project']) + '# Plan\n\n## Steps\n\n1. one\n');
+    // Daily notes: the default settings (YYYY-MM-DD in the root).
+    assert.equal((await c('periodic_note', { date: '2024-01-05' })).structuredContent.exists, false);
+    assert.equal((await c('append_periodic_note', { date: '2024-01-05', text: 'A day.' })).structuredContent.created, true);
+    assert.equal(readNote(v.vault, '2024-01-05.md'), 'A day.');
     assert.deepEqual([...used].sort(), [...EXPECTED_TOOLS].sort());
     await client.close();
   });

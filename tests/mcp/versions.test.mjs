@@ -6,7 +6,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { WRITE_NOTE, makeVault, mcpClient, sleep, textOf, writeCases } from './lib.mjs';
+import { DAILY_N, WRITE_NOTE, makeVault, mcpClient, sleep, textOf, writeCases } from './lib.mjs';
 
 const vaults = [];
 after(async () => {
@@ -78,13 +78,14 @@ describe('versions and conditional writes', () => {
     }
     assert.ok(some, 'a recorded version');
     const stale = versionOf(Buffer.from('another text\n'));
-    const { undo_changes: _u, ...cases } = writeCases();
+    // The periodic notes' tools name a date, not a note: no version.
+    const { undo_changes: _u, periodic_note: _p, append_periodic_note: _a, ...cases } = writeCases();
     const CASES = { ...cases, restore_note_version: { name: 'N', version: some } };
     const { tools } = await client.listTools();
     // Every write to a named note takes one; undo_changes names none.
     for (const t of tools.filter((x) => !x.annotations?.readOnlyHint)) {
       const named = 'name' in t.inputSchema.properties || 'old_name' in t.inputSchema.properties;
-      assert.equal(named, !['undo_changes', 'rename_folder'].includes(t.name), t.name);
+      assert.equal(named, !['undo_changes', 'rename_folder', 'periodic_note', 'append_periodic_note'].includes(t.name), t.name);
       if (named) assert.ok(CASES[t.name], t.name);
       assert.equal(t.inputSchema.properties.expected_version?.type, named ? 'string' : undefined, t.name);
     }
@@ -127,8 +128,9 @@ describe('dry runs', () => {
   test('every write tool with dry_run: true writes nothing and shows the diff the write then makes', async () => {
     const NOTE = WRITE_NOTE;
     // Rename and delete touch other files too: tested apart, below.
-    const { rename_note: _r, delete_note: _d, undo_changes: _u, ...CASES } = writeCases();
-    const { v, client } = await session({ 'Tags.md': '---\ntags: [alpha, beta]\n---\nx\n' });
+    // periodic_note changes no note that is there.
+    const { rename_note: _r, delete_note: _d, undo_changes: _u, periodic_note: _p, ...CASES } = writeCases();
+    const { v, client } = await session({ 'Tags.md': '---\ntags: [alpha, beta]\n---\nx\n', ...DAILY_N });
     const file = path.join(v.vault, 'N.md');
     const historyIds = async () =>
       [...textOf(await call(client, 'get_note_history', { name: 'N' })).matchAll(/^- ([0-9a-f]{7}) /gm)].map((m) => m[1]);
