@@ -17,6 +17,7 @@
  *
  * Exit codes: 0 ok, 1 tool error or problems found, 2 usage, 3 no daemon.
  */
+#include "cli.h"
 #include "config.h"
 #include "check.h"
 #include "ctl_client.h"
@@ -731,48 +732,99 @@ static int cmd_tools(const struct opts *o)
 	return EXIT_OK;
 }
 
-int main(int argc, char **argv)
+/* The commands: what each runs, whether it needs a vault, whether it
+ * takes arguments after its options. (init is its own program: fs/init.c.) */
+static const struct command {
+	const char *name;
+	int (*run)(const struct opts *o);
+	bool needs_vault;
+	bool takes_args;
+} COMMANDS[] = {
+	{"tools", cmd_tools, false, false},
+	{"status", cmd_status, true, false},
+	{"check", cmd_check, true, false},
+	{"tags", cmd_tags, true, false},
+	{"violations", cmd_violations, true, false},
+	{"call", cmd_call, true, true},
+	{"stop", cmd_stop, true, false},
+	{"history", cmd_history, true, true},
+	{"show", cmd_show, true, true},
+	{"notes", cmd_notes, true, true},
+	{"changes", cmd_changes, true, false},
+	{"undo", cmd_undo, true, false},
+};
+
+static const struct option LONGOPTS[] = {
+	{"vault", required_argument, NULL, 'v'},
+	{"socket", required_argument, NULL, 's'},
+	{"json", no_argument, NULL, 'j'},
+	{"offline", no_argument, NULL, 'o'},
+	{"limit", required_argument, NULL, 'l'},
+	{"session", required_argument, NULL, 'S'},
+	{"since", required_argument, NULL, 'T'},
+	{"dry-run", no_argument, NULL, 'n'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{},
+};
+
+/* One option into o: false when it is not one of vaultctl's (or its
+ * value is bad, said on stderr). */
+static bool take_option(int c, struct opts *o)
 {
-	static const struct option longopts[] = {
-		{"vault", required_argument, NULL, 'v'},
-		{"socket", required_argument, NULL, 's'},
-		{"json", no_argument, NULL, 'j'},
-		{"offline", no_argument, NULL, 'o'},
-		{"limit", required_argument, NULL, 'l'},
-		{"session", required_argument, NULL, 'S'},
-		{"since", required_argument, NULL, 'T'},
-		{"dry-run", no_argument, NULL, 'n'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{},
-	};
-	struct opts o = {.vault = getenv("OBSIDIAN_VAULT_PATH"), .limit = 20};
+	switch (c) {
+	case 'v':
+		o->vault = optarg;
+		return true;
+	case 's':
+		o->socket = optarg;
+		return true;
+	case 'j':
+		o->json = true;
+		return true;
+	case 'o':
+		o->offline = true;
+		return true;
+	case 'l': {
+		unsigned long x;
+		_cleanup_free_ char *msg = NULL;
+		if (cli_number("--limit", optarg, 0, 1000000, &x, &msg) < 0) {
+			fprintf(stderr, "vaultctl: %s\n", msg);
+			return false;
+		}
+		o->limit = (long)x;
+		o->limit_set = true;
+		return true;
+	}
+	case 'S':
+		o->session = optarg;
+		return true;
+	case 'T':
+		o->since = optarg;
+		return true;
+	case 'n':
+		o->dry_run = true;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The options before the command: -1 to go on, or the exit code. */
+static int global_options(int argc, char **argv, struct opts *o)
+{
 	int c;
-	/* Global options, then COMMAND, then its options and arguments. */
-	while ((c = getopt_long(argc, argv, "+v:s:jh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'v':
-			o.vault = optarg;
-			break;
-		case 's':
-			o.socket = optarg;
-			break;
-		case 'j':
-			o.json = true;
-			break;
-		case 'o':
-			o.offline = true;
-			break;
-		case 'l':
-			o.limit = atol(optarg);
-			break;
-		case 'h':
+	/* "+": stop at the command. */
+	while ((c = getopt_long(argc, argv, "+v:s:jh", LONGOPTS, NULL)) != -1) {
+		if (c == 'h') {
 			usage(stdout);
 			return EXIT_OK;
-		case 'V':
+		}
+		if (c == 'V') {
 			puts("vaultctl " VAULTD_VERSION);
 			return EXIT_OK;
-		default:
+		}
+		if (!take_option(c, o)) {
 			usage(stderr);
 			return EXIT_USAGE;
 		}
@@ -781,91 +833,61 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	const char *cmd = argv[optind];
+	return -1;
+}
+
+/* The command's options and arguments (in order) after its name: false
+ * on a bad one. */
+static bool command_options(int argc, char **argv, struct opts *o,
+			    struct ptrvec *rest)
+{
+	int c;
+	optind = 0;
+	/* "-" first: keep non-options (key=value) in order. */
+	while ((c = getopt_long(argc, argv, "-v:s:jh", LONGOPTS, NULL)) != -1) {
+		if (c == 1)
+			pv_push(rest, optarg);
+		else if (c == 'h' || c == 'V' || !take_option(c, o))
+			return false;
+	}
+	for (int i = optind; i < argc; i++)
+		pv_push(rest, argv[i]);
+	o->argc = (int)rest->n;
+	o->argv = (char **)rest->v;
+	return true;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {.vault = cli_env_vault(), .limit = 20};
+	int r = global_options(argc, argv, &o);
+	if (r >= 0)
+		return r;
+	const char *name = argv[optind];
 	int sargc = argc - optind;
 	char **sargv = argv + optind;
-	if (!strcmp(cmd, "init"))
+	if (!strcmp(name, "init"))
 		return init_main(sargc, sargv, o.vault);
-	optind = 0;
-	struct ptrvec rest = {0};
-	/* "-" first: keep non-options (key=value) in order. */
-	while ((c = getopt_long(sargc, sargv, "-v:s:jh", longopts, NULL)) !=
-	       -1) {
-		switch (c) {
-		case 1:
-			pv_push(&rest, optarg);
-			break;
-		case 'v':
-			o.vault = optarg;
-			break;
-		case 's':
-			o.socket = optarg;
-			break;
-		case 'j':
-			o.json = true;
-			break;
-		case 'o':
-			o.offline = true;
-			break;
-		case 'l':
-			o.limit = atol(optarg);
-			o.limit_set = true;
-			break;
-		case 'S':
-			o.session = optarg;
-			break;
-		case 'T':
-			o.since = optarg;
-			break;
-		case 'n':
-			o.dry_run = true;
-			break;
-		default:
-			pv_free(&rest);
-			usage(stderr);
-			return EXIT_USAGE;
-		}
-	}
-	for (int i = optind; i < sargc; i++)
-		pv_push(&rest, sargv[i]);
-	o.argc = (int)rest.n;
-	o.argv = (char **)rest.v;
-
-	int r;
-	if (!strcmp(cmd, "tools")) {
-		r = cmd_tools(&o);
-	} else if ((r = need_vault(&o)) != 0) {
-		/* usage error already printed */
-	} else if (!strcmp(cmd, "status")) {
-		r = cmd_status(&o);
-	} else if (!strcmp(cmd, "check")) {
-		r = cmd_check(&o);
-	} else if (!strcmp(cmd, "tags")) {
-		r = cmd_tags(&o);
-	} else if (!strcmp(cmd, "violations")) {
-		r = cmd_violations(&o);
-	} else if (!strcmp(cmd, "call")) {
-		r = cmd_call(&o);
-	} else if (!strcmp(cmd, "stop")) {
-		r = cmd_stop(&o);
-	} else if (!strcmp(cmd, "history")) {
-		r = cmd_history(&o);
-	} else if (!strcmp(cmd, "show")) {
-		r = cmd_show(&o);
-	} else if (!strcmp(cmd, "notes")) {
-		r = cmd_notes(&o);
-	} else if (!strcmp(cmd, "changes")) {
-		r = cmd_changes(&o);
-	} else if (!strcmp(cmd, "undo")) {
-		r = cmd_undo(&o);
-	} else {
-		fprintf(stderr, "vaultctl: unknown command '%s'\n", cmd);
+	const struct command *cmd = NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(COMMANDS) && !cmd; i++)
+		if (!strcmp(COMMANDS[i].name, name))
+			cmd = &COMMANDS[i];
+	if (!cmd) {
+		fprintf(stderr, "vaultctl: unknown command '%s'\n", name);
 		usage(stderr);
-		r = EXIT_USAGE;
+		return EXIT_USAGE;
 	}
-	if (!r && o.argc && strcmp(cmd, "call") != 0 &&
-	    strcmp(cmd, "history") != 0 && strcmp(cmd, "show") != 0 &&
-	    strcmp(cmd, "notes") != 0) {
+	struct ptrvec rest = {0};
+	if (!command_options(sargc, sargv, &o, &rest)) {
+		pv_free(&rest);
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	/* need_vault prints its usage error itself. */
+	r = cmd->needs_vault ? need_vault(&o) : 0;
+	if (!r)
+		r = cmd->run(&o);
+	if (!r && o.argc && !cmd->takes_args) {
 		fprintf(stderr, "vaultctl: unexpected argument '%s'\n",
 			o.argv[0]);
 		r = EXIT_USAGE;

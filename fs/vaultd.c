@@ -17,6 +17,7 @@
  */
 #include "config.h"
 #include "ctl_server.h"
+#include "cli.h"
 #include "fileio.h"
 #include "fuse_ops.h"
 #include "fuseconn.h"
@@ -632,7 +633,57 @@ static int daemonize(const char *logpath, int *ret_notify_fd)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* A number option's value, within bounds; a bad one is said and false. */
+static bool number_opt(const char *name, unsigned long min, unsigned long max,
+		       unsigned long *ret)
+{
+	_cleanup_free_ char *msg = NULL;
+	if (cli_number(name, optarg, min, max, ret, &msg) == 0)
+		return true;
+	fprintf(stderr, "vaultd: %s\n", msg);
+	return false;
+}
+
+/* An option that takes a number: its value stored in o. */
+static bool number_arg(int c, struct opts *o)
+{
+	unsigned long x;
+	switch (c) {
+	case 'M':
+		if (!number_opt("--max-message", 4096, 1ul << 30, &x))
+			return false;
+		o->max_line = x;
+		return true;
+	case 'w':
+		if (!number_opt("--workers", 0, 256, &x))
+			return false;
+		o->workers = (int)x;
+		return true;
+	case 'g':
+		if (!number_opt("--grace-ms", 0, 3600000, &x))
+			return false;
+		o->grace_ms = (unsigned)x;
+		return true;
+	case 'C':
+		if (!number_opt("--max-clients", 0, 1u << 20, &x))
+			return false;
+		o->max_clients = (unsigned)x;
+		return true;
+	case 'P':
+		if (!number_opt("--max-clients-per-process", 0, 1u << 20, &x))
+			return false;
+		o->max_per_peer = (unsigned)x;
+		return true;
+	default: /* 'I' */
+		if (!number_opt("--idle-exit", 0, 86400 * 365, &x))
+			return false;
+		o->idle_exit_s = (unsigned)x;
+		return true;
+	}
+}
+
+/* The command line into o: -1 to go on, or the exit code. */
+static int parse_args(int argc, char **argv, struct opts *o)
 {
 	static const struct option longopts[] = {
 		{"vault", required_argument, NULL, 'v'},
@@ -654,66 +705,45 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{},
 	};
-	struct opts o = {.max_line = 32u << 20};
 	int c;
 	while ((c = getopt_long(argc, argv, "v:s:m:nfh", longopts, NULL)) !=
 	       -1) {
 		switch (c) {
 		case 'v':
-			o.vault = optarg;
+			o->vault = optarg;
 			break;
 		case 's':
-			o.socket = optarg;
+			o->socket = optarg;
 			break;
 		case 'm':
-			o.mount = optarg;
+			o->mount = optarg;
 			break;
 		case 'n':
-			o.mount = NULL;
+			o->mount = NULL;
 			break;
 		case 'k':
-			o.create = true;
+			o->create = true;
 			break;
 		case 'f':
-			o.foreground = true;
+			o->foreground = true;
 			break;
 		case 'M':
-			o.max_line = strtoul(optarg, NULL, 10);
-			break;
 		case 'w':
-			o.workers = atoi(optarg);
-			break;
 		case 'g':
-			o.grace_ms = (unsigned)strtoul(optarg, NULL, 10);
-			break;
 		case 'C':
-			o.max_clients = (unsigned)strtoul(optarg, NULL, 10);
-			break;
 		case 'P':
-			o.max_per_peer = (unsigned)strtoul(optarg, NULL, 10);
-			break;
-		case 'I': {
-			char *end;
-			errno = 0;
-			unsigned long x = strtoul(optarg, &end, 10);
-			if (errno || *end || end == optarg || x > 86400 * 365) {
-				fprintf(stderr,
-					"vaultd: --idle-exit wants seconds, "
-					"not '%s'\n",
-					optarg);
+		case 'I':
+			if (!number_arg(c, o))
 				return 2;
-			}
-			o.idle_exit_s = (unsigned)x;
 			break;
-		}
 		case 'a':
-			o.allow_other = true;
+			o->allow_other = true;
 			break;
 		case 'c':
-			o.cache = optarg;
+			o->cache = optarg;
 			break;
 		case 'H':
-			o.no_history = true;
+			o->no_history = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -726,14 +756,11 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!o.vault) {
-		o.vault = getenv("OBSIDIAN_VAULT_PATH");
-		if (!o.vault || !*o.vault) {
-			fputs("vaultd: no vault: use --vault DIR (the folder "
-			      "you open in Obsidian)\n",
-			      stderr);
-			return 2;
-		}
+	if (!o->vault && !(o->vault = cli_env_vault())) {
+		fputs("vaultd: no vault: use --vault DIR (the folder you open "
+		      "in Obsidian)\n",
+		      stderr);
+		return 2;
 	}
 	if (optind < argc) {
 		fprintf(stderr,
@@ -742,24 +769,31 @@ int main(int argc, char **argv)
 			argv[optind]);
 		return 2;
 	}
-	log_init("vaultd");
-	int r = check_vault_folder(&o);
-	if (r)
-		return r;
-	/* What vaultd creates is never wider than the user's umask and the
-	 * vault folder's own mode allow; its own state (history, cache,
-	 * sockets) is never writable by others. The mount applies each
-	 * caller's mode exactly and does not depend on this. */
+	return -1;
+}
+
+/*
+ * What vaultd creates is never wider than the user's umask and the
+ * vault folder's own mode allow; its own state (history, cache,
+ * sockets) is never writable by others. The mount applies each caller's
+ * mode exactly and does not depend on this. Returns the files' mask.
+ */
+static mode_t set_masks(const char *vault)
+{
 	mode_t vmask = umask(022);
 	struct stat vst;
-	if (stat(o.vault, &vst) == 0)
+	if (stat(vault, &vst) == 0)
 		vmask |= 0777 & ~vst.st_mode;
 	file_set_umask(vmask);
 	umask(vmask | 022);
+	return vmask;
+}
 
-	struct vault *v = NULL;
+/* Open the vault and check the mount point: 0, or the exit code. */
+static int open_vault(const struct opts *o, struct vault **ret)
+{
 	_cleanup_free_ char *msg = NULL;
-	r = vault_open(o.vault, &v, &msg);
+	int r = vault_open(o->vault, ret, &msg);
 	if (r == -EBADMSG) {
 		log_error("%s: correct it (vaultd-policy(5) lists every key); "
 			  "a vault whose policy cannot be read is not served",
@@ -772,80 +806,101 @@ int main(int argc, char **argv)
 			  msg);
 		return 1;
 	}
-	if (o.mount) {
-		free(msg);
-		msg = NULL;
-		r = mount_point_check(vault_root(v), o.mount, &msg);
-		if (r < 0) {
-			log_error("%s", msg);
-			vault_free(v);
-			return 2;
-		}
-		if (access("/dev/fuse", R_OK | W_OK) < 0) {
-			log_error("no FUSE here (/dev/fuse: %s): install fuse3 "
-				  "and load the fuse module (modprobe fuse), "
-				  "or run with --no-mount",
-				  strerror(errno));
-			vault_free(v);
-			return 2;
-		}
+	if (!o->mount)
+		return 0;
+	free(msg);
+	msg = NULL;
+	if (mount_point_check(vault_root(*ret), o->mount, &msg) < 0) {
+		log_error("%s", msg);
+		return 2;
 	}
-	_cleanup_free_ char *sock = NULL;
-	if (o.socket) {
-		sock = xstrdup(o.socket);
+	if (access("/dev/fuse", R_OK | W_OK) < 0) {
+		log_error("no FUSE here (/dev/fuse: %s): install fuse3 and "
+			  "load the fuse module (modprobe fuse), or run with "
+			  "--no-mount",
+			  strerror(errno));
+		return 2;
+	}
+	return 0;
+}
+
+/* The locks that make this the vault's one vaultd. */
+struct locks {
+	char *sock;
+	int sockfd;  /* SOCKET.lock: holds vaultd's pid */
+	int vaultfd; /* VAULT/.vaultd/lock */
+};
+
+/* The socket's path and both locks: 0, or the exit code. */
+static int take_locks(struct vault *v, const struct opts *o, struct locks *l)
+{
+	const char *root = vault_root(v);
+	*l = (struct locks){.sockfd = -1, .vaultfd = -1};
+	if (o->socket) {
+		l->sock = xstrdup(o->socket);
 	} else {
 		const char *why;
-		r = socket_path_for(vault_root(v), &sock, &why);
+		int r = socket_path_for(root, &l->sock, &why);
 		if (r < 0) {
 			log_error("%s: %s (set XDG_RUNTIME_DIR to a private "
 				  "folder of yours, or give --socket PATH)",
 				  why, strerror(-r));
-			vault_free(v);
 			return 1;
 		}
 	}
-	int lockfd = -1;
-	r = take_lock(sock, &lockfd);
+	int r = take_lock(l->sock, &l->sockfd);
 	if (r == -EBUSY) {
 		log_error("vaultd is already running for %s (socket %s): use "
 			  "it (vaultctl --vault %s status), or stop it first "
 			  "(vaultctl --vault %s stop)",
-			  vault_root(v), sock, vault_root(v), vault_root(v));
-		vault_free(v);
+			  root, l->sock, root, root);
 		return 1;
 	}
 	if (r < 0) {
 		log_error("cannot lock %s.lock: %s (give --socket PATH in a "
 			  "folder of yours)",
-			  sock, strerror(-r));
-		vault_free(v);
+			  l->sock, strerror(-r));
 		return 1;
 	}
+	r = take_vault_lock(v, &l->vaultfd);
+	if (r == -EBUSY)
+		log_error("another vaultd owns %s (its .vaultd/lock is held): "
+			  "stop it first (vaultctl --vault %s stop, or "
+			  "systemctl --user stop the vaultd@ unit that runs "
+			  "it)",
+			  root, root);
+	else if (r < 0)
+		log_error("cannot lock %s/.vaultd/lock: %s (vaultd keeps its "
+			  "state in the vault: it needs to write in "
+			  "%s/.vaultd)",
+			  root, strerror(-r), root);
+	return r < 0 ? 1 : 0;
+}
 
-	int vlockfd = -1;
-	r = take_vault_lock(v, &vlockfd);
-	if (r < 0) {
-		if (r == -EBUSY)
-			log_error("another vaultd owns %s (its .vaultd/lock is "
-				  "held): stop it first (vaultctl --vault %s "
-				  "stop, or systemctl --user stop the "
-				  "vaultd@ unit that runs it)",
-				  vault_root(v), vault_root(v));
-		else
-			log_error("cannot lock %s/.vaultd/lock: %s (vaultd "
-				  "keeps its state in the vault: it needs to "
-				  "write in %s/.vaultd)",
-				  vault_root(v), strerror(-r), vault_root(v));
-		vault_free(v);
-		return 1;
+static void release_locks(struct locks *l)
+{
+	if (l->sockfd >= 0) {
+		_cleanup_free_ char *lockpath = xasprintf("%s.lock", l->sock);
+		unlink(lockpath);
+		close(l->sockfd);
 	}
-	repair_leftovers(v, vmask | 022);
+	if (l->vaultfd >= 0)
+		close(l->vaultfd);
+	free(l->sock);
+}
 
-	int notify_fd = -1;
-	if (!o.foreground) {
-		_cleanup_free_ char *logpath =
-			xasprintf("%.*s.log", (int)(strlen(sock) - 5), sock);
-		if (daemonize(logpath, &notify_fd) < 0) {
+/* Into the background unless -f, with the pid written and, with a
+ * mount, the reaper that detaches it if vaultd is killed (before any
+ * thread starts). 0, or the exit code; *ret_notify_fd: where to say
+ * "listening". */
+static int detach(const struct opts *o, const struct locks *l,
+		  int *ret_notify_fd)
+{
+	*ret_notify_fd = -1;
+	if (!o->foreground) {
+		_cleanup_free_ char *logpath = xasprintf(
+			"%.*s.log", (int)(strlen(l->sock) - 5), l->sock);
+		if (daemonize(logpath, ret_notify_fd) < 0) {
 			log_error("cannot go to the background: %s (run it "
 				  "in the foreground with -f)",
 				  strerror(errno));
@@ -854,18 +909,14 @@ int main(int argc, char **argv)
 		/* The lock belongs to this process now (flock locks follow
 		 * the open file, which the child shares). */
 	}
-	write_pid(lockfd);
-	/* Before any thread starts: the process that aborts and detaches
-	 * the mount if vaultd is killed. */
-	if (o.mount) {
+	write_pid(l->sockfd);
+	if (o->mount) {
 		int rr = reaper_start();
 		if (rr < 0)
-			log_warn(
-				"a killed vaultd would leave its mount behind: "
-				"%s",
-				strerror(-rr));
+			log_warn("a killed vaultd would leave its mount "
+				 "behind: %s",
+				 strerror(-rr));
 	}
-
 	/* Signals are read from a signalfd by the server loop. */
 	sigset_t mask;
 	sigemptyset(&mask);
@@ -873,30 +924,120 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGINT);
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
 
+/* The control socket, listening: NULL when it cannot be. */
+static struct ctl_server *start_server(struct vault *v, const struct opts *o,
+				       const char *sock)
+{
 	struct ctl_config cfg = {
 		.socket_path = sock,
-		.max_line = o.max_line,
+		.max_line = o->max_line,
 		.max_queue = 256u << 20,
-		.workers = o.workers,
+		.workers = o->workers,
 		/* With a mount, editors use vaultd without any client. */
-		.idle_exit_s = o.mount ? 0 : o.idle_exit_s,
-		.max_clients = o.max_clients,
-		.max_per_peer = o.max_per_peer,
+		.idle_exit_s = o->mount ? 0 : o->idle_exit_s,
+		.max_clients = o->max_clients,
+		.max_per_peer = o->max_per_peer,
 	};
-	if (o.mount && o.idle_exit_s)
+	if (o->mount && o->idle_exit_s)
 		log_warn("--idle-exit is ignored with a mount");
 	struct ctl_server *srv = NULL;
-	free(msg);
-	msg = NULL;
+	_cleanup_free_ char *msg = NULL;
 	if (ctl_server_new(v, &cfg, &srv, &msg) < 0) {
 		log_error("%s (give --socket PATH: a short path in a folder "
 			  "of yours)",
 			  msg);
+		return NULL;
+	}
+	return srv;
+}
+
+/* Stop what runs behind the socket, in order, and close the vault:
+ * whether the mount failed. */
+static bool stop_all(struct indexer *ixr, struct rootwatch *rw,
+		     struct ctl_server *srv, struct vault *v)
+{
+	atomic_store(&stopping, true);
+	rootwatch_stop(rw);
+	sd_notifyf("STOPPING=1\nSTATUS=Stopping");
+	log_info("stopping");
+	pthread_join(ixr->th, NULL);
+	vault_fulltext_stop(v);
+	if (ixr->fts_started)
+		pthread_join(ixr->fts, NULL);
+	ixr->watch = watch_stop(ixr->watch);
+	if (ixr->mount) {
+		ixr->mount = mount_stop(ixr->mount);
+		log_info("unmounted %s", ixr->o->mount);
+	}
+	ctl_server_free(srv);
+	/* No writer is left: commit what is pending. */
+	struct history *hist = ixr->history;
+	if (hist) {
+		history_stop(hist);
+		if (ixr->hist_started)
+			pthread_join(ixr->hist, NULL);
+		vault_attach_history(v, NULL);
+	}
+	vault_free(v);
+	if (hist)
+		history_free(hist);
+	return ixr->o->mount && !ctl_mount_ok(ixr);
+}
+
+/* The vault folder was replaced: start over on the new one (everything
+ * is closed or close-on-exec by now). Returns only on failure. */
+static int start_over(int argc, char **argv, const struct opts *o)
+{
+	char **nargv = xcalloc((size_t)argc + 3, sizeof(*nargv));
+	int na = 0;
+	for (int i = 0; i < argc; i++)
+		nargv[na++] = argv[i];
+	if (!o->foreground)
+		nargv[na++] = (char *)"--foreground";
+	/* The folder at the vault's path is the vault restored (a clone
+	 * may lack .obsidian/, which is often not committed). */
+	nargv[na++] = (char *)"--create";
+	execv("/proc/self/exe", nargv);
+	log_error("cannot start over on the new vault folder: %s",
+		  strerror(errno));
+	free(nargv);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = {.max_line = 32u << 20};
+	int r = parse_args(argc, argv, &o);
+	if (r >= 0)
+		return r;
+	log_init("vaultd");
+	r = check_vault_folder(&o);
+	if (r)
+		return r;
+	mode_t vmask = set_masks(o.vault);
+	struct vault *v = NULL;
+	r = open_vault(&o, &v);
+	struct locks l = {.sockfd = -1, .vaultfd = -1};
+	if (!r)
+		r = take_locks(v, &o, &l);
+	if (r) {
+		vault_free(v);
+		release_locks(&l);
+		return r;
+	}
+	repair_leftovers(v, vmask | 022);
+	int notify_fd;
+	if (detach(&o, &l, &notify_fd))
+		return 1;
+	struct ctl_server *srv = start_server(v, &o, l.sock);
+	if (!srv) {
 		vault_free(v);
 		return 1;
 	}
-	log_info("vault %s, socket %s", vault_root(v), sock);
+	log_info("vault %s, socket %s", vault_root(v), l.sock);
 	/* Listening: whoever started us may connect now. */
 	if (notify_fd >= 0) {
 		if (write(notify_fd, "R", 1) < 0) {
@@ -904,7 +1045,6 @@ int main(int argc, char **argv)
 		close(notify_fd);
 	}
 	sd_notifyf("STATUS=Indexing %s", vault_root(v));
-
 	/* The socket answers at once; the search index, the watcher, the
 	 * history and the index come up behind it. */
 	struct indexer ixr = {.v = v, .srv = srv, .o = &o};
@@ -920,53 +1060,9 @@ int main(int argc, char **argv)
 	struct rootwatch rw = {.v = v, .srv = srv};
 	rootwatch_start(&rw);
 	r = ctl_server_run(srv);
-	atomic_store(&stopping, true);
-	rootwatch_stop(&rw);
-	sd_notifyf("STOPPING=1\nSTATUS=Stopping");
-	log_info("stopping");
-	pthread_join(ixr.th, NULL);
-	vault_fulltext_stop(v);
-	if (ixr.fts_started)
-		pthread_join(ixr.fts, NULL);
-	ixr.watch = watch_stop(ixr.watch);
-	if (ixr.mount) {
-		ixr.mount = mount_stop(ixr.mount);
-		log_info("unmounted %s", o.mount);
-	}
-	ctl_server_free(srv);
-	/* No writer is left: commit what is pending. */
-	struct history *hist = ixr.history;
-	if (hist) {
-		history_stop(hist);
-		if (ixr.hist_started)
-			pthread_join(ixr.hist, NULL);
-		vault_attach_history(v, NULL);
-	}
-	vault_free(v);
-	if (hist)
-		history_free(hist);
-	bool mount_failed = o.mount && !ctl_mount_ok(&ixr);
-	_cleanup_free_ char *lockpath = xasprintf("%s.lock", sock);
-	unlink(lockpath);
-	close(lockfd);
-	if (vlockfd >= 0)
-		close(vlockfd);
-	if (rw.replaced) {
-		/* Everything above is closed or close-on-exec. */
-		char **nargv = xcalloc((size_t)argc + 3, sizeof(*nargv));
-		int na = 0;
-		for (int i = 0; i < argc; i++)
-			nargv[na++] = argv[i];
-		if (!o.foreground)
-			nargv[na++] = (char *)"--foreground";
-		/* The folder at the vault's path is the vault restored (a
-		 * clone may lack .obsidian/, which is often not committed). */
-		nargv[na++] = (char *)"--create";
-		execv("/proc/self/exe", nargv);
-		log_error("cannot start over on the new vault folder: %s",
-			  strerror(errno));
-		free(nargv);
-		return 1;
-	}
+	bool mount_failed = stop_all(&ixr, &rw, srv, v);
+	release_locks(&l);
+	if (rw.replaced)
+		return start_over(argc, argv, &o);
 	return r < 0 || mount_failed || rw.gone ? 1 : 0;
 }

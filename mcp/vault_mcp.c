@@ -25,6 +25,7 @@
  *
  * stdout carries MCP messages only; logs go to stderr.
  */
+#include "cli.h"
 #include "config.h"
 #include "ctl_client.h"
 #include "log.h"
@@ -87,20 +88,6 @@ static void usage(FILE *f)
 	      "  -h, --help        this help\n"
 	      "  --version         the version\n",
 	      f);
-}
-
-/* A yes/no setting from the environment: 1/true/yes or 0/false/no (what
- * a client's boolean setting becomes); unset or empty: def. */
-static bool env_flag(const char *name, bool def)
-{
-	const char *v = getenv(name);
-	if (!v || !*v)
-		return def;
-	static const char *const no[] = {"0", "false", "no", "off"};
-	for (size_t i = 0; i < ARRAY_SIZE(no); i++)
-		if (!strcasecmp(v, no[i]))
-			return false;
-	return true;
 }
 
 static void write_all(int fd, const char *s, size_t n)
@@ -289,7 +276,62 @@ static int fetch_tools(struct ctl_client *daemon, const char *which,
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* What the command line and the environment ask for. */
+struct args {
+	struct vset_config vc;
+	struct mcp_config cfg;
+	const char *tools;
+	struct ptrvec given; /* "w" or "r" + a vault's folder, in order */
+	struct ptrvec roots; /* --allow-root folders */
+	bool from_obsidian;
+};
+
+static void args_free(struct args *g)
+{
+	for (size_t i = 0; i < g->given.n; i++)
+		free(g->given.v[i]);
+	pv_free(&g->given);
+	pv_free(&g->roots);
+}
+
+/* --max-result or VAULT_MCP_MAX_RESULT (what, for the message). */
+static bool max_result_arg(const char *what, const char *arg, size_t *ret)
+{
+	unsigned long x;
+	_cleanup_free_ char *msg = NULL;
+	if (cli_number(what, arg, 0, 1ul << 30, &x, &msg) < 0) {
+		fprintf(stderr, "vault-mcp: %s\n", msg);
+		return false;
+	}
+	/* Shorter cuts would leave no room for the hint that follows. */
+	*ret = x < 4096 ? 4096 : x;
+	return true;
+}
+
+/* Defaults, then the environment's settings. */
+static bool args_from_env(struct args *g)
+{
+	*g = (struct args){
+		.vc = {.idle_exit = "600"},
+		.cfg = {.max_result = 262144},
+		.tools = "all",
+	};
+	const char *v;
+	if ((v = cli_env("VAULT_MCP_IDLE_EXIT")))
+		g->vc.idle_exit = v;
+	if ((v = cli_env("VAULT_MCP_TOOLS")))
+		g->tools = v;
+	g->cfg.read_only = cli_env_flag("VAULT_MCP_READ_ONLY", false);
+	g->vc.create = cli_env_flag("VAULT_MCP_CREATE", false);
+	if ((v = cli_env("VAULT_MCP_MAX_RESULT")) &&
+	    !max_result_arg("VAULT_MCP_MAX_RESULT", v, &g->cfg.max_result))
+		return false;
+	return true;
+}
+
+/* The command line over the environment: -1 to go on, or the exit
+ * code. */
+static int parse_args(int argc, char **argv, struct args *g)
 {
 	static const struct option longopts[] = {
 		{"vault", required_argument, NULL, 'v'},
@@ -306,55 +348,42 @@ int main(int argc, char **argv)
 		{"version", no_argument, NULL, 'V'},
 		{},
 	};
-	struct app a = {.stdin_open = true};
-	struct vset_config vc = {.idle_exit = "600"};
-	const char *ie = getenv("VAULT_MCP_IDLE_EXIT");
-	if (ie && *ie)
-		vc.idle_exit = ie;
-	struct mcp_config cfg = {.max_result = 262144};
-	const char *tools = getenv("VAULT_MCP_TOOLS");
-	if (!tools || !*tools)
-		tools = "all";
-	cfg.read_only = env_flag("VAULT_MCP_READ_ONLY", false);
-	vc.create = env_flag("VAULT_MCP_CREATE", false);
-	const char *mr = getenv("VAULT_MCP_MAX_RESULT");
-	if (mr && *mr)
-		cfg.max_result = strtoul(mr, NULL, 10);
-	/* The vaults in order (read-only ones marked), then the roots. */
-	struct ptrvec given = {0}, roots = {0};
-	bool from_obsidian = false;
+	if (!args_from_env(g))
+		return 2;
 	int c;
 	while ((c = getopt_long(argc, argv, "v:rh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'v':
-			pv_push(&given, xasprintf("w%s", optarg));
-			break;
 		case 'R':
-			pv_push(&given, xasprintf("r%s", optarg));
+			pv_push(&g->given,
+				xasprintf("%c%s", c == 'v' ? 'w' : 'r',
+					  optarg));
 			break;
 		case 'O':
-			from_obsidian = true;
+			g->from_obsidian = true;
 			break;
 		case 'A':
-			pv_push(&roots, optarg);
+			pv_push(&g->roots, optarg);
 			break;
 		case 's':
-			vc.socket = optarg;
+			g->vc.socket = optarg;
 			break;
 		case 'r':
-			cfg.read_only = true;
+			g->cfg.read_only = true;
 			break;
 		case 'm':
-			cfg.max_result = strtoul(optarg, NULL, 10);
+			if (!max_result_arg("--max-result", optarg,
+					    &g->cfg.max_result))
+				return 2;
 			break;
 		case 'i':
-			vc.idle_exit = optarg;
+			g->vc.idle_exit = optarg;
 			break;
 		case 't':
-			tools = optarg;
+			g->tools = optarg;
 			break;
 		case 'c':
-			vc.create = true;
+			g->vc.create = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -367,95 +396,120 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	char *end;
-	errno = 0;
-	unsigned long idle = strtoul(vc.idle_exit, &end, 10);
-	if (errno || *end || end == vc.idle_exit || idle > 86400 * 365) {
-		fprintf(stderr,
-			"vault-mcp: --idle-exit wants seconds, not '%s'\n",
-			vc.idle_exit);
+	unsigned long idle;
+	_cleanup_free_ char *msg = NULL;
+	if (cli_number("--idle-exit", g->vc.idle_exit, 0, 86400 * 365, &idle,
+		       &msg) < 0) {
+		fprintf(stderr, "vault-mcp: %s (seconds)\n", msg);
 		return 2;
 	}
-	if (cfg.max_result < 4096)
-		cfg.max_result = 4096;
-	log_init("vault-mcp");
-	signal(SIGPIPE, SIG_IGN);
-	a.vaults = vset_new(&vc);
-	int rc = 0;
-	const char *env = getenv("OBSIDIAN_VAULT_PATH");
-	for (size_t i = 0; i < given.n && !rc; i++) {
-		const char *g = given.v[i];
+	return -1;
+}
+
+/* The vaults given, from the environment, from Obsidian, and the roots
+ * load_vault may load from: 0, or the exit code. */
+static int add_vaults(struct vault_set *vs, const struct args *g)
+{
+	for (size_t i = 0; i < g->given.n; i++) {
+		const char *w = g->given.v[i];
 		_cleanup_free_ char *msg = NULL;
-		if (vset_add(a.vaults, g + 1, *g == 'r', &msg) < 0) {
+		if (vset_add(vs, w + 1, *w == 'r', &msg) < 0) {
 			fprintf(stderr, "vault-mcp: %s\n", msg);
-			rc = 2;
+			return 2;
 		}
 	}
-	if (!rc && !given.n && env && *env && add_list(a.vaults, env, false))
-		rc = 2;
-	if (!rc && from_obsidian && add_obsidian(a.vaults) < 0)
-		rc = 1;
-	const char *er = getenv("VAULT_MCP_ALLOW_ROOTS");
-	if (!rc && er && *er && add_list(a.vaults, er, true))
-		rc = 2;
-	for (size_t i = 0; i < roots.n && !rc; i++) {
+	const char *env = cli_env_vault();
+	if (!g->given.n && env && add_list(vs, env, false))
+		return 2;
+	if (g->from_obsidian && add_obsidian(vs) < 0)
+		return 1;
+	const char *er = cli_env("VAULT_MCP_ALLOW_ROOTS");
+	if (er && add_list(vs, er, true))
+		return 2;
+	for (size_t i = 0; i < g->roots.n; i++) {
 		_cleanup_free_ char *msg = NULL;
-		if (vset_add_root(a.vaults, roots.v[i], &msg) < 0) {
+		if (vset_add_root(vs, g->roots.v[i], &msg) < 0) {
 			fprintf(stderr, "vault-mcp: %s\n", msg);
-			rc = 2;
+			return 2;
 		}
 	}
-	for (size_t i = 0; i < given.n; i++)
-		free(given.v[i]);
-	pv_free(&given);
-	pv_free(&roots);
-	if (!rc && !vset_count(a.vaults)) {
+	if (!vset_count(vs)) {
 		fputs("vault-mcp: OBSIDIAN_VAULT_PATH not set: put the vault's "
 		      "folder in the server's env (or pass --vault DIR, or "
 		      "--vaults-from-obsidian); vaultctl init writes this for "
 		      "each MCP client\n",
 		      stderr);
-		rc = 1;
+		return 1;
 	}
-	if (!rc && vc.socket && vset_count(a.vaults) > 1) {
+	if (g->vc.socket && vset_count(vs) > 1) {
 		fputs("vault-mcp: --socket names one vault's daemon; it "
 		      "cannot serve several vaults\n",
 		      stderr);
-		rc = 2;
+		return 2;
 	}
-	if (rc) {
-		vset_free(a.vaults);
-		return rc;
-	}
-	/* The default vault at once: what cannot serve it is said here. */
-	if (vset_connect(a.vaults, 0, true) < 0) {
-		vset_free(a.vaults);
-		return 1;
-	}
-	int tr = fetch_tools(vset_client(a.vaults, 0), tools, &cfg.tools);
-	if (tr < 0) {
-		vset_free(a.vaults);
-		return tr == -EINVAL ? 2 : 1;
-	}
-	cfg.vaults = a.vaults;
-	if (strcmp(tools, "all") && strcmp(tools, "core"))
-		cfg.only = tools;
-	struct mcp_io io = {.out = out_line,
-			    .daemon_send = daemon_send,
-			    .daemon_cancel = daemon_cancel,
-			    .ud = &a};
-	a.session = mcp_session_new(&cfg, &io);
-	mcp_session_start(a.session, 0);
-	/* The others come on their own threads. */
-	for (size_t i = 1; i < vset_count(a.vaults); i++)
-		vset_start(a.vaults, i);
+	return 0;
+}
 
+/* Lines read from stdin into the session; false at its end. */
+static bool read_stdin(struct app *a, struct linebuf *in)
+{
+	char buf[65536];
+	ssize_t r = read(STDIN_FILENO, buf, sizeof(buf));
+	if (r < 0 && errno == EINTR)
+		return true;
+	if (r <= 0) {
+		/* EOF: answer what is pending, then exit. */
+		a->stdin_open = false;
+		mcp_session_shutdown(a->session);
+		return false;
+	}
+	lb_append(in, buf, (size_t)r);
+	size_t len;
+	char *line;
+	while ((line = lb_next(in, &len)))
+		if (len)
+			mcp_session_input(a->session, line, len);
+	if (in->too_long) {
+		/* Say so once, drop the rest of that line and go on with
+		 * the next one. */
+		out_line(NULL, rpc_error_line(NULL, RPC_INVALID_REQUEST,
+					      "Invalid Request: message too "
+					      "long (limit 32 MiB)",
+					      NULL));
+		lb_skip_line(in);
+	}
+	return true;
+}
+
+/* A daemon's messages; a lost one reconnected: false when the only
+ * vault's daemon cannot be had again. */
+static bool pump_daemon(struct app *a, size_t i)
+{
+	struct from_daemon f = {.a = a, .vault = i};
+	if (vset_pump(a->vaults, i, on_daemon, &f) >= 0)
+		return true;
+	log_warn("lost the connection to vaultd of %s; reconnecting",
+		 vset_path(a->vaults, i));
+	mcp_session_daemon_lost(a->session, i, NULL);
+	if (vset_multi(a->vaults)) {
+		/* On its thread; calls meanwhile wait. */
+		vset_start(a->vaults, i);
+		return true;
+	}
+	if (vset_connect(a->vaults, i, true) < 0)
+		return false;
+	mcp_session_start(a->session, i);
+	return true;
+}
+
+/* stdin and the daemons until the session is done. */
+static void serve(struct app *a)
+{
 	struct linebuf in;
 	lb_init(&in, MAX_MESSAGE);
-	char buf[65536];
 	uint64_t leaving = 0; /* when stdin ended or "exit" came */
-	while (!mcp_session_done(a.session)) {
-		if (mcp_session_shutting_down(a.session)) {
+	while (!mcp_session_done(a->session)) {
+		if (mcp_session_shutting_down(a->session)) {
 			uint64_t now = now_ns();
 			if (!leaving)
 				leaving = now;
@@ -463,75 +517,70 @@ int main(int argc, char **argv)
 				break; /* the rest is cancelled by closing */
 		}
 		struct pollfd pfd[VSET_MAX + 2];
-		size_t nv = vset_count(a.vaults);
-		pfd[0] = (struct pollfd){.fd = a.stdin_open ? STDIN_FILENO : -1,
-					 .events = POLLIN};
-		pfd[1] = (struct pollfd){.fd = vset_wake_fd(a.vaults),
+		size_t nv = vset_count(a->vaults);
+		pfd[0] =
+			(struct pollfd){.fd = a->stdin_open ? STDIN_FILENO : -1,
+					.events = POLLIN};
+		pfd[1] = (struct pollfd){.fd = vset_wake_fd(a->vaults),
 					 .events = POLLIN};
 		for (size_t i = 0; i < nv; i++)
-			pfd[i + 2] = (struct pollfd){.fd = vset_fd(a.vaults, i),
-						     .events = POLLIN};
+			pfd[i + 2] = (struct pollfd){
+				.fd = vset_fd(a->vaults, i), .events = POLLIN};
 		int n = poll(pfd, nv + 2, leaving ? 50 : 250);
 		if (n < 0 && errno != EINTR)
 			break;
 		bool gone = false;
-		for (size_t i = 0; i < nv && n > 0; i++) {
-			if (!pfd[i + 2].revents)
-				continue;
-			struct from_daemon f = {.a = &a, .vault = i};
-			if (vset_pump(a.vaults, i, on_daemon, &f) >= 0)
-				continue;
-			log_warn("lost the connection to vaultd of %s; "
-				 "reconnecting",
-				 vset_path(a.vaults, i));
-			mcp_session_daemon_lost(a.session, i, NULL);
-			if (vset_multi(a.vaults)) {
-				/* On its thread; calls meanwhile wait. */
-				vset_start(a.vaults, i);
-			} else if (vset_connect(a.vaults, i, true) < 0) {
-				gone = true;
-				break;
-			} else {
-				mcp_session_start(a.session, i);
-			}
-		}
+		for (size_t i = 0; i < nv && n > 0 && !gone; i++)
+			gone = pfd[i + 2].revents && !pump_daemon(a, i);
 		if (gone)
 			break;
 		if (pfd[1].revents)
-			vset_collect(a.vaults, on_connected, &a);
-		if (pfd[0].revents) {
-			ssize_t r = read(STDIN_FILENO, buf, sizeof(buf));
-			if (r <= 0) {
-				if (r < 0 && errno == EINTR)
-					continue;
-				/* EOF: answer what is pending, then exit. */
-				a.stdin_open = false;
-				mcp_session_shutdown(a.session);
-			} else {
-				lb_append(&in, buf, (size_t)r);
-				size_t len;
-				char *line;
-				while ((line = lb_next(&in, &len)))
-					if (len)
-						mcp_session_input(a.session,
-								  line, len);
-				if (in.too_long) {
-					/* Say so once, drop the rest of that
-					 * line and go on with the next one. */
-					out_line(
-						NULL,
-						rpc_error_line(
-							NULL,
-							RPC_INVALID_REQUEST,
-							"Invalid Request: message too long (limit 32 MiB)",
-							NULL));
-					lb_skip_line(&in);
-				}
-			}
-		}
-		mcp_session_tick(a.session);
+			vset_collect(a->vaults, on_connected, a);
+		if (pfd[0].revents)
+			read_stdin(a, &in);
+		mcp_session_tick(a->session);
 	}
 	lb_free(&in);
+}
+
+int main(int argc, char **argv)
+{
+	struct args g;
+	int rc = parse_args(argc, argv, &g);
+	if (rc >= 0) {
+		args_free(&g);
+		return rc;
+	}
+	log_init("vault-mcp");
+	signal(SIGPIPE, SIG_IGN);
+	struct app a = {.stdin_open = true, .vaults = vset_new(&g.vc)};
+	rc = add_vaults(a.vaults, &g);
+	args_free(&g);
+	/* The default vault at once: what cannot serve it is said here. */
+	if (!rc && vset_connect(a.vaults, 0, true) < 0)
+		rc = 1;
+	int tr = rc ? 0
+		    : fetch_tools(vset_client(a.vaults, 0), g.tools,
+				  &g.cfg.tools);
+	if (tr < 0)
+		rc = tr == -EINVAL ? 2 : 1;
+	if (rc) {
+		vset_free(a.vaults);
+		return rc;
+	}
+	g.cfg.vaults = a.vaults;
+	if (strcmp(g.tools, "all") && strcmp(g.tools, "core"))
+		g.cfg.only = g.tools;
+	struct mcp_io io = {.out = out_line,
+			    .daemon_send = daemon_send,
+			    .daemon_cancel = daemon_cancel,
+			    .ud = &a};
+	a.session = mcp_session_new(&g.cfg, &io);
+	mcp_session_start(a.session, 0);
+	/* The others come on their own threads. */
+	for (size_t i = 1; i < vset_count(a.vaults); i++)
+		vset_start(a.vaults, i);
+	serve(&a);
 	mcp_session_free(a.session);
 	vset_free(a.vaults);
 	return 0;

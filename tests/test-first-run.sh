@@ -105,6 +105,25 @@ refused "no vault at all" 2 "use --vault DIR" -- env -u OBSIDIAN_VAULT_PATH \
 	"$vaultd" --no-mount -f
 refused "unknown argument" 2 "see vaultd --help" -- \
 	"$vaultd" --vault "$P" --no-mount -f stray
+# Numbers: a word, a negative, an overflow, a hostile size are each
+# named with the range taken, never read as 0 or as a huge value.
+refused "workers not a number" 2 "--workers wants a whole number from 0 to 256, not 'many'" -- \
+	"$vaultd" --vault "$P" --no-mount -f --workers many
+refused "too many workers" 2 "from 0 to 256, not '100000'" -- \
+	"$vaultd" --vault "$P" --no-mount -f --workers 100000
+refused "negative message size" 2 "--max-message wants a whole number" "not '-5'" -- \
+	"$vaultd" --vault "$P" --no-mount -f --max-message -5
+refused "overflowing grace" 2 "--grace-ms wants a whole number" -- \
+	"$vaultd" --vault "$P" --no-mount -f --grace-ms 99999999999999999999999
+refused "idle-exit as a float" 2 "--idle-exit wants a whole number" -- \
+	"$vaultd" --vault "$P" --no-mount -f --idle-exit 1e3
+refused "vault-mcp max-result" 2 "--max-result wants a whole number" "not 'lots'" -- \
+	"$mcp" --vault "$P" --max-result lots
+refused "vault-mcp max-result from the environment" 2 \
+	"VAULT_MCP_MAX_RESULT wants a whole number" -- \
+	env VAULT_MCP_MAX_RESULT=12q "$mcp" --vault "$P"
+refused "vault-mcp idle-exit" 2 "--idle-exit wants a whole number" "(seconds)" -- \
+	"$mcp" --vault "$P" --idle-exit -1
 
 # 5. Mount points: checked before anything starts (no FUSE needed).
 mkdir -p "$tmp/full" "$P/inside"

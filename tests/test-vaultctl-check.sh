@@ -42,5 +42,11 @@ set +e
 "$vaultctl" frobnicate >/dev/null 2>&1; [ $? = 2 ] || fail "unknown command"
 env -u OBSIDIAN_VAULT_PATH "$vaultctl" check >/dev/null 2>&1; [ $? = 2 ] || fail "no vault"
 "$vaultctl" check --vault "$tmp/nope" >/dev/null 2>&1; [ $? = 1 ] || fail "missing vault"
+for bad in x -3 1e2 99999999999999999999; do
+	"$vaultctl" --vault "$tmp/vault" violations --limit "$bad" >/dev/null 2>"$tmp/err"
+	[ $? = 2 ] || fail "--limit $bad taken"
+	grep -q -- "--limit wants a whole number from 0 to 1000000, not '$bad'" "$tmp/err" ||
+		fail "--limit $bad: $(cat "$tmp/err")"
+done
 set -e
 echo "ok"
