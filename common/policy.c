@@ -134,6 +134,71 @@ static int parse_rule(struct policy *p, const char *tag, const cJSON *v,
 	return 0;
 }
 
+/* A key whose value is one of two words: true for the second. */
+static int two_words(const cJSON *kv, const char *a, const char *b, bool *ret,
+		     char **ret_msg)
+{
+	if (!cJSON_IsString(kv) ||
+	    (strcmp(kv->valuestring, a) && strcmp(kv->valuestring, b))) {
+		*ret_msg = xasprintf(POLICY_PATH ": %s must be '%s' or '%s'",
+				     kv->string, a, b);
+		return -EBADMSG;
+	}
+	*ret = strcmp(kv->valuestring, b) == 0;
+	return 0;
+}
+
+static int tag_rules(struct policy *p, const cJSON *kv, char **ret_msg)
+{
+	if (!cJSON_IsObject(kv) && !cJSON_IsNull(kv))
+		return bad(ret_msg,
+			   POLICY_PATH
+			   ": tag_rules must be a mapping of tag: rule%s",
+			   "");
+	p->rules = xcalloc(1, sizeof(*p->rules));
+	const cJSON *rule;
+	cJSON_ArrayForEach(rule, kv)
+	{
+		int r = parse_rule(p, rule->string, rule, ret_msg);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* One top-level key of the policy file. */
+static int policy_key(struct policy *p, const cJSON *kv, char **ret_msg)
+{
+	const char *k = kv->string;
+	if (strcmp(k, "allowed_tags") == 0) {
+		p->allowed_tags = string_list(kv, true);
+	} else if (strcmp(k, "ignore") == 0) {
+		p->ignore = string_list(kv, false);
+	} else if (strcmp(k, "on_violation") == 0) {
+		return two_words(kv, "reject", "warn", &p->warn, ret_msg);
+	} else if (strcmp(k, "delete_links") == 0) {
+		return two_words(kv, "mark", "keep", &p->keep_links, ret_msg);
+	} else if (strcmp(k, "legacy_properties") == 0) {
+		if (!cJSON_IsBool(kv))
+			return bad(
+				ret_msg,
+				POLICY_PATH
+				": legacy_properties must be true or false%s",
+				"");
+		p->legacy_properties = cJSON_IsTrue(kv);
+	} else if (strcmp(k, "tag_rules") == 0) {
+		return tag_rules(p, kv, ret_msg);
+	} else {
+		return bad(ret_msg,
+			   POLICY_PATH
+			   ": unknown key '%s' (known: allowed_tags, "
+			   "tag_rules, on_violation, delete_links, ignore, "
+			   "legacy_properties)",
+			   k);
+	}
+	return 0;
+}
+
 int policy_parse(const char *text, size_t len, struct policy **ret,
 		 char **ret_msg)
 {
@@ -159,69 +224,9 @@ int policy_parse(const char *text, size_t len, struct policy **ret,
 	const cJSON *kv;
 	cJSON_ArrayForEach(kv, fm.data)
 	{
-		const char *k = kv->string;
-		if (strcmp(k, "allowed_tags") == 0) {
-			p->allowed_tags = string_list(kv, true);
-		} else if (strcmp(k, "ignore") == 0) {
-			p->ignore = string_list(kv, false);
-		} else if (strcmp(k, "on_violation") == 0) {
-			if (!cJSON_IsString(kv) ||
-			    (strcmp(kv->valuestring, "reject") &&
-			     strcmp(kv->valuestring, "warn"))) {
-				r = bad(ret_msg,
-					POLICY_PATH
-					": on_violation must be 'reject' or 'warn'%s",
-					"");
-				break;
-			}
-			p->warn = strcmp(kv->valuestring, "warn") == 0;
-		} else if (strcmp(k, "delete_links") == 0) {
-			if (!cJSON_IsString(kv) ||
-			    (strcmp(kv->valuestring, "mark") &&
-			     strcmp(kv->valuestring, "keep"))) {
-				r = bad(ret_msg,
-					POLICY_PATH
-					": delete_links must be 'mark' or 'keep'%s",
-					"");
-				break;
-			}
-			p->keep_links = strcmp(kv->valuestring, "keep") == 0;
-		} else if (strcmp(k, "legacy_properties") == 0) {
-			if (!cJSON_IsBool(kv)) {
-				r = bad(ret_msg,
-					POLICY_PATH
-					": legacy_properties must be true or false%s",
-					"");
-				break;
-			}
-			p->legacy_properties = cJSON_IsTrue(kv);
-		} else if (strcmp(k, "tag_rules") == 0) {
-			if (!cJSON_IsObject(kv) && !cJSON_IsNull(kv)) {
-				r = bad(ret_msg,
-					POLICY_PATH
-					": tag_rules must be a mapping of tag: rule%s",
-					"");
-				break;
-			}
-			p->rules = xcalloc(1, sizeof(*p->rules));
-			const cJSON *rule;
-			cJSON_ArrayForEach(rule, kv)
-			{
-				r = parse_rule(p, rule->string, rule, ret_msg);
-				if (r < 0)
-					break;
-			}
-			if (r < 0)
-				break;
-		} else {
-			r = bad(ret_msg,
-				POLICY_PATH
-				": unknown key '%s' (known: allowed_tags, "
-				"tag_rules, on_violation, delete_links, ignore, "
-				"legacy_properties)",
-				k);
+		r = policy_key(p, kv, ret_msg);
+		if (r < 0)
 			break;
-		}
 	}
 	bool has_rules = cJSON_GetObjectItemCaseSensitive(fm.data, "tag_rules");
 	fm_clear(&fm);

@@ -78,6 +78,87 @@ static char *phrase(struct parser *p, size_t *i)
 	return xstrndup(p->s + start, j - start);
 }
 
+/* The fields a query word may name ("tag:x"). */
+static const struct {
+	const char *name;
+	enum qkind kind;
+} FIELDS[] = {{"title", Q_WORD}, {"tag", Q_TAG}, {"folder", Q_FOLDER}};
+
+/*
+ * "field:value" at p->i, the field's name wl bytes long: 1 and the atom
+ * when the name is a field, 0 when it is not (the word is plain text),
+ * -EINVAL on an unclosed quote or no value.
+ */
+static int field_atom(struct parser *p, size_t wl, int pos)
+{
+	const char *s = p->s;
+	size_t f = 0;
+	while (f < ARRAY_SIZE(FIELDS) &&
+	       (wl != strlen(FIELDS[f].name) ||
+		strncasecmp(s + p->i, FIELDS[f].name, wl) != 0))
+		f++;
+	if (f == ARRAY_SIZE(FIELDS))
+		return 0;
+	size_t v = p->i + wl + 1;
+	char *val;
+	bool quoted = s[v] == '"';
+	if (quoted) {
+		val = phrase(p, &v);
+		if (!val)
+			return -EINVAL;
+	} else {
+		size_t e = v;
+		while (!is_break(s[e]))
+			e++;
+		val = xstrndup(s + v, e - v);
+		v = e;
+	}
+	if (!*val) {
+		free(val);
+		_cleanup_free_ char *m =
+			xasprintf("'%s:' needs a value", FIELDS[f].name);
+		return fail(p, p->i, m);
+	}
+	struct qnode *q = node(FIELDS[f].kind, pos);
+	if (f == 0) {
+		q->title = true;
+		q->kind = quoted ? Q_PHRASE : Q_WORD;
+	}
+	if (q->kind == Q_TAG && val[0] == '#')
+		memmove(val, val + 1, strlen(val));
+	size_t vl = strlen(val);
+	while (q->kind == Q_FOLDER && vl && val[vl - 1] == '/')
+		val[--vl] = 0;
+	q->text = val;
+	p->atom = q;
+	p->i = v;
+	p->tok = T_ATOM;
+	return 1;
+}
+
+/* A plain word at p->i: an operator (AND, OR, NOT) or an atom. */
+static void word_token(struct parser *p, int pos)
+{
+	const char *s = p->s;
+	size_t j = p->i;
+	while (!is_break(s[j]))
+		j++;
+	size_t wl = j - p->i;
+	if (wl == 3 && !strncmp(s + p->i, "AND", 3)) {
+		p->tok = T_AND;
+	} else if (wl == 2 && !strncmp(s + p->i, "OR", 2)) {
+		p->tok = T_OR;
+	} else if (wl == 3 && !strncmp(s + p->i, "NOT", 3)) {
+		p->tok = T_NOT;
+	} else {
+		struct qnode *q = node(Q_WORD, pos);
+		q->text = xstrndup(s + p->i, wl);
+		p->atom = q;
+		p->tok = T_ATOM;
+	}
+	p->i = j;
+}
+
 static int next(struct parser *p)
 {
 	const char *s = p->s;
@@ -115,73 +196,12 @@ static int next(struct parser *p)
 	size_t j = p->i;
 	while (!is_break(s[j]) && s[j] != ':')
 		j++;
-	size_t wl = j - p->i;
-	if (s[j] == ':') {
-		static const struct {
-			const char *name;
-			enum qkind kind;
-		} fields[] = {{"title", Q_WORD},
-			      {"tag", Q_TAG},
-			      {"folder", Q_FOLDER}};
-		for (size_t f = 0; f < ARRAY_SIZE(fields); f++) {
-			if (wl != strlen(fields[f].name) ||
-			    strncasecmp(s + p->i, fields[f].name, wl) != 0)
-				continue;
-			size_t v = j + 1;
-			char *val;
-			bool quoted = s[v] == '"';
-			if (quoted) {
-				val = phrase(p, &v);
-				if (!val)
-					return -EINVAL;
-			} else {
-				size_t e = v;
-				while (!is_break(s[e]))
-					e++;
-				val = xstrndup(s + v, e - v);
-				v = e;
-			}
-			if (!*val) {
-				free(val);
-				_cleanup_free_ char *m = xasprintf(
-					"'%s:' needs a value", fields[f].name);
-				return fail(p, p->i, m);
-			}
-			struct qnode *q = node(fields[f].kind, pos);
-			if (f == 0) {
-				q->title = true;
-				q->kind = quoted ? Q_PHRASE : Q_WORD;
-			}
-			if (q->kind == Q_TAG && val[0] == '#')
-				memmove(val, val + 1, strlen(val));
-			size_t vl = strlen(val);
-			while (q->kind == Q_FOLDER && vl && val[vl - 1] == '/')
-				val[--vl] = 0;
-			q->text = val;
-			p->atom = q;
-			p->i = v;
-			p->tok = T_ATOM;
-			goto word_done;
-		}
-	}
+	int r = s[j] == ':' ? field_atom(p, j - p->i, pos) : 0;
+	if (r < 0)
+		return r;
 	/* A plain word (an unknown "x:y" is just text). */
-	while (!is_break(s[j]))
-		j++;
-	wl = j - p->i;
-	if (wl == 3 && !strncmp(s + p->i, "AND", 3)) {
-		p->tok = T_AND;
-	} else if (wl == 2 && !strncmp(s + p->i, "OR", 2)) {
-		p->tok = T_OR;
-	} else if (wl == 3 && !strncmp(s + p->i, "NOT", 3)) {
-		p->tok = T_NOT;
-	} else {
-		struct qnode *q = node(Q_WORD, pos);
-		q->text = xstrndup(s + p->i, wl);
-		p->atom = q;
-		p->tok = T_ATOM;
-	}
-	p->i = j;
-word_done:
+	if (!r)
+		word_token(p, pos);
 	if (p->atom && p->atom->kind == Q_WORD) {
 		size_t l = strlen(p->atom->text);
 		if (l > 1 && p->atom->text[l - 1] == '*') {

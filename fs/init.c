@@ -395,64 +395,75 @@ static char *absolute(const char *p)
 	return xasprintf("%s/%s", cwd, p);
 }
 
-/* --mount: the env file the unit reads, and the unit enabled. */
-static int setup_mount(struct init *in)
+/* The user's configuration folder for vaultd, or NULL. */
+static char *config_dir(void)
 {
-	_cleanup_free_ char *mount = absolute(in->mount);
+	const char *x = getenv("XDG_CONFIG_HOME");
+	const char *home = getenv("HOME");
+	return x && *x == '/'  ? xasprintf("%s/vaultd", x)
+	       : home && *home ? xasprintf("%s/.config/vaultd", home)
+			       : NULL;
+}
+
+/* What --mount sets up: the unit's instance, its env file, the mount. */
+struct mount_plan {
+	char *mount; /* absolute */
+	char *inst;  /* systemd-escape'd vault path */
+	char *cfg;   /* the configuration folder */
+	char *envfile, *unit;
+	char *text; /* the env file's text */
+	bool same;  /* the env file already says so */
+};
+
+static void mount_plan_free(struct mount_plan *p)
+{
+	free(p->mount);
+	free(p->inst);
+	free(p->cfg);
+	free(p->envfile);
+	free(p->unit);
+	free(p->text);
+}
+
+static int mount_plan(struct init *in, struct mount_plan *p)
+{
+	p->mount = absolute(in->mount);
 	char *esc_argv[] = {"systemd-escape", "--path", in->vault, NULL};
-	_cleanup_free_ char *inst = NULL;
-	int r = run(esc_argv, &inst);
+	int r = run(esc_argv, &p->inst);
 	if (r != 0) {
 		fprintf(stderr,
 			"vaultctl: systemd-escape is needed to name the "
 			"service (%s): install systemd, or run vaultd "
 			"--vault %s --mount %s yourself\n",
-			r < 0 ? strerror(-r) : "it failed", in->vault, mount);
+			r < 0 ? strerror(-r) : "it failed", in->vault,
+			p->mount);
 		return INIT_FAILED;
 	}
-	inst[strcspn(inst, "\n")] = 0;
-	const char *x = getenv("XDG_CONFIG_HOME");
-	const char *home = getenv("HOME");
-	_cleanup_free_ char *cfg =
-		x && *x == '/'	? xasprintf("%s/vaultd", x)
-		: home && *home ? xasprintf("%s/.config/vaultd", home)
-				: NULL;
-	if (!cfg) {
+	p->inst[strcspn(p->inst, "\n")] = 0;
+	p->cfg = config_dir();
+	if (!p->cfg) {
 		fputs("vaultctl: neither XDG_CONFIG_HOME nor HOME is set\n",
 		      stderr);
 		return INIT_FAILED;
 	}
-	_cleanup_free_ char *envfile = xasprintf("%s/%s.env", cfg, inst);
-	_cleanup_free_ char *unit = xasprintf("vaultd@%s", inst);
-	printf("\n== The guarded mount: systemd user service %s\n", unit);
+	p->envfile = xasprintf("%s/%s.env", p->cfg, p->inst);
+	p->unit = xasprintf("vaultd@%s", p->inst);
 	_cleanup_free_ char *old = NULL;
-	{
-		_cleanup_close_ int d =
-			open(cfg, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		size_t len;
-		_cleanup_free_ char *base = xasprintf("%s.env", inst);
-		if (d >= 0 && file_read(d, base, 1 << 20, &old, &len, NULL) < 0)
-			old = NULL;
-	}
-	_cleanup_free_ char *text = env_file_text(old, mount);
-	bool same = old && !strcmp(old, text);
-	if (!in->write) {
-		printf("%s%s:\n%s", envfile,
-		       same ? " (already so)"
-			    : " (vaultctl init --write "
-			      "writes it)",
-		       text);
-		printf("then:\n  mkdir -p %s\n  systemctl --user enable --now "
-		       "%s\n",
-		       mount, unit);
-		printf("and open %s in Obsidian (Open folder as vault) "
-		       "instead of %s.\n",
-		       mount, in->vault);
-		return INIT_OK;
-	}
-	/* The mount point: made if missing, refused if it cannot be one
-	 * (unless it already is this vault's mount). */
-	r = mkdir_p(mount, 0777);
+	_cleanup_close_ int d = open(p->cfg, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	size_t len;
+	_cleanup_free_ char *base = xasprintf("%s.env", p->inst);
+	if (d >= 0 && file_read(d, base, 1 << 20, &old, &len, NULL) < 0)
+		old = NULL;
+	p->text = env_file_text(old, p->mount);
+	p->same = old && !strcmp(old, p->text);
+	return INIT_OK;
+}
+
+/* The mount point made if missing, refused if it cannot be one (unless
+ * it already is this vault's mount). */
+static int mount_point_ready(struct init *in, const char *mount)
+{
+	int r = mkdir_p(mount, 0777);
 	if (r < 0) {
 		fprintf(stderr,
 			"vaultctl: cannot create the mount point %s: %s\n",
@@ -468,46 +479,100 @@ static int setup_mount(struct init *in)
 		fprintf(stderr, "vaultctl: %s\n", msg);
 		return INIT_FAILED;
 	}
-	if (!same) {
-		_cleanup_free_ char *base = xasprintf("%s.env", inst);
-		r = mkdir_p(cfg, 0700);
-		_cleanup_close_ int d =
-			r < 0 ? -1
-			      : open(cfg, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (r == 0 && d < 0)
-			r = -errno;
-		if (r == 0)
-			r = file_write_atomic(d, base, text, strlen(text), 0,
-					      NULL);
-		if (r < 0) {
-			fprintf(stderr, "vaultctl: cannot write %s: %s\n",
-				envfile, strerror(-r));
-			return INIT_FAILED;
-		}
-		printf("Wrote %s\n", envfile);
-		in->changed++;
-	} else {
-		printf("%s is already so.\n", envfile);
+	return INIT_OK;
+}
+
+static int write_env_file(struct init *in, const struct mount_plan *p)
+{
+	if (p->same) {
+		printf("%s is already so.\n", p->envfile);
+		return INIT_OK;
 	}
+	_cleanup_free_ char *base = xasprintf("%s.env", p->inst);
+	int r = mkdir_p(p->cfg, 0700);
+	_cleanup_close_ int d =
+		r < 0 ? -1 : open(p->cfg, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (r == 0 && d < 0)
+		r = -errno;
+	if (r == 0)
+		r = file_write_atomic(d, base, p->text, strlen(p->text), 0,
+				      NULL);
+	if (r < 0) {
+		fprintf(stderr, "vaultctl: cannot write %s: %s\n", p->envfile,
+			strerror(-r));
+		return INIT_FAILED;
+	}
+	printf("Wrote %s\n", p->envfile);
+	in->changed++;
+	return INIT_OK;
+}
+
+/* --mount: the env file the unit reads, and the unit enabled. */
+static int setup_mount(struct init *in)
+{
+	struct mount_plan p = {0};
+	int rc = mount_plan(in, &p);
+	if (rc)
+		goto out;
+	printf("\n== The guarded mount: systemd user service %s\n", p.unit);
+	if (!in->write) {
+		printf("%s%s:\n%s", p.envfile,
+		       p.same ? " (already so)"
+			      : " (vaultctl init --write writes it)",
+		       p.text);
+		printf("then:\n  mkdir -p %s\n  systemctl --user enable --now "
+		       "%s\n",
+		       p.mount, p.unit);
+		printf("and open %s in Obsidian (Open folder as vault) "
+		       "instead of %s.\n",
+		       p.mount, in->vault);
+		goto out;
+	}
+	rc = mount_point_ready(in, p.mount);
+	if (!rc)
+		rc = write_env_file(in, &p);
+	if (rc)
+		goto out;
 	char *en_argv[] = {"systemctl", "--user", "enable",
-			   "--now",	unit,	  NULL};
-	r = run(en_argv, NULL);
+			   "--now",	p.unit,	  NULL};
+	int r = run(en_argv, NULL);
 	if (r != 0) {
 		fprintf(stderr,
 			"vaultctl: systemctl --user enable --now %s %s; with "
 			"no user session manager, run vaultd --vault %s "
 			"--mount %s yourself\n",
-			unit, r < 0 ? "cannot run" : "failed", in->vault,
-			mount);
-		return INIT_FAILED;
+			p.unit, r < 0 ? "cannot run" : "failed", in->vault,
+			p.mount);
+		rc = INIT_FAILED;
+		goto out;
 	}
 	printf("Enabled and started %s (systemctl --user status %s).\n"
 	       "Open %s in Obsidian (Open folder as vault) instead of %s.\n",
-	       unit, unit, mount, in->vault);
-	return INIT_OK;
+	       p.unit, p.unit, p.mount, in->vault);
+out:
+	mount_plan_free(&p);
+	return rc;
 }
 
-int init_main(int argc, char **argv, const char *vault)
+/* --client NAME: false (said) when no client has that name. */
+static bool add_client(struct init *in, const char *id)
+{
+	const struct mcpconf_client *cl = mcpconf_client_find(id);
+	if (cl) {
+		pv_push(&in->clients, (void *)cl);
+		return true;
+	}
+	size_t n;
+	const struct mcpconf_client *all = mcpconf_clients(&n);
+	fprintf(stderr, "vaultctl: unknown client '%s' (known:", id);
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, " %s", all[i].id);
+	fputs("; or --config PATH)\n", stderr);
+	return false;
+}
+
+/* init's options: -1 to go on, or the exit code. */
+static int init_options(int argc, char **argv, struct init *in)
 {
 	static const struct option longopts[] = {
 		{"vault", required_argument, NULL, 'v'},
@@ -520,69 +585,78 @@ int init_main(int argc, char **argv, const char *vault)
 		{"help", no_argument, NULL, 'h'},
 		{},
 	};
-	struct init in = {.vault_arg = vault, .name = DEFAULT_NAME};
-	int rc = INIT_OK;
 	int c;
 	optind = 0;
 	while ((c = getopt_long(argc, argv, "v:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'v':
-			in.vault_arg = optarg;
+			in->vault_arg = optarg;
 			break;
-		case 'c': {
-			const struct mcpconf_client *cl =
-				mcpconf_client_find(optarg);
-			if (!cl) {
-				size_t n;
-				const struct mcpconf_client *all =
-					mcpconf_clients(&n);
-				fprintf(stderr,
-					"vaultctl: unknown client '%s' (known:",
-					optarg);
-				for (size_t i = 0; i < n; i++)
-					fprintf(stderr, " %s", all[i].id);
-				fputs("; or --config PATH)\n", stderr);
-				rc = INIT_USAGE;
-				goto out;
-			}
-			pv_push(&in.clients, (void *)cl);
+		case 'c':
+			if (!add_client(in, optarg))
+				return INIT_USAGE;
 			break;
-		}
 		case 'C':
-			pv_push(&in.configs, optarg);
+			pv_push(&in->configs, optarg);
 			break;
 		case 'n':
-			in.name = optarg;
+			in->name = optarg;
 			break;
 		case 'm':
-			in.mount = optarg;
+			in->mount = optarg;
 			break;
 		case 'k':
-			in.create = true;
+			in->create = true;
 			break;
 		case 'w':
-			in.write = true;
+			in->write = true;
 			break;
 		case 'h':
 			init_usage(stdout);
-			goto out;
+			return INIT_OK;
 		default:
 			init_usage(stderr);
-			rc = INIT_USAGE;
-			goto out;
+			return INIT_USAGE;
 		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "vaultctl: init: unexpected argument '%s'\n",
 			argv[optind]);
-		rc = INIT_USAGE;
-		goto out;
+		return INIT_USAGE;
 	}
-	if (!*in.name) {
+	if (!*in->name) {
 		fputs("vaultctl: --name needs a name\n", stderr);
-		rc = INIT_USAGE;
-		goto out;
+		return INIT_USAGE;
 	}
+	return -1;
+}
+
+/* No client named: every one installed here (with --write), or every
+ * one (to show what would be written). */
+static void default_clients(struct init *in)
+{
+	size_t n;
+	const struct mcpconf_client *all = mcpconf_clients(&n);
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(all[i].id, "vscode-workspace"))
+			continue;
+		_cleanup_free_ char *h = all[i].home();
+		if (in->write && !exists(h)) {
+			printf("\n== %s: not installed here (no %s): skipped "
+			       "(--client %s to write it anyway)\n",
+			       all[i].label, h ? h : "HOME", all[i].id);
+			continue;
+		}
+		pv_push(&in->clients, (void *)&all[i]);
+	}
+}
+
+int init_main(int argc, char **argv, const char *vault)
+{
+	struct init in = {.vault_arg = vault, .name = DEFAULT_NAME};
+	int rc = init_options(argc, argv, &in);
+	if (rc >= 0)
+		goto out;
 	in.mcp = find_vault_mcp();
 	if (!in.mcp) {
 		fputs("vaultctl: vault-mcp is not beside vaultctl: install "
@@ -598,23 +672,8 @@ int init_main(int argc, char **argv, const char *vault)
 	/* Files are the user's: what is created is private. */
 	file_set_umask(077);
 	printf("vault-mcp: %s\n", in.mcp);
-	if (!in.clients.n && !in.configs.n) {
-		size_t n;
-		const struct mcpconf_client *all = mcpconf_clients(&n);
-		for (size_t i = 0; i < n; i++) {
-			if (!strcmp(all[i].id, "vscode-workspace"))
-				continue;
-			_cleanup_free_ char *h = all[i].home();
-			if (in.write && !exists(h)) {
-				printf("\n== %s: not installed here (no %s): "
-				       "skipped (--client %s to write it "
-				       "anyway)\n",
-				       all[i].label, h ? h : "HOME", all[i].id);
-				continue;
-			}
-			pv_push(&in.clients, (void *)&all[i]);
-		}
-	}
+	if (!in.clients.n && !in.configs.n)
+		default_clients(&in);
 	rc = run_clients(&in);
 	if (in.mount && setup_mount(&in))
 		rc = INIT_FAILED;
