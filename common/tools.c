@@ -169,7 +169,7 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "read_attachment",
-		.description = "A file that is not a note: an image as image content, others as a link.",
+		.description = "An attachment: images as image content, other files as a link.",
 		.help = "path: the file's vault path or, as in a link, its name (looked for in the attachment folder .obsidian/app.json names, then anywhere: the shortest path). PNG, JPEG, GIF and WebP come as an image, made smaller when over 8000 pixels a side or 5 MB; SVG as its text; other files as a resource link with type and size. Images over 150 megapixels are refused.",
 		.input_schema = OBJ(P_STR("path"), "\"path\""),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT,
