@@ -43,7 +43,8 @@ static void chunk(FILE *f, const char *type, const unsigned char *d, size_t n)
 	be32(b, (uint32_t)n);
 	fwrite(b, 1, 4, f);
 	fwrite(type, 1, 4, f);
-	fwrite(d, 1, n, f);
+	if (n)
+		fwrite(d, 1, n, f);
 	uLong crc = crc32(0, (const Bytef *)type, 4);
 	crc = crc32(crc, d, (uInt)n);
 	be32(b, (uint32_t)crc);
@@ -350,9 +351,10 @@ static void test_list(void)
 	ASSERT_STR_EQ(page, "assets/pic.png image/png 1,"
 			    "assets/sub/old.gif image/gif 1 total=5");
 	/* A link made later: the file is used now. */
-	CU_ASSERT_PTR_NOT_NULL(tv_call_json(
+	_cleanup_json_ cJSON *ap = tv_call_json(
 		&t, "append_note",
-		"{\"name\":\"Other\",\"text\":\"![](assets/unused.jpg)\"}"));
+		"{\"name\":\"Other\",\"text\":\"![](assets/unused.jpg)\"}");
+	CU_ASSERT_PTR_NOT_NULL(ap);
 	_cleanup_free_ char *unused2 = listed(&t, "{\"unused\":true}");
 	ASSERT_STR_EQ(unused2, "assets/sub/old.gif image/gif 1 total=1");
 	_cleanup_free_ char *e =
