@@ -753,6 +753,22 @@ bool index_has_file(const struct index *ix, const char *path)
 	return hmap_get(ix->files, f) != NULL;
 }
 
+const struct note *index_file(const struct index *ix, const char *path)
+{
+	_cleanup_free_ char *f = fold_key(path);
+	return hmap_get(ix->files, f);
+}
+
+bool index_next_file(const struct index *ix, size_t *iter,
+		     const struct note **ret)
+{
+	void *v;
+	if (!hmap_next(ix->files, iter, NULL, &v))
+		return false;
+	*ret = v;
+	return true;
+}
+
 size_t index_count(const struct index *ix)
 {
 	return hmap_size(ix->by_path);

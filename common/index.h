@@ -39,6 +39,11 @@ int index_remove(struct index *ix, const char *path);
 void index_put_file(struct index *ix, const char *path);
 void index_remove_file(struct index *ix, const char *path);
 bool index_has_file(const struct index *ix, const char *path);
+/* The attachment at path (case-insensitive, NFC), or NULL. */
+const struct note *index_file(const struct index *ix, const char *path);
+/* Iterate attachments in no particular order: start with *iter = 0. */
+bool index_next_file(const struct index *ix, size_t *iter,
+		     const struct note **ret);
 /* The paths of every note and attachment beneath the folder dir (copies
  * pushed to ret). */
 void index_paths_under(const struct index *ix, const char *dir,

@@ -37,6 +37,26 @@ cJSON *str_array(char **v, size_t n)
 	return a;
 }
 
+struct page page_args(const struct tool_ctx *c)
+{
+	return (struct page){.offset = (size_t)arg_int(c, "offset", 0),
+			     .limit = (size_t)arg_int(c, "limit", 1000)};
+}
+
+bool page_take(struct page *p)
+{
+	size_t i = p->total++;
+	return i >= p->offset && i - p->offset < p->limit;
+}
+
+void page_add(cJSON *o, const struct page *p)
+{
+	cJSON_AddNumberToObject(o, "total", (double)p->total);
+	if (p->offset + p->limit < p->total)
+		cJSON_AddNumberToObject(o, "next_offset",
+					(double)(p->offset + p->limit));
+}
+
 int cmp_note_name(const void *a, const void *b)
 {
 	const struct note *x = *(struct note *const *)a;

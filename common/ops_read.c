@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Read-only tools. Each runs under the vault's read lock. */
+#include "attach.h"
 #include "fileio.h"
 #include "frontmatter.h"
 #include "json.h"
@@ -173,6 +174,44 @@ static cJSON *headings_json(const char *text, size_t len)
 	return a;
 }
 
+/* What the note embeds (as written), and the attachments it links to or
+ * embeds: {target, path} (path null when the file is missing). */
+static bool str_seen(const struct ptrvec *seen, const char *s)
+{
+	for (size_t j = 0; j < seen->n; j++)
+		if (!strcmp(seen->v[j], s))
+			return true;
+	return false;
+}
+
+static void add_embeds(cJSON *o, const struct index *ix, const struct note *n)
+{
+	cJSON *em = cJSON_AddArrayToObject(o, "embeds");
+	cJSON *at = cJSON_AddArrayToObject(o, "attachments");
+	struct ptrvec embeds = {0}, files = {0};
+	for (size_t k = 0; k < n->nlinks; k++) {
+		const struct link *l = &n->links[k];
+		if ((l->kind == LINK_EMBED || l->kind == LINK_MD_EMBED) &&
+		    !str_seen(&embeds, l->target)) {
+			pv_push(&embeds, l->target);
+			cJSON_AddItemToArray(em, cJSON_CreateString(l->target));
+		}
+		if (!link_is_attachment(l) || str_seen(&files, l->target))
+			continue;
+		pv_push(&files, l->target);
+		const struct note *e = link_attachment(ix, l);
+		cJSON *a = cJSON_CreateObject();
+		cJSON_AddStringToObject(a, "target", l->target);
+		if (e)
+			cJSON_AddStringToObject(a, "path", e->path);
+		else
+			cJSON_AddNullToObject(a, "path");
+		cJSON_AddItemToArray(at, a);
+	}
+	pv_free(&embeds);
+	pv_free(&files);
+}
+
 int op_get_note_metadata(struct tool_ctx *c)
 {
 	READ_LOCKED(c);
@@ -210,6 +249,7 @@ int op_get_note_metadata(struct tool_ctx *c)
 		xasprintf("obsidian://open?vault=%s&file=%s", vn, fp);
 	cJSON_AddStringToObject(o, "uri", uri);
 	cJSON_AddStringToObject(o, "version", ver);
+	add_embeds(o, ix, n);
 	if (!fm.valid) {
 		_cleanup_free_ char *e = xasprintf(
 			"frontmatter cannot be read (line %d: %s); it is "
@@ -559,34 +599,6 @@ int op_get_backlinks(struct tool_ctx *c)
 	pv_free(&links);
 	c->json = o;
 	return 0;
-}
-
-/* A paged list: its offset and limit (ranges checked by the schema). */
-struct page {
-	size_t offset, limit;
-	size_t total; /* items counted so far */
-};
-
-static struct page page_args(const struct tool_ctx *c)
-{
-	return (struct page){.offset = (size_t)arg_int(c, "offset", 0),
-			     .limit = (size_t)arg_int(c, "limit", 1000)};
-}
-
-/* Count an item; true when it is on the page. */
-static bool page_take(struct page *p)
-{
-	size_t i = p->total++;
-	return i >= p->offset && i - p->offset < p->limit;
-}
-
-/* All there are, and where the next page starts while more remain. */
-static void page_add(cJSON *o, const struct page *p)
-{
-	cJSON_AddNumberToObject(o, "total", (double)p->total);
-	if (p->offset + p->limit < p->total)
-		cJSON_AddNumberToObject(o, "next_offset",
-					(double)(p->offset + p->limit));
 }
 
 int op_find_broken_links(struct tool_ctx *c)

@@ -91,10 +91,10 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "get_note_metadata",
 		.description = "A note's metadata (all but its body) and version.",
-		.help = "Everything about a note but its body: frontmatter, tags, aliases, outgoing and incoming links, headings, size, created and modified times, its obsidian:// URI and its version.",
+		.help = "Everything about a note but its body: frontmatter, tags, aliases, outgoing and incoming links, headings, size, created and modified times, its obsidian:// URI and its version; embeds: what it embeds (![[x]], ![](x)); attachments: the files that are not notes it links to or embeds (target as written, path: the file, null when missing).",
 		.input_schema = OBJ(P_NAME, "\"name\""),
 		.output_schema = OUT(
-			O_STR("name") "," O_ANYOBJ("frontmatter") "," O_STRS("outgoing") "," O_STRS("incoming") "," O_STR("path") "," O_STRS("tags") "," O_STRS("aliases") "," O_ARR("headings") "," O_INT("size") "," O_STR("created") "," O_STR("modified") "," O_STR("uri") "," O_STR("version")),
+			O_STR("name") "," O_ANYOBJ("frontmatter") "," O_STRS("outgoing") "," O_STRS("incoming") "," O_STR("path") "," O_STRS("tags") "," O_STRS("aliases") "," O_ARR("headings") "," O_INT("size") "," O_STR("created") "," O_STR("modified") "," O_STR("uri") "," O_STR("version") "," O_STRS("embeds") "," O_LIST("attachments", O_STR("target") "," O_STR("path"))),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_QUICK,
 		.run = op_get_note_metadata,
 	},
@@ -166,6 +166,23 @@ static const struct tool TOOLS[] = {
 		.output_schema = OUT(O_INT("count") "," O_LIST("orphans", O_STR("name") "," O_STR("path")) "," O_PAGE),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
 		.run = op_get_orphans,
+	},
+	{
+		.name = "read_attachment",
+		.description = "An attachment: images as image content, other files as a link.",
+		.help = "path: the file's vault path or, as in a link, its name (looked for in the attachment folder .obsidian/app.json names, then anywhere: the shortest path). PNG, JPEG, GIF and WebP come as an image, made smaller when over 8000 pixels a side or 5 MB; SVG as its text; other files as a resource link with type and size. Images over 150 megapixels are refused.",
+		.input_schema = OBJ(P_STR("path"), "\"path\""),
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_TEXT,
+		.run = op_read_attachment,
+	},
+	{
+		.name = "list_attachments",
+		.description = "Files that are not notes, with type and size.",
+		.help = "folder: only those under it. unused: only those no note links to or embeds.",
+		.input_schema = OBJ(P_STR("folder") "," P_BOOL("unused") "," P_PAGE, ""),
+		.output_schema = OUT(O_LIST("attachments", O_STR("path") "," O_STR("type") "," O_INT("size")) "," O_PAGE),
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
+		.run = op_list_attachments,
 	},
 	{
 		.name = "list_tags",
@@ -556,6 +573,7 @@ void tool_result_clear(struct tool_result *r)
 	free(r->warning);
 	free(r->info);
 	cJSON_Delete(r->structured);
+	cJSON_Delete(r->content);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -801,11 +819,13 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 		ret->text = bounded(ret->text);
 		free(c.text);
 		cJSON_Delete(c.json);
+		cJSON_Delete(c.content);
 		free(c.warning);
 		free(c.info);
 		return;
 	}
 	free(c.msg);
+	ret->content = TAKE_PTR(c.content);
 	if (c.warning)
 		c.warning = bounded(c.warning);
 	if (t->flags & TOOL_TEXT) {

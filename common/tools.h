@@ -68,6 +68,11 @@ struct tool_ctx {
 	char *dry_diff;
 	/* JSON results without spaces (answers read by the token). */
 	bool compact;
+	/* MCP content blocks that follow the text (an image, a link to a
+	 * file): [{"type": "image", "data", "mimeType"}] or
+	 * [{"type": "resource_link", "path", "name", "mimeType", "size"}]
+	 * (the MCP front-end makes the path a URI). */
+	cJSON *content;
 };
 
 struct tool_call {
@@ -98,6 +103,7 @@ struct tool_result {
 	cJSON *structured; /* JSON result as an object, or NULL */
 	char *warning;	   /* text results: said apart from the text */
 	char *info;	   /* text results: what the text is, said apart */
+	cJSON *content;	   /* tool_ctx's content blocks, or NULL */
 };
 void tool_result_clear(struct tool_result *r);
 
@@ -169,6 +175,9 @@ int op_diff_note_versions(struct tool_ctx *c);
 int op_restore_note_version(struct tool_ctx *c);
 int op_list_changes(struct tool_ctx *c);
 int op_undo_changes(struct tool_ctx *c);
+/* Attachments (ops_attach.c). */
+int op_read_attachment(struct tool_ctx *c);
+int op_list_attachments(struct tool_ctx *c);
 /* Property queries (ops_query.c). */
 int op_query_notes(struct tool_ctx *c);
 int op_query_base(struct tool_ctx *c);
@@ -227,6 +236,16 @@ void rlock_release(struct rlock *l);
 	_cleanup_(rlock_release) struct rlock _rl_ = {(c)->v}; \
 	vault_read_lock((c)->v)
 cJSON *str_array(char **v, size_t n);
+/* A paged list: its offset and limit (ranges checked by the schema). */
+struct page {
+	size_t offset, limit;
+	size_t total; /* items counted so far */
+};
+struct page page_args(const struct tool_ctx *c);
+/* Count an item; true when it is on the page. */
+bool page_take(struct page *p);
+/* All there are, and where the next page starts while more remain. */
+void page_add(cJSON *o, const struct page *p);
 /* struct note * by folded name, then path. */
 int cmp_note_name(const void *a, const void *b);
 /* A note name over PATH_MAX_BYTES: fails with "name too long". */

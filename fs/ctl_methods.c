@@ -280,6 +280,8 @@ static cJSON *tool_call(struct ctl_server *s, struct job *j, int *ret_code,
 		cJSON_AddNumberToObject(o, "code", r.code);
 	if (r.structured)
 		cJSON_AddItemToObject(o, "structured", TAKE_PTR(r.structured));
+	if (r.content)
+		cJSON_AddItemToObject(o, "content", TAKE_PTR(r.content));
 	tool_result_clear(&r);
 	return o;
 }

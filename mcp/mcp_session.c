@@ -624,6 +624,38 @@ static void text_block(cJSON *content, const char *text)
 	cJSON_AddItemToArray(content, b);
 }
 
+static char *uri_of(const struct mcp_session *s, size_t vault,
+		    const char *path);
+
+/*
+ * The blocks vaultd sends after a tool's text: an image as it is; a link
+ * to a file of the vault gets its URI here (the vault's name in it is
+ * vault-mcp's). Clients before 2025-06-18 know no resource_link: the
+ * text names the file for them.
+ */
+static void add_blocks(struct mcp_session *s, const struct pending *p,
+		       cJSON *content, const cJSON *blocks)
+{
+	const cJSON *b;
+	cJSON_ArrayForEach(b, blocks)
+	{
+		const char *type =
+			cJSON_GetStringValue(cJSON_GetObjectItem(b, "type"));
+		const char *path =
+			cJSON_GetStringValue(cJSON_GetObjectItem(b, "path"));
+		if (type && !strcmp(type, "image")) {
+			cJSON_AddItemToArray(content, cJSON_Duplicate(b, 1));
+		} else if (type && !strcmp(type, "resource_link") && path &&
+			   has_structured(p->modern, p->version)) {
+			cJSON *l = cJSON_Duplicate(b, 1);
+			cJSON_DeleteItemFromObject(l, "path");
+			_cleanup_free_ char *uri = uri_of(s, p->vault, path);
+			cJSON_AddStringToObject(l, "uri", uri);
+			cJSON_AddItemToArray(content, l);
+		}
+	}
+}
+
 static void finish_tool(struct mcp_session *s, struct pending *p,
 			const cJSON *dres)
 {
@@ -664,6 +696,8 @@ static void finish_tool(struct mcp_session *s, struct pending *p,
 		_cleanup_free_ char *w = xasprintf("Warning: %s", warn);
 		text_block(content, w);
 	}
+	if (!is_error)
+		add_blocks(s, p, content, cJSON_GetObjectItem(dres, "content"));
 	/* Several vaults: which one answered. */
 	bool named = s->multi && !mcp_vault_tool(p->name);
 	if (named) {

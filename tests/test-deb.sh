@@ -18,7 +18,7 @@ field() { dpkg-deb --field "$deb" "$1"; }
 [ "$(field Architecture)" = "$(dpkg --print-architecture)" ] || fail "Architecture: $(field Architecture)"
 # What the programs link, by Debian's names, and fusermount3.
 for p in libc6 libfuse3-3 fuse3 libcjson1 libyaml-0-2 libsqlite3-0 libstemmer0d zlib1g \
-	libgit2-1.5 libutf8proc2; do
+	libgit2-1.5 libutf8proc2 libvips42; do
 	field Depends | tr ',' '\n' | sed 's/^ *//; s/ .*//' | grep -qx "$p" ||
 		fail "Depends lacks $p: $(field Depends)"
 done

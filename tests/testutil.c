@@ -13,7 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__)
+/* Sanitizers reserve terabytes of address space: no RLIMIT_AS under
+ * them (ThreadSanitizer's too). */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define UNDER_ASAN 1
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)

@@ -98,9 +98,14 @@ async function cleanup(root, runtime) {
   if (!process.env.KEEP_TEST_VAULTS) fs.rmSync(root, { recursive: true, force: true });
 }
 
-// Start vaultd (no mount) in the foreground of a child process.
-export async function startDaemon(v, extraArgs = []) {
-  const child = spawn(BIN.vaultd, ['--no-mount', '--vault', v.vault, ...extraArgs], {
+// Start vaultd (no mount) in the foreground of a child process; with
+// vmLimitKB, under that much address space (ulimit -v).
+export async function startDaemon(v, extraArgs = [], { vmLimitKB } = {}) {
+  const args = ['--no-mount', '--vault', v.vault, ...extraArgs];
+  const [cmd, argv] = vmLimitKB
+    ? ['sh', ['-c', `ulimit -v ${vmLimitKB} && exec "$0" "$@"`, BIN.vaultd, ...args]]
+    : [BIN.vaultd, args];
+  const child = spawn(cmd, argv, {
     env: v.env,
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -10,7 +10,7 @@ import { BIN, DAILY_N, WRITE_NOTE, jsonOf, makeVault, mcpClient, readNote, textO
 
 const EXPECTED_TOOLS = [
   'read_note', 'get_note_metadata', 'list_notes', 'browse', 'search_notes', 'get_links',
-  'get_backlinks', 'find_broken_links', 'get_orphans', 'list_tags', 'get_headings',
+  'get_backlinks', 'find_broken_links', 'get_orphans', 'read_attachment', 'list_attachments', 'list_tags', 'get_headings',
   'read_section', 'recent_notes', 'create_note', 'append_note', 'prepend_note', 'update_note',
   'replace_text', 'insert_text', 'append_section', 'update_section', 'delete_section',
   'set_frontmatter', 'update_frontmatter', 'add_tag', 'remove_tag', 'rename_note', 'rename_folder', 'delete_note',
@@ -88,8 +88,9 @@ describe('handshake and tool list', () => {
       const said = ro ? { readOnlyHint: true } : { destructiveHint: false };
       for (const [k, v] of Object.entries(an)) assert.equal(v, said[k], `${t.name}: ${k}`);
       assert.equal(t.title, undefined, t.name);
-      // Plain-text results (a note's text, history, diffs) have no schema.
-      const text = ['read_note', 'read_section', 'get_note_history', 'get_note_version', 'diff_note_versions', 'restore_note_version'];
+      // Plain-text results (a note's text, history, diffs) and content
+      // blocks (an image, a link) have no schema.
+      const text = ['read_note', 'read_section', 'get_note_history', 'get_note_version', 'diff_note_versions', 'restore_note_version', 'read_attachment'];
       if (!text.includes(t.name)) assert.equal(t.outputSchema?.type, 'object', t.name);
       else assert.equal(t.outputSchema, undefined, t.name);
     }
@@ -406,6 +407,7 @@ describe('every tool on a fresh vault', () => {
       'Ideas.md': 'Some ideas #idea\n',
       'Lonely.md': 'nobody links here',
       '@Ada.md': fm(['Person']) + 'Ada',
+      'diagram.svg': '<svg xmlns="http://www.w3.org/2000/svg"/>\n',
     });
     const used = new Set();
     const c = async (name, args) => {
@@ -423,6 +425,8 @@ describe('every tool on a fresh vault', () => {
     assert.equal((await c('get_backlinks', { name: 'Ideas' })).structuredContent.backlinks[0].lines[0], 6);
     assert.deepEqual((await c('find_broken_links', {})).structuredContent.result, [{ source: 'Home', target: 'Missing' }]);
     assert.deepEqual((await c('get_orphans', {})).structuredContent.orphans.map((x) => x.name).sort(), ['@Ada', 'Lonely']);
+    assert.equal(textOf(await c('read_attachment', { path: 'diagram.svg' })), '<svg xmlns="http://www.w3.org/2000/svg"/>\n');
+    assert.deepEqual((await c('list_attachments', { unused: true })).structuredContent.attachments.map((x) => x.path), ['diagram.svg']);
     assert.ok((await c('list_tags', {})).structuredContent.tags.some((t) => t.tag === 'idea'));
     assert.equal((await c('get_headings', { name: 'Plan' })).structuredContent.result.length, 2);
     assert.equal(textOf(await c('read_section', { name: 'Plan', section: 'Steps' })), '1. one');

@@ -1,0 +1,238 @@
+// Attachments through vault-mcp with the official SDK client:
+// read_attachment sends images as MCP image content (byte for byte when
+// within the clients' limits, made smaller when not), SVG as text, other
+// files as resource links; refuses paths out of the vault, a broken image
+// and a decompression bomb (the daemon under `ulimit -v`, its peak memory
+// checked) and keeps serving. get_note_metadata, find_broken_links and
+// list_attachments see attachments; vaultctl call reaches the same tools.
+// The images are made here (zlib), none is kept in the tree.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import { after, describe, test } from 'node:test';
+import { BIN, daemonPid, makeVault, mcpClient, startDaemon, textOf, vaultctl } from './lib.mjs';
+
+const vaults = [];
+after(async () => {
+  for (const v of vaults) await v.cleanup();
+});
+
+const MAX_SIDE = 8000;
+const MAX_DATA = 5 * 1024 * 1024;
+
+// ---- PNG files (zlib; CRC-32 by table, node 18 has no zlib.crc32) ----
+const CRC = Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+function crc32(buf) {
+  let c = 0xffffffff;
+  for (const b of buf) c = CRC[(c ^ b) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+function chunk(type, data) {
+  const len = Buffer.alloc(4);
+  len.writeUInt32BE(data.length);
+  const td = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(td));
+  return Buffer.concat([len, td, crc]);
+}
+// color 0: gray, 2: RGB; row(y, buf) fills one row's samples.
+function png(w, h, { depth = 8, color = 2, row }) {
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(w, 0);
+  ihdr.writeUInt32BE(h, 4);
+  ihdr[8] = depth;
+  ihdr[9] = color;
+  const rowLen = 1 + Math.ceil((w * (color === 2 ? 3 : 1) * depth) / 8);
+  const raw = Buffer.alloc(rowLen * h);
+  if (row) for (let y = 0; y < h; y++) row(y, raw.subarray(y * rowLen + 1, (y + 1) * rowLen));
+  const idat = zlib.deflateSync(raw, { level: 1 });
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', idat),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+const ramp = (y, b) => {
+  for (let i = 0; i < b.length; i++) b[i] = (i + y) & 0xff;
+};
+let seed = 7;
+const noise = (y, b) => {
+  for (let i = 0; i < b.length; i++) {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    b[i] = seed >>> 16;
+  }
+};
+// Width and height of a PNG (its IHDR).
+const pngSize = (buf) => ({ w: buf.readUInt32BE(16), h: buf.readUInt32BE(20) });
+
+const SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect width="4" height="4"/></svg>\n';
+
+function attachVault() {
+  const v = makeVault({
+    '.obsidian/app.json': JSON.stringify({ attachmentFolderPath: 'assets' }),
+    'Trip.md': '# Trip\n![[small.png]]\n![](assets/my%20map.svg)\n[[doc.pdf]]\n![[lost.png]]\n',
+    'assets/my map.svg': SVG,
+    'docs/doc.pdf': '%PDF-1.4\n%fake\n',
+    'assets/spare.pdf': '%PDF-1.4\n',
+  });
+  vaults.push(v);
+  const put = (rel, buf) => {
+    fs.mkdirSync(path.dirname(path.join(v.vault, rel)), { recursive: true });
+    fs.writeFileSync(path.join(v.vault, rel), buf);
+  };
+  put('assets/small.png', png(120, 80, { row: ramp }));
+  put('assets/wide.png', png(12000, 300, { color: 0, row: ramp }));
+  put('assets/noise.png', png(2000, 2000, { row: noise }));
+  // 30000 x 30000 pixels (900 MB decoded) in about 110 KB.
+  put('assets/bomb.png', png(30000, 30000, { depth: 1, color: 0 }));
+  const whole = png(400, 400, { row: noise });
+  put('assets/cut.png', whole.subarray(0, 3000));
+  fs.writeFileSync(path.join(v.root, 'secret.png'), png(10, 10, { row: ramp }));
+  fs.symlinkSync(path.join(v.root, 'secret.png'), path.join(v.vault, 'assets/link.png'));
+  return v;
+}
+
+async function call(client, name, args) {
+  return client.callTool({ name, arguments: args });
+}
+
+const imageOf = (r) => r.content.find((b) => b.type === 'image');
+
+// An AddressSanitizer build reserves terabytes of address space: no
+// ulimit -v and no peak memory to judge there.
+const underAsan = fs.readFileSync(BIN.vaultd).includes('__asan_init');
+
+function peakKB(pid) {
+  const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) : 0;
+}
+
+describe('attachments', () => {
+  test('images, SVG, links, refusals; bounded memory; the daemon keeps serving', async () => {
+    const v = attachVault();
+    await startDaemon(v, [], underAsan ? {} : { vmLimitKB: 3 * 1024 * 1024 });
+    const pid = daemonPid(v);
+    const client = await mcpClient(v);
+    await client.listTools();
+
+    // Small: the file's own bytes; found by name in the attachment folder.
+    let r = await call(client, 'read_attachment', { path: 'small.png' });
+    assert.ok(!r.isError, textOf(r));
+    let img = imageOf(r);
+    assert.equal(img.mimeType, 'image/png');
+    assert.deepEqual(Buffer.from(img.data, 'base64'), fs.readFileSync(path.join(v.vault, 'assets/small.png')));
+    assert.match(textOf(r), /assets\/small\.png: image\/png, 120 x 80 pixels/);
+
+    // Too wide: made smaller, whole.
+    r = await call(client, 'read_attachment', { path: 'assets/wide.png' });
+    assert.ok(!r.isError, textOf(r));
+    img = imageOf(r);
+    let bytes = Buffer.from(img.data, 'base64');
+    assert.deepEqual(pngSize(bytes), { w: MAX_SIDE, h: 200 });
+    assert.match(textOf(r), /made smaller from 12000 x 300/);
+
+    // Over 5 MB of data (noise does not compress): smaller until it fits.
+    r = await call(client, 'read_attachment', { path: 'assets/noise.png' });
+    assert.ok(!r.isError, textOf(r));
+    img = imageOf(r);
+    bytes = Buffer.from(img.data, 'base64');
+    assert.ok(img.data.length <= MAX_DATA && bytes.length <= MAX_DATA, `${img.data.length} bytes`);
+    const { w, h } = pngSize(bytes);
+    assert.ok(w === h && w < 2000 && w > 100, `${w} x ${h}`);
+
+    // SVG: its text.
+    r = await call(client, 'read_attachment', { path: 'assets/my map.svg' });
+    assert.ok(!r.isError, textOf(r));
+    assert.equal(r.content[0].text.split('\n\n---\n')[0], SVG);
+
+    // Other files: a resource link with type and size.
+    r = await call(client, 'read_attachment', { path: 'doc.pdf' });
+    assert.ok(!r.isError, textOf(r));
+    const link = r.content.find((b) => b.type === 'resource_link');
+    assert.deepEqual(link, {
+      type: 'resource_link',
+      uri: 'vault:///docs/doc.pdf',
+      name: 'doc.pdf',
+      mimeType: 'application/pdf',
+      size: 15,
+    });
+
+    // Refused: out of the vault, a symlink, Obsidian's settings.
+    for (const [p, why] of [
+      ['../secret.png', /'\.\.' is not allowed/],
+      ['assets/link.png', /is a symlink/],
+      ['.obsidian/app.json', /inside \.obsidian/],
+      ['nothing.png', /Attachment not found/],
+    ]) {
+      r = await call(client, 'read_attachment', { path: p });
+      assert.ok(r.isError, p);
+      assert.match(textOf(r), why);
+    }
+
+    // A broken image and a decompression bomb: clear errors.
+    r = await call(client, 'read_attachment', { path: 'assets/cut.png' });
+    assert.ok(r.isError);
+    assert.match(textOf(r), /Cannot send 'assets\/cut\.png' as an image: /);
+    r = await call(client, 'read_attachment', { path: 'assets/bomb.png' });
+    assert.ok(r.isError);
+    assert.match(textOf(r), /30000 x 30000 pixels \(900 megapixels\); images over 150 megapixels are not decoded/);
+
+    // The same daemon goes on: the small image again, byte for byte.
+    r = await call(client, 'read_attachment', { path: 'small.png' });
+    assert.ok(!r.isError, textOf(r));
+    assert.equal(daemonPid(v), pid);
+    if (!underAsan) {
+      const peak = peakKB(pid);
+      console.log(`# vaultd's peak resident memory after the big images and the bomb: ${(peak / 1024).toFixed(1)} MB`);
+      assert.ok(peak < 400 * 1024, `peak resident memory ${peak} kB`);
+    }
+    await client.close();
+  });
+
+  test('metadata, broken links, list_attachments; vaultctl; not in the core profile', async () => {
+    const v = attachVault();
+    const client = await mcpClient(v);
+    await client.listTools();
+    let r = await call(client, 'get_note_metadata', { name: 'Trip' });
+    assert.deepEqual(r.structuredContent.embeds, ['small.png', 'assets/my map.svg', 'lost.png']);
+    assert.deepEqual(r.structuredContent.attachments, [
+      { target: 'small.png', path: 'assets/small.png' },
+      { target: 'assets/my map.svg', path: 'assets/my map.svg' },
+      { target: 'doc.pdf', path: 'docs/doc.pdf' },
+      { target: 'lost.png', path: null },
+    ]);
+    r = await call(client, 'find_broken_links', {});
+    assert.deepEqual(r.structuredContent.result, [{ source: 'Trip', target: 'lost.png' }]);
+    r = await call(client, 'list_attachments', { unused: true });
+    assert.deepEqual(
+      r.structuredContent.attachments.map((a) => a.path),
+      ['assets/bomb.png', 'assets/cut.png', 'assets/noise.png', 'assets/spare.pdf', 'assets/wide.png'],
+    );
+    r = await call(client, 'list_attachments', { folder: 'docs' });
+    assert.deepEqual(r.structuredContent.attachments, [{ path: 'docs/doc.pdf', type: 'application/pdf', size: 15 }]);
+
+    const out = vaultctl(v, ['--vault', v.vault, 'call', 'read_attachment', 'path=small.png']);
+    assert.equal(out.code, 0, out.err);
+    assert.match(out.out, /^assets\/small\.png: image\/png, 120 x 80 pixels, \d+ bytes\n$/);
+    const js = vaultctl(v, ['--vault', v.vault, '--json', 'call', 'read_attachment', 'path=small.png']);
+    const img = JSON.parse(js.out).content[0];
+    assert.deepEqual(Buffer.from(img.data, 'base64'), fs.readFileSync(path.join(v.vault, 'assets/small.png')));
+    const ls = vaultctl(v, ['--vault', v.vault, 'call', 'list_attachments', 'folder=docs']);
+    assert.equal(ls.code, 0, ls.err);
+    assert.match(ls.out, /docs\/doc\.pdf/);
+
+    const all = (await client.listTools()).tools.map((t) => t.name);
+    assert.ok(all.includes('read_attachment') && all.includes('list_attachments'));
+    await client.close();
+    const core = await mcpClient(v, { args: ['--tools', 'core'] });
+    const names = (await core.listTools()).tools.map((t) => t.name);
+    assert.ok(!names.includes('read_attachment') && !names.includes('list_attachments'));
+    await core.close();
+  });
+});
