@@ -730,6 +730,10 @@ static struct qval ident(struct expr_env *env, const struct qrow *row,
 						     .row = env->this_row}
 				     : V_NULL;
 	}
+	struct qval v;
+	if (row && row->item && env->item_field &&
+	    env->item_field(env, row, e->name, &v))
+		return v;
 	return note_prop(env, row, e->name, (uint8_t *)&e->ptype);
 }
 
