@@ -59,21 +59,9 @@ static void add_dates(cJSON *o, const struct task *t)
 	}
 }
 
-/* One task as a row: what it has, nothing for what it has not. */
-static cJSON *task_json(const struct index *ix, const struct pq_task *pt)
+/* What the task has of its description, tags and emoji fields. */
+static void add_fields(cJSON *o, const struct task *t)
 {
-	const struct task *t = &pt->t;
-	cJSON *o = cJSON_CreateObject();
-	_cleanup_free_ char *dn = index_display_name(ix, pt->note);
-	cJSON_AddStringToObject(o, "name", dn);
-	cJSON_AddStringToObject(o, "path", pt->note->path);
-	cJSON_AddNumberToObject(o, "line", t->line);
-	char sym[8];
-	task_symbol_utf8(t->symbol, sym);
-	cJSON_AddStringToObject(o, "symbol", sym);
-	cJSON_AddStringToObject(o, "status",
-				task_status_name(task_symbol_status(t->symbol)));
-	cJSON_AddItemToObject(o, "text", text_json(t->text, t->text_len));
 	_cleanup_free_ char *s = xstrndup(t->text, t->text_len);
 	struct task_fields f;
 	task_parse_fields(s, t->text_len, &f);
@@ -96,6 +84,25 @@ static cJSON *task_json(const struct index *ix, const struct pq_task *pt)
 	add_span(o, "id", s, f.id_off, f.id_len);
 	add_span(o, "depends_on", s, f.deps_off, f.deps_len);
 	add_span(o, "on_completion", s, f.done_off, f.done_len);
+}
+
+/* One task as a row. */
+static cJSON *task_json(const struct index *ix, const struct pq_task *pt)
+{
+	const struct task *t = &pt->t;
+	cJSON *o = cJSON_CreateObject();
+	_cleanup_free_ char *dn = index_display_name(ix, pt->note);
+	cJSON_AddStringToObject(o, "name", dn);
+	cJSON_AddStringToObject(o, "path", pt->note->path);
+	cJSON_AddNumberToObject(o, "line", t->line);
+	char sym[8];
+	task_symbol_utf8(t->symbol, sym);
+	cJSON_AddStringToObject(o, "symbol", sym);
+	cJSON_AddStringToObject(o, "status",
+				task_status_name(task_symbol_status(t->symbol)));
+	cJSON_AddItemToObject(o, "text", text_json(t->text, t->text_len));
+	cJSON *fields = cJSON_AddObjectToObject(o, "fields");
+	add_fields(fields, t);
 	return o;
 }
 

@@ -463,13 +463,13 @@ static const struct tool TOOLS[] = {
 	},
 	{
 		.name = "list_tasks",
-		.description = "Task list items (- [ ], - [x], ...) across the vault.",
-		.help = "Every checkbox item of every note (nested, numbered, in quotes; never in code, math, comments or frontmatter), in note name then line order, with the Tasks plugin's emoji fields: due 📅, scheduled ⏳, start 🛫, done ✅, created ➕, cancelled ❌, recurrence 🔁, priority (🔺 highest, ⏫ high, 🔼 medium, 🔽 low, ⏬ lowest), id 🆔, depends_on ⛔, on_completion 🏁. status: todo ([ ] and unknown symbols), in_progress ([/]), done ([x], [X]), cancelled ([-]); symbol: the checkbox character. where: query_notes' expressions over the task's fields (status, symbol, text, description, tags (without #), due, scheduled, start, done, created, cancelled, priority, recurrence, line, completed, checked), then the note's properties and file.*, e.g. where='status != \"done\" and due <= date(today) and tags contains \"work\"', where='text contains \"invoice\"'. from: notes by #tag, \"folder\", [[note]] (and, or, -). sort: 'due asc, priority desc' (missing values last). Page with cursor (next_cursor).",
+		.description = "Tasks (- [ ] items) across the vault.",
+		.help = "Every checkbox item of every note (nested, numbered, in quotes; never in code, math, comments or frontmatter), in note name then line order. fields has what the task has of: description (the text without the fields below), tags (without #), and the Tasks plugin's emoji fields: due 📅, scheduled ⏳, start 🛫, done ✅, created ➕, cancelled ❌, recurrence 🔁, priority (🔺 highest, ⏫ high, 🔼 medium, 🔽 low, ⏬ lowest), id 🆔, depends_on ⛔, on_completion 🏁. status: todo ([ ] and unknown symbols), in_progress ([/]), done ([x], [X]), cancelled ([-]); symbol: the checkbox character. where: query_notes' expressions over the task's fields (status, symbol, text, description, tags (without #; contains also matches parts, econtains(tags, \"x\") does not), due, scheduled, start, done, created, cancelled, priority, recurrence, line, completed, checked), then the note's properties and file.*, e.g. where='status != \"done\" and due <= date(today) and tags contains \"work\"', where='text contains \"invoice\"'. from: notes by #tag, \"folder\", [[note]] (and, or, -). sort: 'due asc, priority desc' (missing values last). Page with cursor (next_cursor).",
 		.input_schema = OBJ(
 			P_STR("where") "," P_STR("from") "," P_STR("sort") "," P_LIMIT("100", "1000") "," P_STR("cursor"),
 			""),
 		.output_schema = OUT(
-			O_LIST("tasks", O_STR("name") "," O_STR("path") "," O_INT("line") "," O_STR("symbol") "," O_STR("status") "," O_STR("text") "," O_STR("description") "," O_STRS("tags") "," O_STR("due") "," O_STR("scheduled") "," O_STR("start") "," O_STR("done") "," O_STR("created") "," O_STR("cancelled") "," O_STR("priority") "," O_STR("recurrence") "," O_STR("id") "," O_STR("depends_on") "," O_STR("on_completion")) "," O_INT("total") "," O_STR("next_cursor")),
+			O_LIST("tasks", O_STR("name") "," O_STR("path") "," O_INT("line") "," O_STR("symbol") "," O_STR("status") "," O_STR("text") "," O_ANYOBJ("fields")) "," O_INT("total") "," O_STR("next_cursor")),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
 		.run = op_list_tasks,
 	},
