@@ -202,8 +202,8 @@ static size_t slen(const char *s)
 }
 
 /* A note's block: the note, its property bytes (right after it: queries
- * read the two together), its task bytes, nlinks links, the six string arrays (each
- * NULL-ended) and strs bytes of strings; all zero but the strings. */
+ * read the two together), its task bytes, nlinks links, the six string arrays
+ * (each NULL-ended) and strs bytes of strings; all zero but the strings. */
 static struct note *pack_alloc(size_t nlinks, size_t ntags, size_t naliases,
 			       size_t nkeys, size_t nprops, size_t ntasks,
 			       size_t strs, struct pack *p)

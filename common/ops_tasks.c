@@ -98,8 +98,8 @@ static cJSON *task_json(const struct index *ix, const struct pq_task *pt)
 	char sym[8];
 	task_symbol_utf8(t->symbol, sym);
 	cJSON_AddStringToObject(o, "symbol", sym);
-	cJSON_AddStringToObject(o, "status",
-				task_status_name(task_symbol_status(t->symbol)));
+	cJSON_AddStringToObject(
+		o, "status", task_status_name(task_symbol_status(t->symbol)));
 	cJSON_AddItemToObject(o, "text", text_json(t->text, t->text_len));
 	cJSON *fields = cJSON_AddObjectToObject(o, "fields");
 	add_fields(fields, t);
@@ -175,8 +175,8 @@ static const struct {
 	const char *name;
 	int32_t symbol;
 } STATUS_WORDS[] = {
-	{"todo", ' '},	    {"open", ' '},	{"in_progress", '/'},
-	{"done", 'x'},	    {"cancelled", '-'}, {"canceled", '-'},
+	{"todo", ' '}, {"open", ' '},	   {"in_progress", '/'},
+	{"done", 'x'}, {"cancelled", '-'}, {"canceled", '-'},
 };
 
 static int status_symbol(struct tool_ctx *c, const char *s, int32_t *ret)
@@ -266,8 +266,8 @@ static long find_moved(const char *text, size_t len, size_t body_off,
 		struct task_line tl;
 		if (i >= body_off && task_line_at(text, i, e, &tl) &&
 		    !mask[tl.sym_off] &&
-		    text_matches(text + tl.text_off,
-				 tl.text_end - tl.text_off, want))
+		    text_matches(text + tl.text_off, tl.text_end - tl.text_off,
+				 want))
 			return line;
 		i = e + 1;
 	}
@@ -318,8 +318,8 @@ static void today(char out[11])
 	strftime(out, 11, "%Y-%m-%d", &tm);
 }
 
-static int do_set_status(struct tool_ctx *c, const char *ref,
-			 const char *text, size_t len, char **ret)
+static int do_set_status(struct tool_ctx *c, const char *ref, const char *text,
+			 size_t len, char **ret)
 {
 	int32_t sym = 0;
 	int r = status_symbol(c, arg_str(c, "status", ""), &sym);

@@ -111,8 +111,7 @@ static int cmp_ptr(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-void pq_src_prepare(struct pquery *q, const struct index *ix,
-		    struct source *s)
+void pq_src_prepare(struct pquery *q, const struct index *ix, struct source *s)
 {
 	if (!s)
 		return;

@@ -51,8 +51,8 @@ static bool task_field(struct expr_env *env, const struct qrow *row,
 	enum task_status st = task_symbol_status(t->symbol);
 	if (!strcmp(name, "status")) {
 		const char *s = task_status_name(st);
-		*ret = (struct qval){.t = QV_STR, .n = (uint32_t)strlen(s),
-				     .s = s};
+		*ret = (struct qval){
+			.t = QV_STR, .n = (uint32_t)strlen(s), .s = s};
 	} else if (!strcmp(name, "symbol")) {
 		char b[8];
 		task_symbol_utf8(t->symbol, b);
@@ -69,8 +69,8 @@ static bool task_field(struct expr_env *env, const struct qrow *row,
 		*ret = v_tags(env, t);
 	} else if (!strcmp(name, "priority")) {
 		const char *s = task_priority_name(t->priority);
-		*ret = (struct qval){.t = QV_STR, .n = (uint32_t)strlen(s),
-				     .s = s};
+		*ret = (struct qval){
+			.t = QV_STR, .n = (uint32_t)strlen(s), .s = s};
 	} else if (!strcmp(name, "recurrence")) {
 		*ret = t->recur_len ? v_str(env, t->recur, t->recur_len)
 				    : (struct qval){.t = QV_NULL};
@@ -127,8 +127,8 @@ static void task_take(struct task_run *r, const struct pq_task *pt,
 	if (r->n == r->cap) {
 		r->cap = r->cap ? 2 * r->cap : 256;
 		r->all = xrealloc(r->all, r->cap * sizeof(*r->all));
-		r->keys = xrealloc(r->keys, r->cap * r->sort->nkeys *
-						    sizeof(*r->keys));
+		r->keys = xrealloc(r->keys,
+				   r->cap * r->sort->nkeys * sizeof(*r->keys));
 	}
 	r->all[r->n] = *pt;
 	row->item = &r->all[r->n];

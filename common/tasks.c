@@ -67,8 +67,7 @@ static bool blank(char c)
 	return c == ' ' || c == '\t';
 }
 
-bool task_line_at(const char *text, size_t ls, size_t le,
-		  struct task_line *ret)
+bool task_line_at(const char *text, size_t ls, size_t le, struct task_line *ret)
 {
 	size_t i = ls;
 	/* Indentation, quotes and callouts: blanks and '>'. */
@@ -135,16 +134,26 @@ enum {
 };
 
 static const struct emoji EMOJI[] = {
-	{"📅", TD_DUE, 0},	     {"📆", TD_DUE, 0},
-	{"🗓" VS16, TD_DUE, 0},	     {"🗓", TD_DUE, 0},
-	{"⏳", TD_SCHEDULED, 0},     {"⌛", TD_SCHEDULED, 0},
-	{"🛫", TD_START, 0},	     {"✅", TD_DONE, 0},
-	{"➕", TD_CREATED, 0},	     {"❌", TD_CANCELLED, 0},
-	{"🔺", FLD_PRIO, TP_HIGHEST}, {"⏫", FLD_PRIO, TP_HIGH},
-	{"🔼", FLD_PRIO, TP_MEDIUM},  {"🔽", FLD_PRIO, TP_LOW},
-	{"⏬", FLD_PRIO, TP_LOWEST},  {"🔁", FLD_RECUR, 0},
-	{"🏁", FLD_DONE_ACTION, 0},   {"🆔", FLD_ID, 0},
-	{"⛔" VS16, FLD_DEPS, 0},     {"⛔", FLD_DEPS, 0},
+	{"📅", TD_DUE, 0},
+	{"📆", TD_DUE, 0},
+	{"🗓" VS16, TD_DUE, 0},
+	{"🗓", TD_DUE, 0},
+	{"⏳", TD_SCHEDULED, 0},
+	{"⌛", TD_SCHEDULED, 0},
+	{"🛫", TD_START, 0},
+	{"✅", TD_DONE, 0},
+	{"➕", TD_CREATED, 0},
+	{"❌", TD_CANCELLED, 0},
+	{"🔺", FLD_PRIO, TP_HIGHEST},
+	{"⏫", FLD_PRIO, TP_HIGH},
+	{"🔼", FLD_PRIO, TP_MEDIUM},
+	{"🔽", FLD_PRIO, TP_LOW},
+	{"⏬", FLD_PRIO, TP_LOWEST},
+	{"🔁", FLD_RECUR, 0},
+	{"🏁", FLD_DONE_ACTION, 0},
+	{"🆔", FLD_ID, 0},
+	{"⛔" VS16, FLD_DEPS, 0},
+	{"⛔", FLD_DEPS, 0},
 };
 
 /* Whether s[0, e) ends with the emoji; its start. */
@@ -233,14 +242,18 @@ static bool field_at(const char *s, size_t e, const struct emoji *em,
 		if (!ends_with(s, b, em->s, &st))
 			return false;
 	} else if (em->what == FLD_PRIO) {
-		if (!ends_with(s, e, em->s, &st))
+		/* A priority may carry the emoji presentation selector. */
+		size_t pe = e;
+		if (pe >= 3 && !memcmp(s + pe - 3, VS16, 3))
+			pe -= 3;
+		if (!ends_with(s, pe, em->s, &st))
 			return false;
 		v = e;
 	} else {
-		const char *set = em->what == FLD_RECUR	    ? ", !"
-				  : em->what == FLD_DEPS    ? "-_, "
-				  : em->what == FLD_ID	    ? "-_"
-							    : "";
+		const char *set = em->what == FLD_RECUR	 ? ", !"
+				  : em->what == FLD_DEPS ? "-_, "
+				  : em->what == FLD_ID	 ? "-_"
+							 : "";
 		v = back_over(s, e, set);
 		if (v == e)
 			return false;
@@ -300,10 +313,10 @@ static void set_field(struct task_fields *f, const char *s,
 		size_t ve = e;
 		while (ve > v && blank(s[ve - 1]))
 			ve--;
-		size_t *off = em->what == FLD_RECUR	? &f->recur_off
-			      : em->what == FLD_ID	? &f->id_off
-			      : em->what == FLD_DEPS	? &f->deps_off
-							: &f->done_off;
+		size_t *off = em->what == FLD_RECUR  ? &f->recur_off
+			      : em->what == FLD_ID   ? &f->id_off
+			      : em->what == FLD_DEPS ? &f->deps_off
+						     : &f->done_off;
 		off[0] = v;
 		off[1] = ve - v;
 	}
@@ -318,8 +331,7 @@ void task_parse_fields(const char *s, size_t n, struct task_fields *f)
 	size_t e = skip_blanks_back(s, n);
 	/* A block id ("^abc-1") ends the line after the fields. */
 	size_t b = back_over(s, e, "-");
-	if (b < e && b > 0 && s[b - 1] == '^' &&
-	    (b == 1 || blank(s[b - 2])))
+	if (b < e && b > 0 && s[b - 1] == '^' && (b == 1 || blank(s[b - 2])))
 		e = skip_blanks_back(s, b - 1);
 	size_t tags_end = e; /* tags stepped over, kept */
 	for (int round = 0; round < 20; round++) {
@@ -436,8 +448,7 @@ unsigned char *tasks_scan(const char *text, size_t len, size_t body_off,
 	*ret_len = 0;
 	if (!any_task_line(text, len, body_off))
 		return NULL;
-	_cleanup_free_ unsigned char *mask =
-		md_code_mask(text, len, body_off);
+	_cleanup_free_ unsigned char *mask = md_code_mask(text, len, body_off);
 	struct sbuf b = {0};
 	sb_putc(&b, 0);
 	size_t count = 0, ti = 0;
@@ -511,8 +522,8 @@ static void read_task(struct rd *r, struct task *t)
 	t->priority = get8(r);
 	uint8_t mask = get8(r);
 	for (int d = 0; d < TD_COUNT; d++)
-		t->dates[d] = (mask & (1u << d)) ? (int32_t)get32(r)
-						 : TASK_NO_DATE;
+		t->dates[d] =
+			(mask & (1u << d)) ? (int32_t)get32(r) : TASK_NO_DATE;
 	uint32_t ro = get32(r), rl = get32(r);
 	t->ntags = get32(r);
 	t->tags_len = get32(r);
@@ -526,8 +537,7 @@ static void read_task(struct rd *r, struct task *t)
 	t->recur_len = rl;
 }
 
-bool tasks_next(const unsigned char *p, size_t n, size_t *pos,
-		struct task *ret)
+bool tasks_next(const unsigned char *p, size_t n, size_t *pos, struct task *ret)
 {
 	if (!p || n < 1 || *pos >= n)
 		return false;
@@ -615,8 +625,8 @@ static char *stamp(const char *s, size_t n, enum task_date d, bool leave,
 	return sb_steal(&out);
 }
 
-char *task_restamp(const char *s, size_t n, int32_t old_symbol,
-		   int32_t symbol, bool stamps, const char *today)
+char *task_restamp(const char *s, size_t n, int32_t old_symbol, int32_t symbol,
+		   bool stamps, const char *today)
 {
 	enum task_status a = task_symbol_status(old_symbol);
 	enum task_status b = task_symbol_status(symbol);

@@ -3,10 +3,10 @@
  * Task list items: Obsidian's checkboxes ("- [ ] text", "* [x]",
  * "1. [/]", in lists nested at any depth, in quotes and callouts) and
  * the Tasks plugin's emoji fields at the end of a task's text (📅 due,
- * ⏳ scheduled, 🛫 start, ✅ done, ➕ created, ❌ cancelled, 🔁 recurrence,
- * 🏁 on completion, 🆔 id, ⛔ depends on, priorities 🔺 ⏫ 🔼 🔽 ⏬),
- * read the way the plugin reads them: from the end of the line back,
- * in any order, tags between them kept in the description.
+ * ⏳ scheduled, 🛫 start, ✅ done, ➕ created, ❌ cancelled, 🔁
+ * recurrence, 🏁 on completion, 🆔 id, ⛔ depends on, priorities 🔺 ⏫ 🔼 🔽 ⏬), read
+ * the way the plugin reads them: from the end of the line back, in any order,
+ * tags between them kept in the description.
  *
  * A note's tasks are found when it is indexed (never inside code, math,
  * comments or the frontmatter: the markdown scanner's code mask) and
@@ -66,7 +66,7 @@ void task_symbol_utf8(int32_t symbol, char out[8]);
 
 /* A task line: where its parts are in the text. */
 struct task_line {
-	size_t sym_off, sym_len; /* the checkbox's symbol */
+	size_t sym_off, sym_len;   /* the checkbox's symbol */
 	size_t text_off, text_end; /* text after "[x] ", trailing blanks cut */
 	int32_t symbol;
 };
@@ -136,5 +136,5 @@ bool tasks_next(const unsigned char *p, size_t n, size_t *pos,
  * removed when it stops being done, and a ❌ date alike for cancelled.
  * today is "YYYY-MM-DD". Returns the new text (caller frees).
  */
-char *task_restamp(const char *s, size_t n, int32_t old_symbol,
-		   int32_t symbol, bool stamps, const char *today);
+char *task_restamp(const char *s, size_t n, int32_t old_symbol, int32_t symbol,
+		   bool stamps, const char *today);

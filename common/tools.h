@@ -181,8 +181,8 @@ int op_set_task_status(struct tool_ctx *c);
  * expected_version and dry_run are honoured, an unchanged text is not
  * written.
  */
-typedef int (*op_edit_fn)(struct tool_ctx *c, const char *ref,
-			  const char *text, size_t len, char **ret_new);
+typedef int (*op_edit_fn)(struct tool_ctx *c, const char *ref, const char *text,
+			  size_t len, char **ret_new);
 int op_edit_text(struct tool_ctx *c, const char *ref, op_edit_fn fn);
 /* Replace a note's whole text through the guard (ops_write.c). */
 /* A new note at path with text, through the guard. */

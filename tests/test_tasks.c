@@ -41,10 +41,10 @@ static char *tasks_of(const char *text, size_t len)
 	return b.len ? sb_steal(&b) : xstrdup("");
 }
 
-#define ASSERT_TASKS(text, want)                                   \
-	do {                                                       \
+#define ASSERT_TASKS(text, want)                                        \
+	do {                                                            \
 		_cleanup_free_ char *_g = tasks_of(text, strlen(text)); \
-		ASSERT_STR_EQ(_g, want);                           \
+		ASSERT_STR_EQ(_g, want);                                \
 	} while (0)
 
 /* ---- task lines ------------------------------------------------------- */
@@ -81,17 +81,16 @@ static void test_empty_task(void)
 
 static void test_code_and_comments(void)
 {
-	const char *text =
-		"---\ntodo:\n  - [ ] in yaml\n---\n"
-		"- [ ] real 1\n"
-		"```\n- [ ] fenced\n```\n"
-		"~~~md\n- [x] tilde\n~~~\n"
-		"\n    - [ ] indented code\n\n"
-		"$$\n- [ ] math\n$$\n"
-		"%%\n- [ ] comment\n%%\n"
-		"<!--\n- [ ] html comment\n-->\n"
-		"- [ ] real 2 `- [ ] inline code`\n"
-		"- list\n    - [ ] nested real 3\n";
+	const char *text = "---\ntodo:\n  - [ ] in yaml\n---\n"
+			   "- [ ] real 1\n"
+			   "```\n- [ ] fenced\n```\n"
+			   "~~~md\n- [x] tilde\n~~~\n"
+			   "\n    - [ ] indented code\n\n"
+			   "$$\n- [ ] math\n$$\n"
+			   "%%\n- [ ] comment\n%%\n"
+			   "<!--\n- [ ] html comment\n-->\n"
+			   "- [ ] real 2 `- [ ] inline code`\n"
+			   "- list\n    - [ ] nested real 3\n";
 	ASSERT_TASKS(text, "5| |real 1|\n"
 			   "24| |real 2 `- [ ] inline code`|\n"
 			   "26| |nested real 3|\n");
@@ -196,7 +195,8 @@ static void test_fields_rules(void)
 	const char *bad = "x 📅 2024-02-30";
 	task_parse_fields(bad, strlen(bad), &f);
 	CU_ASSERT(!f.any);
-	const char *vs = "y 🗓️ 2024-01-05 🆔 abc1 ⛔️ x1, y-2 🏁 delete 🔺";
+	const char *vs =
+		"y 🗓️ 2024-01-05 🆔 abc1 ⛔️ x1, y-2 🏁 delete 🔺";
 	task_parse_fields(vs, strlen(vs), &f);
 	CU_ASSERT_EQUAL(f.dates[TD_DUE], day("2024-01-05"));
 	CU_ASSERT(!strncmp(vs + f.id_off, "abc1", f.id_len) && f.id_len == 4);
@@ -204,6 +204,9 @@ static void test_fields_rules(void)
 		  f.deps_len == 7);
 	CU_ASSERT(!strncmp(vs + f.done_off, "delete", f.done_len));
 	CU_ASSERT_EQUAL(f.priority, TP_HIGHEST);
+	const char *pvs = "p ⏫️";
+	task_parse_fields(pvs, strlen(pvs), &f);
+	CU_ASSERT_EQUAL(f.priority, TP_HIGH);
 	/* The leftmost of two same fields wins, as in the plugin. */
 	const char *two = "z 📅 2024-01-01 📅 2024-02-02";
 	task_parse_fields(two, strlen(two), &f);
@@ -221,8 +224,8 @@ static void test_restamp(void)
 	_cleanup_free_ char *done =
 		task_restamp(s, strlen(s), ' ', 'x', true, "2024-03-04");
 	ASSERT_STR_EQ(done, "Write 📅 2024-01-05 ✅ 2024-03-04 ^id-1");
-	_cleanup_free_ char *back = task_restamp(done, strlen(done), 'x', ' ',
-						 true, "2024-03-05");
+	_cleanup_free_ char *back =
+		task_restamp(done, strlen(done), 'x', ' ', true, "2024-03-05");
 	ASSERT_STR_EQ(back, s);
 	_cleanup_free_ char *plain =
 		task_restamp(s, strlen(s), ' ', 'x', false, "2024-03-04");
@@ -318,8 +321,9 @@ static void vault_setup(struct tvault *t)
 		 "1. [-] Old idea\n"
 		 "- [ ] Weekly review 🔁 every week 📅 2024-06-03\n"
 		 "```\n- [ ] not a task\n```\n");
-	tv_write(t, "Home.md", "- [ ] Fix the door 📅 2024-05-30\n"
-			       "- [>] Call plumber #home\n");
+	tv_write(t, "Home.md",
+		 "- [ ] Fix the door 📅 2024-05-30\n"
+		 "- [>] Call plumber #home\n");
 	tv_write(t, "Empty.md", "No tasks here.\n");
 	tv_open(t);
 }
@@ -344,12 +348,12 @@ static char *lines_of(struct tvault *t, const char *args)
 	return b.len ? sb_steal(&b) : xstrdup("");
 }
 
-#define ASSERT_LINES(t, args, want)                              \
-	do {                                                     \
-		_cleanup_free_ char *_g = lines_of((t), (args)); \
-		if (strcmp(_g, want))                            \
+#define ASSERT_LINES(t, args, want)                                  \
+	do {                                                         \
+		_cleanup_free_ char *_g = lines_of((t), (args));     \
+		if (strcmp(_g, want))                                \
 			fprintf(stderr, "  %s: got %s\n", args, _g); \
-		ASSERT_STR_EQ(_g, want);                         \
+		ASSERT_STR_EQ(_g, want);                             \
 	} while (0)
 
 static void test_list_tasks(void)
@@ -362,8 +366,9 @@ static void test_list_tasks(void)
 		     "Projects/Plan.md:10,Projects/Plan.md:11");
 	ASSERT_LINES(&t, "{\"where\": \"status = \\\"done\\\"\"}",
 		     "Projects/Plan.md:8");
-	ASSERT_LINES(&t, "{\"where\": \"!completed and status != "
-			 "\\\"cancelled\\\" and due < 2024-06-02\"}",
+	ASSERT_LINES(&t,
+		     "{\"where\": \"!completed and status != "
+		     "\\\"cancelled\\\" and due < 2024-06-02\"}",
 		     "Home.md:1,Projects/Plan.md:7");
 	ASSERT_LINES(&t, "{\"where\": \"due > 2024-06-01\"}",
 		     "Projects/Plan.md:11");
@@ -377,17 +382,19 @@ static void test_list_tasks(void)
 	ASSERT_LINES(&t, "{\"where\": \"text contains \\\"plumber\\\"\"}",
 		     "Home.md:2");
 	ASSERT_LINES(&t, "{\"where\": \"symbol = \\\">\\\"\"}", "Home.md:2");
-	ASSERT_LINES(&t, "{\"from\": \"\\\"Projects\\\"\", \"where\": "
-			 "\"priority = \\\"high\\\" or recurrence exists\"}",
+	ASSERT_LINES(&t,
+		     "{\"from\": \"\\\"Projects\\\"\", \"where\": "
+		     "\"priority = \\\"high\\\" or recurrence exists\"}",
 		     "Projects/Plan.md:9,Projects/Plan.md:11");
-	ASSERT_LINES(&t, "{\"from\": \"#project\", \"where\": "
-			 "\"owner = \\\"ann\\\" and line < 9\"}",
+	ASSERT_LINES(&t,
+		     "{\"from\": \"#project\", \"where\": "
+		     "\"owner = \\\"ann\\\" and line < 9\"}",
 		     "Projects/Plan.md:7,Projects/Plan.md:8");
 	ASSERT_LINES(&t, "{\"where\": \"due exists\", \"sort\": \"due desc\"}",
 		     "Projects/Plan.md:11,Projects/Plan.md:7,Home.md:1");
 	/* The fields of one task. */
-	_cleanup_json_ cJSON *r = tv_call_json(
-		&t, "list_tasks", "{\"where\": \"line = 9\"}");
+	_cleanup_json_ cJSON *r =
+		tv_call_json(&t, "list_tasks", "{\"where\": \"line = 9\"}");
 	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
 	_cleanup_free_ char *one = cJSON_PrintUnformatted(
 		cJSON_GetArrayItem(cJSON_GetObjectItem(r, "tasks"), 0));
@@ -399,14 +406,15 @@ static void test_list_tasks(void)
 		      "\"tags\":[\"work/code\"],\"start\":\"2024-05-01\","
 		      "\"priority\":\"high\"}}");
 	/* Paging. */
-	_cleanup_json_ cJSON *p1 = tv_call_json(&t, "list_tasks",
-						"{\"limit\": 4}");
+	_cleanup_json_ cJSON *p1 =
+		tv_call_json(&t, "list_tasks", "{\"limit\": 4}");
 	CU_ASSERT_EQUAL(cJSON_GetObjectItem(p1, "total")->valueint, 7);
-	_cleanup_free_ char *args = xasprintf(
-		"{\"limit\": 4, \"cursor\": \"%s\"}",
-		cJSON_GetObjectItem(p1, "next_cursor")->valuestring);
-	ASSERT_LINES(&t, args, "Projects/Plan.md:9,Projects/Plan.md:10,"
-			       "Projects/Plan.md:11");
+	_cleanup_free_ char *args =
+		xasprintf("{\"limit\": 4, \"cursor\": \"%s\"}",
+			  cJSON_GetObjectItem(p1, "next_cursor")->valuestring);
+	ASSERT_LINES(&t, args,
+		     "Projects/Plan.md:9,Projects/Plan.md:10,"
+		     "Projects/Plan.md:11");
 	_cleanup_free_ char *e =
 		tv_call_err(&t, "list_tasks", "{\"where\": \"due <\"}");
 	ASSERT_CONTAINS(e, "where");
@@ -450,8 +458,9 @@ static void test_set_task_status(void)
 	_cleanup_free_ char *t2 = tv_read(&t, "Projects/Plan.md");
 	ASSERT_CONTAINS(t2, "\n- [ ] Buy milk\n");
 	/* Stale expected text: nothing written, where the task went. */
-	tv_write(&t, "Home.md", "New first line\n- [ ] Fix the door 📅 "
-				"2024-05-30\n- [>] Call plumber #home\n");
+	tv_write(&t, "Home.md",
+		 "New first line\n- [ ] Fix the door 📅 "
+		 "2024-05-30\n- [>] Call plumber #home\n");
 	tv_reindex(&t);
 	_cleanup_free_ char *e = tv_call_err(
 		&t, "set_task_status",
