@@ -94,6 +94,8 @@ void qarena_reset(struct qarena *a, size_t mark);
 struct qrow {
 	const struct note *note; /* NULL for a file that is not a note */
 	const char *path;
+	/* An item of the note (a task), with fields of its own, or NULL. */
+	const void *item;
 	/* Files only: filled on first use. */
 	bool statted;
 	int64_t size, mtime_ns, btime;
@@ -114,6 +116,10 @@ struct expr_env {
 	struct enode *const *formulas;
 	size_t nformulas;
 	int depth; /* formula evaluation depth */
+	/* A row's item's field by name (looked up before the note's
+	 * properties): true and *ret when the item has one. */
+	bool (*item_field)(struct expr_env *env, const struct qrow *row,
+			   const char *name, struct qval *ret);
 };
 
 /* ---- parsing ---------------------------------------------------------- */

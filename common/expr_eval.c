@@ -740,8 +740,13 @@ static struct qval ident(struct expr_env *env, const struct qrow *row,
 		k = ident_kind(env, e->name);
 		((struct enode *)e)->ident = k;
 	}
-	if (k == IDENT_PROP)
+	if (k == IDENT_PROP) {
+		struct qval v;
+		if (row && row->item && env->item_field &&
+		    env->item_field(env, row, e->name, &v))
+			return v;
 		return note_prop(env, row, e->name, (uint8_t *)&e->ptype);
+	}
 	size_t i = (size_t)k - 1;
 	if (!ROW_IDENTS[i].this_row)
 		return (struct qval){.t = ROW_IDENTS[i].t, .row = row};

@@ -3,6 +3,7 @@
 #include "frontmatter.h"
 #include "hmap.h"
 #include "props.h"
+#include "tasks.h"
 #include "u8.h"
 
 #include <ctype.h>
@@ -201,14 +202,15 @@ static size_t slen(const char *s)
 }
 
 /* A note's block: the note, its property bytes (right after it: queries
- * read the two together), nlinks links, the six string arrays (each
- * NULL-ended) and strs bytes of strings; all zero but the strings. */
+ * read the two together), its task bytes, nlinks links, the six string arrays
+ * (each NULL-ended) and strs bytes of strings; all zero but the strings. */
 static struct note *pack_alloc(size_t nlinks, size_t ntags, size_t naliases,
-			       size_t nkeys, size_t nprops, size_t strs,
-			       struct pack *p)
+			       size_t nkeys, size_t nprops, size_t ntasks,
+			       size_t strs, struct pack *p)
 {
 	size_t props_off = sizeof(struct note);
-	size_t links_off = (props_off + nprops + 15) & ~(size_t)15;
+	size_t tasks_off = props_off + nprops;
+	size_t links_off = (tasks_off + ntasks + 15) & ~(size_t)15;
 	size_t ptrs_off = links_off + nlinks * sizeof(struct link);
 	size_t nptrs = 2 * (ntags + 1) + 3 * (naliases + 1) + nkeys + 1;
 	size_t strs_off = ptrs_off + nptrs * sizeof(char *);
@@ -217,6 +219,8 @@ static struct note *pack_alloc(size_t nlinks, size_t ntags, size_t naliases,
 	struct note *n = (struct note *)mem;
 	n->props = nprops ? (unsigned char *)mem + props_off : NULL;
 	n->props_len = (uint32_t)nprops;
+	n->tasks = ntasks ? (unsigned char *)mem + tasks_off : NULL;
+	n->tasks_len = (uint32_t)ntasks;
 	n->links = (struct link *)(mem + links_off);
 	char **v = (char **)(mem + ptrs_off);
 	n->tags = v;
@@ -269,6 +273,7 @@ static void loose_free(struct note *n)
 	strv_free(n->alias_folds);
 	strv_free(n->fm_keys);
 	free((void *)n->props);
+	free((void *)n->tasks);
 	for (size_t i = 0; i < n->nlinks; i++) {
 		free(n->links[i].target);
 		free(n->links[i].subpath);
@@ -328,8 +333,8 @@ static struct note *pack(struct note *l)
 			slen(l->links[i].alias) + slen(l->links[i].key);
 	struct pack p;
 	struct note *n = pack_alloc(l->nlinks, l->ntags, l->naliases, nk,
-				    l->props_len, strs, &p);
-	const unsigned char *props = n->props;
+				    l->props_len, l->tasks_len, strs, &p);
+	const unsigned char *props = n->props, *tasks = n->tasks;
 	struct link *links = n->links;
 	char **lists[6] = {n->tags,	   n->fold_tags,    n->aliases,
 			   n->alias_folds, n->fold_aliases, n->fm_keys};
@@ -354,6 +359,9 @@ static struct note *pack(struct note *l)
 	n->props = props;
 	if (l->props_len)
 		memcpy((unsigned char *)props, l->props, l->props_len);
+	n->tasks = tasks;
+	if (l->tasks_len)
+		memcpy((unsigned char *)tasks, l->tasks, l->tasks_len);
 	distinct_folds(n);
 	for (size_t i = 0; i < l->nlinks; i++) {
 		const struct link *a = &l->links[i];
@@ -466,6 +474,8 @@ struct note *note_new(const char *path, const char *text, size_t len,
 
 		struct md_doc d;
 		md_scan(text, len, &d);
+		n->tasks = tasks_scan(text, len, d.body_off, d.body_line,
+				      d.tags, d.ntags, &n->tasks_len);
 		for (size_t i = 0; i < d.ntags; i++)
 			uniq_add(&tags, TAKE_PTR(d.tags[i].tag), true);
 		n->links =
@@ -545,7 +555,7 @@ struct note *note_free(struct note *n)
  * aliases and link keys), so that a restart does no Unicode folding; an
  * ASCII string's folded form is itself in lower case.
  */
-#define BLOB_VERSION 3
+#define BLOB_VERSION 4
 
 static void put_u32(struct sbuf *b, uint32_t v)
 {
@@ -649,6 +659,8 @@ void *note_to_blob(const struct note *n, size_t *ret_len)
 	}
 	put_u32(&b, n->props_len);
 	sb_add(&b, (const char *)n->props, n->props_len);
+	put_u32(&b, n->tasks_len);
+	sb_add(&b, (const char *)n->tasks, n->tasks_len);
 	*ret_len = b.len;
 	return sb_steal(&b);
 }
@@ -724,7 +736,7 @@ static struct span get_fold(struct reader *r, struct span src)
  * needs (*lo), then to fill it.
  */
 struct layout {
-	size_t ntags, naliases, nkeys, nlinks, nprops, strs;
+	size_t ntags, naliases, nkeys, nlinks, nprops, ntasks, strs;
 };
 
 /* The frontmatter values (props.h), checked. */
@@ -740,9 +752,25 @@ static void read_props(struct reader *r, struct note *n, struct pack *p,
 		lo->nprops = pr.n;
 		return;
 	}
-	(void)p;
 	if (pr.n)
 		memcpy((unsigned char *)n->props, pr.s, pr.n);
+}
+
+/* The task list items (tasks.h), checked. */
+static void read_tasks(struct reader *r, struct note *n, struct pack *p,
+		       struct layout *lo)
+{
+	struct span ts = get_span(r, false);
+	if (r->bad)
+		return;
+	if (!p) {
+		if (!tasks_valid((const unsigned char *)ts.s, ts.n))
+			r->bad = true;
+		lo->ntasks = ts.n;
+		return;
+	}
+	if (ts.n)
+		memcpy((unsigned char *)n->tasks, ts.s, ts.n);
 }
 
 /* A string, then its folded form (its lower case when ASCII). */
@@ -873,6 +901,8 @@ static void read_blob(struct reader *r, const char *path, struct note *n,
 	}
 	if (!r->bad)
 		read_props(r, n, p, lo);
+	if (!r->bad)
+		read_tasks(r, n, p, lo);
 }
 
 struct note *note_from_blob(const char *path, const void *blob, size_t len)
@@ -890,7 +920,7 @@ struct note *note_from_blob(const char *path, const void *blob, size_t len)
 		return NULL;
 	struct pack p;
 	struct note *n = pack_alloc(lo.nlinks, lo.ntags, lo.naliases, lo.nkeys,
-				    lo.nprops, lo.strs, &p);
+				    lo.nprops, lo.ntasks, lo.strs, &p);
 	r = (struct reader){b + 6, b + len, false};
 	read_blob(&r, path, n, &p, &lo);
 	n->fm_invalid = flags & 1;

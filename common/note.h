@@ -44,6 +44,9 @@ struct note {
 	/* The frontmatter's values (props.h), for property queries. */
 	const unsigned char *props;
 	uint32_t props_len;
+	/* Its task list items (tasks.h), or NULL. */
+	const unsigned char *tasks;
+	uint32_t tasks_len;
 	struct link *links;
 	size_t nlinks;
 	struct ptrvec incoming; /* struct link * from other notes */
@@ -122,7 +125,7 @@ bool note_made_from(const struct note *n, const struct stat *st,
 
 /* Bumped whenever parsing changes what a note's index entry holds: stored
  * entries of another format are not reused. */
-#define NOTE_FORMAT 5
+#define NOTE_FORMAT 6
 
 /*
  * A note as a compact blob (tags, aliases, frontmatter keys, links, the

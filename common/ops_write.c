@@ -436,6 +436,12 @@ static int simple_edit(struct tool_ctx *c, edit_fn fn, const char *status)
 	return 0;
 }
 
+int op_edit_text(struct tool_ctx *c, const char *ref, op_edit_fn fn)
+{
+	WRITE_LOCKED(c);
+	return edit_note(c, ref, fn, NULL);
+}
+
 int op_append_note(struct tool_ctx *c)
 {
 	return simple_edit(c, do_append, "appended");

@@ -111,13 +111,12 @@ static int cmp_ptr(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void src_prepare(struct pquery *q, const struct index *ix,
-			struct source *s)
+void pq_src_prepare(struct pquery *q, const struct index *ix, struct source *s)
 {
 	if (!s)
 		return;
-	src_prepare(q, ix, s->a);
-	src_prepare(q, ix, s->b);
+	pq_src_prepare(q, ix, s->a);
+	pq_src_prepare(q, ix, s->b);
 	if (s->kind != S_TAG)
 		return;
 	size_t nt;
@@ -140,8 +139,8 @@ static void src_prepare(struct pquery *q, const struct index *ix,
 	pv_free(&notes);
 }
 
-static bool src_match(const struct run *r, const struct source *s,
-		      const struct qrow *row)
+bool pq_src_match(const struct pq_env *pe, const struct source *s,
+		  const struct qrow *row)
 {
 	const struct note *n = row->note;
 	switch (s->kind) {
@@ -155,7 +154,7 @@ static bool src_match(const struct run *r, const struct source *s,
 	case S_LINKS_TO: {
 		if (!n)
 			return false;
-		const struct note *t = resolve_ref(r->pe, s->arg);
+		const struct note *t = resolve_ref(pe, s->arg);
 		_cleanup_free_ char *fk = fold_key(s->arg);
 		for (size_t i = 0; i < n->nlinks; i++) {
 			const struct link *l = &n->links[i];
@@ -166,7 +165,7 @@ static bool src_match(const struct run *r, const struct source *s,
 		return false;
 	}
 	case S_OUTGOING: {
-		const struct note *from = resolve_ref(r->pe, s->arg);
+		const struct note *from = resolve_ref(pe, s->arg);
 		if (!from || !n)
 			return false;
 		for (size_t i = 0; i < from->nlinks; i++)
@@ -175,11 +174,13 @@ static bool src_match(const struct run *r, const struct source *s,
 		return false;
 	}
 	case S_AND:
-		return src_match(r, s->a, row) && src_match(r, s->b, row);
+		return pq_src_match(pe, s->a, row) &&
+		       pq_src_match(pe, s->b, row);
 	case S_OR:
-		return src_match(r, s->a, row) || src_match(r, s->b, row);
+		return pq_src_match(pe, s->a, row) ||
+		       pq_src_match(pe, s->b, row);
 	case S_NOT:
-		return !src_match(r, s->a, row);
+		return !pq_src_match(pe, s->a, row);
 	}
 	return false;
 }
@@ -444,12 +445,12 @@ int pq_run(struct pquery *q, const struct pq_env *pe, size_t offset,
 	};
 	size_t n;
 	struct qrow *rows = candidate_rows(q, pe, &n);
-	src_prepare(q, pe->ix, q->from);
+	pq_src_prepare(q, pe->ix, q->from);
 	/* Sources, then the steps in order. */
 	struct keyed *cur = qarena_alloc(q->ar, (n + 1) * sizeof(*cur));
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (q->from && !src_match(&r, q->from, &rows[i]))
+		if (q->from && !pq_src_match(pe, q->from, &rows[i]))
 			continue;
 		cur[m].row = &rows[i];
 		cur[m].ord = m;

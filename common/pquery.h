@@ -13,6 +13,7 @@
 #pragma once
 
 #include "expr.h"
+#include "tasks.h"
 
 struct pquery;
 
@@ -67,3 +68,25 @@ struct pq_env {
  */
 int pq_run(struct pquery *q, const struct pq_env *env, size_t offset,
 	   size_t limit, struct pq_result *ret);
+
+/*
+ * list_tasks: the tasks of the notes a plan's FROM picks (a plan from
+ * pq_plain(where, from, sort, NULL)) that its WHERE keeps, in note name
+ * then line order unless it has SORT. In WHERE and SORT a task's fields
+ * (status, symbol, text, description, tags, due, scheduled, start,
+ * done, created, cancelled, priority, recurrence, line, completed,
+ * checked) come before the note's properties. The page's tasks point
+ * into the notes (read lock held while they are used).
+ */
+struct pq_task {
+	const struct note *note;
+	struct task t;
+};
+
+struct pq_task_page {
+	size_t total, nrows;
+	struct pq_task *rows;
+};
+
+int pq_run_tasks(struct pquery *q, const struct pq_env *env, size_t offset,
+		 size_t limit, struct pq_task_page *ret);

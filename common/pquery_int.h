@@ -75,3 +75,8 @@ struct pquery *pq_new(enum expr_dialect d);
 /* Append a step, or a column named name. */
 void pq_add_step(struct pquery *q, struct step s);
 void pq_add_col(struct pquery *q, const char *name, struct enode *e);
+
+/* FROM: ready the sources to match (tag sets), then match a row. */
+void pq_src_prepare(struct pquery *q, const struct index *ix, struct source *s);
+bool pq_src_match(const struct pq_env *pe, const struct source *s,
+		  const struct qrow *row);

@@ -497,6 +497,28 @@ static const struct tool TOOLS[] = {
 		.flags = 0,
 		.run = op_append_periodic_note,
 	},
+	{
+		.name = "list_tasks",
+		.description = "Tasks (- [ ] items) across the vault.",
+		.help = "Every checkbox item of every note (nested, numbered, in quotes; never in code, math, comments or frontmatter), in note name then line order. fields has what the task has of: description (the text without the fields below), tags (without #), and the Tasks plugin's emoji fields: due 📅, scheduled ⏳, start 🛫, done ✅, created ➕, cancelled ❌, recurrence 🔁, priority (🔺 highest, ⏫ high, 🔼 medium, 🔽 low, ⏬ lowest), id 🆔, depends_on ⛔, on_completion 🏁. status: todo ([ ] and unknown symbols), in_progress ([/]), done ([x], [X]), cancelled ([-]); symbol: the checkbox character. where: query_notes' expressions over the task's fields (status, symbol, text, description, tags (without #; contains also matches parts, econtains(tags, \"x\") does not), due, scheduled, start, done, created, cancelled, priority, recurrence, line, completed, checked), then the note's properties and file.*, e.g. where='status != \"done\" and due <= date(today) and tags contains \"work\"', where='text contains \"invoice\"'. from: notes by #tag, \"folder\", [[note]] (and, or, -). sort: 'due asc, priority desc' (missing values last). Page with cursor (next_cursor).",
+		.input_schema = OBJ(
+			P_STR("where") "," P_STR("from") "," P_STR("sort") "," P_LIMIT("100", "1000") "," P_STR("cursor"),
+			""),
+		.output_schema = OUT(
+			O_LIST("tasks", O_STR("name") "," O_STR("path") "," O_INT("line") "," O_STR("symbol") "," O_STR("status") "," O_STR("text") "," O_ANYOBJ("fields")) "," O_INT("total") "," O_STR("next_cursor")),
+		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT,
+		.run = op_list_tasks,
+	},
+	{
+		.name = "set_task_status",
+		.description = "Set one task's checkbox status.",
+		.help = "line: the task's line (list_tasks gives it); expected_text: its text as list_tasks gave it: if the line no longer holds that task, nothing is written and the error says where it went. status: todo (or open), in_progress, done, cancelled, or one character for the checkbox ([>], [?]). When the vault uses the Tasks plugin's format (the plugin is installed, or some task has its emoji fields), done adds ✅ and today's date and leaving done removes it; cancelled and ❌ alike. A recurring task (🔁) is not completed: its next occurrence is not computed, so this is refused.",
+		.input_schema = OBJ(P_NAME ",\"line\":{\"type\":\"integer\"}," P_STR("status") "," P_STR("expected_text"),
+				    "\"name\",\"line\",\"status\",\"expected_text\""),
+		.output_schema = OUT(O_STR("name") "," O_INT("line") "," O_STR("symbol") "," O_STR("status") "," O_STR("text")),
+		.flags = TOOL_DESTRUCTIVE | TOOL_IDEMPOTENT,
+		.run = op_set_task_status,
+	},
 };
 /* clang-format on */
 

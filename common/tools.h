@@ -203,6 +203,18 @@ int op_template_apply(struct tool_ctx *c, const char *name, const cJSON *fm,
  */
 int op_periodic_write(struct tool_ctx *c, const char *path, const char *initial,
 		      bool append, bool *ret_created);
+/* Tasks (ops_tasks.c). */
+int op_list_tasks(struct tool_ctx *c);
+int op_set_task_status(struct tool_ctx *c);
+/*
+ * Edit one note through the guarded write path (ops_write.c): under the
+ * writer lock, fn makes the new text (*ret_new) from the note's text;
+ * expected_version and dry_run are honoured, an unchanged text is not
+ * written.
+ */
+typedef int (*op_edit_fn)(struct tool_ctx *c, const char *ref, const char *text,
+			  size_t len, char **ret_new);
+int op_edit_text(struct tool_ctx *c, const char *ref, op_edit_fn fn);
 /* Replace a note's whole text through the guard (ops_write.c). */
 /* A new note at path with text, through the guard. */
 int op_create_text(struct tool_ctx *c, const char *path, const char *text);

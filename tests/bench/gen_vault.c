@@ -21,6 +21,10 @@
  * done: checkbox, rating), typed in .obsidian/types.json. They are drawn
  * from a hash of the note's number, not from the text's stream, so the
  * rest of the vault is as without them.
+ *
+ * About one note in three ends with a task list for the task benchmarks
+ * (open, done with ✅, in progress, cancelled, nested; Tasks plugin due
+ * and scheduled dates and priorities, inline tags), drawn the same way.
  */
 #include <errno.h>
 #include <math.h>
@@ -82,6 +86,54 @@ static void typed_props(FILE *f, size_t i)
 			(unsigned)(h >> 44) % 10);
 }
 
+static const char *const WORDS[];
+static char **tags;
+static size_t ntags;
+
+/* Note i's hash for its typed properties and tasks (no stream). */
+static uint64_t note_hash(size_t i, uint64_t salt)
+{
+	uint64_t h = (uint64_t)i * 0x9e3779b97f4a7c15ull + salt;
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 29;
+	return h;
+}
+
+/* Note i's task list, for about one note in three. */
+static void task_list(FILE *f, size_t i)
+{
+	uint64_t h = note_hash(i, 0x7f4a7c159e3779b9ull);
+	if (h % 3)
+		return;
+	static const char *const SYM[] = {" ", " ", " ", "x", "/", "-"};
+	static const char *const PRIO[] = {"", "", " ⏫", " 🔼", " 🔽"};
+	fputs("## Tasks\n\n", f);
+	for (unsigned k = 0, m = 1 + (unsigned)(h >> 8) % 6; k < m; k++) {
+		uint64_t t = note_hash(i * 8 + k, 0x2545f4914f6cdd1dull);
+		const char *sym = SYM[t % 6];
+		fprintf(f, "%s- [%s] %s the %s%s", (t >> 4) % 4 ? "" : "    ",
+			sym, WORDS[(t >> 8) % 26 + 26], WORDS[(t >> 16) % 26],
+			PRIO[(t >> 24) % 5]);
+		if ((t >> 28) % 4)
+			fprintf(f, " 📅 2026-%02u-%02u",
+				1 + (unsigned)(t >> 32) % 12,
+				1 + (unsigned)(t >> 36) % 28);
+		if ((t >> 40) % 5 == 0)
+			fprintf(f, " ⏳ 2026-%02u-%02u",
+				1 + (unsigned)(t >> 44) % 12,
+				1 + (unsigned)(t >> 48) % 28);
+		if ((t >> 52) % 3 == 0)
+			fprintf(f, " #%s", tags[(t >> 54) % ntags]);
+		if (*sym == 'x')
+			fprintf(f, " ✅ 2026-%02u-%02u",
+				1 + (unsigned)(t >> 56) % 12,
+				1 + (unsigned)(t >> 60) % 16);
+		fputc('\n', f);
+	}
+	fputc('\n', f);
+}
+
 static const char *const WORDS[] = {
 	"alpha",  "bravo",  "charlie",	"delta",   "echo",     "foxtrot",
 	"garden", "harbor", "island",	"jungle",  "kernel",   "lantern",
@@ -104,9 +156,6 @@ static const char *const TAGROOTS[] = {
 
 static char **names; /* note names */
 static char **paths; /* note paths without .md */
-static char **tags;
-static size_t ntags;
-
 /* The Zipf vocabulary: pseudo-words made of syllables, rank r drawn
  * with weight 1/r. */
 #define NVOCAB 20000
@@ -390,6 +439,7 @@ int main(int argc, char **argv)
 			}
 			fputs(".md) from the vault root.\n", f);
 		}
+		task_list(f, i);
 		long_log(f, n, i);
 		total += (size_t)ftell(f);
 		fclose(f);

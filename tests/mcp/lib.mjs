@@ -292,7 +292,7 @@ export function vaultctl(v, args, input) {
 // beta exist in the vault): what the tests of annotations, versions and
 // dry runs run. restore_note_version needs a version, undo_changes the
 // session: null here.
-export const WRITE_NOTE = '---\ntags: [alpha]\nstatus: draft\n---\n# Top\n\nline one\n\n## Part\n\npart text\n';
+export const WRITE_NOTE = '---\ntags: [alpha]\nstatus: draft\n---\n# Top\n\nline one\n- [ ] a task\n\n## Part\n\npart text\n';
 export const writeCases = () => ({
   create_note: { name: 'N', content: 'other\n', overwrite: true },
   append_note: { name: 'N', text: 'added' },
@@ -309,6 +309,9 @@ export const writeCases = () => ({
   remove_tag: { name: 'N', tag: 'alpha' },
   rename_note: { old_name: 'N', new_name: 'N2' },
   delete_note: { name: 'N' },
+  // line: the task's line in WRITE_NOTE as written (taskLine() finds it
+  // when the note was made otherwise).
+  set_task_status: { name: 'N', line: 8, status: 'done', expected_text: 'a task' },
   restore_note_version: null,
   undo_changes: null,
   // In a vault with DAILY_N: periodic_note makes N when it is missing,

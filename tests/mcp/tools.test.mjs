@@ -17,12 +17,14 @@ const EXPECTED_TOOLS = [
   'get_note_history', 'get_note_version', 'diff_note_versions', 'restore_note_version',
   'get_policy', 'list_violations', 'list_changes', 'undo_changes', 'get_help',
   'query_notes', 'query_base', 'periodic_note', 'append_periodic_note',
+  'list_tasks', 'set_task_status',
 ];
 const WRITE_TOOLS = [
   'create_note', 'append_note', 'prepend_note', 'update_note', 'replace_text', 'insert_text',
   'append_section', 'update_section', 'delete_section', 'set_frontmatter', 'update_frontmatter',
   'add_tag', 'remove_tag', 'rename_note', 'rename_folder', 'delete_note', 'restore_note_version', 'undo_changes',
   'periodic_note', 'append_periodic_note',
+  'set_task_status',
 ];
 
 // What tools/list may cost, in bytes, for --tools all and core: what a
@@ -136,6 +138,8 @@ describe('handshake and tool list', () => {
         const ids = [...h.matchAll(/^- ([0-9a-f]{7}) /gm)].map((m) => m[1]);
         args = { name: 'N', version: ids.at(-1) };
       }
+      // The task's line in the note as create_note wrote it.
+      if (name === 'set_task_status') args = { ...args, line: text().split('\n').indexOf('- [ ] a task') + 1 };
       // This session's changes: N, made here, goes back to .trash.
       if (name === 'undo_changes') args = { session: /session (\w+)/.exec(client.getInstructions())[1] };
       // periodic_note writes only a note that is not there yet.
@@ -406,7 +410,7 @@ describe('every tool on a fresh vault', () => {
       'Projects/Plan.md': fm(['project']) + '# Plan\n\n## Steps\n\n1. one\n',
       'Ideas.md': 'Some ideas #idea\n',
       'Lonely.md': 'nobody links here',
-      '@Ada.md': fm(['Person']) + 'Ada',
+      '@Ada.md': fm(['Person']) + 'Ada\n- [ ] call her\n',
       'diagram.svg': '<svg xmlns="http://www.w3.org/2000/svg"/>\n',
     });
     const used = new Set();
@@ -457,6 +461,10 @@ describe('every tool on a fresh vault', () => {
     assert.equal(refused.isError, true);
     const viol = await c('list_violations', {});
     assert.ok(viol.structuredContent.violations[0].message.includes("['brand-new']"));
+    const task = (await c('list_tasks', { where: 'status = "todo"' })).structuredContent.tasks[0];
+    assert.equal(task.text, 'call her');
+    await c('set_task_status', { name: task.name, line: task.line, status: 'done', expected_text: task.text });
+    assert.match(readNote(v.vault, '@Ada.md'), /\n- \[x\] call her\n$/);
     // History: every step above, by tool.
     const hist = textOf(await c('get_note_history', { name: 'Archive/Plan 2024' }));
     assert.match(hist, /^Version history for Archive\/Plan 2024:/);
