@@ -57,22 +57,36 @@ static void *raw(const char *text, size_t len, size_t *ret_len)
 	return r;
 }
 
-/* n bytes at in as a raw deflate stream (no header or checksum: the
- * chunk's size is known, and a checksum costs as much as inflating). */
-static int deflate_raw(const Bytef *in, size_t n, unsigned char *out,
-		       uLongf *out_len)
+/*
+ * Each chunk is its own raw deflate stream (no header or checksum: the
+ * chunk's size is known, and a checksum costs as much as inflating), made
+ * by one compressor reset between chunks. Its window and hash table are
+ * sized for a chunk of about DOCZ_CHUNK bytes: deflateInit() or a reset
+ * clears the hash table, which at the default size (64 KiB) cost more
+ * than compressing a 4 KiB chunk. The stream inflates with any window.
+ */
+#define ZWBITS 13
+#define ZMEMLEVEL 6
+
+/* n bytes at in as the next chunk's stream. */
+static int deflate_chunk(z_stream *zs, const Bytef *in, size_t n,
+			 unsigned char *out, uLongf *out_len)
 {
-	z_stream zs = {.next_in = (Bytef *)in,
-		       .avail_in = (uInt)n,
-		       .next_out = out,
-		       .avail_out = (uInt)*out_len};
-	if (deflateInit2(&zs, 1, Z_DEFLATED, -MAX_WBITS, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
+	if (deflateReset(zs) != Z_OK)
 		return -EIO;
-	int rc = deflate(&zs, Z_FINISH);
-	*out_len = *out_len - zs.avail_out;
-	deflateEnd(&zs);
+	zs->next_in = (Bytef *)in;
+	zs->avail_in = (uInt)n;
+	zs->next_out = out;
+	zs->avail_out = (uInt)*out_len;
+	int rc = deflate(zs, Z_FINISH);
+	*out_len = *out_len - zs->avail_out;
 	return rc == Z_STREAM_END ? 0 : -EIO;
+}
+
+/* Where chunk i of n (starting at at[]) ends in a text of len bytes. */
+static size_t chunk_end(const int *at, size_t n, size_t len, size_t i)
+{
+	return i + 1 < n ? (size_t)at[i + 1] : len;
 }
 
 void *docz_pack(const char *text, size_t len, size_t *ret_len)
@@ -84,8 +98,14 @@ void *docz_pack(const char *text, size_t len, size_t *ret_len)
 	_cleanup_free_ int *pos = xcalloc(n, sizeof(int));
 	if (n > 1 && tokenizer_positions(text, (int)len, at, (int)n, pos) < 0)
 		n = 1;
-	size_t dir = HEAD + n * ENTRY;
-	size_t cap = dir + compressBound((uLong)len) + n * 16;
+	z_stream zs = {0};
+	if (deflateInit2(&zs, 1, Z_DEFLATED, -ZWBITS, ZMEMLEVEL,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return raw(text, len, ret_len);
+	size_t dir = HEAD + n * ENTRY, cap = dir;
+	for (size_t i = 0; i < n; i++)
+		cap += deflateBound(
+			&zs, (uLong)(chunk_end(at, n, len, i) - (size_t)at[i]));
 	unsigned char *z = xmalloc(cap);
 	z[0] = 'c';
 	put32(z + 1, (uint32_t)len);
@@ -93,19 +113,21 @@ void *docz_pack(const char *text, size_t len, size_t *ret_len)
 	size_t used = dir;
 	for (size_t i = 0; i < n; i++) {
 		size_t from = (size_t)at[i];
-		size_t to = i + 1 < n ? (size_t)at[i + 1] : len;
+		size_t to = chunk_end(at, n, len, i);
 		uLongf zl = (uLongf)(cap - used);
 		unsigned char *e = z + HEAD + i * ENTRY;
 		put32(e, (uint32_t)from);
 		put32(e + 4, (uint32_t)pos[i]);
 		put32(e + 8, (uint32_t)(used - dir));
-		if (deflate_raw((const Bytef *)text + from, to - from, z + used,
-				&zl) < 0) {
+		if (deflate_chunk(&zs, (const Bytef *)text + from, to - from,
+				  z + used, &zl) < 0) {
+			deflateEnd(&zs);
 			free(z);
 			return raw(text, len, ret_len);
 		}
 		used += zl;
 	}
+	deflateEnd(&zs);
 	*ret_len = used;
 	return z;
 }
