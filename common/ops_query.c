@@ -80,6 +80,12 @@ static int run_page(struct tool_ctx *c, struct pquery *q, const char *scope,
 		return op_fail(c, -EINVAL,
 			       "The query uses 'this': pass this=<note> (the "
 			       "note the query belongs to)");
+	if (pq_kind(q) == PQ_TASK) {
+		/* Rows are tasks, as list_tasks gives them. */
+		cJSON_AddStringToObject(o, "kind", "task");
+		cJSON_AddArrayToObject(o, "columns");
+		return op_tasks_page(c, q, scope, this_note, "rows", 50, o);
+	}
 	size_t offset = 0;
 	uint64_t gen = index_generation(ix);
 	const char *cursor = arg_str(c, "cursor", NULL);

@@ -106,8 +106,9 @@ static cJSON *task_json(const struct index *ix, const struct pq_task *pt)
 	return o;
 }
 
-static int tasks_page(struct tool_ctx *c, struct pquery *q, const char *scope,
-		      cJSON *o)
+int op_tasks_page(struct tool_ctx *c, struct pquery *q, const char *scope,
+		  const struct note *this_note, const char *key, long def_limit,
+		  cJSON *o)
 {
 	_cleanup_(ptypes_freep) struct ptypes *types = NULL;
 	_cleanup_free_ char *msg = NULL;
@@ -123,16 +124,17 @@ static int tasks_page(struct tool_ctx *c, struct pquery *q, const char *scope,
 		if (cursor_parse(cursor, scope, gen, &offset, &why) < 0)
 			return op_fail(c, -EINVAL, "Invalid cursor: %s", why);
 	}
-	size_t limit = (size_t)arg_int(c, "limit", 100);
+	size_t limit = (size_t)arg_int(c, "limit", def_limit);
 	struct pq_env env = {
 		.ix = ix,
 		.rootfd = vault_rootfd(c->v),
 		.types = types,
+		.this_note = this_note,
 	};
 	struct pq_task_page page;
 	if ((r = pq_run_tasks(q, &env, offset, limit, &page)) < 0)
 		return op_fail(c, r, "Cancelled");
-	cJSON *rows = cJSON_AddArrayToObject(o, "tasks");
+	cJSON *rows = cJSON_AddArrayToObject(o, key);
 	for (size_t i = 0; i < page.nrows; i++)
 		cJSON_AddItemToArray(rows, task_json(ix, &page.rows[i]));
 	cJSON_AddNumberToObject(o, "total", (double)page.total);
@@ -159,7 +161,7 @@ int op_list_tasks(struct tool_ctx *c)
 		sb_printf(&scope, "\n%s", arg_str(c, PARTS[i], ""));
 	READ_LOCKED(c);
 	cJSON *o = cJSON_CreateObject();
-	r = tasks_page(c, q, sb_str(&scope), o);
+	r = op_tasks_page(c, q, sb_str(&scope), NULL, "tasks", 100, o);
 	sb_free(&scope);
 	if (r < 0) {
 		cJSON_Delete(o);

@@ -21,7 +21,7 @@ struct pquery;
  * fields ("f1, f2 as x"). Any may be NULL. */
 int pq_plain(const char *where, const char *from, const char *sort,
 	     const char *fields, struct pquery **ret, char **ret_msg);
-/* A DQL query: TABLE, LIST (TASK when with_tasks). */
+/* A DQL query: TABLE, LIST or TASK. */
 int pq_dql(const char *text, struct pquery **ret, char **ret_msg);
 /* A .base file's YAML and the view to run (NULL: the first). */
 int pq_base(const char *yaml, size_t len, const char *view, struct pquery **ret,
@@ -31,6 +31,7 @@ struct pquery *pq_free(struct pquery *q);
 enum pq_kind {
 	PQ_TABLE,
 	PQ_LIST,
+	PQ_TASK, /* DQL's TASK: run with pq_run_tasks() */
 };
 enum pq_kind pq_kind(const struct pquery *q);
 /* Whether the query refers to `this` (then pq_run needs this_note). */
@@ -70,9 +71,10 @@ int pq_run(struct pquery *q, const struct pq_env *env, size_t offset,
 	   size_t limit, struct pq_result *ret);
 
 /*
- * list_tasks: the tasks of the notes a plan's FROM picks (a plan from
- * pq_plain(where, from, sort, NULL)) that its WHERE keeps, in note name
- * then line order unless it has SORT. In WHERE and SORT a task's fields
+ * list_tasks and DQL's TASK: the tasks of the notes a plan's FROM picks
+ * (a plan from pq_plain(where, from, sort, NULL) or a TASK query) that
+ * its WHERE keeps, in note name then line order unless it has SORT,
+ * at most its LIMIT. In WHERE and SORT a task's fields
  * (status, symbol, text, description, tags, due, scheduled, start,
  * done, created, cancelled, priority, recurrence, line, completed,
  * checked) come before the note's properties. The page's tasks point

@@ -294,6 +294,24 @@ static int too_long(const char *what, size_t len, char **ret_msg)
 	return -EINVAL;
 }
 
+/* A TASK query runs its WHEREs, then one SORT, then LIMIT: steps in
+ * another order would need the tasks between them, which it does not
+ * keep, so they are refused rather than answered differently. */
+static void check_task_steps(const struct pquery *q, struct eparser *p)
+{
+	int stage = 0; /* 0: WHEREs, 1: after the SORT, 2: after a LIMIT */
+	for (size_t s = 0; s < q->nsteps; s++) {
+		enum step_kind k = q->steps[s].kind;
+		int want = k == ST_WHERE ? 0 : k == ST_SORT ? 1 : 2;
+		if (want < stage || (k == ST_SORT && stage == 1)) {
+			eparser_fail(p, "a TASK query takes WHERE, then one "
+					"SORT, then LIMIT, in that order");
+			return;
+		}
+		stage = want;
+	}
+}
+
 int pq_dql(const char *text, struct pquery **ret, char **ret_msg)
 {
 	size_t len = strlen(text);
@@ -325,8 +343,7 @@ int pq_dql(const char *text, struct pquery **ret, char **ret_msg)
 					   e);
 		}
 	} else if (eparser_keyword(p, "task")) {
-		eparser_fail(p, "TASK queries are not supported by "
-				"query_notes");
+		q->kind = PQ_TASK;
 	} else if (eparser_keyword(p, "calendar")) {
 		eparser_fail(p, "CALENDAR queries are not supported (a "
 				"calendar is a view, not rows)");
@@ -335,6 +352,8 @@ int pq_dql(const char *text, struct pquery **ret, char **ret_msg)
 	}
 	if (!eparser_error(p))
 		parse_commands(q, p, true);
+	if (!eparser_error(p) && q->kind == PQ_TASK)
+		check_task_steps(q, p);
 	return finish(q, p, ret, ret_msg);
 }
 

@@ -94,6 +94,7 @@ struct task_run {
 	struct qval *keys;   /* with SORT: nkeys per task kept */
 	size_t n, cap;
 	size_t total, offset, limit;
+	size_t most; /* LIMIT: the most tasks the query gives */
 	struct pq_task_page *page;
 };
 
@@ -119,6 +120,8 @@ static void task_take(struct task_run *r, const struct pq_task *pt,
 		      struct qrow *row)
 {
 	if (!r->sort) {
+		if (r->total >= r->most)
+			return;
 		if (r->total >= r->offset && r->page->nrows < r->limit)
 			r->page->rows[r->page->nrows++] = *pt;
 		r->total++;
@@ -168,13 +171,15 @@ static void sort_page(struct task_run *r)
 	for (size_t i = 0; i < r->n; i++)
 		ord[i] = i;
 	qsort_r(ord, r->n, sizeof(*ord), cmp_task, r);
-	for (size_t i = r->offset; i < r->n && r->page->nrows < r->limit; i++)
+	size_t end = r->n < r->most ? r->n : r->most;
+	for (size_t i = r->offset; i < end && r->page->nrows < r->limit; i++)
 		r->page->rows[r->page->nrows++] = r->all[ord[i]];
 	free(ord);
 }
 
-/* The plan may hold WHERE and one SORT, nothing else (query_notes'
- * fields are no part of a task query). */
+/* The plan holds WHEREs, then at most one SORT, then LIMITs (a TASK
+ * query's parser sees to it; query_notes' fields are no part of a task
+ * query). */
 static const struct step *plan_sort(const struct pquery *q)
 {
 	const struct step *sort = NULL;
@@ -182,6 +187,16 @@ static const struct step *plan_sort(const struct pquery *q)
 		if (q->steps[s].kind == ST_SORT)
 			sort = &q->steps[s];
 	return sort;
+}
+
+/* The smallest LIMIT of the plan (SIZE_MAX: none). */
+static size_t plan_limit(const struct pquery *q)
+{
+	size_t most = SIZE_MAX;
+	for (size_t s = 0; s < q->nsteps; s++)
+		if (q->steps[s].kind == ST_LIMIT && q->steps[s].limit < most)
+			most = q->steps[s].limit;
+	return most;
 }
 
 int pq_run_tasks(struct pquery *q, const struct pq_env *pe, size_t offset,
@@ -192,8 +207,15 @@ int pq_run_tasks(struct pquery *q, const struct pq_env *pe, size_t offset,
 		.sort = plan_sort(q),
 		.offset = offset,
 		.limit = limit,
+		.most = plan_limit(q),
 		.page = ret,
 	};
+	struct qrow *this_row = NULL;
+	if (pe->this_note) {
+		this_row = qarena_alloc(q->ar, sizeof(*this_row));
+		this_row->note = pe->this_note;
+		this_row->path = pe->this_note->path;
+	}
 	r.env = (struct expr_env){
 		.ix = pe->ix,
 		.rootfd = pe->rootfd,
@@ -201,6 +223,7 @@ int pq_run_tasks(struct pquery *q, const struct pq_env *pe, size_t offset,
 		.ar = q->ar,
 		.dialect = q->dialect,
 		.now_ms = qv_now_ms(),
+		.this_row = this_row,
 		.item_field = task_field,
 	};
 	memset(ret, 0, sizeof(*ret));
@@ -230,6 +253,6 @@ int pq_run_tasks(struct pquery *q, const struct pq_env *pe, size_t offset,
 		sort_page(&r);
 	free(r.all);
 	free(r.keys);
-	ret->total = r.total;
+	ret->total = r.total < r.most ? r.total : r.most;
 	return err;
 }

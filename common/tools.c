@@ -457,7 +457,7 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "query_notes",
 		.description = "Notes by property predicates or a Dataview query.",
-		.help = "Either where/from/sort/fields, e.g. where='status = \"active\" and due < 2024-06-01 and tags contains \"x\"' (=, !=, <, <=, >, >=, contains, exists, missing, and/or/not; file.name, file.folder, file.path, file.ctime, file.mtime, file.size, file.tags, file.links, file.inlinks), from='#tag and \"folder\"' (also [[note]]: notes linking to it, outgoing([[note]]); and, or, -), sort='due desc', fields='due, priority as p'; or query, a Dataview query: TABLE f1, f2 AS \"x\" FROM #tag WHERE ... SORT f DESC LIMIT n, or LIST. this: the note 'this' stands for. Property types come from .obsidian/types.json. Page with cursor (next_cursor).",
+		.help = "Either where/from/sort/fields, e.g. where='status = \"active\" and due < 2024-06-01 and tags contains \"x\"' (=, !=, <, <=, >, >=, contains, exists, missing, and/or/not; file.name, file.folder, file.path, file.ctime, file.mtime, file.size, file.tags, file.links, file.inlinks), from='#tag and \"folder\"' (also [[note]]: notes linking to it, outgoing([[note]]); and, or, -), sort='due desc', fields='due, priority as p'; or query, a Dataview query: TABLE f1, f2 AS \"x\" FROM #tag WHERE ... SORT f DESC LIMIT n, LIST, or TASK (rows are tasks as list_tasks gives them; WHERE, then SORT, then LIMIT). this: the note 'this' stands for. Property types come from .obsidian/types.json. Page with cursor (next_cursor).",
 		.input_schema = OBJ(
 			P_STR("where") "," P_STR("from") "," P_STR("sort") "," P_STR("fields") "," P_STR("query") "," P_STR("this") "," P_LIMIT("50", "1000") "," P_STR("cursor"),
 			""),

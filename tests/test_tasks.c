@@ -421,6 +421,68 @@ static void test_list_tasks(void)
 	tv_close(&t);
 }
 
+/* "path:line" of each row of a query_notes TASK query, joined by ','. */
+static char *dql_lines(struct tvault *t, const char *query)
+{
+	_cleanup_free_ char *args = xasprintf("{\"query\": \"%s\"}", query);
+	_cleanup_json_ cJSON *r = tv_call_json(t, "query_notes", args);
+	if (!r) {
+		_cleanup_free_ char *e = tv_call_err(t, "query_notes", args);
+		fprintf(stderr, "  %s failed: %s\n", query, e);
+		return xstrdup("(error)");
+	}
+	CU_ASSERT_STRING_EQUAL(cJSON_GetObjectItem(r, "kind")->valuestring,
+			       "task");
+	struct sbuf b = {0};
+	const cJSON *x;
+	cJSON_ArrayForEach(x, cJSON_GetObjectItem(r, "rows"))
+	{
+		sb_printf(&b, "%s%s:%d", b.len ? "," : "",
+			  cJSON_GetObjectItem(x, "path")->valuestring,
+			  cJSON_GetObjectItem(x, "line")->valueint);
+	}
+	sb_printf(&b, " (%d)", cJSON_GetObjectItem(r, "total")->valueint);
+	return sb_steal(&b);
+}
+
+#define ASSERT_DQL(t, query, want)                                    \
+	do {                                                          \
+		_cleanup_free_ char *_g = dql_lines((t), (query));    \
+		if (strcmp(_g, want))                                 \
+			fprintf(stderr, "  %s: got %s\n", query, _g); \
+		ASSERT_STR_EQ(_g, want);                              \
+	} while (0)
+
+/* Dataview's TASK queries through query_notes: the tasks list_tasks
+ * finds, WHERE over task fields then note properties, SORT, LIMIT. */
+static void test_dql_task(void)
+{
+	struct tvault t;
+	vault_setup(&t);
+	ASSERT_DQL(&t, "TASK",
+		   "Home.md:1,Home.md:2,Projects/Plan.md:7,Projects/Plan.md:8,"
+		   "Projects/Plan.md:9,Projects/Plan.md:10,Projects/Plan.md:11"
+		   " (7)");
+	ASSERT_DQL(&t, "TASK FROM \\\"Projects\\\" WHERE !completed",
+		   "Projects/Plan.md:7,Projects/Plan.md:9,Projects/Plan.md:10,"
+		   "Projects/Plan.md:11 (4)");
+	ASSERT_DQL(&t, "TASK WHERE due SORT due DESC",
+		   "Projects/Plan.md:11,Projects/Plan.md:7,Home.md:1 (3)");
+	ASSERT_DQL(&t, "TASK WHERE due SORT due DESC LIMIT 2",
+		   "Projects/Plan.md:11,Projects/Plan.md:7 (2)");
+	ASSERT_DQL(&t, "TASK FROM #project WHERE owner = \\\"ann\\\" LIMIT 1",
+		   "Projects/Plan.md:7 (1)");
+	/* Steps a task query cannot run in that order are refused. */
+	_cleanup_free_ char *e =
+		tv_call_err(&t, "query_notes",
+			    "{\"query\": \"TASK SORT due WHERE completed\"}");
+	ASSERT_CONTAINS(e, "WHERE, then one SORT, then LIMIT");
+	_cleanup_free_ char *e2 = tv_call_err(
+		&t, "query_notes", "{\"query\": \"TASK GROUP BY file.link\"}");
+	ASSERT_CONTAINS(e2, "GROUP BY");
+	tv_close(&t);
+}
+
 static char *today_iso(void)
 {
 	time_t now = time(NULL);
@@ -556,6 +618,7 @@ int main(void)
 		{"blob_roundtrip", test_blob_roundtrip},
 		{"big_note", test_big_note},
 		{"list_tasks", test_list_tasks},
+		{"dql_task", test_dql_task},
 		{"set_task_status", test_set_task_status},
 		{"stamps_need_format", test_stamps_need_format},
 	};
