@@ -752,54 +752,135 @@ void tools_call(struct vault *v, const char *name, const cJSON *args,
 	tools_call_ex(v, name, args, &call, ret);
 }
 
-void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
-		   const struct tool_call *call, struct tool_result *ret)
+/* An error result: code and text (taken). */
+static void call_error(struct tool_result *ret, int code, char *text)
+{
+	ret->is_error = true;
+	ret->code = code;
+	ret->text = text;
+}
+
+/* The checks before a tool runs: it exists, its arguments fit its
+ * schema, the vault is still there. false with ret filled. */
+static bool call_allowed(struct vault *v, const struct tool *t,
+			 const char *name, const cJSON *args,
+			 struct tool_result *ret)
+{
+	char *msg = NULL;
+	if (!t) {
+		call_error(ret, RPC_INVALID_PARAMS,
+			   xasprintf("Unknown tool %s. Use get_help for the "
+				     "list of tools.",
+				     QUOTE(name)));
+	} else if (!cJSON_IsObject(args)) {
+		call_error(
+			ret, RPC_INVALID_PARAMS,
+			xasprintf("Arguments for %s must be an object", name));
+	} else if (validate(t, args, &msg) < 0) {
+		call_error(ret, RPC_INVALID_PARAMS, msg);
+	} else if ((msg = vault_gone(v))) {
+		call_error(ret, code_of(-ENOENT), msg);
+	} else {
+		return true;
+	}
+	return false;
+}
+
+/* Who writes, as history records it: mcp:TOOL@SESSION for MCP. */
+static char *writer_of(const char *name, const struct tool_call *call,
+		       const char **ret_session)
 {
 	const char *source = call->source;
-	memset(ret, 0, sizeof(*ret));
-	const struct tool *t = tools_find(name);
-	if (!t) {
-		ret->is_error = true;
-		ret->code = RPC_INVALID_PARAMS;
-		ret->text = xasprintf("Unknown tool %s. Use get_help for "
-				      "the list of tools.",
-				      QUOTE(name));
-		return;
-	}
-	cJSON *empty = NULL;
-	if (!args || cJSON_IsNull(args))
-		args = empty = cJSON_CreateObject();
-	char *msg = NULL;
-	if (!cJSON_IsObject(args)) {
-		ret->is_error = true;
-		ret->code = RPC_INVALID_PARAMS;
-		ret->text =
-			xasprintf("Arguments for %s must be an object", name);
-		cJSON_Delete(empty);
-		return;
-	}
-	if (validate(t, args, &msg) < 0) {
-		ret->is_error = true;
-		ret->code = RPC_INVALID_PARAMS;
-		ret->text = msg;
-		cJSON_Delete(empty);
-		return;
-	}
-	char *gone = vault_gone(v);
-	if (gone) {
-		ret->is_error = true;
-		ret->code = code_of(-ENOENT);
-		ret->text = gone;
-		cJSON_Delete(empty);
-		return;
-	}
 	bool mcp = source && !strcmp(source, "mcp");
 	const char *session =
 		session_id_valid(call->session) ? call->session : NULL;
-	_cleanup_free_ char *src =
-		mcp && session ? xasprintf("mcp:%s@%s", name, session)
-		: mcp	       ? xasprintf("mcp:%s", name)
-			       : xstrdup(source ? source : "unknown");
+	*ret_session = session;
+	return mcp && session ? xasprintf("mcp:%s@%s", name, session)
+	       : mcp	      ? xasprintf("mcp:%s", name)
+			      : xstrdup(source ? source : "unknown");
+}
+
+/* A dry run's result: what the write would do, nothing written. */
+static void dry_run_result(const struct tool *t, struct tool_ctx *c)
+{
+	if (t->flags & TOOL_TEXT) {
+		free(c->text);
+		c->text = xasprintf("Dry run: nothing was written. The change "
+				    "would be:\n%s",
+				    *c->dry_diff ? c->dry_diff : "(none)\n");
+	} else {
+		if (!c->json)
+			c->json = cJSON_CreateObject();
+		cJSON_DeleteItemFromObject(c->json, "dry_run");
+		cJSON_AddTrueToObject(c->json, "dry_run");
+		cJSON_AddStringToObject(c->json, "diff", c->dry_diff);
+	}
+}
+
+/* Text that is not UTF-8 repaired in place: whether it had to be. */
+static bool repair_text(char **text)
+{
+	size_t len = strlen(*text);
+	if (u8_invalid_at(*text, len) >= len)
+		return false;
+	char *fixed = u8_repair(*text, len);
+	free(*text);
+	*text = fixed;
+	return true;
+}
+
+static void failed_result(struct tool_ctx *c, int r, struct tool_result *ret)
+{
+	call_error(ret, code_of(r),
+		   c->msg ? TAKE_PTR(c->msg) : xstrdup(strerror(-r)));
+	repair_text(&ret->text);
+	ret->text = bounded(ret->text);
+	free(c->text);
+	cJSON_Delete(c->json);
+	cJSON_Delete(c->content);
+}
+
+static void text_result(struct tool_ctx *c, struct tool_result *ret)
+{
+	ret->text = c->text ? TAKE_PTR(c->text) : xstrdup("");
+	cJSON_Delete(c->json);
+	if (repair_text(&ret->text) && !c->warning)
+		c->warning = xstrdup("The " TOOL_NOT_UTF8_WARNING);
+	ret->warning = TAKE_PTR(c->warning);
+	ret->info = TAKE_PTR(c->info);
+}
+
+static void json_result(struct tool_ctx *c, struct tool_result *ret)
+{
+	if (!c->json)
+		c->json = cJSON_CreateObject();
+	if (json_repair_utf8(c->json) && !c->warning)
+		c->warning = xstrdup("Some " TOOL_NOT_UTF8_WARNING);
+	if (c->warning && cJSON_IsObject(c->json))
+		cJSON_AddStringToObject(c->json, "warning", c->warning);
+	ret->text = c->compact ? json_compact(c->json) : json_dumps(c->json);
+	if (cJSON_IsObject(c->json)) {
+		ret->structured = c->json;
+	} else {
+		ret->structured = cJSON_CreateObject();
+		cJSON_AddItemToObject(ret->structured, "result", c->json);
+	}
+}
+
+void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
+		   const struct tool_call *call, struct tool_result *ret)
+{
+	memset(ret, 0, sizeof(*ret));
+	const struct tool *t = tools_find(name);
+	cJSON *empty = NULL;
+	if (!args || cJSON_IsNull(args))
+		args = empty = cJSON_CreateObject();
+	if (!call_allowed(v, t, name, args, ret)) {
+		cJSON_Delete(empty);
+		return;
+	}
+	const char *session;
+	_cleanup_free_ char *src = writer_of(name, call, &session);
 	struct tool_ctx c = {.v = v,
 			     .args = args,
 			     .source = src,
@@ -811,75 +892,20 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 	if (r >= 0 && cancel_requested() && (t->flags & TOOL_READ_ONLY))
 		r = op_fail(&c, -ECANCELED, "Cancelled");
 	cJSON_Delete(empty);
-	if (r >= 0 && c.dry_diff) {
-		/* A dry run: what the write would do, nothing written. */
-		if (t->flags & TOOL_TEXT) {
-			free(c.text);
-			c.text = xasprintf("Dry run: nothing was written. The "
-					   "change would be:\n%s",
-					   *c.dry_diff ? c.dry_diff
-						       : "(none)\n");
-		} else {
-			if (!c.json)
-				c.json = cJSON_CreateObject();
-			cJSON_DeleteItemFromObject(c.json, "dry_run");
-			cJSON_AddTrueToObject(c.json, "dry_run");
-			cJSON_AddStringToObject(c.json, "diff", c.dry_diff);
-		}
-	}
+	if (r >= 0 && c.dry_diff)
+		dry_run_result(t, &c);
 	free(c.dry_diff);
 	if (r < 0) {
-		ret->is_error = true;
-		ret->code = code_of(r);
-		ret->text = c.msg ? TAKE_PTR(c.msg) : xstrdup(strerror(-r));
-		size_t len = strlen(ret->text);
-		if (u8_invalid_at(ret->text, len) < len) {
-			char *fixed = u8_repair(ret->text, len);
-			free(ret->text);
-			ret->text = fixed;
-		}
-		ret->text = bounded(ret->text);
-		free(c.text);
-		cJSON_Delete(c.json);
-		cJSON_Delete(c.content);
-		free(c.warning);
-		free(c.info);
-		return;
-	}
-	free(c.msg);
-	ret->content = TAKE_PTR(c.content);
-	if (c.warning)
-		c.warning = bounded(c.warning);
-	if (t->flags & TOOL_TEXT) {
-		ret->text = c.text ? TAKE_PTR(c.text) : xstrdup("");
-		cJSON_Delete(c.json);
-		size_t len = strlen(ret->text);
-		if (u8_invalid_at(ret->text, len) < len) {
-			char *fixed = u8_repair(ret->text, len);
-			free(ret->text);
-			ret->text = fixed;
-			if (!c.warning)
-				c.warning =
-					xstrdup("The " TOOL_NOT_UTF8_WARNING);
-		}
-		ret->warning = TAKE_PTR(c.warning);
-		ret->info = TAKE_PTR(c.info);
+		failed_result(&c, r, ret);
 	} else {
-		if (!c.json)
-			c.json = cJSON_CreateObject();
-		if (json_repair_utf8(c.json) && !c.warning)
-			c.warning = xstrdup("Some " TOOL_NOT_UTF8_WARNING);
-		if (c.warning && cJSON_IsObject(c.json))
-			cJSON_AddStringToObject(c.json, "warning", c.warning);
-		ret->text =
-			c.compact ? json_compact(c.json) : json_dumps(c.json);
-		if (cJSON_IsObject(c.json)) {
-			ret->structured = c.json;
-		} else {
-			ret->structured = cJSON_CreateObject();
-			cJSON_AddItemToObject(ret->structured, "result",
-					      c.json);
-		}
+		free(c.msg);
+		ret->content = TAKE_PTR(c.content);
+		if (c.warning)
+			c.warning = bounded(c.warning);
+		if (t->flags & TOOL_TEXT)
+			text_result(&c, ret);
+		else
+			json_result(&c, ret);
 	}
 	free(c.warning);
 	free(c.info);
