@@ -43,7 +43,7 @@ struct shared_fd {
 };
 
 struct node {
-	struct node *next; /* hash chain (tmu) */
+	struct node *next; /* another node of the same file (tmu) */
 	int fd;		   /* O_PATH, pins the file (not its name); fdlock */
 	/* A read-only descriptor of fd's file, opened at the first open for
 	 * reading and shared by every such handle: opening a note to read
@@ -112,9 +112,8 @@ struct mount {
 	size_t rootlen;
 	struct fuse_session *se;
 	struct node root_node;
-	pthread_mutex_t tmu;	/* the inode table */
-	struct node **buckets;	/* tmu */
-	size_t nbuckets, count; /* tmu */
+	pthread_mutex_t tmu; /* the inode table */
+	struct hmap *nodes;  /* tmu: the inode table (mount_nodes.c) */
 	/* Shared read descriptors open, and at most how many: half the
 	 * descriptor limit at first, halved whenever descriptors run out
 	 * (see shed_shared()). */

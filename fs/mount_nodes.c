@@ -19,41 +19,86 @@
 #include <string.h>
 #include <unistd.h>
 
-static size_t node_hash(ino_t ino, dev_t dev, size_t n)
+/*
+ * The table maps a file, by inode and device (as text: the common hash
+ * map is keyed by strings), to its node. Normally one node has a file,
+ * but a swap (node_swap()) can point a node at a file that another got
+ * meanwhile (a lookup of the note's new file before the swap): the nodes
+ * of one file are chained through next, the newest first.
+ */
+#define NODE_KEY_MAX 36
+
+static const char *node_key(char *buf, ino_t ino, dev_t dev)
 {
-	uint64_t k[2] = {(uint64_t)ino, (uint64_t)dev};
-	return (size_t)(hash_bytes(k, sizeof(k)) & (n - 1));
+	static const char hex[] = "0123456789abcdef";
+	uint64_t v[2] = {(uint64_t)ino, (uint64_t)dev};
+	char *p = buf;
+	for (int k = 0; k < 2; k++) {
+		uint64_t x = v[k];
+		do {
+			*p++ = hex[x & 15];
+			x >>= 4;
+		} while (x);
+		*p++ = k ? 0 : ':';
+	}
+	return buf;
 }
 
 struct node *table_find(struct mount *m, ino_t ino, dev_t dev)
 {
-	for (struct node *n = m->buckets[node_hash(ino, dev, m->nbuckets)]; n;
-	     n = n->next)
-		if (n->ino == ino && n->dev == dev)
-			return n;
-	return NULL;
+	char k[NODE_KEY_MAX];
+	return hmap_get(m->nodes, node_key(k, ino, dev));
+}
+
+static void table_insert(struct mount *m, struct node *n)
+{
+	char k[NODE_KEY_MAX];
+	node_key(k, n->ino, n->dev);
+	n->next = hmap_get(m->nodes, k);
+	hmap_put(m->nodes, k, n);
+}
+
+static void table_remove(struct mount *m, struct node *n)
+{
+	char k[NODE_KEY_MAX];
+	node_key(k, n->ino, n->dev);
+	struct node *head = hmap_get(m->nodes, k);
+	if (head == n) {
+		if (n->next)
+			hmap_put(m->nodes, k, n->next);
+		else
+			hmap_del(m->nodes, k);
+		return;
+	}
+	for (struct node *x = head; x; x = x->next) {
+		if (x->next == n) {
+			x->next = n->next;
+			return;
+		}
+	}
 }
 
 void nodes_init(struct mount *m)
 {
-	m->nbuckets = 1024;
-	m->buckets = xcalloc(m->nbuckets, sizeof(*m->buckets));
+	m->nodes = hmap_new();
 }
 
 /* Every node (the kernel has let go of the mount). */
 void nodes_free(struct mount *m)
 {
-	for (size_t i = 0; i < m->nbuckets; i++) {
-		while (m->buckets[i]) {
-			struct node *n = m->buckets[i];
-			m->buckets[i] = n->next;
+	size_t it = 0;
+	const char *key;
+	void *val;
+	while (hmap_next(m->nodes, &it, &key, &val)) {
+		for (struct node *n = val, *next; n; n = next) {
+			next = n->next;
 			shared_put(m, n->rfd);
 			close(n->fd);
 			pthread_rwlock_destroy(&n->fdlock);
 			free(n);
 		}
 	}
-	free(m->buckets);
+	m->nodes = hmap_free(m->nodes);
 }
 
 /* Whether the kernel knows a node for the file (vault_set_file_in_use():
@@ -65,43 +110,6 @@ bool holds_file(void *ud, dev_t dev, ino_t ino)
 	bool held = table_find(m, ino, dev) != NULL;
 	pthread_mutex_unlock(&m->tmu);
 	return held;
-}
-
-static void table_insert(struct mount *m, struct node *n)
-{
-	if (m->count + 1 > m->nbuckets) {
-		size_t nb = m->nbuckets * 2;
-		struct node **b = xcalloc(nb, sizeof(*b));
-		for (size_t i = 0; i < m->nbuckets; i++) {
-			while (m->buckets[i]) {
-				struct node *x = m->buckets[i];
-				m->buckets[i] = x->next;
-				size_t h = node_hash(x->ino, x->dev, nb);
-				x->next = b[h];
-				b[h] = x;
-			}
-		}
-		free(m->buckets);
-		m->buckets = b;
-		m->nbuckets = nb;
-	}
-	size_t h = node_hash(n->ino, n->dev, m->nbuckets);
-	n->next = m->buckets[h];
-	m->buckets[h] = n;
-	m->count++;
-}
-
-static void table_remove(struct mount *m, struct node *n)
-{
-	for (struct node **p =
-		     &m->buckets[node_hash(n->ino, n->dev, m->nbuckets)];
-	     *p; p = &(*p)->next) {
-		if (*p == n) {
-			*p = n->next;
-			m->count--;
-			return;
-		}
-	}
 }
 
 /* The node's fd, held for reading until node_put(). */
@@ -143,8 +151,11 @@ static size_t shed_shared(struct mount *m)
 	size_t n = 0;
 	pthread_mutex_lock(&m->tmu);
 	v = xcalloc(m->nshared + 1, sizeof(*v));
-	for (size_t b = 0; b < m->nbuckets; b++)
-		for (struct node *x = m->buckets[b]; x; x = x->next)
+	size_t it = 0;
+	const char *key;
+	void *val;
+	while (hmap_next(m->nodes, &it, &key, &val))
+		for (struct node *x = val; x; x = x->next)
 			if (x->rfd && x->rfd->refs == 1 && n < m->nshared) {
 				v[n++] = x->rfd;
 				x->rfd = NULL;
