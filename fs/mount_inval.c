@@ -55,6 +55,13 @@ static bool mount_owns_event(const char *path)
 	return false;
 }
 
+/*
+ * The paths the mount holds across requests (a shadow copy open, a delete
+ * in its grace period), counted: the inotify watcher, which hears of the
+ * mount's changes to the folder later and on another thread, leaves them
+ * alone. Not the question above: while a note is open in a shadow copy,
+ * an MCP tool may still change it, and the listener must handle that.
+ */
 void own(struct mount *m, const char *path, int delta)
 {
 	pthread_mutex_lock(&m->omu);
