@@ -2253,11 +2253,10 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		vault_write_lock(m->v);
 		struct note *n = index_by_path(vault_index(m->v), from);
 		if (n) {
-			cJSON *res = NULL;
 			char *msg = NULL;
 			uint64_t ino = n->ino;
 			mount_write_begin(from, to);
-			r = vault_rename(m->v, n, to, src, false, &res, &msg);
+			r = vault_rename(m->v, n, to, src, false, NULL, &msg);
 			mount_write_end();
 			struct ptrvec replaced = {0};
 			if (r == 0) {
@@ -2269,7 +2268,6 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 					 from, to, src,
 					 msg ? msg : strerror(-r));
 			free(msg);
-			cJSON_Delete(res);
 			vault_write_unlock(m->v);
 			inval_now(m, &replaced);
 			fuse_reply_err(req, r < 0 ? -r : 0);
@@ -2404,7 +2402,6 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 	    !folder_unjudged(m, from) && !folder_unjudged(m, to)) {
 		/* A folder renamed or moved (Obsidian's folder rename, mv):
 		 * every link that would lead elsewhere follows. */
-		cJSON *res = NULL;
 		char *msg = NULL;
 		vault_write_lock(m->v);
 		/* Its notes' files, to follow those rewritten. */
@@ -2419,7 +2416,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		mount_write_begin(from, to);
 		r = vault_rename_folder(m->v, from, to, src,
 					!(flags & RENAME_NOREPLACE), false,
-					&res, &msg);
+					NULL, &msg);
 		mount_write_end();
 		size_t fl = strlen(from);
 		struct ptrvec replaced = {0};
@@ -2440,7 +2437,6 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
 		vault_write_unlock(m->v);
 		inval_now(m, &replaced);
 		free(msg);
-		cJSON_Delete(res);
 		fuse_reply_err(req, -r);
 		return;
 	}

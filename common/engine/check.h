@@ -4,19 +4,32 @@
 
 #include "vault.h"
 
-#include <cjson/cJSON.h>
+struct check_broken {
+	char *source, *target; /* the note's path, the link as written */
+	int line;
+};
 
-/* {"vault", "notes", "attachments", "tags", "links", "broken_links",
- *  "orphans", "frontmatter_errors": [...], "policy_violations": [...],
- *  "broken": [{"source","target","line"}], "policy"} */
-cJSON *vault_check(struct vault *v);
-/* Human-readable form of vault_check()'s object. */
-char *vault_check_text(const cJSON *report);
+struct check_fm_error {
+	char *path;
+	int line;
+};
 
-/*
- * The whole link graph in a canonical form (sorted): for every note its
- * tags (folded), its outgoing links (the target note's path, or "!" and
- * the target as written when broken) and its number of incoming links.
- * Two indexes of the same files give the same JSON.
- */
-cJSON *vault_graph(struct vault *v);
+struct check_violation {
+	char *path, *message;
+};
+
+struct vault_report {
+	char *vault;	    /* the vault's root */
+	const char *policy; /* POLICY_PATH, or "defaults" */
+	size_t notes, attachments, tags, links, orphans;
+	struct check_broken *broken; /* every broken link, by note */
+	size_t nbroken;
+	struct check_fm_error *fm_errors; /* frontmatter that does not parse */
+	size_t nfm_errors;
+	struct check_violation *violations; /* notes breaking the policy */
+	size_t nviolations;
+};
+
+/* The report on the vault as it is now (takes the read lock). */
+void vault_check(struct vault *v, struct vault_report *ret);
+void vault_report_clear(struct vault_report *r);

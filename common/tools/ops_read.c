@@ -4,6 +4,7 @@
 #include "frontmatter.h"
 #include "json.h"
 #include "history.h"
+#include "shape.h"
 #include "tools.h"
 #include "u8.h"
 
@@ -808,10 +809,12 @@ int op_list_violations(struct tool_ctx *c)
 	long limit = arg_int(c, "limit", 20);
 	if (limit < 1 || limit > 1000)
 		return op_fail(c, -EINVAL, "limit must be between 1 and 1000");
-	cJSON *a = vault_violations(c->v, (int)limit);
+	size_t n;
+	struct vault_violation *a = vault_violations(c->v, (int)limit, &n);
 	cJSON *o = cJSON_CreateObject();
-	cJSON_AddNumberToObject(o, "count", cJSON_GetArraySize(a));
-	cJSON_AddItemToObject(o, "violations", a);
+	cJSON_AddNumberToObject(o, "count", (double)n);
+	cJSON_AddItemToObject(o, "violations", violations_json(a, n));
+	vault_violations_free(a, n);
 	c->json = o;
 	return 0;
 }
