@@ -906,13 +906,3 @@ char *context_block(struct vault *v)
 	vault_read_unlock(v);
 	return sb_steal(&b);
 }
-
-char *context_inject(bool *injected, const char *block, const char *result)
-{
-	if (*injected || !block || !*block) {
-		*injected = true;
-		return xstrdup(result);
-	}
-	*injected = true;
-	return xasprintf("%s\n\n---\n%s\n---", result, block);
-}
