@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "check.h"
+#include "graph.h"
 
 #define PUSH(arr, n, ...)                                            \
 	do {                                                         \
@@ -20,22 +21,15 @@ static void add_violations(struct vault_report *r, const struct note *nt,
 	}
 }
 
-/* A note's links: counted, the broken ones listed; true when it links
- * to another note. */
-static bool check_links(struct vault_report *r, const struct note *nt)
+/* A note's links (graph.h says which count), its broken ones listed. */
+static void check_links(struct vault_report *r, const struct note *nt)
 {
-	bool out = false;
-	for (size_t k = 0; k < nt->nlinks; k++) {
-		const struct link *l = &nt->links[k];
-		if (!*l->target)
-			continue;
-		r->links++;
-		out |= l->to && l->to != nt;
-		if (link_is_broken(l))
-			PUSH(r->broken, r->nbroken, xstrdup(nt->path),
-			     xstrdup(l->target), l->line);
-	}
-	return out;
+	for (size_t k = 0; k < nt->nlinks; k++)
+		r->links += graph_link_counts(&nt->links[k]);
+	const struct link *l;
+	for (size_t k = 0; (l = graph_next_broken(nt, &k));)
+		PUSH(r->broken, r->nbroken, xstrdup(nt->path),
+		     xstrdup(l->target), l->line);
 }
 
 void vault_check(struct vault *v, struct vault_report *ret)
@@ -49,8 +43,8 @@ void vault_check(struct vault *v, struct vault_report *ret)
 	free(index_tags(ix, &r.tags));
 	for (size_t i = 0; i < n; i++) {
 		const struct note *nt = all[i];
-		if (!check_links(&r, nt) && !nt->incoming.n)
-			r.orphans++;
+		check_links(&r, nt);
+		r.orphans += graph_is_orphan(nt);
 		if (nt->fm_invalid)
 			PUSH(r.fm_errors, r.nfm_errors, xstrdup(nt->path),
 			     nt->fm_err_line);

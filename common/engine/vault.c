@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "vault.h"
 #include "fileio.h"
+#include "graph.h"
 #include "history.h"
 #include "rewrite.h"
 #include "store.h"
@@ -2119,21 +2120,6 @@ static void pending_free(struct pending *p, size_t n)
 	free(p);
 }
 
-/* The notes whose links resolve to n, each once. */
-static struct ptrvec linking_notes(const struct note *n)
-{
-	struct ptrvec srcs = {0};
-	for (size_t i = 0; i < n->incoming.n; i++) {
-		const struct link *l = n->incoming.v[i];
-		bool seen = false;
-		for (size_t j = 0; j < srcs.n && !seen; j++)
-			seen = srcs.v[j] == l->src;
-		if (!seen)
-			pv_push(&srcs, l->src);
-	}
-	return srcs;
-}
-
 static int cmp_src(const void *a, const void *b)
 {
 	const struct pending *x = a, *y = b;
@@ -2831,7 +2817,7 @@ int vault_delete(struct vault *v, struct note *n, const char *source,
 	_cleanup_free_ char *name = index_display_name(v->ix, n);
 	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
 	bool keep = pol->keep_links;
-	struct ptrvec srcs = linking_notes(n);
+	struct ptrvec srcs = graph_backlinks(n);
 	struct pending *p = NULL;
 	size_t np = 0;
 	int links = 0;
@@ -2936,7 +2922,7 @@ int vault_forget_note(struct vault *v, const char *path, const char *source)
 	char *msg = NULL;
 	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
 	if (!pol->keep_links) {
-		struct ptrvec srcs = linking_notes(n);
+		struct ptrvec srcs = graph_backlinks(n);
 		if (rewrite_sources(v, &srcs, NULL, n, false, &p, &np, &links,
 				    &msg) < 0) {
 			free(msg);

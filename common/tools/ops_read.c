@@ -2,6 +2,7 @@
 /* Read-only tools. Each runs under the vault's read lock. */
 #include "fileio.h"
 #include "frontmatter.h"
+#include "graph.h"
 #include "json.h"
 #include "history.h"
 #include "shape.h"
@@ -134,15 +135,7 @@ static cJSON *outgoing_json(const struct index *ix, const struct note *n)
 /* The distinct notes linking to n, sorted by name. */
 static struct ptrvec incoming_notes(const struct note *n)
 {
-	struct ptrvec srcs = {0};
-	for (size_t i = 0; i < n->incoming.n; i++) {
-		const struct link *l = n->incoming.v[i];
-		bool dup = false;
-		for (size_t j = 0; j < srcs.n && !dup; j++)
-			dup = srcs.v[j] == l->src;
-		if (!dup)
-			pv_push(&srcs, l->src);
-	}
+	struct ptrvec srcs = graph_backlinks(n);
 	pv_sort(&srcs, cmp_note_name);
 	return srcs;
 }
@@ -602,10 +595,9 @@ int op_find_broken_links(struct tool_ctx *c)
 		const struct note *nt = all[i];
 		_cleanup_free_ char *src = NULL;
 		struct ptrvec seen = {0};
-		for (size_t k = 0; k < nt->nlinks; k++) {
-			const struct link *l = &nt->links[k];
-			if (!link_is_broken(l))
-				continue;
+		const struct link *l;
+		/* Each broken target once per note (check lists every link). */
+		for (size_t k = 0; (l = graph_next_broken(nt, &k));) {
 			bool dup = false;
 			for (size_t j = 0; j < seen.n && !dup; j++)
 				dup = strcmp(seen.v[j], l->target) == 0;
@@ -645,12 +637,7 @@ int op_get_orphans(struct tool_ctx *c)
 	cJSON *a = cJSON_CreateArray();
 	for (size_t i = 0; i < n; i++) {
 		const struct note *nt = all[i];
-		if (nt->incoming.n)
-			continue;
-		bool out = false;
-		for (size_t k = 0; k < nt->nlinks && !out; k++)
-			out = nt->links[k].to && nt->links[k].to != nt;
-		if (out || !page_take(&pg))
+		if (!graph_is_orphan(nt) || !page_take(&pg))
 			continue;
 		cJSON *o = cJSON_CreateObject();
 		_cleanup_free_ char *dn = index_display_name(ix, nt);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "shape.h"
+#include "graph.h"
 
 static cJSON *strings_json(char *const *v, size_t n)
 {
@@ -255,7 +256,7 @@ cJSON *vault_graph_json(struct vault *v)
 			pv_push(&tags, fold_key(nt->tags[k]));
 		for (size_t k = 0; k < nt->nlinks; k++) {
 			const struct link *l = &nt->links[k];
-			if (!*l->target)
+			if (!graph_link_counts(l))
 				continue;
 			pv_push(&out, l->to ? xstrdup(l->to->path)
 				      : l->resolved_file
