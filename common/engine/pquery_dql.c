@@ -253,7 +253,7 @@ static int parse_commands(struct pquery *q, struct eparser *p, bool dql)
 		} else if (dql && (eparser_keyword(p, "group") ||
 				   eparser_keyword(p, "flatten"))) {
 			return eparser_fail(p,
-					    "%s is not supported: query_notes "
+					    "%s is not supported: a query "
 					    "returns one row per note",
 					    !strncasecmp(t->s, "group", 5)
 						    ? "GROUP BY"
@@ -325,8 +325,7 @@ int pq_dql(const char *text, struct pquery **ret, char **ret_msg)
 					   e);
 		}
 	} else if (eparser_keyword(p, "task")) {
-		eparser_fail(p, "TASK queries are not supported by "
-				"query_notes");
+		eparser_fail(p, "TASK queries are not supported");
 	} else if (eparser_keyword(p, "calendar")) {
 		eparser_fail(p, "CALENDAR queries are not supported (a "
 				"calendar is a view, not rows)");
