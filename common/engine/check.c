@@ -24,9 +24,9 @@ static void add_violations(struct vault_report *r, const struct note *nt,
 /* A note's links (graph.h says which count), its broken ones listed. */
 static void check_links(struct vault_report *r, const struct note *nt)
 {
-	for (size_t k = 0; k < nt->nlinks; k++)
-		r->links += graph_link_counts(&nt->links[k]);
 	const struct link *l;
+	for (size_t k = 0; (l = graph_next_link(nt, &k));)
+		r->links += graph_link_counts(l);
 	for (size_t k = 0; (l = graph_next_broken(nt, &k));)
 		PUSH(r->broken, r->nbroken, xstrdup(nt->path),
 		     xstrdup(l->target), l->line);

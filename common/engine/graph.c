@@ -6,6 +6,17 @@ bool graph_link_counts(const struct link *l)
 	return *l->target;
 }
 
+const struct link *graph_next_link(const struct note *n, size_t *k)
+{
+	return *k < n->nlinks ? &n->links[(*k)++] : NULL;
+}
+
+struct link *const *graph_incoming(const struct note *n, size_t *ret_n)
+{
+	*ret_n = n->incoming.n;
+	return (struct link *const *)n->incoming.v;
+}
+
 struct ptrvec graph_backlinks(const struct note *n)
 {
 	struct ptrvec srcs = {0};
@@ -24,18 +35,18 @@ bool graph_is_orphan(const struct note *n)
 {
 	if (n->incoming.n)
 		return false;
-	for (size_t k = 0; k < n->nlinks; k++)
-		if (n->links[k].to && n->links[k].to != n)
+	const struct link *l;
+	for (size_t k = 0; (l = graph_next_link(n, &k));)
+		if (l->to && l->to != n)
 			return false;
 	return true;
 }
 
 const struct link *graph_next_broken(const struct note *n, size_t *k)
 {
-	while (*k < n->nlinks) {
-		const struct link *l = &n->links[(*k)++];
+	const struct link *l;
+	while ((l = graph_next_link(n, k)))
 		if (graph_link_counts(l) && link_is_broken(l))
 			return l;
-	}
 	return NULL;
 }

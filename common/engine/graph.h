@@ -19,6 +19,13 @@
 
 bool graph_link_counts(const struct link *l);
 
+/* Every link of n in order of appearance, those that do not count too:
+ * *k starts at 0; NULL after the last. */
+const struct link *graph_next_link(const struct note *n, size_t *k);
+
+/* The links of other notes that resolve to n (*ret_n of them). */
+struct link *const *graph_incoming(const struct note *n, size_t *ret_n);
+
 /* The distinct notes linking to n (struct note *), each once, in the
  * order of n's incoming links. */
 struct ptrvec graph_backlinks(const struct note *n);

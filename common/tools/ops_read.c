@@ -107,9 +107,9 @@ static cJSON *outgoing_json(const struct index *ix, const struct note *n)
 {
 	cJSON *a = cJSON_CreateArray();
 	struct ptrvec seen = {0};
-	for (size_t i = 0; i < n->nlinks; i++) {
-		const struct link *l = &n->links[i];
-		if (!*l->target || l->to == n)
+	const struct link *l;
+	for (size_t i = 0; (l = graph_next_link(n, &i));) {
+		if (!graph_link_counts(l) || l->to == n)
 			continue;
 		char *name = l->to ? index_display_name(ix, l->to)
 				   : xstrdup(l->target);
@@ -515,8 +515,10 @@ int op_get_backlinks(struct tool_ctx *c)
 	struct ptrvec links = {0};
 	cJSON *o = cJSON_CreateObject();
 	if (n) {
-		for (size_t i = 0; i < n->incoming.n; i++)
-			pv_push(&links, n->incoming.v[i]);
+		size_t nin;
+		struct link *const *in = graph_incoming(n, &nin);
+		for (size_t i = 0; i < nin; i++)
+			pv_push(&links, in[i]);
 		cJSON_AddStringToObject(o, "target", n->path);
 		cJSON_AddBoolToObject(o, "exists", true);
 	} else {

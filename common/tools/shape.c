@@ -254,8 +254,8 @@ cJSON *vault_graph_json(struct vault *v)
 		struct ptrvec tags = {0}, out = {0};
 		for (size_t k = 0; k < nt->ntags; k++)
 			pv_push(&tags, fold_key(nt->tags[k]));
-		for (size_t k = 0; k < nt->nlinks; k++) {
-			const struct link *l = &nt->links[k];
+		const struct link *l;
+		for (size_t k = 0; (l = graph_next_link(nt, &k));) {
 			if (!graph_link_counts(l))
 				continue;
 			pv_push(&out, l->to ? xstrdup(l->to->path)
@@ -267,7 +267,9 @@ cJSON *vault_graph_json(struct vault *v)
 		cJSON_AddStringToObject(o, "path", nt->path);
 		cJSON_AddItemToObject(o, "tags", sorted_strings(&tags));
 		cJSON_AddItemToObject(o, "out", sorted_strings(&out));
-		cJSON_AddNumberToObject(o, "in", (double)nt->incoming.n);
+		size_t nin;
+		graph_incoming(nt, &nin);
+		cJSON_AddNumberToObject(o, "in", (double)nin);
 		cJSON_AddItemToArray(notes, o);
 	}
 	free(byp);
