@@ -7,11 +7,11 @@
  * its progress notifications, context, check and graph.
  */
 #include "ctl_server_int.h"
-#include "check.h"
 #include "config.h"
 #include "history.h"
 #include "json.h"
 #include "log.h"
+#include "shape.h"
 #include "tools.h"
 
 #include <errno.h>
@@ -310,14 +310,14 @@ static int run_context(struct ctl_server *s, struct job *j, cJSON **ret,
 static int run_check(struct ctl_server *s, struct job *j, cJSON **ret,
 		     char **ret_msg)
 {
-	*ret = vault_check(s->v);
+	*ret = vault_check_json(s->v);
 	return 0;
 }
 
 static int run_graph(struct ctl_server *s, struct job *j, cJSON **ret,
 		     char **ret_msg)
 {
-	*ret = vault_graph(s->v);
+	*ret = vault_graph_json(s->v);
 	return 0;
 }
 

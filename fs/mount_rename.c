@@ -161,11 +161,10 @@ static int rename_note(struct mount *m, const struct rename_req *rq)
 		vault_write_unlock(m->v);
 		return 1;
 	}
-	cJSON *res = NULL;
 	char *msg = NULL;
 	uint64_t ino = n->ino;
 	mount_write_begin(rq->from, rq->to);
-	int r = vault_rename(m->v, n, rq->to, rq->src, false, &res, &msg);
+	int r = vault_rename(m->v, n, rq->to, rq->src, false, NULL, &msg);
 	mount_write_end();
 	struct ptrvec replaced = {0};
 	if (r == 0) {
@@ -176,7 +175,6 @@ static int rename_note(struct mount *m, const struct rename_req *rq)
 		log_warn("rename %s -> %s refused (%s): %s", rq->from, rq->to,
 			 rq->src, msg ? msg : strerror(-r));
 	free(msg);
-	cJSON_Delete(res);
 	vault_write_unlock(m->v);
 	inval_now(m, &replaced);
 	return r < 0 ? r : 0;
@@ -279,7 +277,6 @@ static int rename_between_notes(struct mount *m, const struct rename_req *rq)
  * that would lead elsewhere follows. */
 static int rename_folder(struct mount *m, const struct rename_req *rq)
 {
-	cJSON *res = NULL;
 	char *msg = NULL;
 	vault_write_lock(m->v);
 	/* Its notes' files, to follow those rewritten. */
@@ -293,7 +290,7 @@ static int rename_folder(struct mount *m, const struct rename_req *rq)
 	mount_write_begin(rq->from, rq->to);
 	int r = vault_rename_folder(m->v, rq->from, rq->to, rq->src,
 				    !(rq->flags & RENAME_NOREPLACE), false,
-				    &res, &msg);
+				    NULL, &msg);
 	mount_write_end();
 	size_t fl = strlen(rq->from);
 	struct ptrvec replaced = {0};
@@ -314,7 +311,6 @@ static int rename_folder(struct mount *m, const struct rename_req *rq)
 	vault_write_unlock(m->v);
 	inval_now(m, &replaced);
 	free(msg);
-	cJSON_Delete(res);
 	return r;
 }
 

@@ -19,12 +19,12 @@
  */
 #include "cli.h"
 #include "config.h"
-#include "check.h"
 #include "ctl_client.h"
 #include "fileio.h"
 #include "init.h"
 #include "json.h"
 #include "runtime.h"
+#include "shape.h"
 #include "tools.h"
 #include "util.h"
 #include "vault.h"
@@ -294,7 +294,7 @@ static int cmd_check(const struct opts *o)
 	_cleanup_free_ char *ixmsg = NULL;
 	if (vault_index_all(v, NULL, NULL, &ixmsg) < 0)
 		fprintf(stderr, "vaultctl: warning: %s\n", ixmsg);
-	int rc = report_check(o, vault_check(v));
+	int rc = report_check(o, vault_check_json(v));
 	vault_free(v);
 	return rc;
 }

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "config.h"
 #include "mcp_session.h"
-#include "fileio.h"
 #include "json.h"
-#include "tools.h"
+#include "context.h"
 #include "util.h"
 
 #include <errno.h>

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests for common/fileio.h, util.h string helpers, json.h and u8.h. */
+/* Unit tests for common/engine/fileio.h, util.h string helpers, json.h and
+ * u8.h. */
 #include "testutil.h"
 #include "fileio.h"
 #include "json.h"

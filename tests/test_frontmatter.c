@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests for common/frontmatter.h: YAML reading, splice editing,
+/* Unit tests for common/engine/frontmatter.h: YAML reading, splice editing,
  * rendering and tag/alias lists. */
 #include "testutil.h"
 #include "frontmatter.h"

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests for common/index.h and common/note.h: names, link
+/* Unit tests for common/engine/index.h and common/engine/note.h: names, link
  * resolution the way Obsidian does it, and incremental updates. */
 #include "testutil.h"
 #include "index.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests for common/markdown.h: frontmatter split, headings, sections,
- * tags, wikilinks, markdown links and the code/comment mask. */
+/* Unit tests for common/engine/markdown.h: frontmatter split, headings,
+ * sections, tags, wikilinks, markdown links and the code/comment mask. */
 #include "testutil.h"
 #include "markdown.h"
 #include "util.h"

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests for common/policy.h and common/glob.h. */
+/* Unit tests for common/engine/policy.h and common/engine/glob.h. */
 #include "testutil.h"
 #include "glob.h"
 #include "index.h"
 #include "note.h"
 #include "policy.h"
+#include "shape.h"
 #include "util.h"
 
 #include <errno.h>

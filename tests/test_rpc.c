@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Unit tests for common/rpc.h: what rpc_parse() answers to hostile
+/* Unit tests for common/proto/rpc.h: what rpc_parse() answers to hostile
  * messages. */
 #include "testutil.h"
 #include "rpc.h"

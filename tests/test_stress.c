@@ -7,7 +7,7 @@
  * and index rebuilds. Built under ThreadSanitizer by the test command: it
  * must be clean. VAULTD_STRESS_SECS sets the time (default 4).
  */
-#include "check.h"
+#include "shape.h"
 #include "history.h"
 #include "store.h"
 #include "testutil.h"
@@ -259,7 +259,7 @@ static void test_everything_at_once(void)
 	/* Still consistent: the vault as held equals a fresh reading. */
 	struct tvault fresh = {.dir = s.t.dir};
 	tv_open(&fresh);
-	cJSON *on = vault_check(s.t.v), *off = vault_check(fresh.v);
+	cJSON *on = vault_check_json(s.t.v), *off = vault_check_json(fresh.v);
 	char *a = cJSON_PrintUnformatted(on), *b = cJSON_PrintUnformatted(off);
 	ASSERT_STR_EQ(a, b);
 	if (a && b && strcmp(a, b))

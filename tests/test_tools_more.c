@@ -6,7 +6,7 @@
  * path safety, the policy guard, search and concurrent writers.
  */
 #include "testutil.h"
-#include "check.h"
+#include "shape.h"
 #include "fileio.h"
 #include "history.h"
 #include "json.h"
@@ -856,7 +856,7 @@ static void bomb_vault(void *ud)
 	ASSERT_CONTAINS(e2, "frontmatter too complex");
 	CU_ASSERT(file_is(&t, "Bomb.md", bomb));
 	/* The check lists it; the rest of the vault goes on working. */
-	_cleanup_json_ cJSON *ck = vault_check(t.v);
+	_cleanup_json_ cJSON *ck = vault_check_json(t.v);
 	_cleanup_free_ char *ckt = json_dumps(ck);
 	ASSERT_CONTAINS(ckt, "\"Bomb.md\"");
 	CU_ASSERT_EQUAL(cJSON_GetArraySize(

@@ -5,6 +5,7 @@
  * "raises ValueError(X)" maps to an is_error tool result with text X.
  */
 #include "testutil.h"
+#include "context.h"
 
 #include <ctype.h>
 #include <stdlib.h>

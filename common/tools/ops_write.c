@@ -8,6 +8,7 @@
 #include "history.h"
 #include "markdown.h"
 #include "json.h"
+#include "shape.h"
 #include "tools.h"
 #include "u8.h"
 
@@ -1092,14 +1093,28 @@ int op_remove_tag(struct tool_ctx *c)
  * ----------------------------------------------------------- */
 
 /* A rename's or delete's dry run: the diff is every file's, in turn. */
-static void dry_files_diff(struct tool_ctx *c)
+/*
+ * A rename or delete's answer: its report as JSON; with with_diff, a dry
+ * run's diffs one after the other for the callers that show them.
+ */
+static int moved_result(struct tool_ctx *c, int r, struct vault_moved *m,
+			char *msg, bool with_diff)
 {
-	struct sbuf b = {0};
-	const cJSON *f;
-	cJSON_ArrayForEach(f, cJSON_GetObjectItem(c->json, "files")) sb_puts(
-		&b, cJSON_GetStringValue(cJSON_GetObjectItem(f, "diff")));
-	free(c->dry_diff);
-	c->dry_diff = b.s ? sb_steal(&b) : xstrdup("");
+	if (r < 0) {
+		free(c->msg);
+		c->msg = msg;
+		return r;
+	}
+	c->json = moved_json(m);
+	if (m->dry_run && with_diff) {
+		struct sbuf b = {0};
+		for (size_t i = 0; i < m->nchanges; i++)
+			sb_puts(&b, m->changes[i].diff);
+		free(c->dry_diff);
+		c->dry_diff = b.s ? sb_steal(&b) : xstrdup("");
+	}
+	vault_moved_clear(m);
+	return 0;
 }
 
 int op_rename_note(struct tool_ctx *c)
@@ -1117,14 +1132,9 @@ int op_rename_note(struct tool_ctx *c)
 	if ((r = new_note_path(c, to, dir, &path)) < 0)
 		return r;
 	char *msg = NULL;
-	r = vault_rename(c->v, n, path, c->source, dry, &c->json, &msg);
-	if (r < 0) {
-		free(c->msg);
-		c->msg = msg;
-	}
-	if (r == 0 && dry)
-		dry_files_diff(c);
-	return r;
+	struct vault_moved m;
+	r = vault_rename(c->v, n, path, c->source, dry, &m, &msg);
+	return moved_result(c, r, &m, msg, true);
 }
 
 /* A folder path the client gave (old or new). */
@@ -1180,13 +1190,10 @@ int op_rename_folder(struct tool_ctx *c)
 		return r;
 	WRITE_LOCKED(c);
 	char *msg = NULL;
-	r = vault_rename_folder(c->v, from, to, c->source, false, dry, &c->json,
+	struct vault_moved m;
+	r = vault_rename_folder(c->v, from, to, c->source, false, dry, &m,
 				&msg);
-	if (r < 0) {
-		free(c->msg);
-		c->msg = msg;
-	}
-	return r;
+	return moved_result(c, r, &m, msg, false);
 }
 
 int op_delete_note(struct tool_ctx *c)
@@ -1199,14 +1206,9 @@ int op_delete_note(struct tool_ctx *c)
 	if (r < 0 || (r = check_expected_note(c, n)) < 0)
 		return r;
 	char *msg = NULL;
-	r = vault_delete(c->v, n, c->source, dry, &c->json, &msg);
-	if (r < 0) {
-		free(c->msg);
-		c->msg = msg;
-	}
-	if (r == 0 && dry)
-		dry_files_diff(c);
-	return r;
+	struct vault_moved m;
+	r = vault_delete(c->v, n, c->source, dry, &m, &msg);
+	return moved_result(c, r, &m, msg, true);
 }
 
 /* ---- undo ------------------------------------------------------------------
@@ -1261,18 +1263,15 @@ int op_undo_step(struct tool_ctx *c, enum undo_step step, const char *path,
 		return op_fail(c, -ESTALE,
 			       "'%s' changed meanwhile: it is now version %s",
 			       path, ver);
-	cJSON *res = NULL;
 	char *msg = NULL;
 	switch (step) {
 	case UNDO_TEXT:
 		return set_text(c, n, text, len);
 	case UNDO_TRASH:
-		r = vault_delete(c->v, n, c->source, false, &res, &msg);
-		cJSON_Delete(res);
+		r = vault_delete(c->v, n, c->source, false, NULL, &msg);
 		return r < 0 ? vault_fail(c, r, msg) : 0;
 	case UNDO_RENAME:
-		r = vault_rename(c->v, n, to, c->source, false, &res, &msg);
-		cJSON_Delete(res);
+		r = vault_rename(c->v, n, to, c->source, false, NULL, &msg);
 		if (r < 0)
 			return vault_fail(c, r, msg);
 		n = index_by_path(vault_index(c->v), to);

@@ -68,9 +68,6 @@ unsigned policy_note_flags(const struct policy *p);
 /* Hidden paths (any component starting with '.') and ignore globs. */
 bool policy_ignored(const struct policy *p, const char *path, bool is_dir);
 
-/* The effective policy, with the tags currently allowed. */
-cJSON *policy_to_json(const struct policy *p, const struct index *ix);
-
 /* Sorted allowed tags (vault tags + allow list), caller frees strv. */
 char **policy_allowed_tags(const struct policy *p, const struct index *ix);
 

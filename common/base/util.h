@@ -123,6 +123,11 @@ size_t source_writer_len(const char *source);
 /* 1 to SESSION_ID_MAX letters, digits, '-' or '_'. */
 bool session_id_valid(const char *s);
 
+/* The longest vault path the engine's path_check() accepts, in bytes
+ * (PATH_MAX less its NUL would be 4095; the vault has always taken 4096);
+ * front-ends check lengths with it before asking the daemon. */
+#define PATH_MAX_BYTES 4096
+
 /* mkdir -p for a path outside any vault (symlinks followed): 0 when it
  * is a folder now, else -errno. */
 int mkdir_p(const char *path, unsigned mode);

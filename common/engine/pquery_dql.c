@@ -253,7 +253,7 @@ static int parse_commands(struct pquery *q, struct eparser *p, bool dql)
 		} else if (dql && (eparser_keyword(p, "group") ||
 				   eparser_keyword(p, "flatten"))) {
 			return eparser_fail(p,
-					    "%s is not supported: query_notes "
+					    "%s is not supported: a query "
 					    "returns one row per note",
 					    !strncasecmp(t->s, "group", 5)
 						    ? "GROUP BY"
@@ -348,7 +348,7 @@ int pq_dql(const char *text, struct pquery **ret, char **ret_msg)
 		eparser_fail(p, "CALENDAR queries are not supported (a "
 				"calendar is a view, not rows)");
 	} else {
-		eparser_fail(p, "a query starts with TABLE or LIST");
+		eparser_fail(p, "a query starts with TABLE, LIST or TASK");
 	}
 	if (!eparser_error(p))
 		parse_commands(q, p, true);

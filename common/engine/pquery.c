@@ -6,6 +6,7 @@
  * allocation of a plan and its results is in one arena.
  */
 #include "pquery_int.h"
+#include "graph.h"
 #include "util.h"
 
 #include <errno.h>
@@ -156,8 +157,8 @@ bool pq_src_match(const struct pq_env *pe, const struct source *s,
 			return false;
 		const struct note *t = resolve_ref(pe, s->arg);
 		_cleanup_free_ char *fk = fold_key(s->arg);
-		for (size_t i = 0; i < n->nlinks; i++) {
-			const struct link *l = &n->links[i];
+		const struct link *l;
+		for (size_t i = 0; (l = graph_next_link(n, &i));) {
 			if (t ? l->to == t
 			      : (!l->to && l->key && !strcmp(l->key, fk)))
 				return true;
@@ -168,8 +169,9 @@ bool pq_src_match(const struct pq_env *pe, const struct source *s,
 		const struct note *from = resolve_ref(pe, s->arg);
 		if (!from || !n)
 			return false;
-		for (size_t i = 0; i < from->nlinks; i++)
-			if (from->links[i].to == n)
+		const struct link *l;
+		for (size_t i = 0; (l = graph_next_link(from, &i));)
+			if (l->to == n)
 				return true;
 		return false;
 	}

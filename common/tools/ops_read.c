@@ -3,8 +3,10 @@
 #include "attach.h"
 #include "fileio.h"
 #include "frontmatter.h"
+#include "graph.h"
 #include "json.h"
 #include "history.h"
+#include "shape.h"
 #include "tools.h"
 #include "u8.h"
 
@@ -106,9 +108,9 @@ static cJSON *outgoing_json(const struct index *ix, const struct note *n)
 {
 	cJSON *a = cJSON_CreateArray();
 	struct ptrvec seen = {0};
-	for (size_t i = 0; i < n->nlinks; i++) {
-		const struct link *l = &n->links[i];
-		if (!*l->target || l->to == n)
+	const struct link *l;
+	for (size_t i = 0; (l = graph_next_link(n, &i));) {
+		if (!graph_link_counts(l) || l->to == n)
 			continue;
 		char *name = l->to ? index_display_name(ix, l->to)
 				   : xstrdup(l->target);
@@ -134,15 +136,7 @@ static cJSON *outgoing_json(const struct index *ix, const struct note *n)
 /* The distinct notes linking to n, sorted by name. */
 static struct ptrvec incoming_notes(const struct note *n)
 {
-	struct ptrvec srcs = {0};
-	for (size_t i = 0; i < n->incoming.n; i++) {
-		const struct link *l = n->incoming.v[i];
-		bool dup = false;
-		for (size_t j = 0; j < srcs.n && !dup; j++)
-			dup = srcs.v[j] == l->src;
-		if (!dup)
-			pv_push(&srcs, l->src);
-	}
+	struct ptrvec srcs = graph_backlinks(n);
 	pv_sort(&srcs, cmp_note_name);
 	return srcs;
 }
@@ -561,8 +555,10 @@ int op_get_backlinks(struct tool_ctx *c)
 	struct ptrvec links = {0};
 	cJSON *o = cJSON_CreateObject();
 	if (n) {
-		for (size_t i = 0; i < n->incoming.n; i++)
-			pv_push(&links, n->incoming.v[i]);
+		size_t nin;
+		struct link *const *in = graph_incoming(n, &nin);
+		for (size_t i = 0; i < nin; i++)
+			pv_push(&links, in[i]);
 		cJSON_AddStringToObject(o, "target", n->path);
 		cJSON_AddBoolToObject(o, "exists", true);
 	} else {
@@ -613,10 +609,9 @@ int op_find_broken_links(struct tool_ctx *c)
 		const struct note *nt = all[i];
 		_cleanup_free_ char *src = NULL;
 		struct ptrvec seen = {0};
-		for (size_t k = 0; k < nt->nlinks; k++) {
-			const struct link *l = &nt->links[k];
-			if (!link_is_broken(l))
-				continue;
+		const struct link *l;
+		/* Each broken target once per note (check lists every link). */
+		for (size_t k = 0; (l = graph_next_broken(nt, &k));) {
 			bool dup = false;
 			for (size_t j = 0; j < seen.n && !dup; j++)
 				dup = strcmp(seen.v[j], l->target) == 0;
@@ -656,12 +651,7 @@ int op_get_orphans(struct tool_ctx *c)
 	cJSON *a = cJSON_CreateArray();
 	for (size_t i = 0; i < n; i++) {
 		const struct note *nt = all[i];
-		if (nt->incoming.n)
-			continue;
-		bool out = false;
-		for (size_t k = 0; k < nt->nlinks && !out; k++)
-			out = nt->links[k].to && nt->links[k].to != nt;
-		if (out || !page_take(&pg))
+		if (!graph_is_orphan(nt) || !page_take(&pg))
 			continue;
 		cJSON *o = cJSON_CreateObject();
 		_cleanup_free_ char *dn = index_display_name(ix, nt);
@@ -820,10 +810,12 @@ int op_list_violations(struct tool_ctx *c)
 	long limit = arg_int(c, "limit", 20);
 	if (limit < 1 || limit > 1000)
 		return op_fail(c, -EINVAL, "limit must be between 1 and 1000");
-	cJSON *a = vault_violations(c->v, (int)limit);
+	size_t n;
+	struct vault_violation *a = vault_violations(c->v, (int)limit, &n);
 	cJSON *o = cJSON_CreateObject();
-	cJSON_AddNumberToObject(o, "count", cJSON_GetArraySize(a));
-	cJSON_AddItemToObject(o, "violations", a);
+	cJSON_AddNumberToObject(o, "count", (double)n);
+	cJSON_AddItemToObject(o, "violations", violations_json(a, n));
+	vault_violations_free(a, n);
 	c->json = o;
 	return 0;
 }
@@ -914,14 +906,4 @@ char *context_block(struct vault *v)
 		    "A tag outside this list is refused; ask the user first.");
 	vault_read_unlock(v);
 	return sb_steal(&b);
-}
-
-char *context_inject(bool *injected, const char *block, const char *result)
-{
-	if (*injected || !block || !*block) {
-		*injected = true;
-		return xstrdup(result);
-	}
-	*injected = true;
-	return xasprintf("%s\n\n---\n%s\n---", result, block);
 }

@@ -14,8 +14,6 @@
 #include "index.h"
 #include "policy.h"
 
-#include <cjson/cJSON.h>
-
 struct vault;
 
 enum vault_event_type {
@@ -193,13 +191,52 @@ int vault_guard(struct vault *v, const char *path, const char *text, size_t len,
 		const struct write_opts *o, struct write_outcome *out,
 		char **ret_msg);
 
+/* A file a dry run would change: its path, where it moves (NULL: it
+ * stays), the unified diff of its text, and for a folder move how many
+ * of its links change (-1 otherwise). */
+struct vault_change {
+	char *path, *to, *diff;
+	int links;
+};
+
+enum vault_move_kind {
+	VAULT_MOVE_NOTE,   /* vault_rename() */
+	VAULT_MOVE_FOLDER, /* vault_rename_folder() */
+	VAULT_MOVE_TRASH,  /* vault_delete() */
+};
+
+/*
+ * What a rename, a folder rename or a delete did (or, dry run, would
+ * do). NOTE: the note's old and new name and path. FOLDER: the folder's
+ * old and new path, the notes and other files moved. TRASH: the note's
+ * name (old_name), path (old_path) and place in .trash (new_path);
+ * keep_links when the policy leaves links to it as they are (warning
+ * names the notes). updated: the notes whose links were rewritten (names
+ * as a client writes them; for a folder, paths after the move), links:
+ * how many links. changes: dry run only, every file it would touch.
+ */
+struct vault_moved {
+	enum vault_move_kind kind;
+	char *old_name, *new_name, *old_path, *new_path;
+	size_t notes_moved, files_moved;
+	char **updated;
+	size_t nupdated;
+	int links;
+	bool dry_run, keep_links;
+	char *warning; /* accepted in the policy's warn mode, or keep_links */
+	struct vault_change *changes;
+	size_t nchanges;
+};
+void vault_moved_clear(struct vault_moved *m);
+
 /*
  * Rename/move a note and rewrite every link to it (writer lock held).
- * new_path is a checked vault path ending in ".md". On success *ret is
- * the result object (or the plan when dry_run).
+ * new_path is a checked vault path ending in ".md". On success *ret (if
+ * not NULL) says what was done, or would be when dry_run.
  */
 int vault_rename(struct vault *v, struct note *n, const char *new_path,
-		 const char *source, bool dry_run, cJSON **ret, char **ret_msg);
+		 const char *source, bool dry_run, struct vault_moved *ret,
+		 char **ret_msg);
 
 /*
  * Rename or move the folder from (and everything in it) to to, both
@@ -207,16 +244,17 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
  * (writer lock held): one rename of the folder, the rewritten notes put
  * in place around it as one batch (fileio.h), so that a crash leaves
  * each note whole. replace: an empty folder at to may be replaced, as
- * rename(2) does. On success *ret is the result object (with every
- * change and its diff when dry_run).
+ * rename(2) does. On success *ret (if not NULL) says what was done (with
+ * every change and its diff when dry_run).
  */
 int vault_rename_folder(struct vault *v, const char *from, const char *to,
 			const char *source, bool replace, bool dry_run,
-			cJSON **ret, char **ret_msg);
+			struct vault_moved *ret, char **ret_msg);
 
-/* Move a note to .trash/ and mark or keep links per policy. */
+/* Move a note to .trash/ and mark or keep links per policy; *ret as for
+ * vault_rename(). */
 int vault_delete(struct vault *v, struct note *n, const char *source,
-		 bool dry_run, cJSON **ret, char **ret_msg);
+		 bool dry_run, struct vault_moved *ret, char **ret_msg);
 
 enum {
 	SYNC_NO_GUARD = 1 << 0, /* the change was judged already */
@@ -245,8 +283,17 @@ int vault_trash_path(struct vault *v, const char *path, char **ret,
 
 int vault_forget_note(struct vault *v, const char *path, const char *source);
 
-/* Recorded policy violations, newest first. */
-cJSON *vault_violations(struct vault *v, int limit);
+/* A recorded policy violation, as .vaultd/violations.jsonl holds it;
+ * action: "warned" or "refused"; rejected_text may be NULL. A line
+ * written by an older vaultd may lack a member: it is NULL then. */
+struct vault_violation {
+	char *time, *source, *path, *message, *action, *rejected_text;
+};
+/* Recorded policy violations, newest first, at most limit (<= 0: all),
+ * *ret_n of them; free with vault_violations_free(). */
+struct vault_violation *vault_violations(struct vault *v, int limit,
+					 size_t *ret_n);
+void vault_violations_free(struct vault_violation *a, size_t n);
 void vault_record_violation(struct vault *v, const char *source,
 			    const char *path, const char *message,
 			    const char *rejected_path, bool accepted);

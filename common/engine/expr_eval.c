@@ -5,6 +5,7 @@
  */
 #include "expr_int.h"
 #include "fileio.h"
+#include "graph.h"
 #include "hmap.h"
 #include "props.h"
 #include "util.h"
@@ -278,17 +279,18 @@ static struct qval tags_with_parents(struct expr_env *env, const struct note *n)
 struct qval ex_links_list(struct expr_env *env, const struct note *n, int which)
 {
 	/* which: 0 outgoing, 1 embeds, 2 incoming. Each target once. */
-	size_t cap = which == 2 ? n->incoming.n : n->nlinks;
+	size_t nin;
+	struct link *const *in = graph_incoming(n, &nin);
+	size_t cap = which == 2 ? nin : n->nlinks;
 	struct qval *items = qarena_alloc(env->ar, (cap + 1) * sizeof(*items));
 	size_t k = 0;
-	for (size_t i = 0; i < cap; i++) {
+	for (size_t i = 0, next = 0; i < cap; i++) {
 		const char *s;
 		if (which == 2) {
-			const struct link *l = n->incoming.v[i];
-			s = l->src->path;
+			s = in[i]->src->path;
 		} else {
-			const struct link *l = &n->links[i];
-			if (!*l->target)
+			const struct link *l = graph_next_link(n, &next);
+			if (!graph_link_counts(l))
 				continue;
 			bool embed = l->kind == LINK_EMBED ||
 				     l->kind == LINK_MD_EMBED;

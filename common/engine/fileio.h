@@ -7,6 +7,8 @@
  */
 #pragma once
 
+#include "util.h"
+
 #include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -23,9 +25,7 @@
 int path_check(const char *path, char **ret_norm, const char **ret_msg);
 /* How deep a path path_check() accepts may nest folders. */
 #define PATH_MAX_DEPTH 64
-/* The longest path path_check() accepts, in bytes (PATH_MAX less its
- * NUL would be 4095; the vault has always taken 4096). */
-#define PATH_MAX_BYTES 4096
+/* The longest path path_check() accepts: PATH_MAX_BYTES (util.h). */
 
 /* openat() beneath rootfd (no escape by "..", absolute or symlink). */
 int beneath_open(int rootfd, const char *rel, int flags, mode_t mode);

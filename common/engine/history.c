@@ -2305,7 +2305,7 @@ static int find_commit(struct history *h, const char *version, uint32_t *ret,
 	if (!hex) {
 		*ret_err = xasprintf("Invalid version %s: a version is "
 				     "a commit id of 4 to 40 hex digits, as "
-				     "get_note_history shows",
+				     "the note's history lists them",
 				     QUOTE(version));
 		return -EINVAL;
 	}

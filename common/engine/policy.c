@@ -302,47 +302,6 @@ char **policy_allowed_tags(const struct policy *p, const struct index *ix)
 	return (char **)pv.v;
 }
 
-cJSON *policy_to_json(const struct policy *p, const struct index *ix)
-{
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "source",
-				p->from_file ? POLICY_PATH : "defaults");
-	_cleanup_strv_free_ char **allowed = policy_allowed_tags(p, ix);
-	cJSON *a = cJSON_AddArrayToObject(o, "allowed_tags");
-	for (char **t = allowed; *t; t++)
-		cJSON_AddItemToArray(a, cJSON_CreateString(*t));
-	cJSON *e = cJSON_AddArrayToObject(o, "explicit_allowed_tags");
-	for (char **t = p->allowed_tags; t && *t; t++)
-		cJSON_AddItemToArray(e, cJSON_CreateString(*t));
-	cJSON *rules = cJSON_AddArrayToObject(o, "tag_rules");
-	for (size_t i = 0; i < p->nrules; i++) {
-		const struct tag_rule *r = &p->rules[i];
-		cJSON *ro = cJSON_CreateObject();
-		cJSON_AddStringToObject(ro, "tag", r->tag);
-		if (r->name_prefix)
-			cJSON_AddStringToObject(ro, "name_prefix",
-						r->name_prefix);
-		cJSON *req = cJSON_AddArrayToObject(ro, "requires");
-		for (char **k = r->requires; k && *k; k++)
-			cJSON_AddItemToArray(req, cJSON_CreateString(*k));
-		cJSON_AddStringToObject(ro, "message", r->message);
-		cJSON_AddItemToArray(rules, ro);
-	}
-	cJSON_AddStringToObject(o, "on_violation", p->warn ? "warn" : "reject");
-	cJSON_AddStringToObject(o, "delete_links",
-				p->keep_links ? "keep" : "mark");
-	cJSON_AddBoolToObject(o, "legacy_properties", p->legacy_properties);
-	cJSON *ig = cJSON_AddArrayToObject(o, "ignore");
-	for (char **g = p->ignore; g && *g; g++)
-		cJSON_AddItemToArray(ig, cJSON_CreateString(*g));
-	cJSON_AddStringToObject(
-		o, "new_tags",
-		"Tags must already exist in the vault or be listed in "
-		"allowed_tags; a vault with no tags at all accepts its first "
-		"tags.");
-	return o;
-}
-
 static bool tag_allowed(const struct policy *p, const struct index *ix,
 			const char *tag, bool vault_has_tags)
 {

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "vault.h"
 #include "fileio.h"
+#include "graph.h"
 #include "history.h"
 #include "rewrite.h"
 #include "store.h"
 #include "u8.h"
 
+#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -67,10 +69,11 @@ struct vault {
 	size_t nlisteners;	    /* wmu */
 	/* Ring of recent violations, oldest first. */
 	pthread_mutex_t vmu;
-	cJSON *violations;		   /* vmu */
-	atomic_size_t idx_done, idx_total; /* atomic */
-	atomic_bool idx_ready;		   /* atomic */
-	size_t idx_cached, idx_parsed;	   /* rw */
+	struct vault_violation *violations; /* vmu */
+	size_t nviolations;		    /* vmu */
+	atomic_size_t idx_done, idx_total;  /* atomic */
+	atomic_bool idx_ready;		    /* atomic */
+	size_t idx_cached, idx_parsed;	    /* rw */
 	/* The on-disk index (may be NULL): attached before the first index
 	 * is built, i.e. before any reader or writer uses it, then only its
 	 * own locks (store.c) and smu for its writer connection. dirty holds
@@ -118,11 +121,51 @@ struct vault {
 	char *gone; /* vmu: why the vault folder is no longer served */
 };
 
+static void violation_clear(struct vault_violation *o)
+{
+	free(o->time);
+	free(o->source);
+	free(o->path);
+	free(o->message);
+	free(o->action);
+	free(o->rejected_text);
+}
+
+void vault_violations_free(struct vault_violation *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		violation_clear(&a[i]);
+	free(a);
+}
+
+/* Append to the ring (vmu held, or before the vault is shared). */
+static void violation_push(struct vault *v, const struct vault_violation *o)
+{
+	if (v->nviolations == MAX_VIOLATIONS) {
+		violation_clear(&v->violations[0]);
+		memmove(v->violations, v->violations + 1,
+			--v->nviolations * sizeof(*v->violations));
+	}
+	v->violations = xrealloc(v->violations,
+				 (v->nviolations + 1) * sizeof(*v->violations));
+	v->violations[v->nviolations++] = *o;
+}
+
+static char *dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+static char *member(const cJSON *o, const char *key)
+{
+	return dup_or_null(cJSON_GetStringValue(cJSON_GetObjectItem(o, key)));
+}
+
+/* The file is JSON lines, one object per violation (as written below). */
 static void load_violations(struct vault *v)
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len;
-	v->violations = cJSON_CreateArray();
 	if (file_read(v->rootfd, VIOLATIONS_PATH, 64u << 20, &text, &len,
 		      NULL) < 0)
 		return;
@@ -130,13 +173,16 @@ static void load_violations(struct vault *v)
 	for (char *line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		cJSON *o = cJSON_Parse(line);
-		if (!cJSON_IsObject(o)) {
-			cJSON_Delete(o);
-			continue;
-		}
-		cJSON_AddItemToArray(v->violations, o);
-		if (cJSON_GetArraySize(v->violations) > MAX_VIOLATIONS)
-			cJSON_DeleteItemFromArray(v->violations, 0);
+		if (cJSON_IsObject(o))
+			violation_push(v, &(struct vault_violation){
+						  member(o, "time"),
+						  member(o, "source"),
+						  member(o, "path"),
+						  member(o, "message"),
+						  member(o, "action"),
+						  member(o, "rejected_text"),
+					  });
+		cJSON_Delete(o);
 	}
 }
 
@@ -255,7 +301,7 @@ struct vault *vault_free(struct vault *v)
 	file_pool_free(v->pool);
 	index_free(v->ix);
 	policy_free(v->pol);
-	cJSON_Delete(v->violations);
+	vault_violations_free(v->violations, v->nviolations);
 	pthread_rwlock_destroy(&v->rw);
 	pthread_mutex_destroy(&v->wmu);
 	pthread_mutex_destroy(&v->polmu);
@@ -1717,21 +1763,28 @@ void vault_record_violation(struct vault *v, const char *source,
 			    const char *path, const char *message,
 			    const char *rejected_path, bool accepted)
 {
-	cJSON *o = cJSON_CreateObject();
 	char ts[32];
 	format_iso8601(now_s(), ts);
-	cJSON_AddStringToObject(o, "time", ts);
-	cJSON_AddStringToObject(o, "source", source ? source : "unknown");
-	cJSON_AddStringToObject(o, "path", path);
-	cJSON_AddStringToObject(o, "message", message);
-	cJSON_AddStringToObject(o, "action", accepted ? "warned" : "refused");
-	if (rejected_path)
-		cJSON_AddStringToObject(o, "rejected_text", rejected_path);
+	struct vault_violation r = {
+		xstrdup(ts),
+		xstrdup(source ? source : "unknown"),
+		xstrdup(path),
+		xstrdup(message),
+		xstrdup(accepted ? "warned" : "refused"),
+		rejected_path ? xstrdup(rejected_path) : NULL,
+	};
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "time", r.time);
+	cJSON_AddStringToObject(o, "source", r.source);
+	cJSON_AddStringToObject(o, "path", r.path);
+	cJSON_AddStringToObject(o, "message", r.message);
+	cJSON_AddStringToObject(o, "action", r.action);
+	if (r.rejected_text)
+		cJSON_AddStringToObject(o, "rejected_text", r.rejected_text);
 	char *line = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
 	pthread_mutex_lock(&v->vmu);
-	cJSON_AddItemToArray(v->violations, o);
-	if (cJSON_GetArraySize(v->violations) > MAX_VIOLATIONS)
-		cJSON_DeleteItemFromArray(v->violations, 0);
+	violation_push(v, &r);
 	/* Appended as one write: lines never interleave. */
 	if (file_mkdirs(v->rootfd, ".vaultd") == 0) {
 		_cleanup_close_ int fd =
@@ -1747,16 +1800,25 @@ void vault_record_violation(struct vault *v, const char *source,
 	cJSON_free(line);
 }
 
-cJSON *vault_violations(struct vault *v, int limit)
+struct vault_violation *vault_violations(struct vault *v, int limit,
+					 size_t *ret_n)
 {
-	cJSON *out = cJSON_CreateArray();
 	pthread_mutex_lock(&v->vmu);
-	int n = cJSON_GetArraySize(v->violations);
-	for (int i = n - 1; i >= 0 && (limit <= 0 || n - 1 - i < limit); i--)
-		cJSON_AddItemToArray(
-			out, cJSON_Duplicate(
-				     cJSON_GetArrayItem(v->violations, i), 1));
+	size_t n = v->nviolations;
+	if (limit > 0 && (size_t)limit < n)
+		n = (size_t)limit;
+	struct vault_violation *out = xcalloc(n + 1, sizeof(*out));
+	for (size_t i = 0; i < n; i++) {
+		const struct vault_violation *o =
+			&v->violations[v->nviolations - 1 - i];
+		out[i] = (struct vault_violation){
+			dup_or_null(o->time),	dup_or_null(o->source),
+			dup_or_null(o->path),	dup_or_null(o->message),
+			dup_or_null(o->action), dup_or_null(o->rejected_text),
+		};
+	}
 	pthread_mutex_unlock(&v->vmu);
+	*ret_n = n;
 	return out;
 }
 
@@ -2058,21 +2120,6 @@ static void pending_free(struct pending *p, size_t n)
 	free(p);
 }
 
-/* The notes whose links resolve to n, each once. */
-static struct ptrvec linking_notes(const struct note *n)
-{
-	struct ptrvec srcs = {0};
-	for (size_t i = 0; i < n->incoming.n; i++) {
-		const struct link *l = n->incoming.v[i];
-		bool seen = false;
-		for (size_t j = 0; j < srcs.n && !seen; j++)
-			seen = srcs.v[j] == l->src;
-		if (!seen)
-			pv_push(&srcs, l->src);
-	}
-	return srcs;
-}
-
 static int cmp_src(const void *a, const void *b)
 {
 	const struct pending *x = a, *y = b;
@@ -2143,14 +2190,44 @@ static int rewrite_sources(struct vault *v, struct ptrvec *srcs,
 	return 0;
 }
 
-static cJSON *names_json(struct vault *v, struct pending *p, size_t n)
+void vault_moved_clear(struct vault_moved *m)
 {
-	cJSON *a = cJSON_CreateArray();
-	for (size_t i = 0; i < n; i++) {
-		_cleanup_free_ char *dn = index_display_name(v->ix, p[i].src);
-		cJSON_AddItemToArray(a, cJSON_CreateString(dn));
+	free(m->old_name);
+	free(m->new_name);
+	free(m->old_path);
+	free(m->new_path);
+	for (size_t i = 0; i < m->nupdated; i++)
+		free(m->updated[i]);
+	free(m->updated);
+	free(m->warning);
+	for (size_t i = 0; i < m->nchanges; i++) {
+		free(m->changes[i].path);
+		free(m->changes[i].to);
+		free(m->changes[i].diff);
 	}
-	return a;
+	free(m->changes);
+	*m = (struct vault_moved){0};
+}
+
+/* The report to the caller who asked for it (ret may be NULL); m is
+ * left empty for its cleanup. */
+static int moved_done(struct vault_moved *m, struct vault_moved *ret)
+{
+	if (ret) {
+		*ret = *m;
+		*m = (struct vault_moved){0};
+	}
+	return 0;
+}
+
+/* The linking notes rewritten, by the name a client knows them by. */
+static void set_updated(struct vault *v, struct vault_moved *m,
+			const struct pending *p, size_t n)
+{
+	m->updated = xcalloc(n + 1, sizeof(*m->updated));
+	m->nupdated = n;
+	for (size_t i = 0; i < n; i++)
+		m->updated[i] = index_display_name(v->ix, p[i].src);
 }
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(struct file_batch *, file_batch_free)
@@ -2158,36 +2235,38 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(struct index_moves *, index_moves_free)
 
 /* A file a dry run would touch, with the unified diff of its change (the
  * one diff_note_versions shows after the change); to: where it moves. */
-static cJSON *add_file_diff(cJSON *files, const char *path, const char *to,
-			    const char *a, size_t alen, const char *b,
-			    size_t blen)
+static struct vault_change *add_file_diff(struct vault_moved *m,
+					  const char *path, const char *to,
+					  const char *a, size_t alen,
+					  const char *b, size_t blen)
 {
-	cJSON *f = cJSON_CreateObject();
-	cJSON_AddStringToObject(f, "path", path);
-	if (to)
-		cJSON_AddStringToObject(f, "to", to);
-	char *d = text_diff(path, a, alen, to ? to : path, b, blen, NULL, NULL);
-	cJSON_AddStringToObject(f, "diff", d);
-	free(d);
-	cJSON_AddItemToArray(files, f);
-	return f;
+	m->changes =
+		xrealloc(m->changes, (m->nchanges + 1) * sizeof(*m->changes));
+	struct vault_change *c = &m->changes[m->nchanges++];
+	*c = (struct vault_change){
+		.path = xstrdup(path),
+		.to = to ? xstrdup(to) : NULL,
+		.diff = text_diff(path, a, alen, to ? to : path, b, blen, NULL,
+				  NULL),
+		.links = -1,
+	};
+	return c;
 }
 
 /* A folder rename's dry run: each note rewritten, where it goes, its
  * diff and how many of its links change. */
-static void add_changes(cJSON *res, const struct pending *p, size_t n)
+static void add_changes(struct vault_moved *m, const struct pending *p,
+			size_t n)
 {
-	cJSON *a = cJSON_AddArrayToObject(res, "files");
-	for (size_t i = 0; i < n; i++) {
-		cJSON *o = add_file_diff(a, p[i].src->path, p[i].new_path,
-					 p[i].old ? p[i].old : "", p[i].old_len,
-					 p[i].text, p[i].len);
-		cJSON_AddNumberToObject(o, "links_updated", p[i].links);
-	}
+	for (size_t i = 0; i < n; i++)
+		add_file_diff(m, p[i].src->path, p[i].new_path,
+			      p[i].old ? p[i].old : "", p[i].old_len, p[i].text,
+			      p[i].len)
+			->links = p[i].links;
 }
 
 /* The linking notes a dry run would rewrite, each with its diff. */
-static int add_source_diffs(struct vault *v, cJSON *files,
+static int add_source_diffs(struct vault *v, struct vault_moved *m,
 			    const struct pending *p, size_t n, char **ret_msg)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -2199,7 +2278,7 @@ static int add_source_diffs(struct vault *v, cJSON *files,
 					     p[i].src->path, strerror(-r));
 			return r;
 		}
-		add_file_diff(files, p[i].src->path, NULL, old, len, p[i].text,
+		add_file_diff(m, p[i].src->path, NULL, old, len, p[i].text,
 			      p[i].len);
 	}
 	return 0;
@@ -2302,7 +2381,8 @@ static int apply_sources(struct vault *v, struct pending *p, size_t n,
 }
 
 int vault_rename(struct vault *v, struct note *n, const char *new_path,
-		 const char *source, bool dry_run, cJSON **ret, char **ret_msg)
+		 const char *source, bool dry_run, struct vault_moved *ret,
+		 char **ret_msg)
 {
 	_cleanup_free_ char *old_path = xstrdup(n->path);
 	_cleanup_free_ char *old_name = xstrdup(n->name);
@@ -2368,30 +2448,25 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 	_cleanup_free_ char *own_text =
 		rewrite_moved(v->ix, mv, n, text, len, &own);
 
-	cJSON *res = cJSON_CreateObject();
-	cJSON_AddStringToObject(res, "old_name", old_name);
-	cJSON_AddStringToObject(res, "new_name", new_name);
-	cJSON_AddStringToObject(res, "old_path", old_path);
-	cJSON_AddStringToObject(res, "new_path", new_path);
-	cJSON_AddItemToObject(res, "files_updated", names_json(v, p, np));
-	cJSON_AddNumberToObject(res, "links_updated", links + own);
-	cJSON_AddBoolToObject(res, "dry_run", dry_run);
-	if (gmsg)
-		cJSON_AddStringToObject(res, "warning", gmsg);
+	_cleanup_(vault_moved_clear) struct vault_moved res = {
+		.kind = VAULT_MOVE_NOTE,
+		.old_name = xstrdup(old_name),
+		.new_name = xstrdup(new_name),
+		.old_path = xstrdup(old_path),
+		.new_path = xstrdup(new_path),
+		.links = links + own,
+		.dry_run = dry_run,
+		.warning = TAKE_PTR(gmsg),
+	};
+	set_updated(v, &res, p, np);
 	if (dry_run) {
 		/* Every file it would touch: the note (moved, its own links
 		 * rewritten), then each linking note. */
-		cJSON *files = cJSON_AddArrayToObject(res, "files");
-		add_file_diff(files, old_path, new_path, text, len, own_text,
+		add_file_diff(&res, old_path, new_path, text, len, own_text,
 			      strlen(own_text));
-		r = add_source_diffs(v, files, p, np, ret_msg);
+		r = add_source_diffs(v, &res, p, np, ret_msg);
 		pending_free(p, np);
-		if (r < 0) {
-			cJSON_Delete(res);
-			return r;
-		}
-		*ret = res;
-		return 0;
+		return r < 0 ? r : moved_done(&res, ret);
 	}
 
 	/* The linking notes' new texts first, durable: if they cannot be
@@ -2400,7 +2475,6 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 	r = prepare_sources(v, p, np, &b, ret_msg);
 	if (r < 0) {
 		pending_free(p, np);
-		cJSON_Delete(res);
 		return r;
 	}
 	vault_keep_original(v, old_path);
@@ -2408,7 +2482,6 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 	r = file_rename(v->rootfd, old_path, new_path, true, true);
 	if (r < 0) {
 		pending_free(p, np);
-		cJSON_Delete(res);
 		*ret_msg =
 			xasprintf("Cannot rename %s to %s: %s", QUOTE(old_path),
 				  QUOTE(new_path), strerror(-r));
@@ -2422,7 +2495,6 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 				      strlen(own_text), 0, NULL);
 		if (r < 0) {
 			pending_free(p, np);
-			cJSON_Delete(res);
 			*ret_msg = xasprintf("Renamed, but cannot update links "
 					     "inside %s: %s",
 					     QUOTE(new_path), strerror(-r));
@@ -2445,15 +2517,13 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 	r = apply_sources(v, p, np, b, source, &failed);
 	pending_free(p, np);
 	if (r < 0) {
-		cJSON_Delete(res);
 		*ret_msg = xasprintf("Renamed %s to %s, but %s; they still "
 				     "link to %s",
 				     QUOTE(old_path), QUOTE(new_path), failed,
 				     QUOTE(old_name));
 		return r;
 	}
-	*ret = res;
-	return 0;
+	return moved_done(&res, ret);
 }
 
 /* A moving entry, copied out before the index changes. */
@@ -2533,7 +2603,7 @@ static size_t partition_pending(struct pending *p, size_t n)
 
 int vault_rename_folder(struct vault *v, const char *from, const char *to,
 			const char *source, bool replace, bool dry_run,
-			cJSON **ret, char **ret_msg)
+			struct vault_moved *ret, char **ret_msg)
 {
 	int r = check_folder_move(v, from, to, replace, ret_msg);
 	if (r < 0)
@@ -2576,23 +2646,24 @@ int vault_rename_folder(struct vault *v, const char *from, const char *to,
 		return r;
 	size_t nout = partition_pending(p, np);
 
-	cJSON *res = cJSON_CreateObject();
-	cJSON_AddStringToObject(res, "old_path", from);
-	cJSON_AddStringToObject(res, "new_path", to);
-	cJSON_AddNumberToObject(res, "notes_moved", (double)nnotes);
-	cJSON_AddNumberToObject(res, "files_moved", (double)(nmoves - nnotes));
-	cJSON *fu = cJSON_AddArrayToObject(res, "files_updated");
+	_cleanup_(vault_moved_clear) struct vault_moved res = {
+		.kind = VAULT_MOVE_FOLDER,
+		.old_path = xstrdup(from),
+		.new_path = xstrdup(to),
+		.notes_moved = nnotes,
+		.files_moved = nmoves - nnotes,
+		.updated = xcalloc(np + 1, sizeof(char *)),
+		.nupdated = np,
+		.links = links,
+		.dry_run = dry_run,
+	};
 	for (size_t i = 0; i < np; i++)
-		cJSON_AddItemToArray(
-			fu, cJSON_CreateString(p[i].new_path ? p[i].new_path
-							     : p[i].src->path));
-	cJSON_AddNumberToObject(res, "links_updated", links);
-	cJSON_AddBoolToObject(res, "dry_run", dry_run);
+		res.updated[i] =
+			xstrdup(p[i].new_path ? p[i].new_path : p[i].src->path);
 	if (dry_run) {
-		add_changes(res, p, np);
+		add_changes(&res, p, np);
 		pending_free(p, np);
-		*ret = res;
-		return 0;
+		return moved_done(&res, ret);
 	}
 
 	/* What moves, copied: the index entries go during the update. */
@@ -2637,7 +2708,6 @@ int vault_rename_folder(struct vault *v, const char *from, const char *to,
 		}
 		free(m);
 		pending_free(p, np);
-		cJSON_Delete(res);
 		return r;
 	}
 	file_batch_moved(b, from, to);
@@ -2697,14 +2767,12 @@ int vault_rename_folder(struct vault *v, const char *from, const char *to,
 	r = index_sources(v, p, nout, b, 0, source, &failed);
 	pending_free(p, np);
 	if (r < 0) {
-		cJSON_Delete(res);
 		*ret_msg = xasprintf("Renamed %s to %s, but %s; they still "
 				     "link to the old folder",
 				     QUOTE(from), QUOTE(to), failed);
 		return r;
 	}
-	*ret = res;
-	return 0;
+	return moved_done(&res, ret);
 }
 
 int vault_trash_path(struct vault *v, const char *path, char **ret,
@@ -2743,13 +2811,13 @@ int vault_trash_path(struct vault *v, const char *path, char **ret,
 }
 
 int vault_delete(struct vault *v, struct note *n, const char *source,
-		 bool dry_run, cJSON **ret, char **ret_msg)
+		 bool dry_run, struct vault_moved *ret, char **ret_msg)
 {
 	_cleanup_free_ char *path = xstrdup(n->path);
 	_cleanup_free_ char *name = index_display_name(v->ix, n);
 	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
 	bool keep = pol->keep_links;
-	struct ptrvec srcs = linking_notes(n);
+	struct ptrvec srcs = graph_backlinks(n);
 	struct pending *p = NULL;
 	size_t np = 0;
 	int links = 0;
@@ -2763,15 +2831,15 @@ int vault_delete(struct vault *v, struct note *n, const char *source,
 		pending_free(p, np);
 		return r;
 	}
-	cJSON *res = cJSON_CreateObject();
-	cJSON_AddStringToObject(res, "name", name);
-	cJSON_AddStringToObject(res, "path", path);
-	cJSON_AddStringToObject(res, "trash_path", trash);
-	cJSON_AddStringToObject(res, "delete_links", keep ? "keep" : "mark");
+	_cleanup_(vault_moved_clear) struct vault_moved res = {
+		.kind = VAULT_MOVE_TRASH,
+		.old_name = xstrdup(name),
+		.old_path = xstrdup(path),
+		.new_path = xstrdup(trash),
+		.dry_run = dry_run,
+		.keep_links = keep,
+	};
 	if (keep) {
-		cJSON_AddItemToObject(res, "files_updated",
-				      cJSON_CreateArray());
-		cJSON_AddNumberToObject(res, "links_updated", 0);
 		if (np) {
 			struct sbuf w = {0};
 			sb_printf(&w,
@@ -2785,28 +2853,15 @@ int vault_delete(struct vault *v, struct note *n, const char *source,
 					  p[i].links == 1 ? "" : "s");
 			}
 			sb_puts(&w, ". These links were not modified.");
-			cJSON_AddStringToObject(res, "warning", w.s);
-			sb_free(&w);
+			res.warning = sb_steal(&w);
 		}
 	} else {
-		cJSON_AddItemToObject(res, "files_updated",
-				      names_json(v, p, np));
-		cJSON_AddNumberToObject(res, "links_updated", links);
+		set_updated(v, &res, p, np);
+		res.links = links;
 	}
-	cJSON_AddBoolToObject(res, "dry_run", dry_run);
 	if (dry_run) {
-		cJSON *plan = cJSON_CreateObject();
-		cJSON_AddStringToObject(plan, "move", path);
-		cJSON_AddStringToObject(plan, "to", trash);
-		cJSON_AddItemToObject(plan, "files_to_update",
-				      keep ? cJSON_CreateArray()
-					   : names_json(v, p, np));
-		cJSON_AddNumberToObject(plan, "links_to_update",
-					keep ? 0 : links);
-		cJSON_AddItemToObject(res, "plan", plan);
 		/* Every file it would touch: the note going to .trash as it
 		 * is, then each linking note rewritten. */
-		cJSON *files = cJSON_AddArrayToObject(res, "files");
 		_cleanup_free_ char *text = NULL;
 		size_t len;
 		r = vault_read_text(v, n, &text, &len);
@@ -2814,30 +2869,23 @@ int vault_delete(struct vault *v, struct note *n, const char *source,
 			*ret_msg = xasprintf("Cannot read '%s': %s", path,
 					     strerror(-r));
 		else
-			add_file_diff(files, path, trash, text, len, text, len);
+			add_file_diff(&res, path, trash, text, len, text, len);
 		if (r == 0 && !keep)
-			r = add_source_diffs(v, files, p, np, ret_msg);
+			r = add_source_diffs(v, &res, p, np, ret_msg);
 		pending_free(p, np);
-		if (r < 0) {
-			cJSON_Delete(res);
-			return r;
-		}
-		*ret = res;
-		return 0;
+		return r < 0 ? r : moved_done(&res, ret);
 	}
 	/* As for a rename: the linking notes' new texts first. */
 	_cleanup_(file_batch_freep) struct file_batch *b = NULL;
 	r = prepare_sources(v, p, keep ? 0 : np, &b, ret_msg);
 	if (r < 0) {
 		pending_free(p, np);
-		cJSON_Delete(res);
 		return r;
 	}
 	vault_keep_original(v, path);
 	r = file_rename(v->rootfd, path, trash, true, true);
 	if (r < 0) {
 		pending_free(p, np);
-		cJSON_Delete(res);
 		*ret_msg = xasprintf("Cannot move '%s' to the trash: %s", path,
 				     strerror(-r));
 		return r;
@@ -2854,14 +2902,12 @@ int vault_delete(struct vault *v, struct note *n, const char *source,
 	r = apply_sources(v, p, keep ? 0 : np, b, source, &failed);
 	pending_free(p, np);
 	if (r < 0) {
-		cJSON_Delete(res);
 		*ret_msg = xasprintf("Moved '%s' to the trash, but %s; they "
 				     "still link to it as before",
 				     path, failed);
 		return r;
 	}
-	*ret = res;
-	return 0;
+	return moved_done(&res, ret);
 }
 
 int vault_forget_note(struct vault *v, const char *path, const char *source)
@@ -2876,7 +2922,7 @@ int vault_forget_note(struct vault *v, const char *path, const char *source)
 	char *msg = NULL;
 	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
 	if (!pol->keep_links) {
-		struct ptrvec srcs = linking_notes(n);
+		struct ptrvec srcs = graph_backlinks(n);
 		if (rewrite_sources(v, &srcs, NULL, n, false, &p, &np, &links,
 				    &msg) < 0) {
 			free(msg);

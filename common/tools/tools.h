@@ -127,14 +127,9 @@ cJSON *tools_help_json(void);
 /* "name: string, limit: integer = 100" from a tool's input schema. */
 char *tools_params_text(const struct tool *t);
 
-/* The auto-context block (seed 000): personal notes + allowed tags. */
+/* The auto-context block (seed 000): personal notes + allowed tags;
+ * vault-mcp adds it with context_inject() (proto/context.h). */
 char *context_block(struct vault *v);
-/*
- * Seed 000's _inject_context: the first result of a session gets
- * "\n\n---\n" + block + "\n---" appended; later ones are unchanged.
- * *injected is the session's flag. Returns a new string.
- */
-char *context_inject(bool *injected, const char *block, const char *result);
 
 /* Tool handlers (ops_read.c, ops_write.c). */
 int op_read_note(struct tool_ctx *c);
