@@ -7,6 +7,7 @@
  * its progress notifications, context, check and graph.
  */
 #include "ctl_server_int.h"
+#include "attach.h"
 #include "config.h"
 #include "history.h"
 #include "json.h"
@@ -151,6 +152,35 @@ static cJSON *notes_list(struct ctl_server *s, const cJSON *params)
 	return o;
 }
 
+/* An attachment as a resource: its bytes in base64 with its type, up to
+ * ATTACH_READ_MAX (read lock held). */
+static int attachment_read(struct ctl_server *s, const struct index *ix,
+			   const struct note *n, cJSON **ret, char **ret_msg)
+{
+	_cleanup_free_ char *b64 = NULL;
+	size_t size;
+	int r = attach_read_base64(vault_rootfd(s->v), n->path, ATTACH_READ_MAX,
+				   &b64, &size);
+	if (r == -EFBIG) {
+		*ret_msg = xasprintf(
+			"%s is %zu bytes: more than a resource read sends "
+			"(%u bytes); read_attachment gives an image made "
+			"smaller",
+			QUOTE(n->path), size, ATTACH_READ_MAX);
+		return RPC_INVALID_PARAMS;
+	}
+	if (r < 0) {
+		*ret_msg = xasprintf("Cannot read %s: %s", QUOTE(n->path),
+				     strerror(-r));
+		return RPC_NOT_FOUND;
+	}
+	cJSON *o = note_entry(ix, n);
+	cJSON_AddStringToObject(o, "mime", attach_mime(n->path));
+	cJSON_AddStringToObject(o, "blob", b64);
+	*ret = o;
+	return 0;
+}
+
 static int notes_read(struct ctl_server *s, const cJSON *params, cJSON **ret,
 		      char **ret_msg)
 {
@@ -162,13 +192,21 @@ static int notes_read(struct ctl_server *s, const cJSON *params, cJSON **ret,
 	vault_read_lock(s->v);
 	struct index *ix = vault_index(s->v);
 	struct note *n = index_by_path(ix, path);
+	const struct note *file = n ? NULL : index_file(ix, path);
+	bool meta_only = cJSON_IsTrue(cJSON_GetObjectItem(params, "meta_only"));
 	int code = 0;
 	char *text = NULL;
 	size_t len;
-	if (!n) {
+	if (file && !path_is_note(file->path)) {
+		/* An attachment (read as a resource, or subscribed to). */
+		if (meta_only)
+			*ret = note_entry(ix, file);
+		else
+			code = attachment_read(s, ix, file, ret, ret_msg);
+	} else if (!n) {
 		*ret_msg = xasprintf("Note %s not found", QUOTE(path));
 		code = RPC_NOT_FOUND;
-	} else if (cJSON_IsTrue(cJSON_GetObjectItem(params, "meta_only"))) {
+	} else if (meta_only) {
 		*ret = note_entry(ix, n); /* whether it is there, and what */
 	} else if (vault_read_text(s->v, n, &text, &len) < 0) {
 		*ret_msg = xasprintf("Cannot read %s", QUOTE(path));

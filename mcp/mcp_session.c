@@ -1693,8 +1693,31 @@ static void finish_read(struct mcp_session *s, struct pending *p,
 	if (derr) {
 		cJSON *data = cJSON_CreateObject();
 		cJSON_AddStringToObject(data, "uri", p->name);
-		reply_error(s, p->id, p->modern ? RPC_BAD_PARAMS : -32002,
-			    "Resource not found", data);
+		/* An attachment too big to send says so; else not found. */
+		const cJSON *dc = cJSON_GetObjectItem(derr, "code");
+		const char *dm = cJSON_GetStringValue(
+			cJSON_GetObjectItem(derr, "message"));
+		bool too_big = cJSON_IsNumber(dc) &&
+			       dc->valueint == RPC_BAD_PARAMS && dm;
+		reply_error(s, p->id,
+			    too_big || p->modern ? RPC_BAD_PARAMS : -32002,
+			    too_big ? dm : "Resource not found", data);
+		return;
+	}
+	const char *blob =
+		cJSON_GetStringValue(cJSON_GetObjectItem(dres, "blob"));
+	if (blob) {
+		/* An attachment: its bytes (the daemon bounds them). */
+		cJSON *c = cJSON_CreateObject();
+		cJSON_AddStringToObject(c, "uri", p->name);
+		cJSON_AddStringToObject(
+			c, "mimeType",
+			cJSON_GetStringValue(
+				cJSON_GetObjectItem(dres, "mime")));
+		cJSON_AddStringToObject(c, "blob", blob);
+		cJSON *r = cJSON_CreateObject();
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(r, "contents"), c);
+		reply(s, p->id, r, p->modern, true);
 		return;
 	}
 	/* Bounded like tool results; read_note reads the rest in parts. */

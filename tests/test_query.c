@@ -279,7 +279,7 @@ static void test_dql(void)
 		{"TABLE regexreplace(x, \"a\", \"b\")", "regexreplace"},
 		{"TABLE x WHERE file.nosuch", "file.nosuch"},
 		{"TABLE x FROM 42", "FROM"},
-		{"SELECT *", "TABLE or LIST"},
+		{"SELECT *", "TABLE, LIST or TASK"},
 		{"LIST WHERE this.x", "this"},
 		{"TABLE x WHERE (a", "')'"},
 		{"TABLE x WHERE \"abc", "unterminated"},

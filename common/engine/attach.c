@@ -4,7 +4,10 @@
 #include "fileio.h"
 
 #include <cjson/cJSON.h>
+#include <glib.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 
 static const struct {
 	const char *ext;
@@ -141,4 +144,28 @@ struct hmap *attach_used(const struct index *ix)
 		}
 	}
 	return used;
+}
+
+int attach_read_base64(int rootfd, const char *path, size_t max, char **ret,
+		       size_t *ret_size)
+{
+	*ret = NULL;
+	*ret_size = 0;
+	_cleanup_free_ char *buf = NULL;
+	size_t len = 0;
+	int r = file_read(rootfd, path, max, &buf, &len, NULL);
+	if (r == -EFBIG) {
+		struct stat st;
+		_cleanup_close_ int fd =
+			beneath_open(rootfd, path, O_RDONLY, 0);
+		if (fd >= 0 && fstat(fd, &st) == 0)
+			*ret_size = (size_t)st.st_size;
+	}
+	if (r < 0)
+		return r;
+	*ret_size = len;
+	gchar *b64 = g_base64_encode((const guchar *)(buf ? buf : ""), len);
+	*ret = xstrdup(b64);
+	g_free(b64);
+	return 0;
 }

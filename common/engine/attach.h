@@ -51,3 +51,15 @@ const struct note *link_attachment(const struct index *ix,
 /* Every attachment some note links to or embeds: its folded path ->
  * the entry (borrowed from the index). */
 struct hmap *attach_used(const struct index *ix);
+
+/* The most bytes of an attachment a resource read sends (base64 makes
+ * 4/3 of it; what MCP clients take in one message). */
+#define ATTACH_READ_MAX (8u << 20)
+
+/*
+ * An attachment's bytes as base64 (malloc'd), at most max raw bytes:
+ * 0, -EFBIG when the file is bigger (*ret_size: its size), or -errno.
+ * Read beneath the vault root, symlinks not followed.
+ */
+int attach_read_base64(int rootfd, const char *path, size_t max, char **ret,
+		       size_t *ret_size);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "fileio.h"
+#include "json.h"
 #include "tools.h"
 
 #include <errno.h>
@@ -63,6 +64,28 @@ int cmp_note_name(const void *a, const void *b)
 	const struct note *y = *(struct note *const *)b;
 	int r = strcmp(x->fold_name, y->fold_name);
 	return r ? r : strcmp(x->path, y->path);
+}
+
+int op_cursor_offset(struct tool_ctx *c, const char *scope, uint64_t gen,
+		     size_t *ret_offset)
+{
+	*ret_offset = 0;
+	const char *cursor = arg_str(c, "cursor", NULL);
+	const char *why;
+	if (cursor && *cursor &&
+	    cursor_parse(cursor, scope, gen, ret_offset, &why) < 0)
+		return op_fail(c, -EINVAL, "Invalid cursor: %s", why);
+	return 0;
+}
+
+void op_cursor_next(cJSON *o, const char *scope, uint64_t gen, size_t offset,
+		    size_t n, size_t total)
+{
+	cJSON_AddNumberToObject(o, "total", (double)total);
+	if (offset + n < total) {
+		_cleanup_free_ char *next = cursor_make(scope, gen, offset + n);
+		cJSON_AddStringToObject(o, "next_cursor", next);
+	}
 }
 
 int op_fail(struct tool_ctx *c, int err, const char *fmt, ...)

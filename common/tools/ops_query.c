@@ -86,14 +86,10 @@ static int run_page(struct tool_ctx *c, struct pquery *q, const char *scope,
 		cJSON_AddArrayToObject(o, "columns");
 		return op_tasks_page(c, q, scope, this_note, "rows", 50, o);
 	}
-	size_t offset = 0;
+	size_t offset;
 	uint64_t gen = index_generation(ix);
-	const char *cursor = arg_str(c, "cursor", NULL);
-	if (cursor && *cursor) {
-		const char *why;
-		if (cursor_parse(cursor, scope, gen, &offset, &why) < 0)
-			return op_fail(c, -EINVAL, "Invalid cursor: %s", why);
-	}
+	if ((r = op_cursor_offset(c, scope, gen, &offset)) < 0)
+		return r;
 	size_t limit = (size_t)arg_int(c, "limit", 50);
 	struct pq_env env = {
 		.ix = ix,
@@ -135,12 +131,7 @@ static int run_page(struct tool_ctx *c, struct pquery *q, const char *scope,
 		cJSON_AddItemToArray(rows, row);
 	}
 	qarena_free(ar);
-	cJSON_AddNumberToObject(o, "total", (double)res.total);
-	if (offset + res.nrows < res.total) {
-		_cleanup_free_ char *next =
-			cursor_make(scope, gen, offset + res.nrows);
-		cJSON_AddStringToObject(o, "next_cursor", next);
-	}
+	op_cursor_next(o, scope, gen, offset, res.nrows, res.total);
 	return 0;
 }
 

@@ -116,14 +116,10 @@ int op_tasks_page(struct tool_ctx *c, struct pquery *q, const char *scope,
 	if (r < 0)
 		return op_fail(c, r, "%s", msg);
 	struct index *ix = vault_index(c->v);
-	size_t offset = 0;
+	size_t offset;
 	uint64_t gen = index_generation(ix);
-	const char *cursor = arg_str(c, "cursor", NULL);
-	if (cursor && *cursor) {
-		const char *why;
-		if (cursor_parse(cursor, scope, gen, &offset, &why) < 0)
-			return op_fail(c, -EINVAL, "Invalid cursor: %s", why);
-	}
+	if ((r = op_cursor_offset(c, scope, gen, &offset)) < 0)
+		return r;
 	size_t limit = (size_t)arg_int(c, "limit", def_limit);
 	struct pq_env env = {
 		.ix = ix,
@@ -137,12 +133,7 @@ int op_tasks_page(struct tool_ctx *c, struct pquery *q, const char *scope,
 	cJSON *rows = cJSON_AddArrayToObject(o, key);
 	for (size_t i = 0; i < page.nrows; i++)
 		cJSON_AddItemToArray(rows, task_json(ix, &page.rows[i]));
-	cJSON_AddNumberToObject(o, "total", (double)page.total);
-	if (offset + page.nrows < page.total) {
-		_cleanup_free_ char *next =
-			cursor_make(scope, gen, offset + page.nrows);
-		cJSON_AddStringToObject(o, "next_cursor", next);
-	}
+	op_cursor_next(o, scope, gen, offset, page.nrows, page.total);
 	return 0;
 }
 

@@ -260,6 +260,17 @@ struct page page_args(const struct tool_ctx *c);
 bool page_take(struct page *p);
 /* All there are, and where the next page starts while more remain. */
 void page_add(cJSON *o, const struct page *p);
+
+/*
+ * A page read with a cursor: the "cursor" argument's offset for this
+ * query (scope) and index generation, 0 without one; a cursor of
+ * another query or generation is an error result.
+ */
+int op_cursor_offset(struct tool_ctx *c, const char *scope, uint64_t gen,
+		     size_t *ret_offset);
+/* total, and next_cursor while rows remain after [offset, offset+n). */
+void op_cursor_next(cJSON *o, const char *scope, uint64_t gen, size_t offset,
+		    size_t n, size_t total);
 /* struct note * by folded name, then path. */
 int cmp_note_name(const void *a, const void *b);
 /* A note name over PATH_MAX_BYTES: fails with "name too long". */

@@ -162,6 +162,28 @@ describe('attachments', () => {
       mimeType: 'application/pdf',
       size: 15,
     });
+    // The link reads: resources/read gives the file's bytes.
+    const res = await client.readResource({ uri: link.uri });
+    assert.deepEqual(res.contents, [
+      { uri: link.uri, mimeType: 'application/pdf', blob: Buffer.from('%PDF-1.4\n%fake\n').toString('base64') },
+    ]);
+    const pngRes = await client.readResource({ uri: 'vault:///assets/small.png' });
+    assert.equal(pngRes.contents[0].mimeType, 'image/png');
+    assert.ok(Buffer.from(pngRes.contents[0].blob, 'base64').equals(fs.readFileSync(path.join(v.vault, 'assets/small.png'))));
+    // One too big for a message is refused, saying so.
+    fs.writeFileSync(path.join(v.vault, 'assets/huge.bin'), Buffer.alloc(9 << 20, 1));
+    let huge = null;
+    for (let i = 0; i < 100 && !huge; i++) {
+      try {
+        await client.readResource({ uri: 'vault:///assets/huge.bin' });
+        huge = 'read';
+      } catch (e) {
+        if (/more than a resource read sends/.test(e.message)) huge = e.message;
+        else await new Promise((ok) => setTimeout(ok, 50)); // the watcher
+      }
+    }
+    assert.match(huge, /'assets\/huge\.bin' is 9437184 bytes: more than a resource read sends \(8388608 bytes\)/);
+    fs.unlinkSync(path.join(v.vault, 'assets/huge.bin'));
 
     // Refused: out of the vault, a symlink, Obsidian's settings.
     for (const [p, why] of [
