@@ -258,9 +258,9 @@ static void test_plugin_v1_locale(void)
 	/* A locale vaultd has no names for: a clear error. */
 	tv_write(
 		&t, ".obsidian/plugins/periodic-notes/data.json",
-		"{\"daily\": {\"enabled\": true}, \"localeOverride\": \"de\"}");
+		"{\"daily\": {\"enabled\": true}, \"localeOverride\": \"ja\"}");
 	_cleanup_free_ char *e = tv_call_err(&t, "periodic_note", "{}");
-	ASSERT_CONTAINS(e, "sets the locale de");
+	ASSERT_CONTAINS(e, "sets the locale ja");
 	ASSERT_CONTAINS(e, "en-gb");
 	tv_close(&t);
 }

@@ -18,17 +18,8 @@
 
 /* ---- locales ---------------------------------------------------------- */
 
-static const struct moment_locale LOCALES[] = {
-	{"en", 0, 6, "h:mm A", "h:mm:ss A", "MM/DD/YYYY", "MMMM D, YYYY",
-	 "MMMM D, YYYY h:mm A", "dddd, MMMM D, YYYY h:mm A"},
-	{"en-us", 0, 6, "h:mm A", "h:mm:ss A", "MM/DD/YYYY", "MMMM D, YYYY",
-	 "MMMM D, YYYY h:mm A", "dddd, MMMM D, YYYY h:mm A"},
-	{"en-gb", 1, 4, "HH:mm", "HH:mm:ss", "DD/MM/YYYY", "D MMMM YYYY",
-	 "D MMMM YYYY HH:mm", "dddd, D MMMM YYYY HH:mm"},
-	{"en-ie", 1, 4, "HH:mm", "HH:mm:ss", "DD/MM/YYYY", "D MMMM YYYY",
-	 "D MMMM YYYY HH:mm", "dddd D MMMM YYYY HH:mm"},
-};
-
+/* Names as Moment 2.29's locales spell them (month, short month,
+ * weekday from Sunday: long, short, min). */
 static const char *const MONTHS[] = {
 	"January", "February", "March",	    "April",   "May",	   "June",
 	"July",	   "August",   "September", "October", "November", "December",
@@ -45,6 +36,83 @@ static const char *const DAYS_SHORT[] = {"Sun", "Mon", "Tue", "Wed",
 					 "Thu", "Fri", "Sat"};
 static const char *const DAYS_MIN[] = {"Su", "Mo", "Tu", "We",
 				       "Th", "Fr", "Sa"};
+
+static const char *const DE_MONTHS[] = {
+	"Januar", "Februar", "März",	  "April",   "Mai",	 "Juni",
+	"Juli",	  "August",  "September", "Oktober", "November", "Dezember",
+};
+static const char *const DE_MONTHS_SHORT[] = {
+	"Jan.", "Feb.", "März", "Apr.", "Mai",	"Juni",
+	"Juli", "Aug.", "Sep.", "Okt.", "Nov.", "Dez.",
+};
+static const char *const DE_DAYS[] = {
+	"Sonntag",    "Montag",	 "Dienstag", "Mittwoch",
+	"Donnerstag", "Freitag", "Samstag",
+};
+static const char *const DE_DAYS_SHORT[] = {"So.", "Mo.", "Di.", "Mi.",
+					    "Do.", "Fr.", "Sa."};
+static const char *const DE_DAYS_MIN[] = {"So", "Mo", "Di", "Mi",
+					  "Do", "Fr", "Sa"};
+
+static const char *const FR_MONTHS[] = {
+	"janvier", "février", "mars",	   "avril",   "mai",	  "juin",
+	"juillet", "août",    "septembre", "octobre", "novembre", "décembre",
+};
+static const char *const FR_MONTHS_SHORT[] = {
+	"janv.", "févr.", "mars",  "avr.", "mai",  "juin",
+	"juil.", "août",  "sept.", "oct.", "nov.", "déc.",
+};
+static const char *const FR_DAYS[] = {
+	"dimanche", "lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi",
+};
+static const char *const FR_DAYS_SHORT[] = {"dim.", "lun.", "mar.", "mer.",
+					    "jeu.", "ven.", "sam."};
+static const char *const FR_DAYS_MIN[] = {"di", "lu", "ma", "me",
+					  "je", "ve", "sa"};
+
+static const char *const ES_MONTHS[] = {
+	"enero", "febrero", "marzo",	  "abril",   "mayo",	  "junio",
+	"julio", "agosto",  "septiembre", "octubre", "noviembre", "diciembre",
+};
+static const char *const ES_MONTHS_SHORT[] = {
+	"ene.", "feb.", "mar.", "abr.", "may.", "jun.",
+	"jul.", "ago.", "sep.", "oct.", "nov.", "dic.",
+};
+static const char *const ES_MONTHS_DASHED[] = {
+	"ene", "feb", "mar", "abr", "may", "jun",
+	"jul", "ago", "sep", "oct", "nov", "dic",
+};
+static const char *const ES_DAYS[] = {
+	"domingo", "lunes",   "martes", "miércoles",
+	"jueves",  "viernes", "sábado",
+};
+static const char *const ES_DAYS_SHORT[] = {"dom.", "lun.", "mar.", "mié.",
+					    "jue.", "vie.", "sáb."};
+static const char *const ES_DAYS_MIN[] = {"do", "lu", "ma", "mi",
+					  "ju", "vi", "sá"};
+
+#define EN_NAMES MONTHS, MONTHS_SHORT, DAYS, DAYS_SHORT, DAYS_MIN, NULL, ORD_EN
+
+static const struct moment_locale LOCALES[] = {
+	{"en", 0, 6, "h:mm A", "h:mm:ss A", "MM/DD/YYYY", "MMMM D, YYYY",
+	 "MMMM D, YYYY h:mm A", "dddd, MMMM D, YYYY h:mm A", EN_NAMES},
+	{"en-us", 0, 6, "h:mm A", "h:mm:ss A", "MM/DD/YYYY", "MMMM D, YYYY",
+	 "MMMM D, YYYY h:mm A", "dddd, MMMM D, YYYY h:mm A", EN_NAMES},
+	{"en-gb", 1, 4, "HH:mm", "HH:mm:ss", "DD/MM/YYYY", "D MMMM YYYY",
+	 "D MMMM YYYY HH:mm", "dddd, D MMMM YYYY HH:mm", EN_NAMES},
+	{"en-ie", 1, 4, "HH:mm", "HH:mm:ss", "DD/MM/YYYY", "D MMMM YYYY",
+	 "D MMMM YYYY HH:mm", "dddd D MMMM YYYY HH:mm", EN_NAMES},
+	{"de", 1, 4, "HH:mm", "HH:mm:ss", "DD.MM.YYYY", "D. MMMM YYYY",
+	 "D. MMMM YYYY HH:mm", "dddd, D. MMMM YYYY HH:mm", DE_MONTHS,
+	 DE_MONTHS_SHORT, DE_DAYS, DE_DAYS_SHORT, DE_DAYS_MIN, NULL, ORD_DOT},
+	{"fr", 1, 4, "HH:mm", "HH:mm:ss", "DD/MM/YYYY", "D MMMM YYYY",
+	 "D MMMM YYYY HH:mm", "dddd D MMMM YYYY HH:mm", FR_MONTHS,
+	 FR_MONTHS_SHORT, FR_DAYS, FR_DAYS_SHORT, FR_DAYS_MIN, NULL, ORD_FR},
+	{"es", 1, 4, "H:mm", "H:mm:ss", "DD/MM/YYYY", "D [de] MMMM [de] YYYY",
+	 "D [de] MMMM [de] YYYY H:mm", "dddd, D [de] MMMM [de] YYYY H:mm",
+	 ES_MONTHS, ES_MONTHS_SHORT, ES_DAYS, ES_DAYS_SHORT, ES_DAYS_MIN,
+	 ES_MONTHS_DASHED, ORD_MASC},
+};
 
 int moment_locale_find(const char *name, const struct moment_locale **ret)
 {
@@ -65,7 +133,7 @@ int moment_locale_find(const char *name, const struct moment_locale **ret)
 
 const char *moment_locales_known(void)
 {
-	return "en, en-us, en-gb, en-ie";
+	return "en, en-us, en-gb, en-ie, de, fr, es";
 }
 
 const struct moment_locale *moment_locale_default(void)
@@ -433,6 +501,27 @@ static int num_index(enum tok t)
 	return -1;
 }
 
+static const char *ordinal_suffix(long n);
+
+/* What follows the number of an ordinal token in a locale. */
+static const char *ordinal_of(const struct moment_locale *l, enum tok t, long n)
+{
+	switch (l->ordinal) {
+	case ORD_DOT:
+		return ".";
+	case ORD_MASC:
+		return "º";
+	case ORD_FR:
+		if (t == T_Do)
+			return n == 1 ? "er" : "";
+		if (t == T_wo || t == T_Wo)
+			return n == 1 ? "re" : "e";
+		return n == 1 ? "er" : "e";
+	default:
+		return ordinal_suffix(n);
+	}
+}
+
 static const char *ordinal_suffix(long n)
 {
 	long t = n % 100;
@@ -458,6 +547,7 @@ struct mview {
 	const struct moment_locale *loc;
 	int64_t days;
 	int val[NFIELDS];
+	bool dashed_mmm; /* the format has "-MMM-" (es's short months) */
 };
 
 static void view_init(struct mview *v, const struct moment_tm *t,
@@ -539,19 +629,21 @@ static void put_other(struct sbuf *b, enum tok k, const struct mview *v,
 		sb_printf(b, "+%06d", t->year);
 		break;
 	case T_MMM:
-		sb_puts(b, MONTHS_SHORT[t->month - 1]);
+		sb_puts(b, (v->loc->months_short_dashed && v->dashed_mmm
+				    ? v->loc->months_short_dashed
+				    : v->loc->months_short)[t->month - 1]);
 		break;
 	case T_MMMM:
-		sb_puts(b, MONTHS[t->month - 1]);
+		sb_puts(b, v->loc->months[t->month - 1]);
 		break;
 	case T_dd:
-		sb_puts(b, DAYS_MIN[v->val[F_WD]]);
+		sb_puts(b, v->loc->days_min[v->val[F_WD]]);
 		break;
 	case T_ddd:
-		sb_puts(b, DAYS_SHORT[v->val[F_WD]]);
+		sb_puts(b, v->loc->days_short[v->val[F_WD]]);
 		break;
 	case T_dddd:
-		sb_puts(b, DAYS[v->val[F_WD]]);
+		sb_puts(b, v->loc->days[v->val[F_WD]]);
 		break;
 	case T_a:
 		sb_puts(b, t->hour < 12 ? "am" : "pm");
@@ -588,7 +680,9 @@ static void format_into(struct sbuf *b, const char *fmt, const struct mview *v,
 		} else if (ni >= 0) {
 			int n = v->val[NUMS[ni].f];
 			sb_printf(b, "%0*d%s", NUMS[ni].width, n,
-				  NUMS[ni].ordinal ? ordinal_suffix(n) : "");
+				  NUMS[ni].ordinal
+					  ? ordinal_of(v->loc, NUMS[ni].t, n)
+					  : "");
 		} else {
 			put_other(b, (enum tok)tok, v, nested);
 		}
@@ -600,6 +694,7 @@ char *moment_format(const char *fmt, const struct moment_tm *t,
 {
 	struct mview v;
 	view_init(&v, t, loc);
+	v.dashed_mmm = strstr(fmt, "-MMM-") != NULL;
 	struct sbuf b = {0};
 	sb_puts(&b, "");
 	format_into(&b, fmt, &v, false);
@@ -647,11 +742,12 @@ static int read_number(struct pstate *s, int ni)
 				    : "a number was expected");
 	s->p += i;
 	if (NUMS[ni].ordinal) {
-		const char *suf = ordinal_suffix(n);
-		if (strncasecmp(s->p, suf, 2))
+		const char *suf = ordinal_of(s->loc, NUMS[ni].t, n);
+		size_t sl = strlen(suf);
+		if (strncasecmp(s->p, suf, sl))
 			return fail(s, "an ordinal (1st, 2nd, 3rd, 4th) was "
 				       "expected");
-		s->p += 2;
+		s->p += sl;
 	}
 	return set_field(s, NUMS[ni].f, n);
 }
@@ -718,15 +814,25 @@ static int read_other(struct pstate *s, enum tok k, bool nested)
 		return nested ? 0 : parse_into(s, lf, true);
 	switch (k) {
 	case T_MMM:
-		return read_name(s, MONTHS_SHORT, 12, F_MONTH, 1);
+		/* es: "ene." mostly, "ene" between dashes; either reads. */
+		if (s->loc->months_short_dashed) {
+			const char *why = s->why;
+			if (read_name(s, s->loc->months_short, 12, F_MONTH,
+				      1) == 0)
+				return 0;
+			s->why = why;
+			return read_name(s, s->loc->months_short_dashed, 12,
+					 F_MONTH, 1);
+		}
+		return read_name(s, s->loc->months_short, 12, F_MONTH, 1);
 	case T_MMMM:
-		return read_name(s, MONTHS, 12, F_MONTH, 1);
+		return read_name(s, s->loc->months, 12, F_MONTH, 1);
 	case T_dd:
-		return read_name(s, DAYS_MIN, 7, F_WD, 0);
+		return read_name(s, s->loc->days_min, 7, F_WD, 0);
 	case T_ddd:
-		return read_name(s, DAYS_SHORT, 7, F_WD, 0);
+		return read_name(s, s->loc->days_short, 7, F_WD, 0);
 	case T_dddd:
-		return read_name(s, DAYS, 7, F_WD, 0);
+		return read_name(s, s->loc->days, 7, F_WD, 0);
 	case T_a:
 	case T_A:
 		if (strncasecmp(s->p, "am", 2) && strncasecmp(s->p, "pm", 2))

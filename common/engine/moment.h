@@ -24,11 +24,24 @@ struct moment_tm {
 
 /* Week rules as Moment keeps them: dow, the first day of a week
  * (0 = Sunday); doy, 7 + dow - the day of January always in week 1. */
+enum moment_ordinal {
+	ORD_EN,	  /* 1st 2nd 3rd 4th 11th */
+	ORD_DOT,  /* 1. 2. (de) */
+	ORD_FR,	  /* 1er 2e; a day 1er 2; a week 1re 2e */
+	ORD_MASC, /* 1º 2º (es) */
+};
+
 struct moment_locale {
 	const char *name;
 	int dow, doy;
 	/* The long-date forms LT, LTS, L, LL, LLL, LLLL. */
 	const char *lt, *lts, *l, *ll, *lll, *llll;
+	/* Names: months, short months, weekdays from Sunday (long, short,
+	 * min); short months between dashes ("-MMM-", es), or NULL. */
+	const char *const *months, *const *months_short;
+	const char *const *days, *const *days_short, *const *days_min;
+	const char *const *months_short_dashed;
+	enum moment_ordinal ordinal;
 };
 
 /* A locale by Moment's name ("en", "en-gb", ... any case, '_' or '-');
