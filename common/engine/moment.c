@@ -461,7 +461,7 @@ enum field {
 /*
  * Numeric tokens: the field, the width (written zero-padded to it, and
  * read as exactly that many digits; 0: as many as the number has, read
- * as 1 to max digits) and whether an English ordinal suffix follows.
+ * as 1 to max digits) and whether the locale's ordinal follows.
  */
 static const struct {
 	enum tok t;

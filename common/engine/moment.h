@@ -5,10 +5,11 @@
  * note or fill a variable with `moment(date).format(FORMAT)`. Formatting
  * covers Moment's tokens (years, months, days, weekdays, locale and ISO
  * weeks and week-years, quarters, times, Unix time, offsets, the
- * English long-date forms L..LLLL, [literal] text, \-escapes); parsing
- * is Moment's strict parse of one format, so a note name maps back to
- * its date. Names of months and days are English; the week rules
- * (first day, first week) come with the locale.
+ * long-date forms L..LLLL, [literal] text, \-escapes); parsing is
+ * Moment's strict parse of one format, so a note name maps back to its
+ * date. Names of months and days, ordinals, long forms and the week
+ * rules (first day, first week) come with the locale: English (en,
+ * en-us, en-gb, en-ie), German, French, Spanish.
  */
 #pragma once
 

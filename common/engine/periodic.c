@@ -187,8 +187,8 @@ static int locale_from(const cJSON *data, const char *file,
 	    moment_locale_find(name, &l) < 0) {
 		*ret_msg = xasprintf(
 			"%s sets the locale %s, whose month and day names "
-			"vaultd does not have (it knows %s); set the locale to "
-			"English or system-default there",
+			"vaultd does not have (it knows %s); set one of those "
+			"or system-default there",
 			file, name, moment_locales_known());
 		return -ENOTSUP;
 	}
