@@ -340,6 +340,70 @@ static int cmp_folder(const void *a, const void *b)
 			  cJSON_GetObjectItem(y, "path")->valuestring);
 }
 
+/* browse's entry for a subfolder ({path, notes}), made with no notes
+ * when it is not listed yet (folders: cJSON objects). */
+static cJSON *folder_entry(struct ptrvec *folders, const char *sub)
+{
+	for (size_t k = 0; k < folders->n; k++) {
+		cJSON *e = folders->v[k];
+		if (!strcasecmp(cJSON_GetObjectItem(e, "path")->valuestring,
+				sub))
+			return e;
+	}
+	cJSON *e = cJSON_CreateObject();
+	cJSON_AddStringToObject(e, "path", sub);
+	cJSON_AddNumberToObject(e, "notes", 0);
+	pv_push(folders, e);
+	return e;
+}
+
+/* The rest of a note's path below the folder (folded ff, fl bytes), in
+ * the disk's spelling. */
+static const char *path_below(const struct note *nt, const char *ff, size_t fl)
+{
+	if (!fl)
+		return nt->path;
+	/* Same number of components as the folder. */
+	size_t comps = 1;
+	for (const char *p = ff; *p; p++)
+		comps += *p == '/';
+	const char *p = nt->path;
+	for (size_t k = 0; k < comps; k++)
+		p = strchr(p, '/') + 1;
+	return p;
+}
+
+/* The subfolders on disk (folders without notes exist only there), not
+ * hidden or ignored: whether the folder itself exists. */
+static bool disk_folders(struct tool_ctx *c, const char *folder,
+			 struct ptrvec *folders)
+{
+	_cleanup_policy_ struct policy *pol = vault_policy_get(c->v);
+	int dfd = *folder ? beneath_open(vault_rootfd(c->v), folder,
+					 O_RDONLY | O_DIRECTORY, 0)
+			  : openat(vault_rootfd(c->v), ".",
+				   O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return false;
+	DIR *d = fdopendir(dfd);
+	if (!d) {
+		close(dfd);
+		return true;
+	}
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		_cleanup_free_ char *sub =
+			*folder ? xasprintf("%s/%s", folder, de->d_name)
+				: xstrdup(de->d_name);
+		if (!policy_ignored(pol, sub, true))
+			folder_entry(folders, sub);
+	}
+	closedir(d);
+	return true;
+}
+
 int op_browse(struct tool_ctx *c)
 {
 	READ_LOCKED(c);
@@ -354,8 +418,6 @@ int op_browse(struct tool_ctx *c)
 	struct index *ix = vault_index(c->v);
 	size_t n;
 	struct note *const *all = index_sorted(ix, &n);
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "path", folder);
 	cJSON *notes = cJSON_CreateArray();
 	struct ptrvec folders = {0}; /* cJSON objects {path, notes} */
 	_cleanup_free_ char *atpath = xasprintf("%s.md", ff);
@@ -366,88 +428,21 @@ int op_browse(struct tool_ctx *c)
 			note_here = note_brief(ix, nt);
 		if (!in_folder(nt, ff, fl))
 			continue;
-		/* The rest of the path below the folder, in disk spelling. */
-		size_t skip = 0;
-		if (fl) {
-			/* Same number of components as the folder. */
-			size_t comps = 1;
-			for (const char *p = ff; *p; p++)
-				comps += *p == '/';
-			const char *p = nt->path;
-			for (size_t k = 0; k < comps; k++)
-				p = strchr(p, '/') + 1;
-			skip = (size_t)(p - nt->path);
-		}
-		const char *rest = nt->path + skip;
-		const char *slash = strchr(rest, '/');
+		const char *slash = strchr(path_below(nt, ff, fl), '/');
 		if (!slash) {
 			cJSON_AddItemToArray(notes, note_brief(ix, nt));
 			continue;
 		}
 		_cleanup_free_ char *sub =
 			xstrndup(nt->path, (size_t)(slash - nt->path));
-		cJSON *entry = NULL;
-		for (size_t k = 0; k < folders.n && !entry; k++) {
-			cJSON *e = folders.v[k];
-			if (strcasecmp(
-				    cJSON_GetObjectItem(e, "path")->valuestring,
-				    sub) == 0)
-				entry = e;
-		}
-		if (!entry) {
-			entry = cJSON_CreateObject();
-			cJSON_AddStringToObject(entry, "path", sub);
-			cJSON_AddNumberToObject(entry, "notes", 0);
-			pv_push(&folders, entry);
-		}
-		cJSON *cnt = cJSON_GetObjectItem(entry, "notes");
+		cJSON *cnt = cJSON_GetObjectItem(folder_entry(&folders, sub),
+						 "notes");
 		cJSON_SetNumberValue(cnt, cnt->valuedouble + 1);
 	}
-	/* Folders without notes exist only on disk. */
-	_cleanup_policy_ struct policy *pol = vault_policy_get(c->v);
-	_cleanup_close_ int dfd =
-		fl ? beneath_open(vault_rootfd(c->v), folder,
-				  O_RDONLY | O_DIRECTORY, 0)
-		   : openat(vault_rootfd(c->v), ".",
-			    O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	bool exists = dfd >= 0;
-	if (dfd >= 0) {
-		DIR *d = fdopendir(dfd);
-		if (d) {
-			dfd = -1;
-			struct dirent *de;
-			while ((de = readdir(d))) {
-				if (de->d_type != DT_DIR ||
-				    de->d_name[0] == '.')
-					continue;
-				_cleanup_free_ char *sub =
-					fl ? xasprintf("%s/%s", folder,
-						       de->d_name)
-					   : xstrdup(de->d_name);
-				if (policy_ignored(pol, sub, true))
-					continue;
-				bool known = false;
-				for (size_t k = 0; k < folders.n && !known; k++)
-					known = strcasecmp(
-							cJSON_GetObjectItem(
-								folders.v[k],
-								"path")
-								->valuestring,
-							sub) == 0;
-				if (known)
-					continue;
-				cJSON *e = cJSON_CreateObject();
-				cJSON_AddStringToObject(e, "path", sub);
-				cJSON_AddNumberToObject(e, "notes", 0);
-				pv_push(&folders, e);
-			}
-			closedir(d);
-		}
-	}
+	bool exists = disk_folders(c, folder, &folders);
 	if (!exists && !note_here && !folders.n && !cJSON_GetArraySize(notes)) {
 		pv_free(&folders);
 		cJSON_Delete(notes);
-		cJSON_Delete(o);
 		return op_fail(c, -ENOENT, "Folder %s not found",
 			       QUOTE(folder));
 	}
@@ -456,6 +451,8 @@ int op_browse(struct tool_ctx *c)
 	for (size_t k = 0; k < folders.n; k++)
 		cJSON_AddItemToArray(fa, folders.v[k]);
 	pv_free(&folders);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "path", folder);
 	if (note_here)
 		cJSON_AddItemToObject(o, "note", note_here);
 	cJSON_AddItemToObject(o, "folders", fa);
