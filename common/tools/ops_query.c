@@ -84,7 +84,8 @@ static int run_page(struct tool_ctx *c, struct pquery *q, const char *scope,
 		/* Rows are tasks, as list_tasks gives them. */
 		cJSON_AddStringToObject(o, "kind", "task");
 		cJSON_AddArrayToObject(o, "columns");
-		return op_tasks_page(c, q, scope, this_note, "rows", 50, o);
+		return op_tasks_page(c, q, scope, types, this_note, "rows", 50,
+				     o);
 	}
 	size_t offset;
 	uint64_t gen = index_generation(ix);

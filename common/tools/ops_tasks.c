@@ -107,14 +107,10 @@ static cJSON *task_json(const struct index *ix, const struct pq_task *pt)
 }
 
 int op_tasks_page(struct tool_ctx *c, struct pquery *q, const char *scope,
-		  const struct note *this_note, const char *key, long def_limit,
-		  cJSON *o)
+		  const struct ptypes *types, const struct note *this_note,
+		  const char *key, long def_limit, cJSON *o)
 {
-	_cleanup_(ptypes_freep) struct ptypes *types = NULL;
-	_cleanup_free_ char *msg = NULL;
-	int r = ptypes_load(vault_rootfd(c->v), &types, &msg);
-	if (r < 0)
-		return op_fail(c, r, "%s", msg);
+	int r;
 	struct index *ix = vault_index(c->v);
 	size_t offset;
 	uint64_t gen = index_generation(ix);
@@ -150,9 +146,15 @@ int op_list_tasks(struct tool_ctx *c)
 	sb_puts(&scope, "list_tasks");
 	for (size_t i = 0; i < ARRAY_SIZE(PARTS); i++)
 		sb_printf(&scope, "\n%s", arg_str(c, PARTS[i], ""));
+	_cleanup_(ptypes_freep) struct ptypes *types = NULL;
+	_cleanup_free_ char *tmsg = NULL;
+	if ((r = ptypes_load(vault_rootfd(c->v), &types, &tmsg)) < 0) {
+		sb_free(&scope);
+		return op_fail(c, r, "%s", tmsg);
+	}
 	READ_LOCKED(c);
 	cJSON *o = cJSON_CreateObject();
-	r = op_tasks_page(c, q, sb_str(&scope), NULL, "tasks", 100, o);
+	r = op_tasks_page(c, q, sb_str(&scope), types, NULL, "tasks", 100, o);
 	sb_free(&scope);
 	if (r < 0) {
 		cJSON_Delete(o);

@@ -201,12 +201,14 @@ int op_periodic_write(struct tool_ctx *c, const char *path, const char *initial,
 /* Tasks (ops_tasks.c). */
 int op_list_tasks(struct tool_ctx *c);
 /* A page of a task query's tasks (read lock held) as o[key], with total
- * and next_cursor; this_note: DQL's `this` (may be NULL); def_limit:
- * the page's size when the call gives no limit. */
+ * and next_cursor; types: the vault's property types; this_note: DQL's
+ * `this` (may be NULL); def_limit: the page's size when the call gives
+ * no limit. */
 struct pquery;
+struct ptypes;
 int op_tasks_page(struct tool_ctx *c, struct pquery *q, const char *scope,
-		  const struct note *this_note, const char *key, long def_limit,
-		  cJSON *o);
+		  const struct ptypes *types, const struct note *this_note,
+		  const char *key, long def_limit, cJSON *o);
 int op_set_task_status(struct tool_ctx *c);
 /*
  * Edit one note through the guarded write path (ops_write.c): under the
