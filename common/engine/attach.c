@@ -6,7 +6,6 @@
 #include <cjson/cJSON.h>
 #include <glib.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <sys/stat.h>
 
 static const struct {
@@ -153,14 +152,10 @@ int attach_read_base64(int rootfd, const char *path, size_t max, char **ret,
 	*ret_size = 0;
 	_cleanup_free_ char *buf = NULL;
 	size_t len = 0;
-	int r = file_read(rootfd, path, max, &buf, &len, NULL);
-	if (r == -EFBIG) {
-		struct stat st;
-		_cleanup_close_ int fd =
-			beneath_open(rootfd, path, O_RDONLY, 0);
-		if (fd >= 0 && fstat(fd, &st) == 0)
-			*ret_size = (size_t)st.st_size;
-	}
+	struct stat st = {0};
+	int r = file_read(rootfd, path, max, &buf, &len, &st);
+	if (r == -EFBIG)
+		*ret_size = (size_t)st.st_size;
 	if (r < 0)
 		return r;
 	*ret_size = len;

@@ -282,6 +282,8 @@ int file_read(int rootfd, const char *rel, size_t max, char **ret,
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return -EISDIR;
+	if (ret_st)
+		*ret_st = st;
 	if ((size_t)st.st_size > max)
 		return -EFBIG;
 	size_t cap = (size_t)st.st_size + 1, len = 0;
@@ -314,8 +316,6 @@ int file_read(int rootfd, const char *rel, size_t max, char **ret,
 	buf[len] = 0;
 	*ret = buf;
 	*ret_len = len;
-	if (ret_st)
-		*ret_st = st;
 	return 0;
 }
 

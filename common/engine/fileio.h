@@ -34,7 +34,8 @@ int beneath_open(int rootfd, const char *rel, int flags, mode_t mode);
  * NULL with errno set. */
 DIR *dir_open_beneath(int rootfd, const char *rel);
 
-/* Read a whole file (at most max bytes, else -EFBIG). */
+/* Read a whole file (at most max bytes, else -EFBIG). ret_st (may be
+ * NULL): the file's stat, filled also when it is too big. */
 int file_read(int rootfd, const char *rel, size_t max, char **ret,
 	      size_t *ret_len, struct stat *ret_st);
 
