@@ -1201,7 +1201,25 @@ static void test_first_build(void)
 		tv_call_json(&t, "update_note",
 			     "{\"name\": \"N0042\", \"content\": \"oboe\"}"));
 	CU_ASSERT_EQUAL(total_of(&t, "bassoon 42", "content"), 11);
+	/* Filling the substring index changes no answer: a cursor taken
+	 * before it still pages on after it. */
+	r = tv_call_json(&t, "search_notes",
+			 "{\"query\": \"bassoon\", \"mode\": \"fulltext\", "
+			 "\"limit\": 7}");
+	char *cur = xstrdup(
+		cJSON_GetStringValue(cJSON_GetObjectItem(r, "next_cursor")));
+	cJSON_Delete(r);
 	CU_ASSERT(vault_substrings_work(t.v) >= 2600);
+	char *more =
+		xasprintf("{\"query\": \"bassoon\", \"mode\": "
+			  "\"fulltext\", \"limit\": 7, \"cursor\": \"%s\"}",
+			  cur);
+	r = tv_call_json(&t, "search_notes", more);
+	CU_ASSERT_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "total")),
+			2600);
+	cJSON_Delete(r);
+	free(more);
+	free(cur);
 	vault_store_state(t.v, &st);
 	CU_ASSERT(st.substrings_ready);
 	CU_ASSERT_EQUAL(total_of(&t, "bassoon 42", "content"), 11);

@@ -124,7 +124,11 @@ struct store {
 	pthread_mutex_t pmu;
 	sqlite3 *pool[POOL_MAX];
 	int npool;
+	/* Bumped when what a search finds may have changed (not by the
+	 * trigram backfill or a stat update): cursors and cached counts
+	 * hold for one generation. */
 	atomic_uint_fast64_t gen;
+	bool dirty; /* the open transaction changed what searches find */
 	/* The trigram index (sub) lags behind on a first build: rows with
 	 * an id up to sub_cursor are in it; -1: all of them. It is filled
 	 * after the word index, so that full-text search is ready sooner. */
@@ -603,6 +607,8 @@ int store_sub_backfill(struct store *s, uint64_t budget_ns, size_t *ret_done)
 	}
 	if (store_commit(s) < 0)
 		return -EIO;
+	/* Content searches give the same answers from the trigram index
+	 * as from the stored text: the generation stays. */
 	atomic_store(&s->sub_cursor, next);
 	return next < 0 ? 0 : 1;
 }
@@ -770,6 +776,8 @@ int store_begin(struct store *s)
 int store_commit(struct store *s)
 {
 	int r = 0;
+	bool changed = s->dirty || s->nops;
+	s->dirty = false;
 	for (size_t i = 0; i < s->nops; i++) {
 		struct fts_op *o = &s->ops[i];
 		r |= fts_rows(s, o->del, o->id, o->title, o->tlen, o->body,
@@ -779,7 +787,8 @@ int store_commit(struct store *s)
 	if (r == 0 &&
 	    sqlite3_exec(s->w, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) {
 		/* What searches counted before is out of date. */
-		atomic_fetch_add(&s->gen, 1);
+		if (changed)
+			atomic_fetch_add(&s->gen, 1);
 		return 0;
 	}
 	write_failed(s);
@@ -792,6 +801,9 @@ void store_rollback(struct store *s)
 	drop_ops(s);
 	if (s->w && !sqlite3_get_autocommit(s->w))
 		sqlite3_exec(s->w, "ROLLBACK", NULL, NULL, NULL);
+	if (s->dirty)
+		atomic_fetch_add(&s->gen, 1);
+	s->dirty = false;
 }
 
 static int run(sqlite3_stmt *st)
@@ -1023,6 +1035,7 @@ int store_put_text(struct store *s, const struct note *n, struct store_text *t)
 	queue_op(s, false, id, sb_steal(&title), tlen, TAKE_PTR(t->body),
 		 (int)t->blen);
 	store_text_free(t);
+	s->dirty = true;
 	atomic_fetch_add(&s->gen, 1);
 	return r ? write_failed(s) : 0;
 }
@@ -1038,6 +1051,7 @@ int store_remove(struct store *s, const char *path)
 	r |= run_id(s, ST_DEL_DOC, id);
 	r |= run_id(s, ST_DEL_TAGS, id);
 	r |= run_id(s, ST_DEL_NOTE, id);
+	s->dirty = true;
 	atomic_fetch_add(&s->gen, 1);
 	return r ? write_failed(s) : 0;
 }
