@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The store's private parts, shared by its files (store.c: opening, the
+ * schema, connections and reset; store_write.c: loading entries, writes
+ * and transactions; store_query.c: a query as FTS5 expressions and SQL
+ * conditions; store_relax.c: plain queries joined by OR, typo fixes;
+ * store_snippet.c: a hit's snippet; store_rank.c: top k without ranking
+ * every hit; store_search.c: the searches themselves).
+ */
+#pragma once
+
+#include "store.h"
+#include "hmap.h"
+#include "util.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The layout; a database with another one is rebuilt. NOTE_FORMAT is part
+ * of it: stored entries are only as good as the parser that made them. */
+#define LAYOUT (8 * 1000 + NOTE_FORMAT)
+#define POOL_MAX 8
+/* Ranking: BM25 with a note's name and aliases weighing ten times its
+ * text, with bounded work per note (ftsaux.h). */
+#define RANK "vrank(10.0, 1.0)"
+/* Trigrams taken from a long content query (the rest is checked). */
+#define MAX_TRIGRAMS 24
+
+enum {
+	ST_FIND,
+	ST_UPSERT,
+	ST_DEL_TAGS,
+	ST_ADD_TAG,
+	ST_OLD_DOC,
+	ST_UNINDEX_FTS,
+	ST_UNINDEX_SUB,
+	ST_PUT_DOC,
+	ST_INDEX_FTS,
+	ST_INDEX_SUB,
+	ST_DEL_DOC,
+	ST_DEL_NOTE,
+	ST_SET_STAT,
+	ST_COUNT
+};
+
+/* A change to the FTS tables, held until the transaction commits. */
+struct fts_op {
+	bool del;
+	int64_t id;
+	char *title, *body;
+	int tlen, blen;
+};
+
+struct store {
+	char *path, *root;
+	/* Queued FTS changes: any statement that needs a statement journal
+	 * (an upsert, INSERT OR REPLACE, a multi-row DELETE) makes SQLite
+	 * open a savepoint on every virtual table in the transaction, and
+	 * FTS5 flushes its pending terms there; interleaved with them, every
+	 * note would become its own FTS segment (several times slower). */
+	struct fts_op *ops;
+	size_t nops, capops;
+	sqlite3 *w; /* the writer */
+	sqlite3_stmt *st[ST_COUNT];
+	pthread_mutex_t pmu;
+	sqlite3 *pool[POOL_MAX];
+	int npool;
+	/* Bumped when what a search finds may have changed (not by the
+	 * trigram backfill or a stat update): cursors and cached counts
+	 * hold for one generation. */
+	atomic_uint_fast64_t gen;
+	bool dirty; /* the open transaction changed what searches find */
+	/* The trigram index (sub) lags behind on a first build: rows with
+	 * an id up to sub_cursor are in it; -1: all of them. It is filled
+	 * after the word index, so that full-text search is ready sooner. */
+	atomic_int_fast64_t sub_cursor;
+	atomic_bool failed;
+	char *error;
+	/* How many notes each word of recent queries is in (FTS5
+	 * expression to count + 1), for generation dfgen. */
+	pthread_mutex_t dfmu;
+	struct hmap *df;
+	uint64_t dfgen;
+};
+
+/* SQL text with its text parameters, numbered from FIRST_PARAM. */
+#define FIRST_PARAM 4
+struct sql {
+	struct sbuf s;
+	struct ptrvec params;
+	bool sub_ok; /* the trigram index is complete */
+	bool few;    /* the word index drives: few notes are tested */
+};
+
+/* store.c */
+bool sto_ascii_only(const char *s, size_t n);
+sqlite3 *sto_acquire(struct store *s);
+void sto_release(struct store *s, sqlite3 *db);
+int sto_write_failed(struct store *s);
+
+/* store_write.c */
+int sto_run(sqlite3_stmt *st);
+bool sto_has_cjk(const char *t, size_t len);
+void sto_drop_ops(struct store *s);
+int sto_fts_rows(struct store *s, bool del, int64_t id, const char *title,
+		 int tlen, const char *body, int blen);
+
+/* store_query.c */
+void sto_sql_free(struct sql *q);
+void sto_bind_params(sqlite3_stmt *st, const struct sql *q);
+bool sto_text_atom(const struct qnode *q);
+bool sto_cjk_atom(const struct qnode *q);
+char *sto_trigrams(const char *text);
+void sto_fts_atom(struct sbuf *b, const struct qnode *q);
+bool sto_ftsable(const struct qnode *q);
+void sto_fts_expr(struct sbuf *b, const struct qnode *q);
+void sto_where(struct sql *out, const struct qnode *q, bool cs);
+void sto_rank_terms(struct sbuf *b, const struct qnode *q, bool negated);
+struct qnode *sto_prune(struct qnode *q);
+struct qnode *sto_copy(const struct qnode *q);
+
+/* store_relax.c */
+unsigned sto_query_stop_langs(const struct qnode *q);
+unsigned sto_query_stem_langs(unsigned stop);
+struct qnode *sto_relax(struct qnode *q, unsigned stop);
+void sto_fix_typos(sqlite3 *db, struct qnode *q);
+void sto_conjuncts(const struct qnode *q, struct ptrvec *out);
+
+/* store_snippet.c */
+void sto_first_cjk_word(const struct qnode *q, bool negated, const char **ret);
+void sto_snippets(sqlite3 *db, struct ptrvec *hits, const char *match,
+		  const char *cjk);
+
+/* store_rank.c */
+int sto_ranked(struct store *s, sqlite3 *db, const char *sel,
+	       const char *driver, const struct sql *w, const struct qnode *q,
+	       uint64_t gen, size_t offset, size_t limit, struct ptrvec *hits,
+	       char **ret_msg);
+
+/* store_search.c */
+int sto_search_error(struct store *s, sqlite3 *db, char **ret_msg);
+int sto_collect(struct store *s, sqlite3 *db, sqlite3_stmt *st,
+		struct ptrvec *hits, char **ret_msg);
+void sto_drop_hits(struct ptrvec *hits);
+
+/* The languages whose stems the words of the query being planned bring
+ * (stem.h): set by store_search for the thread that plans it. */
+extern _Thread_local unsigned sto_query_langs;
