@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The file layer's private parts, shared by its files (fileio.c: paths,
+ * opening beneath the root, reads, folders, renames and stats;
+ * fileio_write.c: atomic writes and the pool of spare files;
+ * fileio_batch.c: batches of writes made durable together): the spare
+ * pool's struct, the helpers one file lends another, and the mode mask
+ * of new files.
+ */
+#pragma once
+
+#include "fileio.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+/* Taken out of new files' modes (file_set_umask). */
+extern mode_t fio_create_mask;
+
+#define POOL_LOW 16
+#define POOL_MAX 2048
+#define SPARE_KEEP_MAX (32 * 1024)
+#define SPARE_NAME 48
+
+struct file_pool {
+	int dfd;   /* .vaultd/spare: constant */
+	dev_t dev; /* its file system: constant */
+	int flags; /* a new spare's inode flags, or -1: constant */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	char (*names)[SPARE_NAME]; /* mu: the spares */
+	size_t n, cap;		   /* mu */
+	size_t fill;		   /* mu: made ahead up to this many */
+	bool stop;		   /* mu */
+	atomic_bool quit;	   /* stop, for the taking of old spares */
+	bool running;		   /* the thread was started */
+	file_in_use_fn in_use;	   /* mu */
+	void *in_use_ud;	   /* mu */
+	pthread_t th;
+};
+
+/* fileio_write.c */
+int fio_open_parent(int rootfd, const char *rel, const char **ret_base);
+int fio_open_folder(int rootfd, const char *rel, const char **ret_base);
+bool fio_sync_folder(int dfd);
+int fio_temp_write(int dfd, const char *base, const struct stat *old,
+		   const char *data, size_t len, char tmp[static 300],
+		   int *ret_fd, struct stat *ret_st);
+int fio_replaceable(int dfd, const char *base, unsigned flags,
+		    struct stat *ret_old);
+bool fio_pool_fits(const struct file_pool *p, int dfd);
+int fio_spare_fill(struct file_pool *p, const struct stat *old,
+		   const char *data, size_t len, bool sync,
+		   char name[static SPARE_NAME], struct stat *ret_st);
+int fio_exchange_in(int fdir, const char *from, int dfd, const char *base);
+void fio_donate(struct file_pool *p, int fdir, const char *name, bool synced);

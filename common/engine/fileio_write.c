@@ -1,0 +1,630 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Atomic writes: a note's new text goes to a temporary file beside it (or
+ * to a spare file, below) that replaces the note by a rename, so a reader
+ * sees the old text or the new one, never a part; and the pool of spare
+ * files that spares making an inode for each write.
+ */
+#include "fileio_int.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <sys/ioctl.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+
+int fio_open_parent(int rootfd, const char *rel, const char **ret_base)
+{
+	const char *slash = strrchr(rel, '/');
+	if (!slash) {
+		*ret_base = rel;
+		int fd = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+		return fd < 0 ? -errno : fd;
+	}
+	_cleanup_free_ char *dir = xstrndup(rel, (size_t)(slash - rel));
+	*ret_base = slash + 1;
+	return beneath_open(rootfd, dir, O_PATH | O_DIRECTORY, 0);
+}
+
+/*
+ * The folder holding rel, opened so that fsync() takes it (an O_PATH
+ * descriptor is refused); *ret_base points into rel. A folder that cannot
+ * be read (mode -wx) is opened O_PATH: writes there go without the
+ * folder's fsync.
+ */
+int fio_open_folder(int rootfd, const char *rel, const char **ret_base)
+{
+	const char *slash = strrchr(rel, '/');
+	*ret_base = slash ? slash + 1 : rel;
+	if (!slash) {
+		int fd =
+			openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0 && errno == EACCES)
+			fd = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+		return fd < 0 ? -errno : fd;
+	}
+	_cleanup_free_ char *dir = xstrndup(rel, (size_t)(slash - rel));
+	int fd = beneath_open(rootfd, dir, O_RDONLY | O_DIRECTORY, 0);
+	if (fd == -EACCES)
+		fd = beneath_open(rootfd, dir, O_PATH | O_DIRECTORY, 0);
+	return fd;
+}
+
+/* fsync() a folder from fio_open_folder(); an O_PATH one is left alone.
+ * Whether it is durable now. */
+bool fio_sync_folder(int dfd)
+{
+	int fl = fcntl(dfd, F_GETFL);
+	return fl >= 0 && !(fl & O_PATH) && fsync(dfd) == 0;
+}
+
+/*
+ * A temp file in dfd beside base (".<base>.vaultd-<pid>-<hex>.tmp", see
+ * file_is_stale_temp()) holding data, with the mode and owner of the file
+ * it is to replace (old, or NULL for a new file). Not yet synced; the fd
+ * is left open in *ret_fd, the name in tmp, its stat in *ret_st. On
+ * failure nothing is left behind.
+ */
+int fio_temp_write(int dfd, const char *base, const struct stat *old,
+		   const char *data, size_t len, char tmp[static 300],
+		   int *ret_fd, struct stat *ret_st)
+{
+	int fd = -1;
+	for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
+		snprintf(tmp, 300, ".%.200s.vaultd-%d-%x.tmp", base,
+			 (int)getpid(),
+			 (unsigned)(hash_bytes(&attempt, sizeof(attempt)) ^
+				    now_ns()) &
+				 0xffffff);
+		/* Never more open than the note it replaces, even briefly:
+		 * the umask can only narrow this; fchmod() below restores. */
+		fd = openat(dfd, tmp,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				    O_CLOEXEC,
+			    old ? (old->st_mode & 0777)
+				: (0666 & ~fio_create_mask));
+		if (fd < 0 && errno != EEXIST)
+			return -errno;
+	}
+	if (fd < 0)
+		return -EEXIST;
+	int r = 0;
+	size_t off = 0;
+	while (off < len) {
+		ssize_t w = write(fd, data + off, len - off);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			break;
+		}
+		off += (size_t)w;
+	}
+	struct stat st;
+	if (!r && fstat(fd, &st) < 0)
+		r = -errno;
+	/* Keep the note's permissions and, where allowed, owner (only
+	 * what differs: each change is an inode update). */
+	if (!r && old && (st.st_mode & 07777) != (old->st_mode & 07777)) {
+		if (fchmod(fd, old->st_mode & 07777) < 0)
+			r = -errno;
+		else
+			st.st_mode =
+				(st.st_mode & ~07777u) | (old->st_mode & 07777);
+	}
+	if (!r && old &&
+	    (st.st_uid != old->st_uid || st.st_gid != old->st_gid) &&
+	    fchown(fd, old->st_uid, old->st_gid) == 0) {
+		st.st_uid = old->st_uid;
+		st.st_gid = old->st_gid;
+	}
+	if (r < 0) {
+		close(fd);
+		unlinkat(dfd, tmp, 0);
+		return r;
+	}
+	*ret_fd = fd;
+	*ret_st = st;
+	return 0;
+}
+
+/* What is there now under base: its stat in *ret_old (0), -ENOENT, or
+ * why it cannot be replaced. */
+int fio_replaceable(int dfd, const char *base, unsigned flags,
+		    struct stat *ret_old)
+{
+	if (fstatat(dfd, base, ret_old, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? -ENOENT : -errno;
+	if (flags & WRITE_NOREPLACE)
+		return -EEXIST;
+	if (!S_ISREG(ret_old->st_mode))
+		return -EISDIR;
+	return 0;
+}
+
+/* ---- spare files ---------------------------------------------------------
+ */
+
+/*
+ * Spare files: files in .vaultd/spare/, one of which becomes the new
+ * file of a write. Making a file means finding a free inode, and some file
+ * systems make that slow after many files were deleted (ext4 without a
+ * journal passes over every inode freed in the last minutes, each looked
+ * up: hundreds of microseconds a file where vaultd rewrites notes all the
+ * time). So a write swaps its spare with the note (RENAME_EXCHANGE) and
+ * the note's old file, once nothing else can see it, becomes the next
+ * spare (its text is written over when it is used, see fio_spare_fill()): in
+ * steady use no inode is made or freed. A thread makes new spares while
+ * fewer than POOL_LOW are left, and ahead of time up to the number the
+ * vault asks for (file_pool_set_fill(): so many that a rename's batch
+ * finds a spare for each note it rewrites); up to POOL_MAX are kept, and
+ * across
+ * restarts (a spare is a file of vaultd's, mode 0600). A spare keeps its
+ * blocks for the text written over it, so files over SPARE_KEEP_MAX are
+ * not kept: the spares never hold more than POOL_MAX * SPARE_KEEP_MAX
+ * bytes (64 MiB).
+ */
+
+static int inode_flags(int fd)
+{
+	int f;
+	return ioctl(fd, FS_IOC_GETFLAGS, &f) < 0 ? -1 : f;
+}
+
+/* Keep name as a spare (mu held); false when the pool is full. */
+static bool pool_add_locked(struct file_pool *p, const char *name)
+{
+	if (p->n == p->cap) {
+		if (p->cap == POOL_MAX)
+			return false;
+		p->cap = p->cap ? 2 * p->cap : POOL_LOW * 2;
+		if (p->cap > POOL_MAX)
+			p->cap = POOL_MAX;
+		p->names = xrealloc(p->names, p->cap * sizeof(*p->names));
+	}
+	snprintf(p->names[p->n++], SPARE_NAME, "%s", name);
+	return true;
+}
+
+/* A new empty spare (its name in name), or -errno. */
+static int make_spare(struct file_pool *p, char name[static SPARE_NAME])
+{
+	int fd = -1;
+	for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
+		snprintf(name, SPARE_NAME, "spare-%d-%x", (int)getpid(),
+			 (unsigned)(hash_bytes(&attempt, sizeof(attempt)) ^
+				    now_ns()) &
+				 0xffffff);
+		fd = openat(p->dfd, name,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+				    O_CLOEXEC,
+			    0600);
+		if (fd < 0 && errno != EEXIST)
+			return -errno;
+	}
+	if (fd < 0)
+		return -EEXIST;
+	close(fd);
+	return 0;
+}
+
+static void pool_recycle(struct file_pool *p, const char *name);
+
+/* The spares an earlier run left (their texts, if any, are written
+ * over when they are used): taken by the pool's thread, off the path of
+ * the write that made the pool. */
+static void adopt_spares(struct file_pool *p)
+{
+	int fd = dup(p->dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	/* This run's own ("spare-<pid>-...") are in use already. */
+	char own[32];
+	int ol = snprintf(own, sizeof(own), "spare-%d-", (int)getpid());
+	struct dirent *de;
+	while (!atomic_load(&p->quit) && (de = readdir(d)))
+		if (!strncmp(de->d_name, "spare-", 6) &&
+		    strncmp(de->d_name, own, (size_t)ol) != 0 &&
+		    strlen(de->d_name) < SPARE_NAME)
+			pool_recycle(p, de->d_name);
+	closedir(d);
+}
+
+static void *pool_main(void *arg)
+{
+	struct file_pool *p = arg;
+	adopt_spares(p);
+	pthread_mutex_lock(&p->mu);
+	while (!p->stop) {
+		size_t want = p->fill > POOL_LOW ? p->fill : POOL_LOW;
+		if (p->n >= want) {
+			pthread_cond_wait(&p->cv, &p->mu);
+			continue;
+		}
+		pthread_mutex_unlock(&p->mu);
+		char name[SPARE_NAME];
+		int r = make_spare(p, name);
+		pthread_mutex_lock(&p->mu);
+		if (r == 0) {
+			pool_add_locked(p, name);
+		} else if (!p->stop) {
+			/* A full disk, a read-only folder: writes make
+			 * their own files meanwhile. */
+			struct timespec until;
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec++;
+			pthread_cond_timedwait(&p->cv, &p->mu, &until);
+		}
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+void file_pool_set_fill(struct file_pool *p, size_t n)
+{
+	pthread_mutex_lock(&p->mu);
+	p->fill = n < POOL_MAX ? n : POOL_MAX;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* Whether the file open as fd may become a spare: one name, at most
+ * SPARE_KEEP_MAX bytes, nothing but what a new spare has (no extended
+ * attribute, the same inode flags),
+ * and no one else holding it: not vaultd (in_use), not another process
+ * (a write lease is granted only when no one has it open; taken, the
+ * caller releases it). */
+static bool recyclable(struct file_pool *p, int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
+	    st.st_dev != p->dev || st.st_size > SPARE_KEEP_MAX ||
+	    flistxattr(fd, NULL, 0) != 0 || inode_flags(fd) != p->flags)
+		return false;
+	pthread_mutex_lock(&p->mu);
+	file_in_use_fn fn = p->in_use;
+	void *ud = p->in_use_ud;
+	pthread_mutex_unlock(&p->mu);
+	if (fn && fn(ud, st.st_dev, st.st_ino))
+		return false;
+	return fcntl(fd, F_SETLEASE, F_WRLCK) == 0;
+}
+
+/*
+ * The file under name in the spare folder: a note's old file swapped out
+ * by a write (after its folder was synced: the note no longer needs it),
+ * or a spare left by an earlier run. Kept as a spare, readable by vaultd
+ * alone, when recyclable(), else removed, as a rename over the note
+ * would have. It is not emptied: the write that takes it writes over
+ * its blocks (freeing blocks can cost a discard on the device each).
+ */
+static void pool_recycle(struct file_pool *p, const char *name)
+{
+	/* O_NONBLOCK: another process's write lease is not waited for. */
+	int fd = openat(p->dfd, name,
+			O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	bool keep = fd >= 0 && recyclable(p, fd);
+	if (keep) {
+		keep = fchmod(fd, 0600) == 0;
+		fcntl(fd, F_SETLEASE, F_UNLCK);
+	}
+	if (fd >= 0)
+		close(fd);
+	if (keep) {
+		pthread_mutex_lock(&p->mu);
+		keep = pool_add_locked(p, name);
+		pthread_mutex_unlock(&p->mu);
+	}
+	if (!keep)
+		unlinkat(p->dfd, name, 0);
+}
+
+struct file_pool *file_pool_new(int rootfd)
+{
+	/* Only in vaultd's own folder: no symlink on the way. */
+	_cleanup_close_ int vfd =
+		openat(rootfd, ".vaultd",
+		       O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (vfd < 0 || (mkdirat(vfd, "spare", 0700) < 0 && errno != EEXIST))
+		return NULL;
+	int dfd = openat(vfd, "spare",
+			 O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (dfd < 0)
+		return NULL;
+	if (fstat(dfd, &st) < 0) {
+		close(dfd);
+		return NULL;
+	}
+	struct file_pool *p = xcalloc(1, sizeof(*p));
+	p->dfd = dfd;
+	p->dev = st.st_dev;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	/* The flags every new file here gets, which a recycled one must
+	 * have too. */
+	char name[SPARE_NAME];
+	p->flags = -1;
+	if (make_spare(p, name) == 0) {
+		int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		p->flags = fd >= 0 ? inode_flags(fd) : -1;
+		if (fd >= 0)
+			close(fd);
+		unlinkat(dfd, name, 0);
+	}
+	if (pthread_create(&p->th, NULL, pool_main, p) != 0) {
+		file_pool_free(p);
+		return NULL;
+	}
+	p->running = true;
+	return p;
+}
+
+struct file_pool *file_pool_free(struct file_pool *p)
+{
+	if (!p)
+		return NULL;
+	pthread_mutex_lock(&p->mu);
+	p->stop = true;
+	atomic_store(&p->quit, true);
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	if (p->running)
+		pthread_join(p->th, NULL);
+	/* The spares stay for the next run: empty files of vaultd's. */
+	free(p->names);
+	close(p->dfd);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+	free(p);
+	return NULL;
+}
+
+void file_pool_set_in_use(struct file_pool *p, file_in_use_fn fn, void *ud)
+{
+	pthread_mutex_lock(&p->mu);
+	p->in_use = fn;
+	p->in_use_ud = ud;
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* A spare, open for writing (its name in name, its stat in *ret_st), or
+ * -EAGAIN. */
+static int pool_take(struct file_pool *p, char name[static SPARE_NAME],
+		     struct stat *ret_st)
+{
+	pthread_mutex_lock(&p->mu);
+	bool have = p->n > 0;
+	if (have)
+		memcpy(name, p->names[--p->n], SPARE_NAME);
+	if (p->n < POOL_LOW || p->n < p->fill)
+		pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	if (!have)
+		return -EAGAIN;
+	int fd = openat(p->dfd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* Only a file with no other name, open to vaultd alone. */
+	if (fd >= 0 && fstat(fd, ret_st) == 0 && S_ISREG(ret_st->st_mode) &&
+	    ret_st->st_nlink == 1 && (ret_st->st_mode & 07077) == 0)
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return -EAGAIN;
+}
+
+/*
+ * A spare can stand in for a temp file beside base when it is on the same
+ * file system and nothing would differ: files made in the folder get
+ * nothing from it that a spare would not have (no default ACL).
+ */
+bool fio_pool_fits(const struct file_pool *p, int dfd)
+{
+	struct stat st;
+	if (fstat(dfd, &st) < 0 || st.st_dev != p->dev)
+		return false;
+	return fgetxattr(dfd, "system.posix_acl_default", NULL, 0) < 0 &&
+	       (errno == ENODATA || errno == EOPNOTSUPP);
+}
+
+/*
+ * A spare holding data, with the mode and, where allowed, the owner of
+ * old (the file it is to replace). The text goes over what the spare
+ * held (a note's old text, in a file of mode 0600), the rest is cut off,
+ * and only then is the mode set: neither text is ever in a file more
+ * open than its note. Its name in name, its stat in *ret_st; with sync,
+ * durable, else on its way to the disk. -EAGAIN: no spare to be had,
+ * nothing done.
+ */
+int fio_spare_fill(struct file_pool *p, const struct stat *old,
+		   const char *data, size_t len, bool sync,
+		   char name[static SPARE_NAME], struct stat *ret_st)
+{
+	struct stat st;
+	int fd = pool_take(p, name, &st);
+	if (fd < 0)
+		return fd;
+	int r = 0;
+	size_t off = 0;
+	while (!r && off < len) {
+		ssize_t w = write(fd, data + off, len - off);
+		if (w < 0 && errno != EINTR)
+			r = -errno;
+		else if (w > 0)
+			off += (size_t)w;
+	}
+	if (!r && st.st_size > (off_t)len && ftruncate(fd, (off_t)len) < 0)
+		r = -errno;
+	if (!r && fchmod(fd, old->st_mode & 07777) < 0)
+		r = -errno;
+	if (!r && (old->st_uid != st.st_uid || old->st_gid != st.st_gid) &&
+	    fchown(fd, old->st_uid, old->st_gid) < 0) {
+	}
+	if (!r && fstat(fd, &st) < 0)
+		r = -errno;
+	if (!r && sync && fsync(fd) < 0)
+		r = -errno;
+	if (!r && !sync)
+		sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+	if (close(fd) < 0 && !r)
+		r = -errno;
+	if (r < 0) {
+		unlinkat(p->dfd, name, 0);
+		return r;
+	}
+	*ret_st = st;
+	return 0;
+}
+
+/*
+ * The file from (in fdir) put in place of base in dfd; the file it
+ * replaces goes to from's name (RENAME_EXCHANGE), for fio_donate() once the
+ * folder is synced: returns 1. Where there is nothing to exchange with
+ * (the file went meanwhile) or the file system cannot exchange, a plain
+ * rename: 0. A folder that took the file's place is swapped back:
+ * -EISDIR, what a rename over it says.
+ */
+int fio_exchange_in(int fdir, const char *from, int dfd, const char *base)
+{
+	if (renameat2(fdir, from, dfd, base, RENAME_EXCHANGE) < 0) {
+		if (errno != ENOENT && errno != EINVAL)
+			return -errno;
+		return renameat(fdir, from, dfd, base) < 0 ? -errno : 0;
+	}
+	struct stat st;
+	if (fstatat(fdir, from, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISDIR(st.st_mode)) {
+		renameat2(fdir, from, dfd, base, RENAME_EXCHANGE);
+		return -EISDIR;
+	}
+	return 1;
+}
+
+/*
+ * After fio_exchange_in(): the old file, now under name in fdir (the spare
+ * folder, or beside the note), becomes a spare once its folder is
+ * durable (synced), else it is removed (a crash could otherwise find the
+ * note's name on the emptied file).
+ */
+void fio_donate(struct file_pool *p, int fdir, const char *name, bool synced)
+{
+	if (synced && fdir != p->dfd) {
+		char spare[SPARE_NAME];
+		snprintf(spare, sizeof(spare), "spare-%d-%x", (int)getpid(),
+			 (unsigned)now_ns() & 0xffffff);
+		if (renameat2(fdir, name, p->dfd, spare, RENAME_NOREPLACE) ==
+		    0) {
+			pool_recycle(p, spare);
+			return;
+		}
+	}
+	if (synced && fdir == p->dfd)
+		pool_recycle(p, name);
+	else
+		unlinkat(fdir, name, 0);
+}
+
+/* rel's new text through a spare (the file to replace is old); -EAGAIN:
+ * no spare to be had, nothing done. */
+static int spare_write(struct file_pool *p, int dfd, const char *base,
+		       const struct stat *old, const char *data, size_t len,
+		       struct stat *ret_st)
+{
+	char name[SPARE_NAME];
+	struct stat st;
+	int r = fio_spare_fill(p, old, data, len, true, name, &st);
+	if (r < 0)
+		return r;
+	r = fio_exchange_in(p->dfd, name, dfd, base);
+	if (r < 0) {
+		unlinkat(p->dfd, name, 0);
+		return r == -EXDEV ? -EAGAIN : r;
+	}
+	bool synced = fio_sync_folder(dfd);
+	if (r == 1)
+		fio_donate(p, p->dfd, name, synced);
+	*ret_st = st;
+	return 0;
+}
+
+int file_write_atomic(int rootfd, const char *rel, const char *data, size_t len,
+		      unsigned flags, struct stat *ret_st)
+{
+	return file_write_pooled(NULL, rootfd, rel, data, len, flags, ret_st);
+}
+
+int file_write_pooled(struct file_pool *pool, int rootfd, const char *rel,
+		      const char *data, size_t len, unsigned flags,
+		      struct stat *ret_st)
+{
+	const char *base;
+	_cleanup_close_ int dfd = fio_open_folder(rootfd, rel, &base);
+	if (dfd == -ENOENT && (flags & WRITE_MKDIRS) && strchr(rel, '/')) {
+		_cleanup_free_ char *dir =
+			xstrndup(rel, (size_t)(base - 1 - rel));
+		int r = file_mkdirs(rootfd, dir);
+		if (r < 0)
+			return r;
+		dfd = fio_open_folder(rootfd, rel, &base);
+	}
+	if (dfd < 0)
+		return dfd;
+	struct stat old;
+	int r = fio_replaceable(dfd, base, flags, &old);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	bool exists = r == 0;
+	struct stat st;
+	/* A note replaced: through a spare when one fits. A new one is made
+	 * in its folder, which decides its group and default ACL. */
+	if (pool && exists && fio_pool_fits(pool, dfd)) {
+		r = spare_write(pool, dfd, base, &old, data, len, &st);
+		if (r == 0 && ret_st)
+			*ret_st = st;
+		if (r != -EAGAIN)
+			return r;
+	}
+	char tmp[300];
+	int fd = -1;
+	r = fio_temp_write(dfd, base, exists ? &old : NULL, data, len, tmp, &fd,
+			   &st);
+	if (r < 0)
+		return r;
+	if (fsync(fd) < 0)
+		r = -errno;
+	if (close(fd) < 0 && !r)
+		r = -errno;
+	/* With a pool, the file replaced is swapped out to become a
+	 * spare. */
+	bool swap = pool && exists && !(flags & WRITE_NOREPLACE);
+	if (!r) {
+		if (flags & WRITE_NOREPLACE) {
+			if (renameat2(dfd, tmp, dfd, base, RENAME_NOREPLACE) <
+			    0)
+				r = -errno;
+		} else if (swap) {
+			r = fio_exchange_in(dfd, tmp, dfd, base);
+		} else if (renameat(dfd, tmp, dfd, base) < 0) {
+			r = -errno;
+		}
+	}
+	if (r < 0) {
+		unlinkat(dfd, tmp, 0);
+		return r;
+	}
+	/* Make the rename itself durable. */
+	bool synced = fio_sync_folder(dfd);
+	if (swap && r == 1)
+		fio_donate(pool, dfd, tmp, synced);
+	if (ret_st)
+		*ret_st = st;
+	return 0;
+}
