@@ -272,6 +272,145 @@ static void prop_link(struct yparse *y, const yaml_event_t *e)
 	fm->links[fm->nlinks++] = l;
 }
 
+static int parse_node(struct yparse *y, int depth, cJSON **ret,
+		      yaml_mark_t *ret_end);
+
+/* A scalar node (its node already counted from first). */
+static int parse_scalar(struct yparse *y, size_t first, cJSON **ret,
+			yaml_mark_t *ret_end)
+{
+	yaml_event_t *e = &y->ev;
+	const char *v = (const char *)e->data.scalar.value;
+	const char *tag = (const char *)e->data.scalar.tag;
+	cJSON *n;
+	if (tag && strcmp(tag, YAML_STR_TAG) == 0)
+		n = cJSON_CreateString(v);
+	else if (e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
+		n = plain_scalar(v);
+	else
+		n = cJSON_CreateString(v);
+	add_anchor(y, e->data.scalar.anchor, n, first);
+	*ret_end = e->end_mark;
+	*ret = n;
+	return 0;
+}
+
+/* An alias: a copy of its anchor's node, whose nodes count again. */
+static int parse_alias(struct yparse *y, cJSON **ret, yaml_mark_t *ret_end)
+{
+	yaml_event_t *e = &y->ev;
+	const char *a = (const char *)e->data.alias.anchor;
+	for (size_t i = y->nanchors; i-- > 0;) {
+		if (strcmp(y->anchors[i].name, a) == 0) {
+			int r = take_nodes(y, y->anchors[i].nodes,
+					   e->start_mark.line);
+			if (r < 0)
+				return r;
+			*ret = cJSON_Duplicate(y->anchors[i].node, 1);
+			*ret_end = e->end_mark;
+			return 0;
+		}
+	}
+	return fail(y, "unknown alias", e->start_mark.line);
+}
+
+/* A sequence, from its start event to its end event. */
+static int parse_sequence(struct yparse *y, int depth, size_t first,
+			  cJSON **ret, yaml_mark_t *ret_end)
+{
+	yaml_event_t *e = &y->ev;
+	cJSON *arr = cJSON_CreateArray();
+	yaml_char_t *anchor =
+		e->data.sequence_start.anchor
+			? (yaml_char_t *)xstrdup(
+				  (const char *)e->data.sequence_start.anchor)
+			: NULL;
+	for (;;) {
+		int r = next_event(y);
+		if (r < 0) {
+			free(anchor);
+			cJSON_Delete(arr);
+			return r;
+		}
+		if (y->ev.type == YAML_SEQUENCE_END_EVENT)
+			break;
+		if (depth == 1 && y->ev.type == YAML_SCALAR_EVENT)
+			prop_link(y, &y->ev); /* a list property's item */
+		cJSON *item;
+		yaml_mark_t m;
+		r = parse_node(y, depth + 1, &item, &m);
+		if (r < 0) {
+			free(anchor);
+			cJSON_Delete(arr);
+			return r;
+		}
+		cJSON_AddItemToArray(arr, item);
+	}
+	*ret_end = y->ev.end_mark;
+	add_anchor(y, anchor, arr, first);
+	free(anchor);
+	*ret = arr;
+	return 0;
+}
+
+/* A mapping's entries, up to its end event, into obj (text keys, each
+ * once). */
+static int parse_entries(struct yparse *y, int depth, cJSON *obj)
+{
+	for (;;) {
+		int r = next_event(y);
+		if (r < 0)
+			return r;
+		if (y->ev.type == YAML_MAPPING_END_EVENT)
+			return 0;
+		if (y->ev.type != YAML_SCALAR_EVENT)
+			return fail(y, "only text keys are supported",
+				    y->ev.start_mark.line);
+		_cleanup_free_ char *key =
+			xstrdup((const char *)y->ev.data.scalar.value);
+		size_t kline = y->ev.start_mark.line;
+		if (cJSON_GetObjectItemCaseSensitive(obj, key)) {
+			char msg[128];
+			snprintf(msg, sizeof(msg),
+				 "duplicated mapping key '%.80s'", key);
+			return fail(y, msg, kline);
+		}
+		r = next_event(y);
+		if (r < 0)
+			return r;
+		cJSON *val;
+		yaml_mark_t m;
+		r = parse_node(y, depth + 1, &val, &m);
+		if (r < 0)
+			return r;
+		cJSON_AddItemToObject(obj, key, val);
+	}
+}
+
+/* A mapping, from its start event to its end event. */
+static int parse_mapping(struct yparse *y, int depth, size_t first, cJSON **ret,
+			 yaml_mark_t *ret_end)
+{
+	yaml_event_t *e = &y->ev;
+	cJSON *obj = cJSON_CreateObject();
+	yaml_char_t *anchor =
+		e->data.mapping_start.anchor
+			? (yaml_char_t *)xstrdup(
+				  (const char *)e->data.mapping_start.anchor)
+			: NULL;
+	int r = parse_entries(y, depth, obj);
+	if (r < 0) {
+		free(anchor);
+		cJSON_Delete(obj);
+		return r;
+	}
+	*ret_end = y->ev.end_mark;
+	add_anchor(y, anchor, obj, first);
+	free(anchor);
+	*ret = obj;
+	return 0;
+}
+
 /* Parse the node starting at the current event. On success the current
  * event is the last event of the node. */
 static int parse_node(struct yparse *y, int depth, cJSON **ret,
@@ -287,123 +426,14 @@ static int parse_node(struct yparse *y, int depth, cJSON **ret,
 			return r;
 	}
 	switch (e->type) {
-	case YAML_SCALAR_EVENT: {
-		const char *v = (const char *)e->data.scalar.value;
-		const char *tag = (const char *)e->data.scalar.tag;
-		cJSON *n;
-		if (tag && strcmp(tag, YAML_STR_TAG) == 0)
-			n = cJSON_CreateString(v);
-		else if (e->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
-			n = plain_scalar(v);
-		else
-			n = cJSON_CreateString(v);
-		add_anchor(y, e->data.scalar.anchor, n, first);
-		*ret_end = e->end_mark;
-		*ret = n;
-		return 0;
-	}
-	case YAML_ALIAS_EVENT: {
-		const char *a = (const char *)e->data.alias.anchor;
-		for (size_t i = y->nanchors; i-- > 0;) {
-			if (strcmp(y->anchors[i].name, a) == 0) {
-				int r = take_nodes(y, y->anchors[i].nodes,
-						   e->start_mark.line);
-				if (r < 0)
-					return r;
-				*ret = cJSON_Duplicate(y->anchors[i].node, 1);
-				*ret_end = e->end_mark;
-				return 0;
-			}
-		}
-		return fail(y, "unknown alias", e->start_mark.line);
-	}
-	case YAML_SEQUENCE_START_EVENT: {
-		cJSON *arr = cJSON_CreateArray();
-		yaml_char_t *anchor =
-			e->data.sequence_start.anchor
-				? (yaml_char_t *)xstrdup(
-					  (const char *)
-						  e->data.sequence_start.anchor)
-				: NULL;
-		for (;;) {
-			int r = next_event(y);
-			if (r < 0) {
-				free(anchor);
-				cJSON_Delete(arr);
-				return r;
-			}
-			if (y->ev.type == YAML_SEQUENCE_END_EVENT)
-				break;
-			if (depth == 1 && y->ev.type == YAML_SCALAR_EVENT)
-				prop_link(y,
-					  &y->ev); /* a list property's item */
-			cJSON *item;
-			yaml_mark_t m;
-			r = parse_node(y, depth + 1, &item, &m);
-			if (r < 0) {
-				free(anchor);
-				cJSON_Delete(arr);
-				return r;
-			}
-			cJSON_AddItemToArray(arr, item);
-		}
-		*ret_end = y->ev.end_mark;
-		add_anchor(y, anchor, arr, first);
-		free(anchor);
-		*ret = arr;
-		return 0;
-	}
-	case YAML_MAPPING_START_EVENT: {
-		cJSON *obj = cJSON_CreateObject();
-		yaml_char_t *anchor =
-			e->data.mapping_start.anchor
-				? (yaml_char_t *)xstrdup(
-					  (const char *)
-						  e->data.mapping_start.anchor)
-				: NULL;
-		int r;
-		for (;;) {
-			r = next_event(y);
-			if (r < 0)
-				break;
-			if (y->ev.type == YAML_MAPPING_END_EVENT)
-				break;
-			if (y->ev.type != YAML_SCALAR_EVENT) {
-				r = fail(y, "only text keys are supported",
-					 y->ev.start_mark.line);
-				break;
-			}
-			_cleanup_free_ char *key =
-				xstrdup((const char *)y->ev.data.scalar.value);
-			size_t kline = y->ev.start_mark.line;
-			if (cJSON_GetObjectItemCaseSensitive(obj, key)) {
-				char msg[128];
-				snprintf(msg, sizeof(msg),
-					 "duplicated mapping key '%.80s'", key);
-				r = fail(y, msg, kline);
-				break;
-			}
-			r = next_event(y);
-			if (r < 0)
-				break;
-			cJSON *val;
-			yaml_mark_t m;
-			r = parse_node(y, depth + 1, &val, &m);
-			if (r < 0)
-				break;
-			cJSON_AddItemToObject(obj, key, val);
-		}
-		if (r < 0) {
-			free(anchor);
-			cJSON_Delete(obj);
-			return r;
-		}
-		*ret_end = y->ev.end_mark;
-		add_anchor(y, anchor, obj, first);
-		free(anchor);
-		*ret = obj;
-		return 0;
-	}
+	case YAML_SCALAR_EVENT:
+		return parse_scalar(y, first, ret, ret_end);
+	case YAML_ALIAS_EVENT:
+		return parse_alias(y, ret, ret_end);
+	case YAML_SEQUENCE_START_EVENT:
+		return parse_sequence(y, depth, first, ret, ret_end);
+	case YAML_MAPPING_START_EVENT:
+		return parse_mapping(y, depth, first, ret, ret_end);
 	default:
 		return fail(y, "unexpected YAML event", e->start_mark.line);
 	}
@@ -457,6 +487,68 @@ static void set_invalid(struct frontmatter *fm, const char *msg, int line)
 	fm->nlinks = 0;
 }
 
+/* The lines of the key that starts at kstart and whose value ends at
+ * end: to the end of the line where the value ends, without trailing
+ * comment lines. */
+static size_t key_end(struct yparse *y, size_t fe, size_t kstart,
+		      yaml_mark_t end)
+{
+	const char *text = y->text;
+	size_t vend = y->fs + byte_at(&y->pos, end.index);
+	if (vend > y->fs && text[vend - 1] != '\n') {
+		const char *nl = memchr(text + vend, '\n', fe - vend);
+		vend = nl ? (size_t)(nl - text) + 1 : fe;
+	}
+	return trim_trailing_comments(text, kstart, vend);
+}
+
+/* The top-level mapping's keys, up to its end event, into y->fm (its data
+ * and each key's lines); the frontmatter's YAML ends at fe. */
+static int parse_keys(struct yparse *y, size_t fe)
+{
+	struct frontmatter *fm = y->fm;
+	size_t cap = 0;
+	for (;;) {
+		int r = next_event(y);
+		if (r < 0)
+			return r;
+		if (y->ev.type == YAML_MAPPING_END_EVENT)
+			return 0;
+		if (y->ev.type != YAML_SCALAR_EVENT)
+			return fail(y, "only text keys are supported",
+				    y->ev.start_mark.line);
+		_cleanup_free_ char *key =
+			xstrdup((const char *)y->ev.data.scalar.value);
+		size_t kline = y->ev.start_mark.line;
+		size_t kstart =
+			y->fs + bol(y->text + y->fs,
+				    byte_at(&y->pos, y->ev.start_mark.index));
+		if (cJSON_GetObjectItemCaseSensitive(fm->data, key)) {
+			char msg[128];
+			snprintf(msg, sizeof(msg),
+				 "duplicated mapping key '%.80s'", key);
+			return fail(y, msg, kline);
+		}
+		if ((r = next_event(y)) < 0)
+			return r;
+		if (y->ev.type == YAML_SCALAR_EVENT)
+			prop_link(y, &y->ev); /* a text property */
+		cJSON *val;
+		yaml_mark_t end;
+		if ((r = parse_node(y, 1, &val, &end)) < 0)
+			return r;
+		cJSON_AddItemToObject(fm->data, key, val);
+		if (fm->nkeys == cap) {
+			cap = cap ? cap * 2 : 8;
+			fm->keys = xrealloc(fm->keys, cap * sizeof(*fm->keys));
+		}
+		fm->keys[fm->nkeys++] =
+			(struct fm_key){.key = xstrdup(key),
+					.start = kstart,
+					.end = key_end(y, fe, kstart, end)};
+	}
+}
+
 void fm_parse(const char *text, size_t len, struct frontmatter *fm)
 {
 	memset(fm, 0, sizeof(*fm));
@@ -492,7 +584,6 @@ void fm_parse(const char *text, size_t len, struct frontmatter *fm)
 	yaml_parser_set_input_string(&y.p, (const unsigned char *)text + fs,
 				     fe - fs);
 	int r = 0;
-	size_t cap = 0;
 	/* STREAM-START, then DOCUMENT-START or STREAM-END (empty block). */
 	if ((r = next_event(&y)) < 0 || (r = next_event(&y)) < 0)
 		goto out;
@@ -511,53 +602,8 @@ void fm_parse(const char *text, size_t len, struct frontmatter *fm)
 			 y.ev.start_mark.line);
 		goto out;
 	}
-	for (;;) {
-		if ((r = next_event(&y)) < 0)
-			goto out;
-		if (y.ev.type == YAML_MAPPING_END_EVENT)
-			break;
-		if (y.ev.type != YAML_SCALAR_EVENT) {
-			r = fail(&y, "only text keys are supported",
-				 y.ev.start_mark.line);
-			goto out;
-		}
-		_cleanup_free_ char *key =
-			xstrdup((const char *)y.ev.data.scalar.value);
-		size_t kline = y.ev.start_mark.line;
-		size_t kstart =
-			fs +
-			bol(text + fs, byte_at(&y.pos, y.ev.start_mark.index));
-		if (cJSON_GetObjectItemCaseSensitive(fm->data, key)) {
-			char msg[128];
-			snprintf(msg, sizeof(msg),
-				 "duplicated mapping key '%.80s'", key);
-			r = fail(&y, msg, kline);
-			goto out;
-		}
-		if ((r = next_event(&y)) < 0)
-			goto out;
-		if (y.ev.type == YAML_SCALAR_EVENT)
-			prop_link(&y, &y.ev); /* a text property */
-		cJSON *val;
-		yaml_mark_t end;
-		if ((r = parse_node(&y, 1, &val, &end)) < 0)
-			goto out;
-		cJSON_AddItemToObject(fm->data, key, val);
-		/* The key's lines run to the end of the line where its
-		 * value ends, without trailing comment lines. */
-		size_t vend = fs + byte_at(&y.pos, end.index);
-		if (vend > fs && text[vend - 1] != '\n') {
-			const char *nl = memchr(text + vend, '\n', fe - vend);
-			vend = nl ? (size_t)(nl - text) + 1 : fe;
-		}
-		vend = trim_trailing_comments(text, kstart, vend);
-		if (fm->nkeys == cap) {
-			cap = cap ? cap * 2 : 8;
-			fm->keys = xrealloc(fm->keys, cap * sizeof(*fm->keys));
-		}
-		fm->keys[fm->nkeys++] = (struct fm_key){
-			.key = xstrdup(key), .start = kstart, .end = vend};
-	}
+	if ((r = parse_keys(&y, fe)) < 0)
+		goto out;
 	/* Anything after the mapping (a second document) is an error. */
 	if ((r = next_event(&y)) < 0)
 		goto out;
