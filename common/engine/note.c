@@ -790,6 +790,66 @@ static void read_folded(struct reader *r, struct pack *p, char **ret,
 	*ret_fold = ascii ? pack_lower(p, a.s, a.n) : pack_strn(p, f.s, f.n);
 }
 
+/* The links: kind, line, target, subpath, alias, and the key's folded
+ * form when it is not ASCII. */
+static void read_links(struct reader *r, struct note *n, struct pack *p,
+		       struct layout *lo)
+{
+	uint32_t nl = get_u32(r);
+	if (r->bad || nl > (uint32_t)(r->end - r->p) / 17) {
+		r->bad = true;
+		return;
+	}
+	if (!p)
+		lo->nlinks = nl;
+	else
+		n->nlinks = nl;
+	for (uint32_t i = 0; i < nl && !r->bad; i++) {
+		if (r->p >= r->end) {
+			r->bad = true;
+			break;
+		}
+		uint8_t kind = *r->p++;
+		int line = (int)get_u32(r);
+		struct span t = get_span(r, false);
+		struct span sub = get_span(r, true);
+		struct span al = get_span(r, true);
+		if (r->bad)
+			break;
+		/* The key: the target's basename without ".md", folded. */
+		struct span k = {NULL, 0};
+		bool kascii = true;
+		if (t.n) {
+			const char *kb = memrchr(t.s, '/', t.n);
+			kb = kb ? kb + 1 : t.s;
+			k.s = kb;
+			k.n = t.n - (size_t)(kb - t.s);
+			if (k.n > 3 && !strncasecmp(kb + k.n - 3, ".md", 3))
+				k.n -= 3;
+			kascii = is_ascii(k.s, k.n);
+			if (!kascii)
+				k = get_fold(r, k);
+			if (r->bad)
+				break;
+		}
+		if (!p) {
+			lo->strs += t.n + 1 + (sub.s ? sub.n + 1 : 0) +
+				    (al.s ? al.n + 1 : 0) + (k.s ? k.n + 1 : 0);
+			continue;
+		}
+		struct link *l = &n->links[i];
+		l->src = n;
+		l->kind = kind;
+		l->line = line;
+		l->target = pack_strn(p, t.s, t.n);
+		l->subpath = sub.s ? pack_strn(p, sub.s, sub.n) : NULL;
+		l->alias = al.s ? pack_strn(p, al.s, al.n) : NULL;
+		l->key = !k.s	  ? NULL
+			 : kascii ? pack_lower(p, k.s, k.n)
+				  : pack_strn(p, k.s, k.n);
+	}
+}
+
 static void read_blob(struct reader *r, const char *path, struct note *n,
 		      struct pack *p, struct layout *lo)
 {
@@ -846,59 +906,7 @@ static void read_blob(struct reader *r, const char *path, struct note *n,
 		else
 			n->fm_keys[i] = pack_strn(p, k.s, k.n);
 	}
-	uint32_t nl = get_u32(r);
-	if (r->bad || nl > (uint32_t)(r->end - r->p) / 17) {
-		r->bad = true;
-		return;
-	}
-	if (!p)
-		lo->nlinks = nl;
-	else
-		n->nlinks = nl;
-	for (uint32_t i = 0; i < nl && !r->bad; i++) {
-		if (r->p >= r->end) {
-			r->bad = true;
-			break;
-		}
-		uint8_t kind = *r->p++;
-		int line = (int)get_u32(r);
-		struct span t = get_span(r, false);
-		struct span sub = get_span(r, true);
-		struct span al = get_span(r, true);
-		if (r->bad)
-			break;
-		/* The key: the target's basename without ".md", folded. */
-		struct span k = {NULL, 0};
-		bool kascii = true;
-		if (t.n) {
-			const char *kb = memrchr(t.s, '/', t.n);
-			kb = kb ? kb + 1 : t.s;
-			k.s = kb;
-			k.n = t.n - (size_t)(kb - t.s);
-			if (k.n > 3 && !strncasecmp(kb + k.n - 3, ".md", 3))
-				k.n -= 3;
-			kascii = is_ascii(k.s, k.n);
-			if (!kascii)
-				k = get_fold(r, k);
-			if (r->bad)
-				break;
-		}
-		if (!p) {
-			lo->strs += t.n + 1 + (sub.s ? sub.n + 1 : 0) +
-				    (al.s ? al.n + 1 : 0) + (k.s ? k.n + 1 : 0);
-			continue;
-		}
-		struct link *l = &n->links[i];
-		l->src = n;
-		l->kind = kind;
-		l->line = line;
-		l->target = pack_strn(p, t.s, t.n);
-		l->subpath = sub.s ? pack_strn(p, sub.s, sub.n) : NULL;
-		l->alias = al.s ? pack_strn(p, al.s, al.n) : NULL;
-		l->key = !k.s	  ? NULL
-			 : kascii ? pack_lower(p, k.s, k.n)
-				  : pack_strn(p, k.s, k.n);
-	}
+	read_links(r, n, p, lo);
 	if (!r->bad)
 		read_props(r, n, p, lo);
 	if (!r->bad)
