@@ -343,6 +343,81 @@ static int search_content_stored(struct tool_ctx *c, struct store *s,
 	return 0;
 }
 
+/* The notes with the tags (all of them, or any), by name: *ret_n. */
+static struct hit *tag_hits(struct index *ix, char **tags, bool all,
+			    size_t *ret_n)
+{
+	struct ptrvec found = tag_search(ix, tags, all);
+	pv_sort(&found, cmp_note_name);
+	struct hit *hits = xcalloc(found.n + 1, sizeof(*hits));
+	for (size_t i = 0; i < found.n; i++)
+		hits[i] = (struct hit){.n = found.v[i]};
+	*ret_n = found.n;
+	pv_free(&found);
+	return hits;
+}
+
+/* The notes whose name or path (ranked, best first) or, until the
+ * on-disk index is built, whose file (in path order) has the folded
+ * query fq: *ret_n. */
+static struct hit *scan_notes(struct tool_ctx *c, struct index *ix,
+			      const char *fq, bool content, bool exact,
+			      size_t *ret_n)
+{
+	size_t n;
+	struct note *const *all = index_sorted(ix, &n);
+	struct hit *hits = xcalloc(n + 1, sizeof(*hits));
+	size_t nh = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct note *nt = all[i];
+		struct hit h = {.n = nt};
+		if (content) {
+			if (cancel_requested())
+				break;
+			h.line = content_match(c->v, nt, fq, &h.text);
+			if (!h.line)
+				continue;
+		} else {
+			h.rank = name_rank(nt, fq, exact);
+			if (h.rank < 0) {
+				/* A path query: "folder/name". */
+				if (!strchr(fq, '/') ||
+				    !strstr(nt->fold_path, fq))
+					continue;
+				h.rank = 3;
+			}
+		}
+		hits[nh++] = h;
+	}
+	if (!content)
+		qsort(hits, nh, sizeof(*hits), cmp_hit);
+	*ret_n = nh;
+	return hits;
+}
+
+/* The page [offset, offset + limit) of the hits. */
+static cJSON *hits_page(struct index *ix, const struct hit *hits, size_t nh,
+			size_t offset, size_t limit, bool content, bool tagmode)
+{
+	cJSON *res = cJSON_CreateArray();
+	for (size_t i = offset; i < nh && i < offset + limit; i++) {
+		cJSON *o = cJSON_CreateObject();
+		_cleanup_free_ char *dn = index_display_name(ix, hits[i].n);
+		cJSON_AddStringToObject(o, "name", dn);
+		cJSON_AddStringToObject(o, "path", hits[i].n->path);
+		if (content) {
+			cJSON_AddNumberToObject(o, "line", hits[i].line);
+			cJSON_AddStringToObject(o, "text", hits[i].text);
+		}
+		if (tagmode)
+			cJSON_AddItemToObject(
+				o, "tags",
+				str_array(hits[i].n->tags, hits[i].n->ntags));
+		cJSON_AddItemToArray(res, o);
+	}
+	return res;
+}
+
 int op_search_notes(struct tool_ctx *c)
 {
 	const char *query = arg_str(c, "query", "");
@@ -414,59 +489,13 @@ int op_search_notes(struct tool_ctx *c)
 		if (!tags[0])
 			return op_fail(c, -EINVAL, "query names no tag");
 	}
-	bool exact = strcmp(mode, "name") == 0;
-	size_t n;
-	struct note *const *all = index_sorted(ix, &n);
-	struct hit *hits = xcalloc(n + 1, sizeof(*hits));
-	size_t nh = 0;
-	if (tagmode) {
-		struct ptrvec found =
-			tag_search(ix, tags, !strcmp(logic, "and"));
-		pv_sort(&found, cmp_note_name);
-		for (size_t i = 0; i < found.n; i++)
-			hits[nh++] = (struct hit){.n = found.v[i]};
-		pv_free(&found);
-	}
-	for (size_t i = 0; !tagmode && i < n; i++) {
-		const struct note *nt = all[i];
-		struct hit h = {.n = nt};
-		if (content) {
-			if (cancel_requested())
-				break;
-			/* Until the on-disk index is built: the files. */
-			h.line = content_match(c->v, nt, fq, &h.text);
-			if (!h.line)
-				continue;
-		} else {
-			h.rank = name_rank(nt, fq, exact);
-			if (h.rank < 0) {
-				/* A path query: "folder/name". */
-				if (!strchr(fq, '/') ||
-				    !strstr(nt->fold_path, fq))
-					continue;
-				h.rank = 3;
-			}
-		}
-		hits[nh++] = h;
-	}
-	if (!tagmode && !content)
-		qsort(hits, nh, sizeof(*hits), cmp_hit);
-	cJSON *res = cJSON_CreateArray();
-	for (size_t i = offset; i < nh && i < offset + (size_t)limit; i++) {
-		cJSON *o = cJSON_CreateObject();
-		_cleanup_free_ char *dn = index_display_name(ix, hits[i].n);
-		cJSON_AddStringToObject(o, "name", dn);
-		cJSON_AddStringToObject(o, "path", hits[i].n->path);
-		if (content) {
-			cJSON_AddNumberToObject(o, "line", hits[i].line);
-			cJSON_AddStringToObject(o, "text", hits[i].text);
-		}
-		if (tagmode)
-			cJSON_AddItemToObject(
-				o, "tags",
-				str_array(hits[i].n->tags, hits[i].n->ntags));
-		cJSON_AddItemToArray(res, o);
-	}
+	size_t nh;
+	struct hit *hits =
+		tagmode ? tag_hits(ix, tags, !strcmp(logic, "and"), &nh)
+			: scan_notes(c, ix, fq, content,
+				     strcmp(mode, "name") == 0, &nh);
+	cJSON *res = hits_page(ix, hits, nh, offset, (size_t)limit, content,
+			       tagmode);
 	for (size_t i = 0; i < nh; i++)
 		free(hits[i].text);
 	free(hits);
