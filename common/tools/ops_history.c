@@ -583,6 +583,80 @@ static void plan_one(struct tool_ctx *c, struct history *h, struct urec *r,
 	}
 }
 
+/* What to do with each note (under the read lock): the conflicts and the
+ * notes already as they were go to their arrays. */
+static void plan_all(struct tool_ctx *c, struct history *h, struct urec **recs,
+		     size_t nr, cJSON *conflicts, cJSON *same)
+{
+	READ_LOCKED(c);
+	/* Paths the undo moves notes away from. */
+	struct hmap *vacated = hmap_new();
+	for (size_t i = 0; i < nr; i++)
+		if (recs[i]->cur &&
+		    (!*recs[i]->before || strcmp(recs[i]->cur, recs[i]->orig)))
+			hmap_put(vacated, recs[i]->cur, recs[i]);
+	for (size_t i = 0; i < nr; i++) {
+		cJSON *conflict;
+		plan_one(c, h, recs[i], vacated, &conflict);
+		if (conflict)
+			cJSON_AddItemToArray(conflicts, conflict);
+		else if (recs[i]->what == U_SAME)
+			cJSON_AddItemToArray(same,
+					     cJSON_CreateString(recs[i]->orig));
+	}
+	hmap_free(vacated);
+}
+
+/* Undo what was planned (only the diffs when dry): undone, failed, and
+ * every diff appended to all. */
+static void apply_all(struct tool_ctx *c, struct urec **recs, size_t nr,
+		      bool dry, cJSON *undone, cJSON *failed, struct sbuf *all)
+{
+	/* Texts first (a renamed note's links in other notes come back
+	 * with them), then what leaves, what moves back, what returns. */
+	static const enum undo_step order[] = {UNDO_TEXT, UNDO_TRASH,
+					       UNDO_RENAME, UNDO_CREATE};
+	static const char *const words[] = {
+		[UNDO_TEXT] = "restored",
+		[UNDO_TRASH] = "moved to .trash",
+		[UNDO_RENAME] = "renamed back",
+		[UNDO_CREATE] = "recreated",
+	};
+	for (size_t k = 0; k < ARRAY_SIZE(order); k++) {
+		for (size_t i = 0; i < nr; i++) {
+			struct urec *u = recs[i];
+			if (u->what != U_DO || u->step != order[k])
+				continue;
+			const char *path = u->cur ? u->cur : u->orig;
+			if (!dry) {
+				int r = op_undo_step(c, u->step, path, u->after,
+						     u->orig, u->before_text,
+						     u->before_len);
+				if (r < 0) {
+					cJSON *x = cJSON_CreateObject();
+					cJSON_AddStringToObject(x, "note",
+								path);
+					cJSON_AddStringToObject(
+						x, "error",
+						c->msg ? c->msg : strerror(-r));
+					cJSON_AddItemToArray(failed, x);
+					free(c->msg);
+					c->msg = NULL;
+					continue;
+				}
+			}
+			cJSON *x = cJSON_CreateObject();
+			cJSON_AddStringToObject(x, "note", u->orig);
+			if (u->cur && strcmp(u->cur, u->orig))
+				cJSON_AddStringToObject(x, "from", u->cur);
+			cJSON_AddStringToObject(x, "action", words[u->step]);
+			cJSON_AddStringToObject(x, "diff", u->diff);
+			cJSON_AddItemToArray(undone, x);
+			sb_puts(all, u->diff);
+		}
+	}
+}
+
 int op_undo_changes(struct tool_ctx *c)
 {
 	struct history *h;
@@ -621,71 +695,9 @@ int op_undo_changes(struct tool_ctx *c)
 	cJSON *same = cJSON_AddArrayToObject(o, "unchanged");
 	cJSON *conflicts = cJSON_AddArrayToObject(o, "conflicts");
 	cJSON *failed = cJSON_AddArrayToObject(o, "failed");
-	{
-		READ_LOCKED(c);
-		/* Paths the undo moves notes away from. */
-		struct hmap *vacated = hmap_new();
-		for (size_t i = 0; i < nr; i++)
-			if (recs[i]->cur &&
-			    (!*recs[i]->before ||
-			     strcmp(recs[i]->cur, recs[i]->orig)))
-				hmap_put(vacated, recs[i]->cur, recs[i]);
-		for (size_t i = 0; i < nr; i++) {
-			cJSON *conflict;
-			plan_one(c, h, recs[i], vacated, &conflict);
-			if (conflict)
-				cJSON_AddItemToArray(conflicts, conflict);
-			else if (recs[i]->what == U_SAME)
-				cJSON_AddItemToArray(
-					same,
-					cJSON_CreateString(recs[i]->orig));
-		}
-		hmap_free(vacated);
-	}
-	/* Texts first (a renamed note's links in other notes come back
-	 * with them), then what leaves, what moves back, what returns. */
-	static const enum undo_step order[] = {UNDO_TEXT, UNDO_TRASH,
-					       UNDO_RENAME, UNDO_CREATE};
-	static const char *const words[] = {
-		[UNDO_TEXT] = "restored",
-		[UNDO_TRASH] = "moved to .trash",
-		[UNDO_RENAME] = "renamed back",
-		[UNDO_CREATE] = "recreated",
-	};
+	plan_all(c, h, recs, nr, conflicts, same);
 	struct sbuf all = {0};
-	for (size_t k = 0; k < ARRAY_SIZE(order); k++) {
-		for (size_t i = 0; i < nr; i++) {
-			struct urec *u = recs[i];
-			if (u->what != U_DO || u->step != order[k])
-				continue;
-			const char *path = u->cur ? u->cur : u->orig;
-			if (!dry) {
-				r = op_undo_step(c, u->step, path, u->after,
-						 u->orig, u->before_text,
-						 u->before_len);
-				if (r < 0) {
-					cJSON *x = cJSON_CreateObject();
-					cJSON_AddStringToObject(x, "note",
-								path);
-					cJSON_AddStringToObject(
-						x, "error",
-						c->msg ? c->msg : strerror(-r));
-					cJSON_AddItemToArray(failed, x);
-					free(c->msg);
-					c->msg = NULL;
-					continue;
-				}
-			}
-			cJSON *x = cJSON_CreateObject();
-			cJSON_AddStringToObject(x, "note", u->orig);
-			if (u->cur && strcmp(u->cur, u->orig))
-				cJSON_AddStringToObject(x, "from", u->cur);
-			cJSON_AddStringToObject(x, "action", words[u->step]);
-			cJSON_AddStringToObject(x, "diff", u->diff);
-			cJSON_AddItemToArray(undone, x);
-			sb_puts(&all, u->diff);
-		}
-	}
+	apply_all(c, recs, nr, dry, undone, failed, &all);
 	for (size_t i = 0; i < nr; i++)
 		urec_free(recs[i]);
 	free(recs);
