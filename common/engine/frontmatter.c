@@ -353,28 +353,39 @@ static int parse_sequence(struct yparse *y, int depth, size_t first,
 	return 0;
 }
 
+/* The next key of a mapping read into obj (1; *ret_key: a copy, the
+ * current event its scalar), or the mapping's end (0). Keys are text,
+ * each once. */
+static int next_key(struct yparse *y, cJSON *obj, char **ret_key)
+{
+	int r = next_event(y);
+	if (r < 0)
+		return r;
+	if (y->ev.type == YAML_MAPPING_END_EVENT)
+		return 0;
+	if (y->ev.type != YAML_SCALAR_EVENT)
+		return fail(y, "only text keys are supported",
+			    y->ev.start_mark.line);
+	const char *key = (const char *)y->ev.data.scalar.value;
+	if (cJSON_GetObjectItemCaseSensitive(obj, key)) {
+		char msg[128];
+		snprintf(msg, sizeof(msg), "duplicated mapping key '%.80s'",
+			 key);
+		return fail(y, msg, y->ev.start_mark.line);
+	}
+	*ret_key = xstrdup(key);
+	return 1;
+}
+
 /* A mapping's entries, up to its end event, into obj (text keys, each
  * once). */
 static int parse_entries(struct yparse *y, int depth, cJSON *obj)
 {
 	for (;;) {
-		int r = next_event(y);
-		if (r < 0)
+		_cleanup_free_ char *key = NULL;
+		int r = next_key(y, obj, &key);
+		if (r <= 0)
 			return r;
-		if (y->ev.type == YAML_MAPPING_END_EVENT)
-			return 0;
-		if (y->ev.type != YAML_SCALAR_EVENT)
-			return fail(y, "only text keys are supported",
-				    y->ev.start_mark.line);
-		_cleanup_free_ char *key =
-			xstrdup((const char *)y->ev.data.scalar.value);
-		size_t kline = y->ev.start_mark.line;
-		if (cJSON_GetObjectItemCaseSensitive(obj, key)) {
-			char msg[128];
-			snprintf(msg, sizeof(msg),
-				 "duplicated mapping key '%.80s'", key);
-			return fail(y, msg, kline);
-		}
 		r = next_event(y);
 		if (r < 0)
 			return r;
@@ -509,26 +520,13 @@ static int parse_keys(struct yparse *y, size_t fe)
 	struct frontmatter *fm = y->fm;
 	size_t cap = 0;
 	for (;;) {
-		int r = next_event(y);
-		if (r < 0)
+		_cleanup_free_ char *key = NULL;
+		int r = next_key(y, fm->data, &key);
+		if (r <= 0)
 			return r;
-		if (y->ev.type == YAML_MAPPING_END_EVENT)
-			return 0;
-		if (y->ev.type != YAML_SCALAR_EVENT)
-			return fail(y, "only text keys are supported",
-				    y->ev.start_mark.line);
-		_cleanup_free_ char *key =
-			xstrdup((const char *)y->ev.data.scalar.value);
-		size_t kline = y->ev.start_mark.line;
 		size_t kstart =
 			y->fs + bol(y->text + y->fs,
 				    byte_at(&y->pos, y->ev.start_mark.index));
-		if (cJSON_GetObjectItemCaseSensitive(fm->data, key)) {
-			char msg[128];
-			snprintf(msg, sizeof(msg),
-				 "duplicated mapping key '%.80s'", key);
-			return fail(y, msg, kline);
-		}
 		if ((r = next_event(y)) < 0)
 			return r;
 		if (y->ev.type == YAML_SCALAR_EVENT)
