@@ -408,7 +408,60 @@ static int cmd_violations(const struct opts *o)
 	return EXIT_OK;
 }
 
-/* key=text, key:=JSON, key@=FILE; text is converted by the schema. */
+/* key@=FILE's text, or NULL with the error said. */
+static char *read_arg_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		fprintf(stderr, "vaultctl: %s: %s\n", path, strerror(errno));
+		return NULL;
+	}
+	struct sbuf b = {0};
+	char buf[65536];
+	size_t len;
+	while ((len = fread(buf, 1, sizeof(buf), f)) > 0)
+		sb_add(&b, buf, len);
+	fclose(f);
+	return sb_steal(&b);
+}
+
+/*
+ * key=text as the tool's parameter key takes it (the table's type): a
+ * number, a boolean (true/yes/1, false/no/0) or text; an object's JSON
+ * text goes as text, which the tool parses, and so does a key the tool
+ * does not take (the tool names the valid ones). NULL with the error
+ * said.
+ */
+static cJSON *typed_arg(const struct tool *t, const char *key, const char *val)
+{
+	const struct tool_param *p = tool_param(t, key);
+	if (p && p->type == P_INT) {
+		char *end;
+		double d = strtod(val, &end);
+		if (!*val || *end || !isfinite(d)) {
+			fprintf(stderr,
+				"vaultctl: %s must be a number, got '%s'\n",
+				key, val);
+			return NULL;
+		}
+		return cJSON_CreateNumber(d);
+	}
+	if (p && p->type == P_BOOL) {
+		bool b = !strcmp(val, "true") || !strcmp(val, "yes") ||
+			 !strcmp(val, "1");
+		if (!b && strcmp(val, "false") && strcmp(val, "no") &&
+		    strcmp(val, "0")) {
+			fprintf(stderr, "vaultctl: %s must be true or false\n",
+				key);
+			return NULL;
+		}
+		return cJSON_CreateBool(b);
+	}
+	return cJSON_CreateString(val);
+}
+
+/* key=text, key:=JSON, key@=FILE; text is converted by the tool's
+ * parameter types. A key given again replaces the first. */
 static int parse_arg(const struct tool *t, const char *arg, cJSON *args)
 {
 	const char *eq = strchr(arg, '=');
@@ -426,78 +479,19 @@ static int parse_arg(const struct tool *t, const char *arg, cJSON *args)
 	_cleanup_free_ char *key = xstrndup(arg, kl);
 	const char *val = eq + 1;
 	_cleanup_free_ char *file = NULL;
-	if (mode == '@') {
-		size_t len;
-		FILE *f = fopen(val, "r");
-		if (!f) {
-			fprintf(stderr, "vaultctl: %s: %s\n", val,
-				strerror(errno));
-			return EXIT_USAGE;
-		}
-		struct sbuf b = {0};
-		char buf[65536];
-		while ((len = fread(buf, 1, sizeof(buf), f)) > 0)
-			sb_add(&b, buf, len);
-		fclose(f);
-		file = sb_steal(&b);
-		val = file;
-	}
-	cJSON *v = NULL;
-	const cJSON *schema = NULL;
-	cJSON *list = tools_list_json(0);
-	const cJSON *it;
-	cJSON_ArrayForEach(it, list) if (!strcmp(cJSON_GetStringValue(
-							 cJSON_GetObjectItem(
-								 it, "name")),
-						 t->name)) schema =
-		cJSON_GetObjectItem(
-			cJSON_GetObjectItem(
-				cJSON_GetObjectItem(it, "inputSchema"),
-				"properties"),
-			key);
-	const cJSON *ty = cJSON_GetObjectItem(schema, "type");
-	const char *type = cJSON_IsString(ty) ? ty->valuestring : "string";
+	if (mode == '@' && !(val = file = read_arg_file(val)))
+		return EXIT_USAGE;
+	cJSON *v;
 	if (mode == ':') {
 		v = cJSON_ParseWithOpts(val, NULL, true);
-		if (!v) {
+		if (!v)
 			fprintf(stderr, "vaultctl: %s:= needs JSON, got '%s'\n",
 				key, val);
-			cJSON_Delete(list);
-			return EXIT_USAGE;
-		}
-	} else if (!strcmp(type, "integer") || !strcmp(type, "number")) {
-		char *end;
-		double d = strtod(val, &end);
-		if (!*val || *end || !isfinite(d)) {
-			fprintf(stderr,
-				"vaultctl: %s must be a number, got '%s'\n",
-				key, val);
-			cJSON_Delete(list);
-			return EXIT_USAGE;
-		}
-		v = cJSON_CreateNumber(d);
-	} else if (!strcmp(type, "boolean")) {
-		bool b = !strcmp(val, "true") || !strcmp(val, "yes") ||
-			 !strcmp(val, "1");
-		if (!b && strcmp(val, "false") && strcmp(val, "no") &&
-		    strcmp(val, "0")) {
-			fprintf(stderr, "vaultctl: %s must be true or false\n",
-				key);
-			cJSON_Delete(list);
-			return EXIT_USAGE;
-		}
-		v = cJSON_CreateBool(b);
-	} else if (!strcmp(type, "object") || !strcmp(type, "array")) {
-		v = cJSON_ParseWithOpts(val, NULL, true);
-		if (!v) {
-			fprintf(stderr, "vaultctl: %s must be JSON\n", key);
-			cJSON_Delete(list);
-			return EXIT_USAGE;
-		}
 	} else {
-		v = cJSON_CreateString(val);
+		v = typed_arg(t, key, val);
 	}
-	cJSON_Delete(list);
+	if (!v)
+		return EXIT_USAGE;
 	cJSON_DeleteItemFromObject(args, key);
 	cJSON_AddItemToObject(args, key, v);
 	return 0;

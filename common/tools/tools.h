@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The tool table: one static const table drives tools/list (MCP),
- * get_help, `vaultctl tools` and `vaultctl call`. Each entry has its
- * JSON schemas, annotations and handler.
+ * The tool table: one static const table (tools_table.c) drives
+ * tools/list (MCP), get_help, `vaultctl tools` and `vaultctl call`. Each
+ * entry has its parameters, described once in C (the input schema, the
+ * help's parameter line, the argument checks and vaultctl's key=value
+ * types all come from them), its output schema, annotations and handler.
  */
 #pragma once
 
@@ -85,13 +87,44 @@ struct tool_call {
 	void *progress_ud;
 };
 
+/* What a parameter takes; its JSON type in the input schema. */
+enum param_type {
+	P_STR,	/* "string" */
+	P_INT,	/* "integer", from min up to max */
+	P_BOOL, /* "boolean"; false unless given */
+	/* "string", one of values (the handler says what else is wrong). */
+	P_ENUM,
+	/* "object" or "string": a free-form object (frontmatter,
+	 * properties) or its JSON text, which the handler parses. */
+	P_OBJECT,
+};
+
+/*
+ * One parameter of a tool. A tool's list ends with an entry without a
+ * name. Writes take expected_version and dry_run besides, without
+ * saying so in their list (tool_param_at()).
+ */
+struct tool_param {
+	const char *name;
+	enum param_type type;
+	bool required;
+	/* The default get_help shows (an integer's digits, an enum's
+	 * value), or NULL; the handler applies it. */
+	const char *def;
+	/* P_INT: the range the checks hold a call to. Numbers are counts,
+	 * so 1 is the usual min and the schema says only another; max 0:
+	 * none. */
+	long min, max;
+	const char *const *values; /* P_ENUM: its values, NULL-ended */
+};
+
 struct tool {
 	const char *name;
 	const char *description; /* one or two sentences (tools/list) */
 	/* More for get_help: parameters, syntax, limits; NULL: none. */
 	const char *help;
-	const char *input_schema;  /* JSON text */
-	const char *output_schema; /* JSON text; NULL for text results */
+	const struct tool_param *params; /* NULL: none */
+	const char *output_schema;	 /* JSON text; NULL for text results */
 	unsigned flags;
 	int (*run)(struct tool_ctx *c);
 };
@@ -110,6 +143,18 @@ void tool_result_clear(struct tool_result *r);
 const struct tool *tools_table(size_t *ret_n);
 const struct tool *tools_find(const char *name);
 
+/* The i-th parameter t takes (from 0), NULL past the last: those of its
+ * table entry, then for a write expected_version (when it names one
+ * note: name or old_name) and dry_run. */
+const struct tool_param *tool_param_at(const struct tool *t, size_t i);
+/* t's parameter key, or NULL when t takes none of that name. */
+const struct tool_param *tool_param(const struct tool *t, const char *key);
+/* The input schema tools/list shows (no defaults: get_help has them). */
+cJSON *tool_input_schema(const struct tool *t);
+/* args checked against t's parameters: 0, or -EINVAL with the message
+ * the caller sees. */
+int tool_check_args(const struct tool *t, const cJSON *args, char **ret_msg);
+
 /*
  * Validate args against the tool's input schema and run it. Never fails
  * hard: errors come back as is_error results with the message text.
@@ -124,7 +169,7 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 cJSON *tools_list_json(unsigned need);
 /* get_help's list: [{"name", "params", "description"}]. */
 cJSON *tools_help_json(void);
-/* "name: string, limit: integer = 100" from a tool's input schema. */
+/* "name: string, limit: integer = 100" from a tool's parameters. */
 char *tools_params_text(const struct tool *t);
 
 /* The auto-context block (seed 000): personal notes + allowed tags;
