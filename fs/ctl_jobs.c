@@ -162,6 +162,9 @@ struct workq_job *ctl_cancel_jobs(struct ctl_server *s, struct client *c,
 				  const cJSON *id)
 {
 	struct job_match jm = {c, id};
+	/* The server's free closes its clients after the queue is gone. */
+	if (!s->q)
+		return NULL;
 	struct workq_job *dropped = workq_remove(s->q, queued_matches, &jm);
 	workq_each_running(s->q, cancel_running, &jm);
 	return dropped;
