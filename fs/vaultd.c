@@ -14,10 +14,12 @@
  * Without -f it goes to the background once the socket accepts
  * connections (its parent exits 0 then), logging to
  * <runtime dir>/<vault-id>.log.
+ *
+ * This file starts and stops it all; the options are read in
+ * vaultd_opts.c, the vault folder is watched in rootwatch.c.
  */
 #include "config.h"
 #include "ctl_server.h"
-#include "cli.h"
 #include "fileio.h"
 #include "fuse_ops.h"
 #include "fuseconn.h"
@@ -34,7 +36,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
