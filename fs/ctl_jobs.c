@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The control socket's calls that need the index: two lanes of queued
- * jobs (quick and slow), the pool of workers that runs them, their
- * cancellation, and the wait for the first index.
+ * The control socket's calls that need the index: jobs on the work
+ * queue (workq.h) in two lanes, quick and slow, run by a pool of workers
+ * of which a reserve takes quick calls only; their cancellation, and the
+ * wait for the first index.
  */
 #include "ctl_server_int.h"
 #include "tools.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -109,162 +111,112 @@ static void job_free(struct job *j)
 	free(j);
 }
 
-static void lane_push(struct lane *l, struct job *j)
+/* A job answered (or dropped) is no longer its client's; with
+ * wake_closing, a client that closed its side is closed by the main
+ * thread once its last answer is out. */
+static void job_release(struct ctl_server *s, struct job *j, bool wake_closing)
 {
-	j->next = NULL;
-	if (l->tail)
-		l->tail->next = j;
-	else
-		l->head = j;
-	l->tail = j;
-	l->n++;
+	struct client *c = j->c;
+	pthread_mutex_lock(&s->mu);
+	c->jobs--;
+	pthread_mutex_unlock(&s->mu);
+	if (wake_closing) {
+		pthread_mutex_lock(&c->mu);
+		bool closing = c->close_after_flush;
+		pthread_mutex_unlock(&c->mu);
+		if (closing)
+			ctl_wake(s);
+	}
+	ctl_client_unref(s, c);
+	job_free(j);
 }
 
-static struct job *lane_pop(struct lane *l)
+static struct job *job_of(struct workq_job *wj)
 {
-	struct job *j = l->head;
-	if (!j)
+	return (struct job *)((char *)wj - offsetof(struct job, wq));
+}
+
+struct job_match {
+	struct client *c;
+	const cJSON *id;
+};
+
+static bool job_matches(const struct job *j, const struct job_match *jm)
+{
+	return j->c == jm->c && (!jm->id || cJSON_Compare(j->id, jm->id, true));
+}
+
+static bool queued_matches(const struct workq_job *wj, void *arg)
+{
+	return job_matches(job_of((struct workq_job *)wj), arg);
+}
+
+static void cancel_running(struct workq_job *wj, void *arg)
+{
+	struct job *j = job_of(wj);
+	if (!arg || job_matches(j, arg))
+		atomic_store(&j->cancelled, true);
+}
+
+struct workq_job *ctl_cancel_jobs(struct ctl_server *s, struct client *c,
+				  const cJSON *id)
+{
+	struct job_match jm = {c, id};
+	/* The server's free closes its clients after the queue is gone. */
+	if (!s->q)
 		return NULL;
-	l->head = j->next;
-	if (!l->head)
-		l->tail = NULL;
-	l->n--;
-	return j;
-}
-
-/* Take c's queued jobs (all of them, or the one with that id) out of a
- * lane, onto *dropped (mu held). */
-static void lane_take(struct lane *l, struct client *c, const cJSON *id,
-		      struct job **dropped)
-{
-	struct job **pp = &l->head;
-	l->tail = NULL;
-	while (*pp) {
-		struct job *j = *pp;
-		if (j->c == c && (!id || cJSON_Compare(j->id, id, true))) {
-			*pp = j->next;
-			l->n--;
-			j->next = *dropped;
-			*dropped = j;
-		} else {
-			l->tail = j;
-			pp = &j->next;
-		}
-	}
-}
-
-struct job *ctl_cancel_jobs(struct ctl_server *s, struct client *c,
-			    const cJSON *id)
-{
-	struct job *dropped = NULL;
-	lane_take(&s->quick, c, id, &dropped);
-	lane_take(&s->slow, c, id, &dropped);
-	for (size_t i = 0; i < s->running.n; i++) {
-		struct job *j = s->running.v[i];
-		if (j->c == c && (!id || cJSON_Compare(j->id, id, true)))
-			atomic_store(&j->cancelled, true);
-	}
+	struct workq_job *dropped = workq_remove(s->q, queued_matches, &jm);
+	workq_each_running(s->q, cancel_running, &jm);
 	return dropped;
 }
 
-void ctl_drop_jobs(struct ctl_server *s, struct job *j)
+void ctl_cancel_running(struct ctl_server *s)
 {
-	while (j) {
-		struct job *next = j->next;
+	workq_each_running(s->q, cancel_running, NULL);
+}
+
+void ctl_drop_jobs(struct ctl_server *s, struct workq_job *wj)
+{
+	while (wj) {
+		struct workq_job *next = wj->next;
+		struct job *j = job_of(wj);
 		ctl_send_error(s, j->c, j->id, RPC_CANCELLED, "Cancelled");
-		pthread_mutex_lock(&s->mu);
-		j->c->jobs--;
-		pthread_mutex_unlock(&s->mu);
-		ctl_client_unref(s, j->c);
-		job_free(j);
-		j = next;
+		job_release(s, j, false);
+		wj = next;
 	}
 }
-
-/* Wake one worker that can run a job just queued (mu held). */
-static void wake_worker(struct ctl_server *s, bool slow)
-{
-	if (!slow && s->idle_quick)
-		pthread_cond_signal(&s->qcv);
-	else if (s->idle_general)
-		pthread_cond_signal(&s->cv);
-}
-
-/* The next job a worker may run (mu held): quick ones first; a slow one
- * only on a general worker, while fewer than max_slow run. */
-static struct job *next_job(struct ctl_server *s, bool general)
-{
-	struct job *j = lane_pop(&s->quick);
-	if (!j && general && s->slow_running < s->max_slow) {
-		j = lane_pop(&s->slow);
-		if (j)
-			s->slow_running++;
-	}
-	return j;
-}
-
-struct worker_arg {
-	struct ctl_server *s;
-	bool general;
-};
 
 /*
  * The first QUICK_RESERVE workers run quick calls only; the others run
  * both, at a lower CPU priority (nice +5, this thread only): slow work
  * yields the CPU to quick calls, the mount and the user's programs.
  */
-static void *worker(void *arg)
+static void worker_start(unsigned lanes, void *ud)
 {
-	struct worker_arg *wa = arg;
-	struct ctl_server *s = wa->s;
-	bool general = wa->general;
-	free(wa);
-	if (general)
+	(void)ud;
+	if (lanes & (1u << LANE_SLOW))
 		setpriority(PRIO_PROCESS, (id_t)gettid(), 5);
-	for (;;) {
-		pthread_mutex_lock(&s->mu);
-		struct job *j = NULL;
-		while (!s->stopping && !(j = next_job(s, general))) {
-			int *idle = general ? &s->idle_general : &s->idle_quick;
-			(*idle)++;
-			pthread_cond_wait(general ? &s->cv : &s->qcv, &s->mu);
-			(*idle)--;
-		}
-		if (!j) {
-			pthread_mutex_unlock(&s->mu);
-			return NULL;
-		}
-		/* More queued than the one woken for: pass it on. */
-		if (s->quick.n)
-			wake_worker(s, false);
-		else if (s->slow.n && s->slow_running < s->max_slow)
-			wake_worker(s, true);
-		pv_push(&s->running, j);
-		s->calls++;
-		pthread_mutex_unlock(&s->mu);
-		cancel_bind(&j->cancelled);
-		run_job(s, j);
-		cancel_bind(NULL);
-		pthread_mutex_lock(&s->mu);
-		pv_remove(&s->running, j);
-		if (j->slow) {
-			s->slow_running--;
-			/* A slot for a queued slow job. */
-			if (s->slow.n)
-				wake_worker(s, true);
-		}
-		j->c->jobs--;
-		pthread_mutex_unlock(&s->mu);
-		/* A client that closed its side is closed by the main
-		 * thread once its last answer is out. */
-		pthread_mutex_lock(&j->c->mu);
-		bool closing = j->c->close_after_flush;
-		pthread_mutex_unlock(&j->c->mu);
-		if (closing)
-			ctl_wake(s);
-		ctl_client_unref(s, j->c);
-		job_free(j);
-	}
+}
+
+static void worker_run(struct workq_job *wj, void *ud)
+{
+	struct ctl_server *s = ud;
+	struct job *j = job_of(wj);
+	atomic_fetch_add(&s->calls, 1);
+	cancel_bind(&j->cancelled);
+	run_job(s, j);
+	cancel_bind(NULL);
+}
+
+static void worker_done(struct workq_job *wj, void *ud)
+{
+	job_release(ud, job_of(wj), true);
+}
+
+/* A job that never ran (the server is freed): nobody waits for it. */
+static void worker_drop(struct workq_job *wj, void *ud)
+{
+	job_release(ud, job_of(wj), false);
 }
 
 void ctl_enqueue(struct ctl_server *s, struct client *c, const cJSON *id,
@@ -275,37 +227,28 @@ void ctl_enqueue(struct ctl_server *s, struct client *c, const cJSON *id,
 	j->id = cJSON_Duplicate(id, 1);
 	j->m = m;
 	j->params = params ? cJSON_Duplicate(params, 1) : cJSON_CreateObject();
-	j->slow = !(m->quick && m->quick(j->params));
+	bool slow = !(m->quick && m->quick(j->params));
+	j->wq.lane = slow ? LANE_SLOW : LANE_QUICK;
 	pthread_mutex_lock(&s->mu);
 	c->refs++;
 	c->jobs++;
-	lane_push(j->slow ? &s->slow : &s->quick, j);
-	wake_worker(s, j->slow);
 	pthread_mutex_unlock(&s->mu);
+	workq_push(s->q, &j->wq);
 }
 
-int ctl_workers_start(struct ctl_server *s)
+int ctl_workers_start(struct ctl_server *s, int n)
 {
-	int started = 0;
-	for (int i = 0; i < s->nworkers; i++) {
-		struct worker_arg *wa = xcalloc(1, sizeof(*wa));
-		wa->s = s;
-		/* The reserve first: a failed start costs general ones. */
-		wa->general = started >= QUICK_RESERVE;
-		if (pthread_create(&s->workers[started], NULL, worker, wa) == 0)
-			started++;
-		else
-			free(wa);
-	}
-	return started;
-}
-
-void ctl_jobs_free_queued(struct ctl_server *s)
-{
-	struct job *j;
-	while ((j = lane_pop(&s->quick)) || (j = lane_pop(&s->slow))) {
-		j->c->jobs--;
-		ctl_client_unref(s, j->c);
-		job_free(j);
-	}
+	const struct workq_ops ops = {
+		.run = worker_run,
+		.done = worker_done,
+		.drop = worker_drop,
+		.thread_start = worker_start,
+		.ud = s,
+	};
+	s->q = workq_new(&ops);
+	/* The reserve first: a failed start costs general ones. */
+	int quick = workq_start(s->q, QUICK_RESERVE, 1u << LANE_QUICK);
+	int general = workq_start(s->q, n - QUICK_RESERVE,
+				  (1u << LANE_QUICK) | (1u << LANE_SLOW));
+	return general > 0 ? quick + general : 0;
 }

@@ -29,13 +29,14 @@ static cJSON *status_json(struct ctl_server *s)
 	cJSON_AddStringToObject(o, "version", VAULTD_VERSION);
 	cJSON_AddNumberToObject(o, "pid", getpid());
 	cJSON_AddNumberToObject(o, "uptime_s", (double)(now_s() - s->started));
+	size_t running, queued;
+	workq_counts(s->q, &running, &queued);
 	pthread_mutex_lock(&s->mu);
 	cJSON_AddNumberToObject(o, "clients", (double)s->clients.n);
 	cJSON_AddNumberToObject(o, "max_clients", (double)s->max_clients);
-	cJSON_AddNumberToObject(o, "calls", (double)s->calls);
-	cJSON_AddNumberToObject(o, "calls_running", (double)s->running.n);
-	cJSON_AddNumberToObject(o, "calls_queued",
-				(double)(s->quick.n + s->slow.n));
+	cJSON_AddNumberToObject(o, "calls", (double)atomic_load(&s->calls));
+	cJSON_AddNumberToObject(o, "calls_running", (double)running);
+	cJSON_AddNumberToObject(o, "calls_queued", (double)queued);
 	pthread_mutex_unlock(&s->mu);
 	vault_read_lock(s->v);
 	cJSON_AddNumberToObject(o, "notes",
@@ -451,7 +452,7 @@ static void notify_cancel(struct ctl_server *s, struct client *c,
 	if (!id)
 		return;
 	pthread_mutex_lock(&s->mu);
-	struct job *dropped = ctl_cancel_jobs(s, c, id);
+	struct workq_job *dropped = ctl_cancel_jobs(s, c, id);
 	pthread_mutex_unlock(&s->mu);
 	ctl_drop_jobs(s, dropped);
 }

@@ -113,7 +113,7 @@ static void client_close(struct ctl_server *s, struct client *c)
 	pthread_mutex_lock(&s->mu);
 	pv_remove(&s->clients, c);
 	/* Nobody waits for its answers any more. */
-	struct job *dropped = ctl_cancel_jobs(s, c, NULL);
+	struct workq_job *dropped = ctl_cancel_jobs(s, c, NULL);
 	pthread_mutex_unlock(&s->mu);
 	ctl_drop_jobs(s, dropped);
 	log_debug("client %u disconnected", c->id);
@@ -438,7 +438,6 @@ static void set_limits(struct ctl_server *s, const struct ctl_config *cfg)
 	s->nworkers = cfg->workers > 0 ? cfg->workers : DEFAULT_WORKERS;
 	if (s->nworkers < QUICK_RESERVE + 1)
 		s->nworkers = QUICK_RESERVE + 1;
-	s->max_slow = s->nworkers - QUICK_RESERVE;
 	struct rlimit rl;
 	unsigned fds = 1024;
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
@@ -473,8 +472,6 @@ int ctl_server_new(struct vault *v, const struct ctl_config *cfg,
 	s->lfd = lfd;
 	s->started = now_s();
 	pthread_mutex_init(&s->mu, NULL);
-	pthread_cond_init(&s->cv, NULL);
-	pthread_cond_init(&s->qcv, NULL);
 	pthread_mutex_init(&s->ready_mu, NULL);
 	pthread_cond_init(&s->ready_cv, NULL);
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -492,15 +489,11 @@ int ctl_server_new(struct vault *v, const struct ctl_config *cfg,
 	epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->sigfd, &ev);
 	set_limits(s, cfg);
 	s->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	s->workers = xcalloc((size_t)s->nworkers, sizeof(pthread_t));
-	int started = ctl_workers_start(s);
+	int started = ctl_workers_start(s, s->nworkers);
 	if (started < s->nworkers)
 		log_warn("control socket: %d of %d workers started", started,
 			 s->nworkers);
-	pthread_mutex_lock(&s->mu);
 	s->nworkers = started;
-	s->max_slow = started - QUICK_RESERVE;
-	pthread_mutex_unlock(&s->mu);
 	if (s->epfd < 0 || s->evfd < 0 || s->sigfd < 0 ||
 	    started <= QUICK_RESERVE) {
 		*ret_msg = xasprintf("cannot serve %s: out of descriptors or "
@@ -530,11 +523,12 @@ void ctl_server_stop(struct ctl_server *s)
 {
 	pthread_mutex_lock(&s->mu);
 	s->stopping = true;
-	for (size_t i = 0; i < s->running.n; i++)
-		atomic_store(&((struct job *)s->running.v[i])->cancelled, true);
-	pthread_cond_broadcast(&s->cv);
-	pthread_cond_broadcast(&s->qcv);
 	pthread_mutex_unlock(&s->mu);
+	/* No queued call starts any more; the running ones are told. */
+	if (s->q) {
+		workq_stop(s->q, false);
+		ctl_cancel_running(s);
+	}
 	pthread_mutex_lock(&s->ready_mu);
 	s->ready_stopping = true;
 	pthread_cond_broadcast(&s->ready_cv);
@@ -547,8 +541,10 @@ static void check_idle(struct ctl_server *s)
 {
 	if (!s->cfg.idle_exit_s)
 		return;
+	size_t running, queued;
+	workq_counts(s->q, &running, &queued);
 	pthread_mutex_lock(&s->mu);
-	bool busy = s->clients.n || s->running.n || s->quick.n || s->slow.n;
+	bool busy = s->clients.n || running || queued;
 	pthread_mutex_unlock(&s->mu);
 	uint64_t now = now_ns();
 	if (busy || !s->idle_since) {
@@ -636,15 +632,8 @@ struct ctl_server *ctl_server_free(struct ctl_server *s)
 	vault_remove_listener(s->v, on_event, s);
 	ctl_server_stop(s);
 	ctl_server_index_ready(s); /* release waiters */
-	pthread_mutex_lock(&s->mu);
-	pthread_cond_broadcast(&s->cv);
-	pthread_cond_broadcast(&s->qcv);
-	pthread_mutex_unlock(&s->mu);
-	for (int i = 0; i < s->nworkers; i++)
-		pthread_join(s->workers[i], NULL);
-	/* Drop queued jobs that never ran. */
-	ctl_jobs_free_queued(s);
-	pv_free(&s->running);
+	/* Joins the workers and drops the jobs that never ran. */
+	s->q = workq_free(s->q);
 	if (s->spare_fd >= 0)
 		close(s->spare_fd);
 	while (s->clients.n)
@@ -657,12 +646,9 @@ struct ctl_server *ctl_server_free(struct ctl_server *s)
 	close(s->epfd);
 	close(s->evfd);
 	close(s->sigfd);
-	free(s->workers);
 	free(s->path);
 	free(s->mountpoint);
 	pthread_mutex_destroy(&s->mu);
-	pthread_cond_destroy(&s->cv);
-	pthread_cond_destroy(&s->qcv);
 	pthread_mutex_destroy(&s->ready_mu);
 	pthread_cond_destroy(&s->ready_cv);
 	free(s);

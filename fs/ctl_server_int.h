@@ -2,20 +2,25 @@
 /*
  * Inside the control socket (ctl_*.c), not for its users: the server,
  * its clients and jobs, and the method table. ctl_server.c owns the
- * connections and the main loop, ctl_jobs.c the two lanes and the
- * workers, ctl_methods.c the methods. The interface is ctl_server.h.
+ * connections and the main loop, ctl_jobs.c the jobs on the work queue
+ * (two lanes, quick and slow, and the workers), ctl_methods.c the
+ * methods. The interface is ctl_server.h.
  */
 #pragma once
 
 #include "ctl_server.h"
 #include "rpc.h"
 #include "util.h"
+#include "workq.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 
 /* Workers that slow calls leave to quick ones. */
 #define QUICK_RESERVE 2
+
+/* The work queue's lanes: quick calls go first. */
+enum { LANE_QUICK, LANE_SLOW };
 
 struct client {
 	int fd;
@@ -36,19 +41,12 @@ struct client {
 struct ctl_method;
 
 struct job {
-	struct job *next;
+	struct workq_job wq; /* its lane: LANE_QUICK or LANE_SLOW */
 	struct client *c;
 	cJSON *id;
 	const struct ctl_method *m;
 	cJSON *params;
-	bool slow;
 	_Atomic bool cancelled;
-};
-
-/* A queue of jobs (under server mu). */
-struct lane {
-	struct job *head, *tail;
-	size_t n;
 };
 
 struct ctl_server {
@@ -56,22 +54,16 @@ struct ctl_server {
 	struct ctl_config cfg;
 	char *path;
 	int lfd, epfd, evfd, sigfd;
-	/* mu protects: clients, the lanes, running, slow_running, calls,
-	 * stopping, next_id, every client's refs and jobs. It nests inside
-	 * no other lock of the server; a client's mu may be taken inside it
-	 * (never the other way round); the vault's locks are never held
-	 * with it. */
+	/* mu protects: clients, stopping, next_id, every client's refs and
+	 * jobs. It nests inside no other lock of the server; a client's mu
+	 * and the work queue's lock may be taken inside it (never the other
+	 * way round); the vault's locks are never held with it. */
 	pthread_mutex_t mu;
-	/* Idle workers wait here: the general ones on cv, the quick-only
-	 * ones on qcv; a queued job wakes one worker that can run it. */
-	pthread_cond_t cv, qcv;
-	int idle_general, idle_quick;
-	struct lane quick, slow;
-	struct ptrvec running; /* struct job *, being run */
-	int slow_running, max_slow;
+	/* The calls, queued and running (its own lock, innermost). Set
+	 * before the main loop starts. */
+	struct workq *q;
 	struct ptrvec clients;
 	struct ptrvec closed; /* closed in this epoll batch, main thread */
-	pthread_t *workers;
 	int nworkers;
 	bool stopping;
 	unsigned next_id;
@@ -89,7 +81,7 @@ struct ctl_server {
 	bool ready;
 	bool ready_stopping;
 	char *mountpoint;
-	uint64_t calls;
+	_Atomic uint64_t calls; /* calls started */
 };
 
 /*
@@ -132,12 +124,14 @@ int ctl_index_percent(struct ctl_server *s);
 void ctl_enqueue(struct ctl_server *s, struct client *c, const cJSON *id,
 		 const struct ctl_method *m, const cJSON *params);
 /* Cancel c's requests (all, or the one with that id): running ones are
- * told to stop; queued ones are returned (mu held). */
-struct job *ctl_cancel_jobs(struct ctl_server *s, struct client *c,
-			    const cJSON *id);
+ * told to stop; queued ones are returned as a list (mu held). */
+struct workq_job *ctl_cancel_jobs(struct ctl_server *s, struct client *c,
+				  const cJSON *id);
+/* Tell every running call to stop. */
+void ctl_cancel_running(struct ctl_server *s);
 /* Answer dropped jobs (if their client still listens) and free them. */
-void ctl_drop_jobs(struct ctl_server *s, struct job *j);
-/* Start the workers (the quick-only reserve first): how many started. */
-int ctl_workers_start(struct ctl_server *s);
-/* After the workers are joined: free the jobs that never ran. */
-void ctl_jobs_free_queued(struct ctl_server *s);
+void ctl_drop_jobs(struct ctl_server *s, struct workq_job *j);
+/* Make the work queue and start n workers (the quick-only reserve
+ * first): how many started, 0 when none is left for slow calls. Jobs
+ * that never ran are freed with the queue (workq_free). */
+int ctl_workers_start(struct ctl_server *s, int n);

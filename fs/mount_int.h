@@ -24,6 +24,7 @@
 #include "fuseconn.h"
 #include "hmap.h"
 #include "util.h"
+#include "workq.h"
 
 #include <fuse_lowlevel.h>
 #include <pthread.h>
@@ -72,7 +73,7 @@ enum inval_kind {
 };
 
 struct inval {
-	struct inval *next;
+	struct workq_job wq; /* first */
 	enum inval_kind kind;
 	fuse_ino_t ino;
 	char *name; /* INVAL_ENTRY: the name; ANNOUNCE_*: the path */
@@ -100,7 +101,8 @@ struct pending_delete {
  *   a node's fdlock             read by users of node->fd, written to
  *                               swap it
  *   pmu                         pending deletes
- *   tmu, omu, hmu, qmu          leaves: nothing is taken inside them
+ *   tmu, omu, hmu, lmu          leaves: nothing is taken inside them
+ *   the inval queue's lock     (workq.h) a leaf too
  *
  * Set before the session starts and constant after: v, mountpoint, root,
  * rootlen, se, shadow_dir, grace_ms, max_threads, the *_started flags.
@@ -119,11 +121,9 @@ struct mount {
 	 * (see shed_shared()). */
 	size_t nshared, max_shared; /* tmu */
 	int shadow_dir;		    /* .vaultd/shadow, for big shadow copies */
-	/* kernel cache invalidations, sent from their own thread */
-	pthread_mutex_t qmu;
-	pthread_cond_t qcv;
-	struct inval *qhead, *qtail; /* qmu */
-	bool qstop;		     /* qmu */
+	/* kernel cache invalidations (struct inval), sent from their own
+	 * thread: a work queue of one worker, with its own lock */
+	struct workq *q;
 	/* The inval thread's requests to the mount (announcements) are
 	 * answered from the vault folder as it is, changing nothing; while
 	 * it announces a path as new, that path looks absent to it. */
@@ -131,9 +131,8 @@ struct mount {
 	pthread_mutex_t amu;
 	char *announcing;    /* amu */
 	bool announce_ghost; /* amu: it looks present, as the ghost file */
-	pthread_t qthread;
 	/* Which of the mount's threads were started. */
-	bool qthread_started, timer_started, loop_started;
+	bool timer_started, loop_started;
 	/* deletes waiting out the grace period */
 	pthread_mutex_t pmu;
 	struct pending_delete *pending; /* pmu */
@@ -152,7 +151,9 @@ struct mount {
 	bool listening; /* the thread that mounts and stops */
 	int max_threads;
 	struct fuseconn conn; /* set once mounted (conn.dev 0: unknown) */
-	bool loop_done;	      /* under qmu */
+	pthread_mutex_t lmu;
+	pthread_cond_t lcv; /* loop_done was set */
+	bool loop_done;	    /* lmu */
 };
 
 /* An empty file that stands in, for the announcer, for a note already
@@ -312,7 +313,10 @@ void own(struct mount *m, const char *path, int delta);
 void queue_inval(struct mount *m, bool entry, fuse_ino_t ino, const char *name);
 bool announcer(struct mount *m, fuse_req_t req);
 int announced(struct mount *m, const char *path);
-void *inval_thread(void *arg);
+/* The invalidation queue: made with the mount, its thread started with
+ * the session, stopped (after what is queued) and freed with it. */
+struct workq *inval_queue_new(struct mount *m);
+int inval_start(struct mount *m);
 void inval_path(struct mount *m, const char *path);
 fuse_ino_t follow_replaced(struct mount *m, uint64_t old_ino, const char *path);
 void follow_rewritten(struct mount *m, uint64_t old_ino, const char *path,

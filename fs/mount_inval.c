@@ -83,14 +83,7 @@ bool mount_owns(struct mount *m, const char *path)
 
 static void queue_push(struct mount *m, struct inval *q)
 {
-	pthread_mutex_lock(&m->qmu);
-	if (m->qtail)
-		m->qtail->next = q;
-	else
-		m->qhead = q;
-	m->qtail = q;
-	pthread_cond_broadcast(&m->qcv);
-	pthread_mutex_unlock(&m->qmu);
+	workq_push(m->q, &q->wq);
 }
 
 void queue_inval(struct mount *m, bool entry, fuse_ino_t ino, const char *name)
@@ -208,39 +201,54 @@ static void announce(struct mount *m, struct inval *q)
 	}
 }
 
-/* Never from a request handler (libfuse's rule): from this thread. */
-void *inval_thread(void *arg)
+static void inval_thread_start(unsigned lanes, void *ud)
 {
-	struct mount *m = arg;
+	struct mount *m = ud;
+	(void)lanes;
 	atomic_store(&m->inval_tid, gettid());
-	for (;;) {
-		pthread_mutex_lock(&m->qmu);
-		while (!m->qhead && !m->qstop)
-			pthread_cond_wait(&m->qcv, &m->qmu);
-		struct inval *q = m->qhead;
-		if (!q) {
-			pthread_mutex_unlock(&m->qmu);
-			return NULL;
-		}
-		m->qhead = q->next;
-		if (!m->qhead)
-			m->qtail = NULL;
-		pthread_mutex_unlock(&m->qmu);
-		if (__atomic_load_n(&m->mounted, __ATOMIC_ACQUIRE)) {
-			if (q->kind == INVAL_ENTRY)
-				fuse_lowlevel_notify_inval_entry(
-					m->se, q->ino, q->name,
-					strlen(q->name));
-			else if (q->kind == INVAL_INODE)
-				fuse_lowlevel_notify_inval_inode(m->se, q->ino,
-								 0, 0);
-			else
-				announce(m, q);
-		}
-		free(q->name);
-		free(q->to);
-		free(q);
-	}
+}
+
+/* Never from a request handler (libfuse's rule): from the queue's one
+ * thread, in the order queued. */
+static void inval_run(struct workq_job *j, void *ud)
+{
+	struct mount *m = ud;
+	struct inval *q = (struct inval *)j;
+	if (!__atomic_load_n(&m->mounted, __ATOMIC_ACQUIRE))
+		return;
+	if (q->kind == INVAL_ENTRY)
+		fuse_lowlevel_notify_inval_entry(m->se, q->ino, q->name,
+						 strlen(q->name));
+	else if (q->kind == INVAL_INODE)
+		fuse_lowlevel_notify_inval_inode(m->se, q->ino, 0, 0);
+	else
+		announce(m, q);
+}
+
+static void inval_free(struct workq_job *j, void *ud)
+{
+	struct inval *q = (struct inval *)j;
+	(void)ud;
+	free(q->name);
+	free(q->to);
+	free(q);
+}
+
+struct workq *inval_queue_new(struct mount *m)
+{
+	const struct workq_ops ops = {
+		.run = inval_run,
+		.done = inval_free,
+		.drop = inval_free,
+		.thread_start = inval_thread_start,
+		.ud = m,
+	};
+	return workq_new(&ops);
+}
+
+int inval_start(struct mount *m)
+{
+	return workq_start(m->q, 1, 1) == 1 ? 0 : EAGAIN;
 }
 
 /* Drop the listing of path's folder. */

@@ -30,10 +30,10 @@ static void *loop_thread(void *arg)
 	fuse_loop_cfg_destroy(cfg);
 	if (r)
 		log_warn("FUSE loop ended: %s", strerror(r < 0 ? -r : r));
-	pthread_mutex_lock(&m->qmu);
+	pthread_mutex_lock(&m->lmu);
 	m->loop_done = true;
-	pthread_cond_broadcast(&m->qcv);
-	pthread_mutex_unlock(&m->qmu);
+	pthread_cond_broadcast(&m->lcv);
+	pthread_mutex_unlock(&m->lmu);
 	return NULL;
 }
 
@@ -77,9 +77,10 @@ static struct mount *mount_new(struct vault *v, const struct mount_config *cfg,
 				: 1u << 17;
 	m->owned = hmap_new();
 	pthread_mutex_init(&m->tmu, NULL);
-	pthread_mutex_init(&m->qmu, NULL);
+	pthread_mutex_init(&m->lmu, NULL);
+	m->q = inval_queue_new(m);
 	pthread_mutex_init(&m->amu, NULL);
-	pthread_cond_init(&m->qcv, NULL);
+	pthread_cond_init(&m->lcv, NULL);
 	pthread_mutex_init(&m->pmu, NULL);
 	pthread_mutex_init(&m->omu, NULL);
 	pthread_mutex_init(&m->hmu, NULL);
@@ -136,8 +137,7 @@ static int session_mount(struct mount *m, const struct mount_config *cfg,
 /* The invalidation thread, the grace-period timer and the FUSE loop. */
 static int start_threads(struct mount *m)
 {
-	int tr = pthread_create(&m->qthread, NULL, inval_thread, m);
-	m->qthread_started = tr == 0;
+	int tr = inval_start(m);
 	if (tr == 0) {
 		tr = pthread_create(&m->timer, NULL, timer_thread, m);
 		m->timer_started = tr == 0;
@@ -198,12 +198,12 @@ static void session_stop(struct mount *m)
 	struct timespec until;
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += 2;
-	pthread_mutex_lock(&m->qmu);
+	pthread_mutex_lock(&m->lmu);
 	while (!m->loop_done &&
-	       pthread_cond_timedwait(&m->qcv, &m->qmu, &until) == 0)
+	       pthread_cond_timedwait(&m->lcv, &m->lmu, &until) == 0)
 		;
 	bool done = m->loop_done;
-	pthread_mutex_unlock(&m->qmu);
+	pthread_mutex_unlock(&m->lmu);
 	if (!done && m->conn.dev && fuseconn_abort(m->conn.dev) < 0)
 		log_warn("%s: cannot abort the FUSE connection", m->mountpoint);
 	if (m->loop_started)
@@ -212,10 +212,8 @@ static void session_stop(struct mount *m)
 	__atomic_store_n(&m->stop_timer, true, __ATOMIC_RELEASE);
 	if (m->timer_started)
 		pthread_join(m->timer, NULL);
-	pthread_mutex_lock(&m->qmu);
-	m->qstop = true;
-	pthread_cond_signal(&m->qcv);
-	pthread_mutex_unlock(&m->qmu);
+	/* What is queued still goes (with nothing to tell: unmounted). */
+	workq_stop(m->q, true);
 	/* An invalidation can wait for a folder lock that a request no one
 	 * will read any more holds (a rename queued in the kernel): the
 	 * abort ends that request, and the wait. */
@@ -225,12 +223,11 @@ static void session_stop(struct mount *m)
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000L;
 	}
-	if (m->qthread_started &&
-	    pthread_timedjoin_np(m->qthread, NULL, &until) != 0) {
+	if (workq_join(m->q, &until) < 0) {
 		if (!m->conn.dev || fuseconn_abort(m->conn.dev) < 0)
 			log_warn("%s: cannot abort the FUSE connection",
 				 m->mountpoint);
-		pthread_join(m->qthread, NULL);
+		workq_join(m->q, NULL);
 	}
 	fuse_session_unmount(m->se);
 	fuse_session_destroy(m->se);
@@ -257,13 +254,8 @@ struct mount *mount_stop(struct mount *m)
 		pending_free(p);
 	}
 	nodes_free(m);
-	while (m->qhead) {
-		struct inval *q = m->qhead;
-		m->qhead = q->next;
-		free(q->name);
-		free(q->to);
-		free(q);
-	}
+	/* Invalidations that never ran (the thread did not start). */
+	m->q = workq_free(m->q);
 	if (m->root_node.fd >= 0)
 		close(m->root_node.fd);
 	if (m->shadow_dir >= 0)

@@ -14,10 +14,12 @@
  * Without -f it goes to the background once the socket accepts
  * connections (its parent exits 0 then), logging to
  * <runtime dir>/<vault-id>.log.
+ *
+ * This file starts and stops it all; the options are read in
+ * vaultd_opts.c, the vault folder is watched in rootwatch.c.
  */
 #include "config.h"
 #include "ctl_server.h"
-#include "cli.h"
 #include "fileio.h"
 #include "fuse_ops.h"
 #include "fuseconn.h"
@@ -28,11 +30,12 @@
 #include "store.h"
 #include "util.h"
 #include "vault.h"
+#include "rootwatch.h"
+#include "vaultd.h"
 #include "watch.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -41,67 +44,6 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
-
-struct opts {
-	const char *vault;
-	const char *socket;
-	const char *mount;
-	bool create;
-	bool foreground;
-	bool allow_other;
-	unsigned grace_ms;
-	size_t max_line;
-	int workers;
-	const char *cache;
-	bool no_history;
-	unsigned idle_exit_s;
-	unsigned max_clients, max_per_peer;
-};
-
-static void usage(FILE *f)
-{
-	fputs("Usage: vaultd --vault DIR [--create] [--mount DIR | --no-mount] "
-	      "[-f]\n"
-	      "\n"
-	      "  --vault DIR      the Obsidian vault to own (a folder with\n"
-	      "                   .obsidian/ in it; also $OBSIDIAN_VAULT_PATH)\n"
-	      "  --create         make DIR an Obsidian vault if it is not one\n"
-	      "                   (creates DIR and DIR/.obsidian/)\n"
-	      "  --mount DIR      serve the guarded view of the vault at DIR\n"
-	      "                   (an empty folder outside the vault)\n"
-	      "  --no-mount       no FUSE view (control socket only)\n"
-	      "  --socket PATH    control socket (default: "
-	      "$XDG_RUNTIME_DIR/vaultd/<vault-id>.sock)\n"
-	      "  -f, --foreground stay in the foreground, log to stderr\n"
-	      "  --max-message N  longest accepted control message in bytes "
-	      "(default 32 MiB)\n"
-	      "  --grace-ms N     a note removed through the mount and not back\n"
-	      "                   within N ms is deleted (default 2000)\n"
-	      "  --allow-other    let other users use the mount (needs\n"
-	      "                   user_allow_other in /etc/fuse.conf)\n"
-	      "  --cache DIR      where the search index lives (default:\n"
-	      "                   $XDG_CACHE_HOME/vaultd/<vault-id>)\n"
-	      "  --no-history     do not record note history (in\n"
-	      "                   <vault>/.vaultd/history.git)\n"
-	      "  --idle-exit S    stop after S seconds with no control client\n"
-	      "                   and no call (default 0: never; vault-mcp\n"
-	      "                   starts vaultd with 600); not with a mount\n"
-	      "  --workers N      threads running calls (default 8; 2 of\n"
-	      "                   them are kept for quick calls)\n"
-	      "  --max-clients N  control connections in all (default 512,\n"
-	      "                   fewer if the descriptor limit is low)\n"
-	      "  --max-clients-per-process N\n"
-	      "                   control connections of one process\n"
-	      "                   (default 128)\n"
-	      "  -h, --help       this help\n"
-	      "  --version        the version\n"
-	      "\n"
-	      "Exit codes: 0 stopped cleanly; 1 could not start or failed\n"
-	      "while running; 2 the command line must change (an unknown\n"
-	      "option, a folder that is not a vault, a mount point that\n"
-	      "cannot be used). Every refusal says what to do instead.\n",
-	      f);
-}
 
 struct indexer {
 	struct vault *v;
@@ -120,128 +62,6 @@ struct indexer {
 	bool hopen_started;
 	struct history *history;
 };
-
-/*
- * The vault folder under vaultd's feet: the path it was started on must
- * still name the folder it holds. Replaced there (a restored backup, a
- * fresh clone): vaultd starts over on the new folder (re-executes itself:
- * new index, mount and history, same socket). Moved or deleted: every
- * answer says so for a moment, then vaultd stops with an error.
- */
-struct rootwatch {
-	struct vault *v;
-	struct ctl_server *srv;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	bool stop;
-	pthread_t th;
-	bool started;
-	bool replaced, gone; /* read after the join */
-};
-
-#define ROOTWATCH_MS 1000
-#define ROOTWATCH_MISSING 3 /* checks without a folder there: gone */
-#define ROOTWATCH_STABLE 2  /* checks a new folder must stay the same */
-#define GONE_SERVE_MS 5000  /* answering "gone" before stopping */
-
-/* Sleep ms, or less when told to stop (true). */
-static bool rootwatch_sleep(struct rootwatch *w, long ms)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	pthread_mutex_lock(&w->mu);
-	while (!w->stop &&
-	       pthread_cond_timedwait(&w->cv, &w->mu, &ts) != ETIMEDOUT) {
-	}
-	bool stop = w->stop;
-	pthread_mutex_unlock(&w->mu);
-	return stop;
-}
-
-static void *rootwatch_thread(void *arg)
-{
-	struct rootwatch *w = arg;
-	const char *root = vault_root(w->v);
-	struct stat held;
-	if (fstat(vault_rootfd(w->v), &held) < 0)
-		return NULL;
-	int missing = 0, stable = 0;
-	dev_t ndev = 0;
-	ino_t nino = 0;
-	while (!rootwatch_sleep(w, ROOTWATCH_MS)) {
-		struct stat now;
-		bool there = stat(root, &now) == 0 && S_ISDIR(now.st_mode);
-		if (there && now.st_dev == held.st_dev &&
-		    now.st_ino == held.st_ino) {
-			missing = stable = 0;
-			continue;
-		}
-		if (!there) {
-			/* A restore (rm -rf, then cp -a) is given a moment. */
-			stable = 0;
-			if (++missing < ROOTWATCH_MISSING)
-				continue;
-			_cleanup_free_ char *why = xasprintf(
-				"the vault folder %s is gone (moved or deleted): "
-				"vaultd stops; start it again on the folder's "
-				"new place",
-				root);
-			vault_set_gone(w->v, why);
-			log_error("%s", why);
-			sd_notifyf("STATUS=%s", why);
-			w->gone = true;
-			rootwatch_sleep(w, GONE_SERVE_MS);
-			ctl_server_stop(w->srv);
-			return NULL;
-		}
-		missing = 0;
-		if (now.st_dev != ndev || now.st_ino != nino) {
-			ndev = now.st_dev;
-			nino = now.st_ino;
-			stable = 0;
-		}
-		if (++stable < ROOTWATCH_STABLE)
-			continue;
-		log_warn("the vault folder %s was replaced by another folder: "
-			 "starting over on it",
-			 root);
-		sd_notifyf("RELOADING=1\nSTATUS=The vault folder was "
-			   "replaced: starting over");
-		w->replaced = true;
-		ctl_server_stop(w->srv);
-		return NULL;
-	}
-	return NULL;
-}
-
-static void rootwatch_start(struct rootwatch *w)
-{
-	pthread_mutex_init(&w->mu, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&w->cv, &ca);
-	pthread_condattr_destroy(&ca);
-	w->started = pthread_create(&w->th, NULL, rootwatch_thread, w) == 0;
-}
-
-static void rootwatch_stop(struct rootwatch *w)
-{
-	pthread_mutex_lock(&w->mu);
-	w->stop = true;
-	pthread_cond_broadcast(&w->cv);
-	pthread_mutex_unlock(&w->mu);
-	if (w->started)
-		pthread_join(w->th, NULL);
-	pthread_mutex_destroy(&w->mu);
-	pthread_cond_destroy(&w->cv);
-}
 
 /* Records the notes as they are at start, then commits what writers
  * change, a batch at a time. Writers only queue their changes; the
@@ -633,145 +453,6 @@ static int daemonize(const char *logpath, int *ret_notify_fd)
 	return 0;
 }
 
-/* A number option's value, within bounds; a bad one is said and false. */
-static bool number_opt(const char *name, unsigned long min, unsigned long max,
-		       unsigned long *ret)
-{
-	_cleanup_free_ char *msg = NULL;
-	if (cli_number(name, optarg, min, max, ret, &msg) == 0)
-		return true;
-	fprintf(stderr, "vaultd: %s\n", msg);
-	return false;
-}
-
-/* An option that takes a number: its value stored in o. */
-static bool number_arg(int c, struct opts *o)
-{
-	unsigned long x;
-	switch (c) {
-	case 'M':
-		if (!number_opt("--max-message", 4096, 1ul << 30, &x))
-			return false;
-		o->max_line = x;
-		return true;
-	case 'w':
-		if (!number_opt("--workers", 0, 256, &x))
-			return false;
-		o->workers = (int)x;
-		return true;
-	case 'g':
-		if (!number_opt("--grace-ms", 0, 3600000, &x))
-			return false;
-		o->grace_ms = (unsigned)x;
-		return true;
-	case 'C':
-		if (!number_opt("--max-clients", 0, 1u << 20, &x))
-			return false;
-		o->max_clients = (unsigned)x;
-		return true;
-	case 'P':
-		if (!number_opt("--max-clients-per-process", 0, 1u << 20, &x))
-			return false;
-		o->max_per_peer = (unsigned)x;
-		return true;
-	default: /* 'I' */
-		if (!number_opt("--idle-exit", 0, 86400 * 365, &x))
-			return false;
-		o->idle_exit_s = (unsigned)x;
-		return true;
-	}
-}
-
-/* The command line into o: -1 to go on, or the exit code. */
-static int parse_args(int argc, char **argv, struct opts *o)
-{
-	static const struct option longopts[] = {
-		{"vault", required_argument, NULL, 'v'},
-		{"socket", required_argument, NULL, 's'},
-		{"mount", required_argument, NULL, 'm'},
-		{"no-mount", no_argument, NULL, 'n'},
-		{"create", no_argument, NULL, 'k'},
-		{"foreground", no_argument, NULL, 'f'},
-		{"max-message", required_argument, NULL, 'M'},
-		{"workers", required_argument, NULL, 'w'},
-		{"grace-ms", required_argument, NULL, 'g'},
-		{"idle-exit", required_argument, NULL, 'I'},
-		{"max-clients", required_argument, NULL, 'C'},
-		{"max-clients-per-process", required_argument, NULL, 'P'},
-		{"allow-other", no_argument, NULL, 'a'},
-		{"cache", required_argument, NULL, 'c'},
-		{"no-history", no_argument, NULL, 'H'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{},
-	};
-	int c;
-	while ((c = getopt_long(argc, argv, "v:s:m:nfh", longopts, NULL)) !=
-	       -1) {
-		switch (c) {
-		case 'v':
-			o->vault = optarg;
-			break;
-		case 's':
-			o->socket = optarg;
-			break;
-		case 'm':
-			o->mount = optarg;
-			break;
-		case 'n':
-			o->mount = NULL;
-			break;
-		case 'k':
-			o->create = true;
-			break;
-		case 'f':
-			o->foreground = true;
-			break;
-		case 'M':
-		case 'w':
-		case 'g':
-		case 'C':
-		case 'P':
-		case 'I':
-			if (!number_arg(c, o))
-				return 2;
-			break;
-		case 'a':
-			o->allow_other = true;
-			break;
-		case 'c':
-			o->cache = optarg;
-			break;
-		case 'H':
-			o->no_history = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case 'V':
-			puts("vaultd " VAULTD_VERSION);
-			return 0;
-		default:
-			usage(stderr);
-			return 2;
-		}
-	}
-	if (!o->vault && !(o->vault = cli_env_vault())) {
-		fputs("vaultd: no vault: use --vault DIR (the folder you open "
-		      "in Obsidian)\n",
-		      stderr);
-		return 2;
-	}
-	if (optind < argc) {
-		fprintf(stderr,
-			"vaultd: unexpected argument '%s' (see vaultd "
-			"--help)\n",
-			argv[optind]);
-		return 2;
-	}
-	return -1;
-}
-
 /*
  * What vaultd creates is never wider than the user's umask and the
  * vault folder's own mode allow; its own state (history, cache,
@@ -1010,7 +691,7 @@ static int start_over(int argc, char **argv, const struct opts *o)
 int main(int argc, char **argv)
 {
 	struct opts o = {.max_line = 32u << 20};
-	int r = parse_args(argc, argv, &o);
+	int r = vaultd_parse_args(argc, argv, &o);
 	if (r >= 0)
 		return r;
 	log_init("vaultd");

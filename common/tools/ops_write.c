@@ -2,6 +2,9 @@
 /*
  * Write tools. Each one is a read-modify-write under the vault's writer
  * lock, ending in vault_commit(): the one guarded, atomic write path.
+ * This file holds that path (opw_edit_note and the expected_version
+ * check), create, the whole-note edits (append, prepend, update), rename,
+ * delete and undo.
  */
 #include "fileio.h"
 #include "frontmatter.h"
@@ -9,23 +12,12 @@
 #include "markdown.h"
 #include "json.h"
 #include "shape.h"
+#include "ops_write.h"
 #include "tools.h"
 #include "u8.h"
 
 #include <ctype.h>
 #include <errno.h>
-
-struct wlock {
-	struct vault *v;
-};
-static void wlock_release(struct wlock *l)
-{
-	if (l->v)
-		vault_write_unlock(l->v);
-}
-#define WRITE_LOCKED(c)                                        \
-	_cleanup_(wlock_release) struct wlock _wl_ = {(c)->v}; \
-	vault_write_lock((c)->v)
 
 /* Characters Obsidian refuses in file names (they break links). */
 static const char FORBIDDEN[] = "*\"\\<>:|?#^[]";
@@ -34,8 +26,8 @@ static const char FORBIDDEN[] = "*\"\\<>:|?#^[]";
  * A path for a new note from a name the client gave: "x", "dir/x" or
  * "dir/x.md". A bare name lands in `default_dir` ("" = vault root).
  */
-static int new_note_path(struct tool_ctx *c, const char *given,
-			 const char *default_dir, char **ret)
+int opw_new_note_path(struct tool_ctx *c, const char *given,
+		      const char *default_dir, char **ret)
 {
 	_cleanup_free_ char *norm = NULL;
 	const char *why;
@@ -118,8 +110,8 @@ static int commit(struct tool_ctx *c, const char *path, const char *text,
  * versions and shows what changed since (when the history has the text
  * of the expected one).
  */
-static int check_expected(struct tool_ctx *c, const struct note *n,
-			  const char *text, size_t len)
+int opw_check_expected(struct tool_ctx *c, const struct note *n,
+		       const char *text, size_t len)
 {
 	const char *want = arg_str(c, "expected_version", "");
 	if (!*want)
@@ -180,16 +172,15 @@ static int check_expected_note(struct tool_ctx *c, const struct note *n)
 	if (r < 0)
 		return op_fail(c, r, "Cannot read note '%s': %s", n->path,
 			       strerror(-r));
-	return check_expected(c, n, text, len);
+	return opw_check_expected(c, n, text, len);
 }
 
 /*
  * Write a note's new text, or with dry_run only say how it would change:
  * the unified diff (as diff_note_versions shows it after the write).
  */
-static int write_or_try(struct tool_ctx *c, const char *path, const char *old,
-			size_t old_len, const char *nt, size_t nt_len,
-			bool create)
+int opw_write_or_try(struct tool_ctx *c, const char *path, const char *old,
+		     size_t old_len, const char *nt, size_t nt_len, bool create)
 {
 	if (arg_bool(c, "dry_run", false)) {
 		free(c->dry_diff);
@@ -200,12 +191,9 @@ static int write_or_try(struct tool_ctx *c, const char *path, const char *old,
 	return commit(c, path, nt, nt_len, create);
 }
 
-typedef int (*edit_fn)(struct tool_ctx *c, const char *ref, const char *text,
-		       size_t len, char **ret_new);
-
 /* Find, read, edit and commit one note (writer lock held by caller). */
-static int edit_note(struct tool_ctx *c, const char *ref, edit_fn fn,
-		     struct note **ret_note)
+int opw_edit_note(struct tool_ctx *c, const char *ref, edit_fn fn,
+		  struct note **ret_note)
 {
 	struct note *n;
 	int r = op_find(c, ref, &n);
@@ -217,7 +205,7 @@ static int edit_note(struct tool_ctx *c, const char *ref, edit_fn fn,
 	if (r < 0)
 		return op_fail(c, r, "Cannot read note '%s': %s", n->path,
 			       strerror(-r));
-	if ((r = check_expected(c, n, text, len)) < 0)
+	if ((r = opw_check_expected(c, n, text, len)) < 0)
 		return r;
 	_cleanup_free_ char *nt = NULL;
 	r = fn(c, ref, text, len, &nt);
@@ -226,7 +214,7 @@ static int edit_note(struct tool_ctx *c, const char *ref, edit_fn fn,
 	_cleanup_free_ char *path = xstrdup(n->path);
 	if (strlen(nt) != len || memcmp(nt, text, len) != 0 ||
 	    arg_bool(c, "dry_run", false)) {
-		r = write_or_try(c, path, text, len, nt, strlen(nt), false);
+		r = opw_write_or_try(c, path, text, len, nt, strlen(nt), false);
 		if (r < 0)
 			return r;
 	}
@@ -235,7 +223,7 @@ static int edit_note(struct tool_ctx *c, const char *ref, edit_fn fn,
 	return 0;
 }
 
-static size_t body_offset(const char *text, size_t len)
+size_t opw_body_offset(const char *text, size_t len)
 {
 	size_t fs, fe, bo;
 	return md_split_frontmatter(text, len, &fs, &fe, &bo) ? bo : 0;
@@ -326,7 +314,7 @@ int op_create_note(struct tool_ctx *c)
 
 	WRITE_LOCKED(c);
 	_cleanup_free_ char *path = NULL;
-	r = new_note_path(c, name, "", &path);
+	r = opw_new_note_path(c, name, "", &path);
 	if (r < 0) {
 		sb_free(&text);
 		return r;
@@ -351,7 +339,7 @@ int op_create_note(struct tool_ctx *c)
 		sb_free(&text);
 		return op_fail(c, -EIO, "Cannot read note '%s'", old->path);
 	}
-	r = write_or_try(c, path, was, wl, sb_str(&text), text.len, !old);
+	r = opw_write_or_try(c, path, was, wl, sb_str(&text), text.len, !old);
 	sb_free(&text);
 	if (r < 0)
 		return r;
@@ -379,11 +367,11 @@ static void add_head(struct sbuf *b, const char *text, size_t bo)
 		sb_putc(b, '\n');
 }
 
-static int do_append(struct tool_ctx *c, const char *ref, const char *text,
-		     size_t len, char **ret)
+int opw_do_append(struct tool_ctx *c, const char *ref, const char *text,
+		  size_t len, char **ret)
 {
 	const char *add = arg_str(c, "text", "");
-	size_t bo = body_offset(text, len), e = len;
+	size_t bo = opw_body_offset(text, len), e = len;
 	while (e > bo && (text[e - 1] == '\n' || text[e - 1] == '\r'))
 		e--;
 	struct sbuf b = {0};
@@ -402,7 +390,7 @@ static int do_prepend(struct tool_ctx *c, const char *ref, const char *text,
 		      size_t len, char **ret)
 {
 	const char *add = arg_str(c, "text", "");
-	size_t bo = body_offset(text, len), b = bo;
+	size_t bo = opw_body_offset(text, len), b = bo;
 	while (b < len && (text[b] == '\n' || text[b] == '\r'))
 		b++;
 	struct sbuf out = {0};
@@ -420,7 +408,7 @@ static int do_update(struct tool_ctx *c, const char *ref, const char *text,
 		     size_t len, char **ret)
 {
 	struct sbuf out = {0};
-	add_head(&out, text, body_offset(text, len));
+	add_head(&out, text, opw_body_offset(text, len));
 	sb_puts(&out, arg_str(c, "content", ""));
 	*ret = sb_steal(&out);
 	return 0;
@@ -430,7 +418,7 @@ static int simple_edit(struct tool_ctx *c, edit_fn fn, const char *status)
 {
 	const char *ref = arg_str(c, "name", "");
 	WRITE_LOCKED(c);
-	int r = edit_note(c, ref, fn, NULL);
+	int r = opw_edit_note(c, ref, fn, NULL);
 	if (r < 0)
 		return r;
 	c->json = status_json(ref, status);
@@ -440,12 +428,12 @@ static int simple_edit(struct tool_ctx *c, edit_fn fn, const char *status)
 int op_edit_text(struct tool_ctx *c, const char *ref, op_edit_fn fn)
 {
 	WRITE_LOCKED(c);
-	return edit_note(c, ref, fn, NULL);
+	return opw_edit_note(c, ref, fn, NULL);
 }
 
 int op_append_note(struct tool_ctx *c)
 {
-	return simple_edit(c, do_append, "appended");
+	return simple_edit(c, opw_do_append, "appended");
 }
 
 int op_prepend_note(struct tool_ctx *c)
@@ -472,621 +460,23 @@ int op_create_text(struct tool_ctx *c, const char *path, const char *text)
 {
 	WRITE_LOCKED(c);
 	_cleanup_free_ char *p = NULL;
-	int r = new_note_path(c, path, "", &p);
+	int r = opw_new_note_path(c, path, "", &p);
 	if (r < 0)
 		return r;
 	if (index_by_path(vault_index(c->v), p)) {
 		_cleanup_free_ char *nm = path_note_name(p);
 		return op_fail(c, -EEXIST, "Note %s already exists", QUOTE(nm));
 	}
-	return write_or_try(c, p, NULL, 0, text, strlen(text), true);
+	return opw_write_or_try(c, p, NULL, 0, text, strlen(text), true);
 }
 
 int op_write_text(struct tool_ctx *c, const char *ref, const char *text)
 {
 	WRITE_LOCKED(c);
 	c->replacement = text;
-	int r = edit_note(c, ref, do_replace_whole, NULL);
+	int r = opw_edit_note(c, ref, do_replace_whole, NULL);
 	c->replacement = NULL;
 	return r;
-}
-
-struct replace_state {
-	int count;
-};
-
-/* Lowercase ASCII copy (for matching words, whatever their case). */
-static char *lower_dup(const char *s, size_t n)
-{
-	char *r = xstrndup(s, n);
-	for (char *p = r; *p; p++)
-		*p = (char)tolower((unsigned char)*p);
-	return r;
-}
-
-/*
- * What to say when an anchor (old_text, a pattern) is not in the note:
- * the body lines most like it — one holding it in another case first,
- * then those sharing the most of its words — with their line numbers and
- * a few words of context, so that the caller can correct it.
- */
-static void nearest_lines(struct sbuf *m, const char *text, size_t len,
-			  const char *needle)
-{
-	size_t bo = body_offset(text, len);
-	size_t nl = strcspn(needle, "\n");
-	_cleanup_free_ char *low = lower_dup(needle, nl);
-	struct cand {
-		int score, line;
-		size_t at, n;
-	} best[3] = {{0}};
-	int line = 1;
-	for (size_t i = 0; i < bo; i++)
-		line += text[i] == '\n';
-	for (size_t i = bo; i < len; line++) {
-		const char *e = memchr(text + i, '\n', len - i);
-		size_t n = e ? (size_t)(e - (text + i)) : len - i;
-		_cleanup_free_ char *l = lower_dup(text + i, n);
-		int score = (*low && strstr(l, low)) ? 1000 : 0;
-		if (!score) {
-			/* Words of the anchor (2 letters or more) in it. */
-			_cleanup_free_ char *w = xstrdup(low);
-			char *save = NULL;
-			for (char *t = strtok_r(w, " \t.,;:!?()[]{}\"'", &save);
-			     t; t = strtok_r(NULL, " \t.,;:!?()[]{}\"'", &save))
-				if (strlen(t) > 1 && strstr(l, t))
-					score++;
-		}
-		for (int k = 0; k < 3 && score; k++) {
-			if (score > best[k].score) {
-				memmove(&best[k + 1], &best[k],
-					(size_t)(2 - k) * sizeof(best[0]));
-				best[k] = (struct cand){score, line, i, n};
-				break;
-			}
-		}
-		i += n + 1;
-	}
-	if (!best[0].score) {
-		sb_puts(m, " No line of the note looks like it.");
-		return;
-	}
-	sb_puts(m, " The lines most like it:");
-	for (int k = 0; k < 3 && best[k].score; k++) {
-		size_t n = best[k].n;
-		const char *l = text + best[k].at;
-		size_t keep = n > 80 ? 80 : n;
-		while (keep < n && keep &&
-		       ((unsigned char)l[keep] & 0xc0) == 0x80)
-			keep--;
-		sb_printf(m, "\n  line %d: %.*s%s", best[k].line, (int)keep, l,
-			  keep < n ? "\u2026" : "");
-	}
-}
-
-static int do_replace(struct tool_ctx *c, const char *ref, const char *text,
-		      size_t len, char **ret)
-{
-	const char *old = arg_str(c, "old_text", "");
-	const char *neu = arg_str(c, "new_text", "");
-	bool all = arg_bool(c, "replace_all", false);
-	size_t ol = strlen(old);
-	if (!ol)
-		return op_fail(c, -EINVAL, "old_text must not be empty");
-	size_t bo = body_offset(text, len);
-	struct sbuf out = {0};
-	sb_add(&out, text, bo);
-	const char *p = text + bo;
-	int count = 0;
-	for (;;) {
-		const char *hit = (all || !count) ? strstr(p, old) : NULL;
-		if (!hit)
-			break;
-		sb_add(&out, p, (size_t)(hit - p));
-		sb_puts(&out, neu);
-		p = hit + ol;
-		count++;
-	}
-	sb_puts(&out, p);
-	if (!count) {
-		sb_free(&out);
-		struct sbuf m = {0};
-		sb_printf(&m, "Text %s not found in note %s.", QUOTE(old),
-			  QUOTE(ref));
-		nearest_lines(&m, text, len, old);
-		int r = op_fail(c, -ENOENT, "%s", sb_str(&m));
-		sb_free(&m);
-		return r;
-	}
-	cJSON_AddNumberToObject(c->json, "replaced", count);
-	*ret = sb_steal(&out);
-	return 0;
-}
-
-int op_replace_text(struct tool_ctx *c)
-{
-	const char *ref = arg_str(c, "name", "");
-	c->json = cJSON_CreateObject();
-	cJSON_AddStringToObject(c->json, "name", ref);
-	WRITE_LOCKED(c);
-	int r = edit_note(c, ref, do_replace, NULL);
-	if (r < 0) {
-		cJSON_Delete(TAKE_PTR(c->json));
-		return r;
-	}
-	return 0;
-}
-
-static int do_insert(struct tool_ctx *c, const char *ref, const char *text,
-		     size_t len, char **ret)
-{
-	const char *add = arg_str(c, "text", "");
-	const char *before = arg_str(c, "before", "");
-	const char *after = arg_str(c, "after", "");
-	const char *pat = *before ? before : after;
-	size_t bo = body_offset(text, len);
-	const char *hit = strstr(text + bo, pat);
-	if (!hit) {
-		struct sbuf m = {0};
-		sb_printf(&m, "Pattern %s not found in note %s.", QUOTE(pat),
-			  QUOTE(ref));
-		nearest_lines(&m, text, len, pat);
-		int r = op_fail(c, -ENOENT, "%s", sb_str(&m));
-		sb_free(&m);
-		return r;
-	}
-	size_t ls = (size_t)(hit - text);
-	while (ls > bo && text[ls - 1] != '\n')
-		ls--;
-	const char *nl = strchr(hit, '\n');
-	size_t le = nl ? (size_t)(nl - text) + 1 : len;
-	if (*before)
-		*ret = xasprintf("%.*s%s\n%s", (int)ls, text, add, text + ls);
-	else if (nl)
-		*ret = xasprintf("%.*s%s\n%s", (int)le, text, add, text + le);
-	else
-		*ret = xasprintf("%s\n%s", text, add);
-	return 0;
-}
-
-int op_insert_text(struct tool_ctx *c)
-{
-	const char *ref = arg_str(c, "name", "");
-	const char *before = arg_str(c, "before", "");
-	const char *after = arg_str(c, "after", "");
-	if (!*before == !*after)
-		return op_fail(c, -EINVAL,
-			       "Exactly one of 'before' or 'after' must be "
-			       "provided");
-	WRITE_LOCKED(c);
-	int r = edit_note(c, ref, do_insert, NULL);
-	if (r < 0)
-		return r;
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "name", ref);
-	cJSON_AddStringToObject(o, "position", *before ? "before" : "after");
-	cJSON_AddStringToObject(o, "pattern", *before ? before : after);
-	c->json = o;
-	return 0;
-}
-
-/* ---- sections
- * ------------------------------------------------------------------ */
-
-enum section_op { SEC_APPEND, SEC_UPDATE, SEC_DELETE };
-
-/* A section that is not there: the error lists the note's headings. */
-static int section_missing(struct tool_ctx *c, const char *ref,
-			   const char *text, size_t len, const char *sec)
-{
-	struct sbuf m = {0};
-	sb_printf(&m, "Section %s not found in note %s.", QUOTE(sec),
-		  QUOTE(ref));
-	struct md_doc d;
-	md_scan(text, len, &d);
-	struct md_heading *h = d.headings;
-	size_t nh = d.nheadings;
-	if (!nh)
-		sb_puts(&m, " The note has no headings.");
-	for (size_t i = 0; i < nh && i < 20; i++)
-		sb_printf(&m, "%s\n  line %d: %.*s %s",
-			  i ? "" : " Its headings:", h[i].line, h[i].level,
-			  "######", h[i].text);
-	if (nh > 20)
-		sb_printf(&m, "\n  (and %zu more; get_headings lists all)",
-			  nh - 20);
-	md_doc_clear(&d);
-	int r = op_fail(c, -ENOENT, "%s", sb_str(&m));
-	sb_free(&m);
-	return r;
-}
-
-static int section_edit(struct tool_ctx *c, const char *ref, const char *text,
-			size_t len, char **ret, enum section_op op)
-{
-	const char *sec = arg_str(c, "section", "");
-	size_t s, b, e;
-	if (md_find_section(text, len, sec, &s, &b, &e) < 0)
-		return section_missing(c, ref, text, len, sec);
-	if (op == SEC_DELETE) {
-		*ret = xasprintf("%.*s%s", (int)s, text, text + e);
-		return 0;
-	}
-	const char *add = arg_str(c, op == SEC_APPEND ? "text" : "content", "");
-	/* The section's content ends at its last non-blank character;
-	 * blank lines before the next heading stay as they are. */
-	size_t t = e;
-	while (t > b && isspace((unsigned char)text[t - 1]))
-		t--;
-	const char *lead = (b > 0 && text[b - 1] != '\n') ? "\n" : "";
-	if (t == b) {
-		const char *trail = b < len ? "\n" : "";
-		*ret = xasprintf("%.*s%s%s%s%s", (int)b, text, lead, add, trail,
-				 text + b);
-	} else if (op == SEC_APPEND) {
-		*ret = xasprintf("%.*s\n%s%s", (int)t, text, add, text + t);
-	} else {
-		*ret = xasprintf("%.*s%s%s", (int)b, text, add, text + t);
-	}
-	return 0;
-}
-
-static int do_sec_append(struct tool_ctx *c, const char *ref, const char *t,
-			 size_t l, char **ret)
-{
-	return section_edit(c, ref, t, l, ret, SEC_APPEND);
-}
-
-static int do_sec_update(struct tool_ctx *c, const char *ref, const char *t,
-			 size_t l, char **ret)
-{
-	return section_edit(c, ref, t, l, ret, SEC_UPDATE);
-}
-
-static int do_sec_delete(struct tool_ctx *c, const char *ref, const char *t,
-			 size_t l, char **ret)
-{
-	return section_edit(c, ref, t, l, ret, SEC_DELETE);
-}
-
-static int section_tool(struct tool_ctx *c, edit_fn fn, const char *status)
-{
-	const char *ref = arg_str(c, "name", "");
-	WRITE_LOCKED(c);
-	int r = edit_note(c, ref, fn, NULL);
-	if (r < 0)
-		return r;
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "name", ref);
-	cJSON_AddStringToObject(o, "section", arg_str(c, "section", ""));
-	cJSON_AddStringToObject(o, "status", status);
-	c->json = o;
-	return 0;
-}
-
-int op_periodic_write(struct tool_ctx *c, const char *path, const char *initial,
-		      bool append, bool *ret_created)
-{
-	edit_fn fn = *arg_str(c, "section", "") ? do_sec_append : do_append;
-	*ret_created = false;
-	WRITE_LOCKED(c);
-	struct note *n = index_by_path(vault_index(c->v), path);
-	if (n) {
-		/* Made meanwhile (Obsidian opened today's note): kept. */
-		_cleanup_free_ char *p = xstrdup(n->path);
-		return append ? edit_note(c, p, fn, NULL) : 0;
-	}
-	_cleanup_free_ char *p = NULL, *nt = NULL;
-	int r = new_note_path(c, path, "", &p);
-	if (r < 0)
-		return r;
-	if (append && (r = fn(c, p, initial, strlen(initial), &nt)) < 0)
-		return r;
-	const char *text = nt ? nt : initial;
-	r = write_or_try(c, p, NULL, 0, text, strlen(text), true);
-	if (r == 0)
-		*ret_created = !arg_bool(c, "dry_run", false);
-	return r;
-}
-
-int op_append_section(struct tool_ctx *c)
-{
-	return section_tool(c, do_sec_append, "appended");
-}
-
-int op_update_section(struct tool_ctx *c)
-{
-	return section_tool(c, do_sec_update, "updated");
-}
-
-int op_delete_section(struct tool_ctx *c)
-{
-	return section_tool(c, do_sec_delete, "deleted");
-}
-
-/* ---- frontmatter
- * --------------------------------------------------------------- */
-
-static int fm_error(struct tool_ctx *c, const char *ref, const char *text,
-		    size_t len)
-{
-	struct frontmatter fm;
-	fm_parse(text, len, &fm);
-	int r = op_fail(c, -EBADMSG,
-			"Cannot change the frontmatter of note %s: its YAML "
-			"cannot be read at line %d (%s). Fix it first; nothing "
-			"was changed.",
-			QUOTE(ref), fm.err_line, fm.err_msg ? fm.err_msg : "?");
-	fm_clear(&fm);
-	return r;
-}
-
-/* Set keys of the object `updates` (null removes a key). */
-static int apply_updates(struct tool_ctx *c, const char *ref, const char *text,
-			 size_t len, const cJSON *updates, char **ret)
-{
-	char *cur = xstrndup(text, len);
-	const cJSON *kv;
-	cJSON_ArrayForEach(kv, updates)
-	{
-		if (!*kv->string) {
-			free(cur);
-			return op_fail(c, -EINVAL,
-				       "frontmatter keys must not be empty");
-		}
-		char *next = NULL;
-		int r = fm_set(cur, strlen(cur), kv->string,
-			       cJSON_IsNull(kv) ? NULL : kv, &next);
-		if (r < 0) {
-			r = fm_error(c, ref, cur, strlen(cur));
-			free(cur);
-			return r;
-		}
-		free(cur);
-		cur = next;
-	}
-	*ret = cur;
-	return 0;
-}
-
-/*
- * A frontmatter value given as text: tags/aliases take a JSON list or
- * a comma list; other keys take JSON (numbers, true, lists, objects,
- * "quoted text") and otherwise the text itself.
- */
-static cJSON *value_from_text(const char *key, const char *value)
-{
-	/* The whole text must be JSON: "2024-01-15" is not the number 2024. */
-	cJSON *v = cJSON_ParseWithOpts(value, NULL, true);
-	bool listkey = !strcmp(key, "tags") || !strcmp(key, "tag") ||
-		       !strcmp(key, "aliases") || !strcmp(key, "alias");
-	if (listkey) {
-		if (cJSON_IsArray(v))
-			return v;
-		cJSON_Delete(v);
-		cJSON tmp = {.type = cJSON_String,
-			     .valuestring = (char *)value};
-		char **l = fm_string_list(&tmp, false, !strncmp(key, "tag", 3));
-		cJSON *a = cJSON_CreateArray();
-		for (char **p = l; *p; p++)
-			cJSON_AddItemToArray(a, cJSON_CreateString(*p));
-		strv_free(l);
-		return a;
-	}
-	if (v)
-		return v;
-	return cJSON_CreateString(value);
-}
-
-static int do_set_fm(struct tool_ctx *c, const char *ref, const char *text,
-		     size_t len, char **ret)
-{
-	const char *key = arg_str(c, "key", "");
-	cJSON *upd = cJSON_CreateObject();
-	cJSON_AddItemToObject(upd, key,
-			      value_from_text(key, arg_str(c, "value", "")));
-	int r = apply_updates(c, ref, text, len, upd, ret);
-	if (r == 0)
-		cJSON_AddItemToObject(
-			c->json, "value",
-			cJSON_Duplicate(cJSON_GetObjectItem(upd, key), 1));
-	cJSON_Delete(upd);
-	return r;
-}
-
-int op_set_frontmatter(struct tool_ctx *c)
-{
-	const char *ref = arg_str(c, "name", "");
-	const char *key = arg_str(c, "key", "");
-	if (!*key)
-		return op_fail(c, -EINVAL, "key must not be empty");
-	c->json = cJSON_CreateObject();
-	cJSON_AddStringToObject(c->json, "name", ref);
-	cJSON_AddStringToObject(c->json, "key", key);
-	WRITE_LOCKED(c);
-	int r = edit_note(c, ref, do_set_fm, NULL);
-	if (r < 0)
-		cJSON_Delete(TAKE_PTR(c->json));
-	return r;
-}
-
-static cJSON *updates_arg(struct tool_ctx *c)
-{
-	const cJSON *u = cJSON_GetObjectItemCaseSensitive(c->args, "updates");
-	if (cJSON_IsObject(u))
-		return cJSON_Duplicate(u, 1);
-	if (cJSON_IsString(u)) {
-		cJSON *o = cJSON_ParseWithOpts(u->valuestring, NULL, true);
-		if (cJSON_IsObject(o))
-			return o;
-		cJSON_Delete(o);
-	}
-	return NULL;
-}
-
-static int do_update_fm(struct tool_ctx *c, const char *ref, const char *text,
-			size_t len, char **ret)
-{
-	cJSON *u = updates_arg(c);
-	int r = apply_updates(c, ref, text, len, u, ret);
-	cJSON_Delete(u);
-	return r;
-}
-
-int op_update_frontmatter(struct tool_ctx *c)
-{
-	const char *ref = arg_str(c, "name", "");
-	cJSON *u = updates_arg(c);
-	if (!u)
-		return op_fail(c, -EINVAL,
-			       "updates must be an object of key: value pairs "
-			       "(null removes a key)");
-	cJSON_Delete(u);
-	WRITE_LOCKED(c);
-	struct note *n = NULL;
-	int r = edit_note(c, ref, do_update_fm, &n);
-	if (r < 0)
-		return r;
-	_cleanup_free_ char *text = NULL;
-	size_t len;
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "name", ref);
-	if (n && vault_read_text(c->v, n, &text, &len) == 0) {
-		struct frontmatter fm;
-		fm_parse(text, len, &fm);
-		cJSON_AddStringToObject(o, "path", n->path);
-		cJSON_AddBoolToObject(o, "updated", true);
-		cJSON_AddItemToObject(o, "frontmatter", TAKE_PTR(fm.data));
-		fm_clear(&fm);
-	}
-	c->json = o;
-	return 0;
-}
-
-/* ---- tags
- * ---------------------------------------------------------------------- */
-
-/* The frontmatter key holding tags: "tags", or "tag" if only that and
- * the policy still reads it (Obsidian 1.9 does not). */
-static const char *tags_key(const cJSON *data, unsigned flags)
-{
-	if ((flags & NOTE_READ_LEGACY_PROPERTIES) &&
-	    !cJSON_GetObjectItemCaseSensitive(data, "tags") &&
-	    cJSON_GetObjectItemCaseSensitive(data, "tag"))
-		return "tag";
-	return "tags";
-}
-
-static int clean_tag(struct tool_ctx *c, const char *given, char **ret)
-{
-	const char *t = given;
-	while (isspace((unsigned char)*t))
-		t++;
-	if (*t == '#')
-		t++;
-	size_t n = strlen(t);
-	while (n && isspace((unsigned char)t[n - 1]))
-		n--;
-	bool nondigit = false, ok = n > 0 && u8_valid(t, n);
-	for (size_t i = 0; ok && i < n;) {
-		int32_t cp;
-		int l = u8_decode(t + i, n - i, &cp);
-		if (l < 0 || !u8_is_tag_char(cp)) {
-			ok = false;
-			break;
-		}
-		if (!u8_is_digit(cp) && cp != '/' && cp != '-' && cp != '_')
-			nondigit = true;
-		i += (size_t)l;
-	}
-	if (!ok || !nondigit)
-		return op_fail(c, -EINVAL,
-			       "Invalid tag %s: tags may contain letters, "
-			       "digits, '_', '-' and '/', and not only digits",
-			       QUOTE(given));
-	*ret = xstrndup(t, n);
-	return 0;
-}
-
-static int tag_tool(struct tool_ctx *c, bool add)
-{
-	const char *ref = arg_str(c, "name", "");
-	_cleanup_free_ char *tag = NULL;
-	int r = clean_tag(c, arg_str(c, "tag", ""), &tag);
-	if (r < 0)
-		return r;
-	WRITE_LOCKED(c);
-	struct note *n;
-	if ((r = op_find(c, ref, &n)) < 0)
-		return r;
-	_cleanup_free_ char *text = NULL;
-	size_t len;
-	if ((r = vault_read_text(c->v, n, &text, &len)) < 0)
-		return op_fail(c, r, "Cannot read note '%s': %s", n->path,
-			       strerror(-r));
-	if ((r = check_expected(c, n, text, len)) < 0)
-		return r;
-	struct frontmatter fm;
-	fm_parse(text, len, &fm);
-	if (!fm.valid) {
-		fm_clear(&fm);
-		return fm_error(c, ref, text, len);
-	}
-	_cleanup_policy_ struct policy *pol = vault_policy_get(c->v);
-	const char *key = tags_key(fm.data, policy_note_flags(pol));
-	char **cur = fm_string_list(
-		cJSON_GetObjectItemCaseSensitive(fm.data, key), true, true);
-	fm_clear(&fm);
-	_cleanup_free_ char *ft = fold_key(tag);
-	cJSON *list = cJSON_CreateArray();
-	bool present = false;
-	for (char **p = cur; *p; p++) {
-		_cleanup_free_ char *f = fold_key(*p);
-		if (strcmp(f, ft) == 0) {
-			present = true;
-			if (!add)
-				continue;
-		}
-		cJSON_AddItemToArray(list, cJSON_CreateString(*p));
-	}
-	strv_free(cur);
-	if (add && !present)
-		cJSON_AddItemToArray(list, cJSON_CreateString(tag));
-	_cleanup_free_ char *path = xstrdup(n->path);
-	bool change = add ? !present : present;
-	if (change) {
-		_cleanup_free_ char *nt = NULL;
-		fm_set(text, len, key, list, &nt);
-		r = write_or_try(c, path, text, len, nt, strlen(nt), false);
-		if (r < 0) {
-			cJSON_Delete(list);
-			return r;
-		}
-	}
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "name", ref);
-	cJSON_AddItemToObject(o, "tags", list);
-	if (!add) {
-		cJSON_AddBoolToObject(o, "removed", present);
-		struct note *after = index_by_path(vault_index(c->v), path);
-		if (after && note_has_tag(after, tag))
-			cJSON_AddStringToObject(
-				o, "note",
-				"The tag also appears in the note's text as "
-				"#tag; the text was left as it is.");
-	}
-	c->json = o;
-	return 0;
-}
-
-int op_add_tag(struct tool_ctx *c)
-{
-	return tag_tool(c, true);
-}
-
-int op_remove_tag(struct tool_ctx *c)
-{
-	return tag_tool(c, false);
 }
 
 /* ---- rename and delete
@@ -1129,7 +519,7 @@ int op_rename_note(struct tool_ctx *c)
 		return r;
 	_cleanup_free_ char *dir = xstrndup(n->path, n->dirlen);
 	_cleanup_free_ char *path = NULL;
-	if ((r = new_note_path(c, to, dir, &path)) < 0)
+	if ((r = opw_new_note_path(c, to, dir, &path)) < 0)
 		return r;
 	char *msg = NULL;
 	struct vault_moved m;
