@@ -53,7 +53,8 @@ struct vault {
 	char *root; /* immutable after open */
 	char *name; /* immutable after open */
 	int rootfd; /* immutable after open */
-	/* rw for reading; replaced or changed with wmu and rw for writing. */
+	/* Read under rw (readers) or wmu (writers); replaced or changed
+	 * only with wmu held and rw taken for writing. */
 	struct index *ix;
 	/* The policy: swapped by a reload under polmu; users take their own
 	 * reference (vault_policy_get()), so a reload never frees one in
@@ -131,6 +132,11 @@ struct file_pool *vault_write_pool(struct vault *v);
 /* Put n in the index in place of the note at its path (wmu held; takes
  * rw for writing). */
 void vault_index_swap_in(struct vault *v, struct note *n);
+/* Drop the note at path (a copy: the note is freed) from the index, queue
+ * it for the store and send VEV_DELETED (wmu held; takes rw for
+ * writing). old_ino: its file's inode. */
+void vault_index_drop(struct vault *v, const char *path, uint64_t old_ino,
+		      const char *source);
 
 /* ---- vault_fulltext.c ---- */
 

@@ -287,45 +287,52 @@ int vault_apply_sources(struct vault *v, struct pending *p, size_t n,
 	return index_sources(v, p, n, b, 0, source, ret_msg);
 }
 
-int vault_rename(struct vault *v, struct note *n, const char *new_path,
-		 const char *source, bool dry_run, struct vault_moved *ret,
-		 char **ret_msg)
+/* A new path must not be one the policy hides or ignores. */
+static int check_seen(const struct policy *pol, const char *path, bool is_dir,
+		      char **ret_msg)
 {
-	_cleanup_free_ char *old_path = xstrdup(n->path);
-	_cleanup_free_ char *old_name = xstrdup(n->name);
-	_cleanup_free_ char *new_name = path_note_name(new_path);
-	if (strcmp(old_path, new_path) == 0) {
+	if (!policy_ignored(pol, path, is_dir))
+		return 0;
+	*ret_msg = xasprintf("%s is hidden or ignored by the policy; choose "
+			     "another name",
+			     QUOTE(path));
+	return -EINVAL;
+}
+
+/* Whether n may become the note at new_path: another name, free, and
+ * seen by the policy. */
+static int check_rename(struct vault *v, const struct note *n,
+			const char *new_path, const struct policy *pol,
+			char **ret_msg)
+{
+	if (strcmp(n->path, new_path) == 0) {
 		*ret_msg = xasprintf("Note %s already has that name",
-				     QUOTE(old_name));
+				     QUOTE(n->name));
 		return -EINVAL;
 	}
 	struct note *other = index_by_path(v->ix, new_path);
 	struct stat st;
 	if ((other && other != n) ||
 	    (!other && file_stat(v->rootfd, new_path, &st) == 0)) {
+		_cleanup_free_ char *new_name = path_note_name(new_path);
 		*ret_msg = xasprintf("Note %s already exists", QUOTE(new_name));
 		return -EEXIST;
 	}
-	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
-	if (policy_ignored(pol, new_path, false)) {
-		*ret_msg = xasprintf("%s is hidden or ignored by the policy; "
-				     "choose another name",
-				     QUOTE(new_path));
-		return -EINVAL;
-	}
-	_cleanup_free_ char *text = NULL;
-	size_t len;
-	int r = vault_read_text(v, n, &text, &len);
-	if (r < 0) {
-		*ret_msg = xasprintf("Cannot read '%s': %s", old_path,
-				     strerror(-r));
-		return r;
-	}
-	/* The guard judges the note under its new name (e.g. Person). */
+	return check_seen(pol, new_path, false, ret_msg);
+}
+
+/* The guard judges the note under its new name (e.g. Person): the
+ * violation is recorded; refused, -EPERM; accepted in warn mode, what
+ * was wrong in *ret_warning. */
+static int guard_rename(struct vault *v, const struct policy *pol,
+			const struct note *n, const char *new_path,
+			const char *text, size_t len, const char *source,
+			char **ret_warning, char **ret_msg)
+{
 	struct note *probe =
 		note_new(new_path, text, len, policy_note_flags(pol));
 	_cleanup_free_ char *gmsg = NULL;
-	r = policy_check(pol, v->ix, n, probe, &gmsg);
+	int r = policy_check(pol, v->ix, n, probe, &gmsg);
 	note_free(probe);
 	if (r < 0) {
 		vault_record_violation(v, source, new_path, gmsg, NULL,
@@ -335,6 +342,103 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 			return -EPERM;
 		}
 	}
+	*ret_warning = TAKE_PTR(gmsg);
+	return 0;
+}
+
+/* The note renamed on disk, with its own links rewritten (own_text), put
+ * in the index under its new path, and the event sent. */
+static int rename_put(struct vault *v, struct note *n, const char *old_path,
+		      const char *new_path, const char *own_text, bool own,
+		      unsigned flags, const char *source, char **ret_msg)
+{
+	if (own) {
+		int r = file_write_atomic(v->rootfd, new_path, own_text,
+					  strlen(own_text), 0, NULL);
+		if (r < 0) {
+			*ret_msg = xasprintf("Renamed, but cannot update links "
+					     "inside %s: %s",
+					     QUOTE(new_path), strerror(-r));
+			return r;
+		}
+	}
+	int64_t btime = n->btime;
+	struct note *moved =
+		note_new(new_path, own_text, strlen(own_text), flags);
+	struct stat st;
+	if (file_stat(v->rootfd, new_path, &st) == 0)
+		note_set_stat(moved, &st, btime, own_text, strlen(own_text));
+	pthread_rwlock_wrlock(&v->rw);
+	index_remove(v->ix, old_path);
+	index_put(v->ix, moved);
+	pthread_rwlock_unlock(&v->rw);
+	vault_store_queue(v, old_path);
+	vault_store_queue(v, new_path);
+	vault_emit(v, VEV_RENAMED, new_path, old_path, source, moved->ino);
+	return 0;
+}
+
+/*
+ * The rename m describes, made: the linking notes' new texts first,
+ * durable (if they cannot be written, nothing is renamed), then the
+ * note, then them.
+ */
+static int rename_apply(struct vault *v, const struct vault_moved *m,
+			struct note *n, const char *own_text, bool own,
+			unsigned flags, struct pending *p, size_t np,
+			const char *source, char **ret_msg)
+{
+	_cleanup_(file_batch_freep) struct file_batch *b = NULL;
+	int r = vault_prepare_sources(v, p, np, &b, ret_msg);
+	if (r < 0)
+		return r;
+	vault_keep_original(v, m->old_path);
+	vault_keep_original(v, m->new_path);
+	r = file_rename(v->rootfd, m->old_path, m->new_path, true, true);
+	if (r < 0) {
+		*ret_msg = xasprintf("Cannot rename %s to %s: %s",
+				     QUOTE(m->old_path), QUOTE(m->new_path),
+				     strerror(-r));
+		return r;
+	}
+	/* The rename is made durable with the linking notes. */
+	file_batch_sync_folder(b, m->old_path);
+	file_batch_sync_folder(b, m->new_path);
+	r = rename_put(v, n, m->old_path, m->new_path, own_text, own, flags,
+		       source, ret_msg);
+	if (r < 0)
+		return r;
+	_cleanup_free_ char *failed = NULL;
+	r = vault_apply_sources(v, p, np, b, source, &failed);
+	if (r < 0)
+		*ret_msg = xasprintf("Renamed %s to %s, but %s; they still "
+				     "link to %s",
+				     QUOTE(m->old_path), QUOTE(m->new_path),
+				     failed, QUOTE(m->old_name));
+	return r;
+}
+
+int vault_rename(struct vault *v, struct note *n, const char *new_path,
+		 const char *source, bool dry_run, struct vault_moved *ret,
+		 char **ret_msg)
+{
+	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
+	int r = check_rename(v, n, new_path, pol, ret_msg);
+	if (r < 0)
+		return r;
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	r = vault_read_text(v, n, &text, &len);
+	if (r < 0) {
+		*ret_msg = xasprintf("Cannot read '%s': %s", n->path,
+				     strerror(-r));
+		return r;
+	}
+	_cleanup_free_ char *warning = NULL;
+	r = guard_rename(v, pol, n, new_path, text, len, source, &warning,
+			 ret_msg);
+	if (r < 0)
+		return r;
 
 	/* Every link that would lead elsewhere once the note is moved:
 	 * those to it, those its new name would capture, its own. */
@@ -357,80 +461,28 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 
 	_cleanup_(vault_moved_clear) struct vault_moved res = {
 		.kind = VAULT_MOVE_NOTE,
-		.old_name = xstrdup(old_name),
-		.new_name = xstrdup(new_name),
-		.old_path = xstrdup(old_path),
+		.old_name = xstrdup(n->name),
+		.new_name = path_note_name(new_path),
+		.old_path = xstrdup(n->path),
 		.new_path = xstrdup(new_path),
 		.links = links + own,
 		.dry_run = dry_run,
-		.warning = TAKE_PTR(gmsg),
+		.warning = TAKE_PTR(warning),
 	};
 	vault_moved_set_updated(v, &res, p, np);
 	if (dry_run) {
 		/* Every file it would touch: the note (moved, its own links
 		 * rewritten), then each linking note. */
-		vault_moved_add_diff(&res, old_path, new_path, text, len,
+		vault_moved_add_diff(&res, res.old_path, new_path, text, len,
 				     own_text, strlen(own_text));
 		r = vault_moved_add_source_diffs(v, &res, p, np, ret_msg);
-		vault_pending_free(p, np);
-		return r < 0 ? r : vault_moved_done(&res, ret);
+	} else {
+		r = rename_apply(v, &res, n, own_text, own,
+				 policy_note_flags(pol), p, np, source,
+				 ret_msg);
 	}
-
-	/* The linking notes' new texts first, durable: if they cannot be
-	 * written, nothing is renamed. Then the note, then them. */
-	_cleanup_(file_batch_freep) struct file_batch *b = NULL;
-	r = vault_prepare_sources(v, p, np, &b, ret_msg);
-	if (r < 0) {
-		vault_pending_free(p, np);
-		return r;
-	}
-	vault_keep_original(v, old_path);
-	vault_keep_original(v, new_path);
-	r = file_rename(v->rootfd, old_path, new_path, true, true);
-	if (r < 0) {
-		vault_pending_free(p, np);
-		*ret_msg =
-			xasprintf("Cannot rename %s to %s: %s", QUOTE(old_path),
-				  QUOTE(new_path), strerror(-r));
-		return r;
-	}
-	/* The rename is made durable with the linking notes. */
-	file_batch_sync_folder(b, old_path);
-	file_batch_sync_folder(b, new_path);
-	if (own) {
-		r = file_write_atomic(v->rootfd, new_path, own_text,
-				      strlen(own_text), 0, NULL);
-		if (r < 0) {
-			vault_pending_free(p, np);
-			*ret_msg = xasprintf("Renamed, but cannot update links "
-					     "inside %s: %s",
-					     QUOTE(new_path), strerror(-r));
-			return r;
-		}
-	}
-	int64_t btime = n->btime;
-	struct note *moved = note_new(new_path, own_text, strlen(own_text),
-				      policy_note_flags(pol));
-	if (file_stat(v->rootfd, new_path, &st) == 0)
-		note_set_stat(moved, &st, btime, own_text, strlen(own_text));
-	pthread_rwlock_wrlock(&v->rw);
-	index_remove(v->ix, old_path);
-	index_put(v->ix, moved);
-	pthread_rwlock_unlock(&v->rw);
-	vault_store_queue(v, old_path);
-	vault_store_queue(v, new_path);
-	vault_emit(v, VEV_RENAMED, new_path, old_path, source, moved->ino);
-	_cleanup_free_ char *failed = NULL;
-	r = vault_apply_sources(v, p, np, b, source, &failed);
 	vault_pending_free(p, np);
-	if (r < 0) {
-		*ret_msg = xasprintf("Renamed %s to %s, but %s; they still "
-				     "link to %s",
-				     QUOTE(old_path), QUOTE(new_path), failed,
-				     QUOTE(old_name));
-		return r;
-	}
-	return vault_moved_done(&res, ret);
+	return r < 0 ? r : vault_moved_done(&res, ret);
 }
 
 /* A moving entry, copied out before the index changes. */
@@ -482,13 +534,7 @@ static int check_folder_move(struct vault *v, const char *from, const char *to,
 				     QUOTE(from));
 		return -EINVAL;
 	}
-	if (policy_ignored(pol, to, true)) {
-		*ret_msg = xasprintf("%s is hidden or ignored by the policy; "
-				     "choose another name",
-				     QUOTE(to));
-		return -EINVAL;
-	}
-	return 0;
+	return check_seen(pol, to, true, ret_msg);
 }
 
 /* Outside notes first, then the moving ones (the batch's order). */
@@ -508,17 +554,12 @@ static size_t partition_pending(struct pending *p, size_t n)
 	return nout;
 }
 
-int vault_rename_folder(struct vault *v, const char *from, const char *to,
-			const char *source, bool replace, bool dry_run,
-			struct vault_moved *ret, char **ret_msg)
+/* Every moving entry's new path free (but for case) and, for a note,
+ * seen by the policy; *ret_nnotes: how many of them are notes. */
+static int check_folder_targets(struct vault *v, const struct index_moves *mv,
+				size_t nmoves, const struct policy *pol,
+				size_t *ret_nnotes, char **ret_msg)
 {
-	int r = check_folder_move(v, from, to, replace, ret_msg);
-	if (r < 0)
-		return r;
-	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
-	_cleanup_(index_moves_freep) struct index_moves *mv =
-		index_moves_new(v->ix);
-	size_t nmoves = index_moves_add_folder(mv, from, to);
 	size_t nnotes = 0;
 	for (size_t i = 0; i < nmoves; i++) {
 		const char *np;
@@ -541,39 +582,16 @@ int vault_rename_folder(struct vault *v, const char *from, const char *to,
 			return -EINVAL;
 		}
 	}
-	/* Every link that would lead elsewhere once the folder is moved. */
-	struct ptrvec srcs = {0};
-	index_moves_sources(mv, &srcs);
-	struct pending *p = NULL;
-	size_t np = 0;
-	int links = 0;
-	r = vault_rewrite_sources(v, &srcs, mv, NULL, dry_run, &p, &np, &links,
-				  ret_msg);
-	if (r < 0)
-		return r;
-	size_t nout = partition_pending(p, np);
+	*ret_nnotes = nnotes;
+	return 0;
+}
 
-	_cleanup_(vault_moved_clear) struct vault_moved res = {
-		.kind = VAULT_MOVE_FOLDER,
-		.old_path = xstrdup(from),
-		.new_path = xstrdup(to),
-		.notes_moved = nnotes,
-		.files_moved = nmoves - nnotes,
-		.updated = xcalloc(np + 1, sizeof(char *)),
-		.nupdated = np,
-		.links = links,
-		.dry_run = dry_run,
-	};
-	for (size_t i = 0; i < np; i++)
-		res.updated[i] =
-			xstrdup(p[i].new_path ? p[i].new_path : p[i].src->path);
-	if (dry_run) {
-		add_changes(&res, p, np);
-		vault_pending_free(p, np);
-		return vault_moved_done(&res, ret);
-	}
-
-	/* What moves, copied: the index entries go during the update. */
+/* What moves, copied: the index entries go during the update. The
+ * moving notes rewritten are p[nout .. np). */
+static struct moving *moving_new(const struct index_moves *mv, size_t nmoves,
+				 const struct pending *p, size_t nout,
+				 size_t np)
+{
 	struct moving *m = xcalloc(nmoves + 1, sizeof(*m));
 	for (size_t i = 0; i < nmoves; i++) {
 		const char *npath;
@@ -588,43 +606,62 @@ int vault_rename_folder(struct vault *v, const char *from, const char *to,
 			if (p[j].src == e)
 				m[i].pending = (ssize_t)j;
 	}
-	mv = index_moves_free(mv);
+	return m;
+}
 
-	/* Every rewritten note's new text first, durable (those in the
-	 * folder beside their old path: they move with it); then the
-	 * folder, in one rename; then the notes are put in place. A crash
-	 * leaves each note whole, with its old or its new text. */
-	_cleanup_(file_batch_freep) struct file_batch *b = NULL;
-	r = vault_prepare_sources(v, p, np, &b, ret_msg);
-	for (size_t i = 0; r == 0 && i < nmoves; i++)
+static void moving_free(struct moving *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(m[i].from);
+		free(m[i].to);
+	}
+	free(m);
+}
+
+/*
+ * Every rewritten note's new text first, durable (those in the folder
+ * beside their old path: they move with it); then the folder, in one
+ * rename; then the notes are put in place. A crash leaves each note
+ * whole, with its old or its new text. The notes outside are p[0 ..
+ * nout); *ret_b is the batch, put in place.
+ */
+static int folder_move(struct vault *v, const char *from, const char *to,
+		       bool replace, const struct moving *m, size_t nmoves,
+		       const struct pending *p, size_t np, size_t nout,
+		       struct file_batch **ret_b, char **ret_msg)
+{
+	struct file_batch *b = NULL;
+	int r = vault_prepare_sources(v, p, np, &b, ret_msg);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < nmoves; i++)
 		if (!m[i].file)
 			vault_keep_original(v, m[i].from);
-	for (size_t i = 0; r == 0 && i < nout; i++)
+	for (size_t i = 0; i < nout; i++)
 		vault_keep_original(v, p[i].src->path);
-	if (r == 0) {
-		r = file_rename(v->rootfd, from, to, !replace, true);
-		if (r < 0)
-			*ret_msg =
-				xasprintf("Cannot rename %s to %s: %s",
-					  QUOTE(from), QUOTE(to), strerror(-r));
-	}
+	r = file_rename(v->rootfd, from, to, !replace, true);
 	if (r < 0) {
-		for (size_t i = 0; i < nmoves; i++) {
-			free(m[i].from);
-			free(m[i].to);
-		}
-		free(m);
-		vault_pending_free(p, np);
+		*ret_msg = xasprintf("Cannot rename %s to %s: %s", QUOTE(from),
+				     QUOTE(to), strerror(-r));
+		file_batch_free(b);
 		return r;
 	}
 	file_batch_moved(b, from, to);
 	file_batch_sync_folder(b, from);
 	file_batch_sync_folder(b, to);
 	file_batch_apply(b);
+	*ret_b = b;
+	return 0;
+}
 
-	/* The moved notes, read (or rewritten) where they are now. */
+/* The moved entries in the index under their new paths, the notes read
+ * (or rewritten) where they are now, and their events sent. */
+static void folder_reindex(struct vault *v, const struct moving *m,
+			   size_t nmoves, const struct pending *p,
+			   const struct file_batch *b, unsigned flags,
+			   const char *source)
+{
 	struct note **nn = xcalloc(nmoves + 1, sizeof(*nn));
-	unsigned flags = policy_note_flags(pol);
 	for (size_t i = 0; i < nmoves; i++) {
 		if (m[i].file)
 			continue;
@@ -665,19 +702,84 @@ int vault_rename_folder(struct vault *v, const char *from, const char *to,
 				   nn[i] ? m[i].to : m[i].from,
 				   nn[i] ? m[i].from : NULL, source, m[i].ino);
 		}
-		free(m[i].from);
-		free(m[i].to);
 	}
-	free(m);
 	free(nn);
+}
+
+/* The folder moved as mv says and the linking notes p rewritten (see
+ * vault_rename_folder()). */
+static int folder_apply(struct vault *v, const char *from, const char *to,
+			bool replace, struct index_moves *mv, size_t nmoves,
+			struct pending *p, size_t np, size_t nout,
+			unsigned flags, const char *source, char **ret_msg)
+{
+	struct moving *m = moving_new(mv, nmoves, p, nout, np);
+	index_moves_free(mv);
+	_cleanup_(file_batch_freep) struct file_batch *b = NULL;
+	int r = folder_move(v, from, to, replace, m, nmoves, p, np, nout, &b,
+			    ret_msg);
+	if (r < 0) {
+		moving_free(m, nmoves);
+		return r;
+	}
+	folder_reindex(v, m, nmoves, p, b, flags, source);
+	moving_free(m, nmoves);
 	_cleanup_free_ char *failed = NULL;
 	r = index_sources(v, p, nout, b, 0, source, &failed);
-	vault_pending_free(p, np);
-	if (r < 0) {
+	if (r < 0)
 		*ret_msg = xasprintf("Renamed %s to %s, but %s; they still "
 				     "link to the old folder",
 				     QUOTE(from), QUOTE(to), failed);
+	return r;
+}
+
+int vault_rename_folder(struct vault *v, const char *from, const char *to,
+			const char *source, bool replace, bool dry_run,
+			struct vault_moved *ret, char **ret_msg)
+{
+	int r = check_folder_move(v, from, to, replace, ret_msg);
+	if (r < 0)
 		return r;
-	}
-	return vault_moved_done(&res, ret);
+	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
+	_cleanup_(index_moves_freep) struct index_moves *mv =
+		index_moves_new(v->ix);
+	size_t nmoves = index_moves_add_folder(mv, from, to);
+	size_t nnotes = 0;
+	r = check_folder_targets(v, mv, nmoves, pol, &nnotes, ret_msg);
+	if (r < 0)
+		return r;
+	/* Every link that would lead elsewhere once the folder is moved. */
+	struct ptrvec srcs = {0};
+	index_moves_sources(mv, &srcs);
+	struct pending *p = NULL;
+	size_t np = 0;
+	int links = 0;
+	r = vault_rewrite_sources(v, &srcs, mv, NULL, dry_run, &p, &np, &links,
+				  ret_msg);
+	if (r < 0)
+		return r;
+	size_t nout = partition_pending(p, np);
+
+	_cleanup_(vault_moved_clear) struct vault_moved res = {
+		.kind = VAULT_MOVE_FOLDER,
+		.old_path = xstrdup(from),
+		.new_path = xstrdup(to),
+		.notes_moved = nnotes,
+		.files_moved = nmoves - nnotes,
+		.updated = xcalloc(np + 1, sizeof(char *)),
+		.nupdated = np,
+		.links = links,
+		.dry_run = dry_run,
+	};
+	for (size_t i = 0; i < np; i++)
+		res.updated[i] =
+			xstrdup(p[i].new_path ? p[i].new_path : p[i].src->path);
+	if (dry_run)
+		add_changes(&res, p, np);
+	else
+		r = folder_apply(v, from, to, replace, TAKE_PTR(mv), nmoves, p,
+				 np, nout, policy_note_flags(pol), source,
+				 ret_msg);
+	vault_pending_free(p, np);
+	return r < 0 ? r : vault_moved_done(&res, ret);
 }

@@ -533,11 +533,7 @@ int vault_sync_path(struct vault *v, const char *path, const char *source,
 	if (!n) {
 		if (!old)
 			return 0;
-		pthread_rwlock_wrlock(&v->rw);
-		index_remove(v->ix, path);
-		pthread_rwlock_unlock(&v->rw);
-		vault_store_queue(v, path);
-		vault_emit(v, VEV_DELETED, path, NULL, source, old_ino);
+		vault_index_drop(v, path, old_ino, source);
 		return 0;
 	}
 	if (old && old->mtime_ns == n->mtime_ns && old->size == n->size &&

@@ -49,11 +49,79 @@ int vault_trash_path(struct vault *v, const char *path, char **ret,
 	return -EEXIST;
 }
 
+/* The policy keeps links to deleted notes: the warning names the notes
+ * whose links are now broken (none: no warning). */
+static char *broken_links_warning(struct vault *v, const struct pending *p,
+				  size_t np)
+{
+	if (!np)
+		return NULL;
+	struct sbuf w = {0};
+	sb_printf(&w, "%zu note%s ha%s links that are now broken:", np,
+		  np == 1 ? "" : "s", np == 1 ? "s" : "ve");
+	for (size_t i = 0; i < np; i++) {
+		_cleanup_free_ char *dn = index_display_name(v->ix, p[i].src);
+		sb_printf(&w, "%s %s (%d link%s)", i ? "," : "", dn, p[i].links,
+			  p[i].links == 1 ? "" : "s");
+	}
+	sb_puts(&w, ". These links were not modified.");
+	return sb_steal(&w);
+}
+
+/* A delete's dry run: every file it would touch, the note going to
+ * .trash as it is, then each linking note rewritten (unless the links
+ * are kept). */
+static int delete_diffs(struct vault *v, struct vault_moved *m,
+			const struct note *n, const struct pending *p,
+			size_t np, char **ret_msg)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	int r = vault_read_text(v, n, &text, &len);
+	if (r < 0) {
+		*ret_msg = xasprintf("Cannot read '%s': %s", m->old_path,
+				     strerror(-r));
+		return r;
+	}
+	vault_moved_add_diff(m, m->old_path, m->new_path, text, len, text, len);
+	return m->keep_links
+		       ? 0
+		       : vault_moved_add_source_diffs(v, m, p, np, ret_msg);
+}
+
+/* The delete m describes, made: as for a rename, the linking notes'
+ * new texts first (np of them), then the note to .trash, then them. */
+static int delete_apply(struct vault *v, const struct vault_moved *m,
+			struct note *n, struct pending *p, size_t np,
+			const char *source, char **ret_msg)
+{
+	const char *path = m->old_path, *trash = m->new_path;
+	_cleanup_(file_batch_freep) struct file_batch *b = NULL;
+	int r = vault_prepare_sources(v, p, np, &b, ret_msg);
+	if (r < 0)
+		return r;
+	vault_keep_original(v, path);
+	r = file_rename(v->rootfd, path, trash, true, true);
+	if (r < 0) {
+		*ret_msg = xasprintf("Cannot move '%s' to the trash: %s", path,
+				     strerror(-r));
+		return r;
+	}
+	file_batch_sync_folder(b, path);
+	file_batch_sync_folder(b, trash);
+	vault_index_drop(v, path, n->ino, source);
+	_cleanup_free_ char *failed = NULL;
+	r = vault_apply_sources(v, p, np, b, source, &failed);
+	if (r < 0)
+		*ret_msg = xasprintf("Moved '%s' to the trash, but %s; they "
+				     "still link to it as before",
+				     path, failed);
+	return r;
+}
+
 int vault_delete(struct vault *v, struct note *n, const char *source,
 		 bool dry_run, struct vault_moved *ret, char **ret_msg)
 {
-	_cleanup_free_ char *path = xstrdup(n->path);
-	_cleanup_free_ char *name = index_display_name(v->ix, n);
 	_cleanup_policy_ struct policy *pol = vault_policy_get(v);
 	bool keep = pol->keep_links;
 	struct ptrvec srcs = graph_backlinks(n);
@@ -64,91 +132,32 @@ int vault_delete(struct vault *v, struct note *n, const char *source,
 				      ret_msg);
 	if (r < 0)
 		return r;
-	_cleanup_free_ char *trash = NULL;
-	r = vault_trash_path(v, path, &trash, ret_msg);
+	char *trash = NULL;
+	r = vault_trash_path(v, n->path, &trash, ret_msg);
 	if (r < 0) {
 		vault_pending_free(p, np);
 		return r;
 	}
 	_cleanup_(vault_moved_clear) struct vault_moved res = {
 		.kind = VAULT_MOVE_TRASH,
-		.old_name = xstrdup(name),
-		.old_path = xstrdup(path),
-		.new_path = xstrdup(trash),
+		.old_name = index_display_name(v->ix, n),
+		.old_path = xstrdup(n->path),
+		.new_path = trash,
 		.dry_run = dry_run,
 		.keep_links = keep,
 	};
 	if (keep) {
-		if (np) {
-			struct sbuf w = {0};
-			sb_printf(&w,
-				  "%zu note%s ha%s links that are now broken:",
-				  np, np == 1 ? "" : "s", np == 1 ? "s" : "ve");
-			for (size_t i = 0; i < np; i++) {
-				_cleanup_free_ char *dn =
-					index_display_name(v->ix, p[i].src);
-				sb_printf(&w, "%s %s (%d link%s)", i ? "," : "",
-					  dn, p[i].links,
-					  p[i].links == 1 ? "" : "s");
-			}
-			sb_puts(&w, ". These links were not modified.");
-			res.warning = sb_steal(&w);
-		}
+		res.warning = broken_links_warning(v, p, np);
 	} else {
 		vault_moved_set_updated(v, &res, p, np);
 		res.links = links;
 	}
-	if (dry_run) {
-		/* Every file it would touch: the note going to .trash as it
-		 * is, then each linking note rewritten. */
-		_cleanup_free_ char *text = NULL;
-		size_t len;
-		r = vault_read_text(v, n, &text, &len);
-		if (r < 0)
-			*ret_msg = xasprintf("Cannot read '%s': %s", path,
-					     strerror(-r));
-		else
-			vault_moved_add_diff(&res, path, trash, text, len, text,
-					     len);
-		if (r == 0 && !keep)
-			r = vault_moved_add_source_diffs(v, &res, p, np,
-							 ret_msg);
-		vault_pending_free(p, np);
-		return r < 0 ? r : vault_moved_done(&res, ret);
-	}
-	/* As for a rename: the linking notes' new texts first. */
-	_cleanup_(file_batch_freep) struct file_batch *b = NULL;
-	r = vault_prepare_sources(v, p, keep ? 0 : np, &b, ret_msg);
-	if (r < 0) {
-		vault_pending_free(p, np);
-		return r;
-	}
-	vault_keep_original(v, path);
-	r = file_rename(v->rootfd, path, trash, true, true);
-	if (r < 0) {
-		vault_pending_free(p, np);
-		*ret_msg = xasprintf("Cannot move '%s' to the trash: %s", path,
-				     strerror(-r));
-		return r;
-	}
-	file_batch_sync_folder(b, path);
-	file_batch_sync_folder(b, trash);
-	uint64_t ino = n->ino;
-	pthread_rwlock_wrlock(&v->rw);
-	index_remove(v->ix, path);
-	pthread_rwlock_unlock(&v->rw);
-	vault_store_queue(v, path);
-	vault_emit(v, VEV_DELETED, path, NULL, source, ino);
-	_cleanup_free_ char *failed = NULL;
-	r = vault_apply_sources(v, p, keep ? 0 : np, b, source, &failed);
+	if (dry_run)
+		r = delete_diffs(v, &res, n, p, np, ret_msg);
+	else
+		r = delete_apply(v, &res, n, p, keep ? 0 : np, source, ret_msg);
 	vault_pending_free(p, np);
-	if (r < 0) {
-		*ret_msg = xasprintf("Moved '%s' to the trash, but %s; they "
-				     "still link to it as before",
-				     path, failed);
-		return r;
-	}
-	return vault_moved_done(&res, ret);
+	return r < 0 ? r : vault_moved_done(&res, ret);
 }
 
 int vault_forget_note(struct vault *v, const char *path, const char *source)
@@ -181,12 +190,7 @@ int vault_forget_note(struct vault *v, const char *path, const char *source)
 		ready = 0;
 		b = file_batch_new(v->rootfd, vault_write_pool(v));
 	}
-	uint64_t ino = n->ino;
-	pthread_rwlock_wrlock(&v->rw);
-	index_remove(v->ix, p_);
-	pthread_rwlock_unlock(&v->rw);
-	vault_store_queue(v, p_);
-	vault_emit(v, VEV_DELETED, p_, NULL, source, ino);
+	vault_index_drop(v, p_, n->ino, source);
 	int r = vault_apply_sources(v, p, ready, b, source, &msg);
 	vault_pending_free(p, np);
 	free(msg);

@@ -24,6 +24,16 @@ void vault_index_swap_in(struct vault *v, struct note *n)
 	pthread_rwlock_unlock(&v->rw);
 }
 
+void vault_index_drop(struct vault *v, const char *path, uint64_t old_ino,
+		      const char *source)
+{
+	pthread_rwlock_wrlock(&v->rw);
+	index_remove(v->ix, path);
+	pthread_rwlock_unlock(&v->rw);
+	vault_store_queue(v, path);
+	vault_emit(v, VEV_DELETED, path, NULL, source, old_ino);
+}
+
 static int64_t keep_btime(struct vault *v, const struct note *old,
 			  const char *path)
 {
