@@ -162,7 +162,7 @@ static int rename_note(struct mount *m, const struct rename_req *rq)
 		return 1;
 	}
 	char *msg = NULL;
-	uint64_t ino = n->ino;
+	uint64_t ino = note_ino(n);
 	mount_write_begin(rq->from, rq->to);
 	int r = vault_rename(m->v, n, rq->to, rq->src, false, NULL, &msg);
 	mount_write_end();
@@ -285,7 +285,7 @@ static int rename_folder(struct mount *m, const struct rename_req *rq)
 	uint64_t *inos = xcalloc(paths.n + 1, sizeof(*inos));
 	for (size_t i = 0; i < paths.n; i++) {
 		struct note *n = index_by_path(vault_index(m->v), paths.v[i]);
-		inos[i] = n ? n->ino : 0;
+		inos[i] = n ? note_ino(n) : 0;
 	}
 	mount_write_begin(rq->from, rq->to);
 	int r = vault_rename_folder(m->v, rq->from, rq->to, rq->src,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "index.h"
+#include "note_int.h"
 #include "hmap.h"
 
 #include <errno.h>

@@ -6,6 +6,7 @@
 #include "tokenizer.h"
 #include "u8.h"
 #include "util.h"
+#include "note_int.h"
 
 #include <errno.h>
 #include <math.h>

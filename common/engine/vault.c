@@ -6,6 +6,7 @@
 #include "rewrite.h"
 #include "store.h"
 #include "u8.h"
+#include "note_int.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>

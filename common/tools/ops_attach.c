@@ -9,6 +9,7 @@
 #include "fileio.h"
 #include "image.h"
 #include "tools.h"
+#include "note_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

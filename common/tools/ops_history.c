@@ -13,6 +13,7 @@
 #include "policy.h"
 #include "tools.h"
 #include "util.h"
+#include "note_int.h"
 
 #include <errno.h>
 #include <stdlib.h>

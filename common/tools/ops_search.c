@@ -10,6 +10,7 @@
 #include "store.h"
 #include "tools.h"
 #include "u8.h"
+#include "note_int.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -11,6 +11,7 @@
 #include "shape.h"
 #include "tools.h"
 #include "u8.h"
+#include "note_int.h"
 
 #include <ctype.h>
 #include <errno.h>
