@@ -124,10 +124,10 @@ static cJSON *note_entry(const struct index *ix, const struct note *n)
 	cJSON *o = cJSON_CreateObject();
 	_cleanup_free_ char *dn = index_display_name(ix, n);
 	char ts[32];
-	format_iso8601(n->mtime_ns / 1000000000LL, ts);
-	cJSON_AddStringToObject(o, "path", n->path);
+	format_iso8601(note_mtime_ns(n) / 1000000000LL, ts);
+	cJSON_AddStringToObject(o, "path", note_path(n));
 	cJSON_AddStringToObject(o, "name", dn);
-	cJSON_AddNumberToObject(o, "size", (double)n->size);
+	cJSON_AddNumberToObject(o, "size", (double)note_size(n));
 	cJSON_AddStringToObject(o, "modified", ts);
 	return o;
 }
@@ -160,23 +160,23 @@ static int attachment_read(struct ctl_server *s, const struct index *ix,
 {
 	_cleanup_free_ char *b64 = NULL;
 	size_t size;
-	int r = attach_read_base64(vault_rootfd(s->v), n->path, ATTACH_READ_MAX,
-				   &b64, &size);
+	int r = attach_read_base64(vault_rootfd(s->v), note_path(n),
+				   ATTACH_READ_MAX, &b64, &size);
 	if (r == -EFBIG) {
 		*ret_msg = xasprintf(
 			"%s is %zu bytes: more than a resource read sends "
 			"(%u bytes); read_attachment gives an image made "
 			"smaller",
-			QUOTE(n->path), size, ATTACH_READ_MAX);
+			QUOTE(note_path(n)), size, ATTACH_READ_MAX);
 		return RPC_INVALID_PARAMS;
 	}
 	if (r < 0) {
-		*ret_msg = xasprintf("Cannot read %s: %s", QUOTE(n->path),
+		*ret_msg = xasprintf("Cannot read %s: %s", QUOTE(note_path(n)),
 				     strerror(-r));
 		return RPC_NOT_FOUND;
 	}
 	cJSON *o = note_entry(ix, n);
-	cJSON_AddStringToObject(o, "mime", attach_mime(n->path));
+	cJSON_AddStringToObject(o, "mime", attach_mime(note_path(n)));
 	cJSON_AddStringToObject(o, "blob", b64);
 	*ret = o;
 	return 0;
@@ -198,7 +198,7 @@ static int notes_read(struct ctl_server *s, const cJSON *params, cJSON **ret,
 	int code = 0;
 	char *text = NULL;
 	size_t len;
-	if (file && !path_is_note(file->path)) {
+	if (file && !path_is_note(note_path(file))) {
 		/* An attachment (read as a resource, or subscribed to). */
 		if (meta_only)
 			*ret = note_entry(ix, file);
@@ -236,15 +236,15 @@ static cJSON *notes_complete(struct ctl_server *s, const cJSON *params)
 	cJSON *vals = cJSON_CreateArray();
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < n; i++) {
-			const char *key =
-				paths ? all[i]->fold_path : all[i]->fold_name;
+			const char *key = paths ? note_fold_path(all[i])
+						: note_fold_name(all[i]);
 			bool pre = str_has_prefix(key, fp);
 			if (pass == 0 ? !pre : (pre || !strstr(key, fp)))
 				continue;
 			total++;
 			if (cJSON_GetArraySize(vals) >= lim)
 				continue;
-			char *v = paths ? xstrdup(all[i]->path)
+			char *v = paths ? xstrdup(note_path(all[i]))
 					: index_display_name(ix, all[i]);
 			cJSON_AddItemToArray(vals, cJSON_CreateString(v));
 			free(v);

@@ -186,8 +186,8 @@ char *note_of_inode(struct mount *m, const struct stat *st)
 	size_t it = 0;
 	struct note *n;
 	while (!found && index_next(vault_index(m->v), &it, &n))
-		if (n->ino == (uint64_t)st->st_ino)
-			found = xstrdup(n->path);
+		if (note_ino(n) == (uint64_t)st->st_ino)
+			found = xstrdup(note_path(n));
 	vault_read_unlock(m->v);
 	return found;
 }

@@ -162,7 +162,7 @@ static int rename_note(struct mount *m, const struct rename_req *rq)
 		return 1;
 	}
 	char *msg = NULL;
-	uint64_t ino = n->ino;
+	uint64_t ino = note_ino(n);
 	mount_write_begin(rq->from, rq->to);
 	int r = vault_rename(m->v, n, rq->to, rq->src, false, NULL, &msg);
 	mount_write_end();
@@ -182,54 +182,40 @@ static int rename_note(struct mount *m, const struct rename_req *rq)
 
 /*
  * A file saved under another name, then renamed over the note (VS Code,
- * vim backupcopy=no): the guard judges its text before it becomes the
+ * vim backupcopy=no): the engine judges its text before it becomes the
  * note. Descriptors still open on it write through the guard from now
  * on; none writes while the text is judged.
  */
 static int rename_onto_note(struct mount *m, const struct rename_req *rq)
 {
-	int rootfd = vault_rootfd(m->v);
 	struct stat fst;
 	struct writers w = {0};
-	int r = file_stat(rootfd, rq->from, &fst);
+	int r = file_stat(vault_rootfd(m->v), rq->from, &fst);
 	if (r == 0)
 		r = writers_take(m, fst.st_ino, &w);
-	char *text = NULL;
-	size_t len = 0;
-	if (r == 0)
-		r = file_read(rootfd, rq->from, COMMIT_MAX, &text, &len, NULL);
 	if (r < 0) {
 		writers_done(m, &w, false, rq->to, rq->req);
-		log_warn("rename %s -> %s refused: cannot read it (%s)",
-			 rq->from, rq->to, strerror(-r));
+		log_warn("rename %s -> %s refused: %s", rq->from, rq->to,
+			 strerror(-r));
 		return r == -ENOENT ? -ENOENT : -EIO;
 	}
-	struct write_opts o = {.source = rq->src, .save_rejected = true};
 	_cleanup_free_ char *msg = NULL;
 	vault_write_lock(m->v);
-	r = vault_guard(m->v, rq->to, text, len, &o, NULL, &msg);
-	free(text);
-	if (r < 0) {
-		vault_write_unlock(m->v);
-		writers_done(m, &w, false, rq->to, rq->req);
-		log_warn("%s: write refused (%s): %s", rq->to, rq->src,
-			 msg ? msg : strerror(-r));
-		return -EPERM;
-	}
-	vault_keep_original(m->v, rq->to);
-	r = rename_at(m, rq);
+	mount_write_begin(rq->from, rq->to);
+	r = vault_replace_from(m->v, rq->from, rq->to, rq->flags, rq->src,
+			       &msg);
+	mount_write_end();
 	writers_done(m, &w, r == 0 && !(rq->flags & RENAME_EXCHANGE), rq->to,
 		     rq->req);
-	if (r == 0) {
-		struct pending_delete *pd = pending_take(m, rq->to);
-		mount_write_begin(rq->from, rq->to);
-		vault_sync_path(m->v, rq->to, rq->src, SYNC_NO_GUARD);
-		vault_sync_path(m->v, rq->from, rq->src, SYNC_NO_GUARD);
-		mount_write_end();
-		if (pd)
-			pending_done(m, pd);
-	}
+	/* A note moved away in its grace period is back: saved, not
+	 * deleted (the timer thread waits for the writer lock). */
+	struct pending_delete *pd = r == 0 ? pending_take(m, rq->to) : NULL;
+	if (pd)
+		pending_done(m, pd);
 	vault_write_unlock(m->v);
+	if (r < 0)
+		log_warn("rename %s -> %s refused (%s): %s", rq->from, rq->to,
+			 rq->src, msg ? msg : strerror(-r));
 	return r;
 }
 
@@ -237,39 +223,16 @@ static int rename_onto_note(struct mount *m, const struct rename_req *rq)
  * their new names. */
 static int rename_between_notes(struct mount *m, const struct rename_req *rq)
 {
-	int rootfd = vault_rootfd(m->v);
-	char *a = NULL, *b = NULL;
-	size_t al = 0, bl = 0;
-	/* A text that cannot be read is not judged: no rename. */
-	int r = file_read(rootfd, rq->from, COMMIT_MAX, &a, &al, NULL);
-	if (!r && (rq->flags & RENAME_EXCHANGE))
-		r = file_read(rootfd, rq->to, COMMIT_MAX, &b, &bl, NULL);
-	if (r < 0) {
-		free(a);
-		log_warn("rename %s -> %s refused: cannot read it (%s)",
-			 rq->from, rq->to, strerror(-r));
-		return -EIO;
-	}
-	struct write_opts o = {.source = rq->src, .save_rejected = true};
 	_cleanup_free_ char *msg = NULL;
 	vault_write_lock(m->v);
-	r = vault_guard(m->v, rq->to, a, al, &o, NULL, &msg);
-	if (!r && b)
-		r = vault_guard(m->v, rq->from, b, bl, &o, NULL, &msg);
-	free(a);
-	free(b);
-	if (!r) {
-		vault_keep_original(m->v, rq->from);
-		vault_keep_original(m->v, rq->to);
-		r = rename_at(m, rq);
-		if (!r) {
-			mount_write_begin(rq->from, rq->to);
-			vault_sync_path(m->v, rq->from, rq->src, SYNC_NO_GUARD);
-			vault_sync_path(m->v, rq->to, rq->src, SYNC_NO_GUARD);
-			mount_write_end();
-		}
-	}
+	mount_write_begin(rq->from, rq->to);
+	int r = vault_replace_note(m->v, rq->from, rq->to, rq->flags, rq->src,
+				   &msg);
+	mount_write_end();
 	vault_write_unlock(m->v);
+	if (r < 0)
+		log_warn("rename %s -> %s refused (%s): %s", rq->from, rq->to,
+			 rq->src, msg ? msg : strerror(-r));
 	return r;
 }
 
@@ -285,7 +248,7 @@ static int rename_folder(struct mount *m, const struct rename_req *rq)
 	uint64_t *inos = xcalloc(paths.n + 1, sizeof(*inos));
 	for (size_t i = 0; i < paths.n; i++) {
 		struct note *n = index_by_path(vault_index(m->v), paths.v[i]);
-		inos[i] = n ? n->ino : 0;
+		inos[i] = n ? note_ino(n) : 0;
 	}
 	mount_write_begin(rq->from, rq->to);
 	int r = vault_rename_folder(m->v, rq->from, rq->to, rq->src,

@@ -131,9 +131,9 @@ static void sync_one(struct watcher *w, const char *path)
 		size_t it = 0;
 		struct note *n;
 		while (index_next(vault_index(w->v), &it, &n))
-			if (n->ino == (uint64_t)st.st_ino &&
-			    strcmp(n->path, path))
-				pv_push(&same, xstrdup(n->path));
+			if (note_ino(n) == (uint64_t)st.st_ino &&
+			    strcmp(note_path(n), path))
+				pv_push(&same, xstrdup(note_path(n)));
 		vault_read_unlock(w->v);
 		for (size_t i = 0; i < same.n; i++)
 			if (vault_sync_path(w->v, same.v[i], "external", 0) < 0)
@@ -206,10 +206,11 @@ static bool indexed_as_is(struct watcher *w, const char *path)
 		return false;
 	vault_read_lock(w->v);
 	const struct note *n = index_by_path(vault_index(w->v), path);
-	bool same = n && n->ino == (uint64_t)st.st_ino &&
-		    n->size == (int64_t)st.st_size &&
-		    n->mtime_ns == (int64_t)st.st_mtim.tv_sec * 1000000000 +
-					   st.st_mtim.tv_nsec;
+	bool same =
+		n && note_ino(n) == (uint64_t)st.st_ino &&
+		note_size(n) == (int64_t)st.st_size &&
+		note_mtime_ns(n) == (int64_t)st.st_mtim.tv_sec * 1000000000 +
+					    st.st_mtim.tv_nsec;
 	vault_read_unlock(w->v);
 	return same;
 }

@@ -11,6 +11,7 @@
 #include "attach.h"
 #include "image.h"
 #include "util.h"
+#include "note_int.h" /* white-box: the note's fields */
 
 #include <glib.h>
 #include <stdio.h>

@@ -5,6 +5,7 @@
 #include "index.h"
 #include "note.h"
 #include "util.h"
+#include "note_int.h" /* white-box: the note's fields */
 
 #include <errno.h>
 

@@ -12,6 +12,7 @@
 #include "frontmatter.h"
 #include "rewrite.h"
 #include "util.h"
+#include "note_int.h" /* white-box: the note's fields */
 
 #include <dirent.h>
 #include <stdarg.h>

@@ -9,6 +9,7 @@
 #include "json.h"
 #include "props.h"
 #include "util.h"
+#include "note_int.h" /* white-box: the note's fields */
 
 #include <stdio.h>
 #include <string.h>

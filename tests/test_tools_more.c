@@ -12,6 +12,7 @@
 #include "json.h"
 #include "u8.h"
 #include "util.h"
+#include "note_int.h" /* white-box: the note's fields */
 
 #include <dirent.h>
 #include <errno.h>

@@ -135,11 +135,11 @@ struct hmap *attach_used(const struct index *ix)
 	size_t it = 0;
 	struct note *n;
 	while (index_next(ix, &it, &n)) {
-		for (size_t k = 0; k < n->nlinks; k++) {
+		for (size_t k = 0; k < note_nlinks(n); k++) {
 			const struct note *e =
-				link_attachment(ix, &n->links[k]);
+				link_attachment(ix, note_link(n, k));
 			if (e)
-				hmap_put(used, e->fold_path, (void *)e);
+				hmap_put(used, note_fold_path(e), (void *)e);
 		}
 	}
 	return used;

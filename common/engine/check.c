@@ -16,7 +16,7 @@ static void add_violations(struct vault_report *r, const struct note *nt,
 	for (char *line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		const char *msg = strstr(line, ": ");
-		PUSH(r->violations, r->nviolations, xstrdup(nt->path),
+		PUSH(r->violations, r->nviolations, xstrdup(note_path(nt)),
 		     xstrdup(msg ? msg + 2 : line));
 	}
 }
@@ -28,7 +28,7 @@ static void check_links(struct vault_report *r, const struct note *nt)
 	for (size_t k = 0; (l = graph_next_link(nt, &k));)
 		r->links += graph_link_counts(l);
 	for (size_t k = 0; (l = graph_next_broken(nt, &k));)
-		PUSH(r->broken, r->nbroken, xstrdup(nt->path),
+		PUSH(r->broken, r->nbroken, xstrdup(note_path(nt)),
 		     xstrdup(l->target), l->line);
 }
 
@@ -45,9 +45,9 @@ void vault_check(struct vault *v, struct vault_report *ret)
 		const struct note *nt = all[i];
 		check_links(&r, nt);
 		r.orphans += graph_is_orphan(nt);
-		if (nt->fm_invalid)
-			PUSH(r.fm_errors, r.nfm_errors, xstrdup(nt->path),
-			     nt->fm_err_line);
+		if (note_fm_invalid(nt))
+			PUSH(r.fm_errors, r.nfm_errors, xstrdup(note_path(nt)),
+			     note_fm_error_line(nt));
 		struct sbuf m = {0};
 		if (policy_note_violations(pol, ix, nt, &m) > 0)
 			add_violations(&r, nt, m.s);

@@ -107,7 +107,7 @@ struct qval ex_link_to(struct expr_env *env, const char *target,
 	bool file = false;
 	const struct note *n =
 		index_resolve(env->ix, from, target, LINK_WIKI, &file);
-	const char *s = n ? n->path : target;
+	const char *s = n ? note_path(n) : target;
 	return (struct qval){.t = QV_LINK, .s = s, .n = (uint32_t)strlen(s)};
 }
 
@@ -217,7 +217,8 @@ static struct qval note_prop(struct expr_env *env, const struct qrow *row,
 	if (!row || !row->note)
 		return V_NULL;
 	struct prop_val pv;
-	if (!props_get(row->note->props, row->note->props_len, key, &pv))
+	if (!props_get(note_props(row->note), note_props_len(row->note), key,
+		       &pv))
 		return V_NULL;
 	enum ptype t;
 	if (cache && *cache) {
@@ -250,8 +251,8 @@ static struct qval strv_list(struct expr_env *env, char *const *v, size_t n,
 static struct qval tags_with_parents(struct expr_env *env, const struct note *n)
 {
 	struct ptrvec all = {0};
-	for (size_t i = 0; i < n->ntags; i++) {
-		const char *t = n->tags[i];
+	for (size_t i = 0; i < note_ntags(n); i++) {
+		const char *t = note_tag(n, i);
 		for (const char *sl = strchr(t, '/'); sl;
 		     sl = strchr(sl + 1, '/'))
 			pv_push(&all,
@@ -281,13 +282,13 @@ struct qval ex_links_list(struct expr_env *env, const struct note *n, int which)
 	/* which: 0 outgoing, 1 embeds, 2 incoming. Each target once. */
 	size_t nin;
 	struct link *const *in = graph_incoming(n, &nin);
-	size_t cap = which == 2 ? nin : n->nlinks;
+	size_t cap = which == 2 ? nin : note_nlinks(n);
 	struct qval *items = qarena_alloc(env->ar, (cap + 1) * sizeof(*items));
 	size_t k = 0;
 	for (size_t i = 0, next = 0; i < cap; i++) {
 		const char *s;
 		if (which == 2) {
-			s = in[i]->src->path;
+			s = note_path(in[i]->src);
 		} else {
 			const struct link *l = graph_next_link(n, &next);
 			if (!graph_link_counts(l))
@@ -296,7 +297,7 @@ struct qval ex_links_list(struct expr_env *env, const struct note *n, int which)
 				     l->kind == LINK_MD_EMBED;
 			if (which == 1 && !embed)
 				continue;
-			s = l->to ? l->to->path : l->target;
+			s = l->to ? note_path(l->to) : l->target;
 		}
 		struct qval v = {
 			.t = QV_LINK, .s = s, .n = (uint32_t)strlen(s)};
@@ -315,7 +316,7 @@ static struct qval frontmatter_obj(struct expr_env *env, const struct note *n)
 	size_t pos = 0;
 	const char *k;
 	struct prop_val pv;
-	while (props_next(n->props, n->props_len, &pos, &k, &pv)) {
+	while (props_next(note_props(n), note_props_len(n), &pos, &k, &pv)) {
 		cJSON *v;
 		switch (pv.kind) {
 		case PROP_BOOL:
@@ -423,12 +424,12 @@ static struct qval note_field(struct expr_env *env, const struct note *n,
 {
 	switch (f) {
 	case FF_TAGS:
-		return bases ? strv_list(env, n->tags, n->ntags, NULL)
+		return bases ? strv_list(env, note_tags(n), note_ntags(n), NULL)
 			     : tags_with_parents(env, n);
 	case FF_ETAGS:
-		return strv_list(env, n->tags, n->ntags, "#");
+		return strv_list(env, note_tags(n), note_ntags(n), "#");
 	case FF_ALIASES:
-		return strv_list(env, n->aliases, n->naliases, NULL);
+		return strv_list(env, note_aliases(n), note_naliases(n), NULL);
 	case FF_OUTLINKS:
 		return ex_links_list(env, n, 0);
 	case FF_EMBEDS:
@@ -460,9 +461,9 @@ static struct qval file_field(struct expr_env *env, const struct qrow *row,
 		return v;
 	if (!n)
 		row_stat(env, row);
-	int64_t size = n ? n->size : row->size;
-	int64_t mtime_ns = n ? n->mtime_ns : row->mtime_ns;
-	int64_t btime = n ? n->btime : row->btime;
+	int64_t size = n ? note_size(n) : row->size;
+	int64_t mtime_ns = n ? note_mtime_ns(n) : row->mtime_ns;
+	int64_t btime = n ? note_btime(n) : row->btime;
 	switch (f) {
 	case FF_SIZE:
 		return vnum((double)size);
@@ -672,7 +673,7 @@ static struct qval member(struct expr_env *env, const struct qrow *row,
 			return V_NULL;
 		struct qrow *lr = qarena_alloc(env->ar, sizeof(*lr));
 		lr->note = n;
-		lr->path = n->path;
+		lr->path = note_path(n);
 		if (!strcmp(name, "file"))
 			return (struct qval){.t = QV_FILE, .row = lr};
 		return note_prop(env, lr, name, NULL);

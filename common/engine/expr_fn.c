@@ -335,8 +335,8 @@ static bool has_tag(const struct note *n, const struct qval *t)
 	bool hash = t->n && t->s[0] == '#';
 	_cleanup_free_ char *q = fold_key_n(t->s + hash, t->n - hash);
 	size_t fl = strlen(q);
-	for (size_t i = 0; i < n->ntags; i++) {
-		const char *f = n->fold_tags[i];
+	for (size_t i = 0; i < note_ntags(n); i++) {
+		const char *f = note_fold_tags(n)[i];
 		if (!strncmp(f, q, fl) && (!f[fl] || f[fl] == '/'))
 			return true;
 	}
@@ -677,8 +677,8 @@ static struct qval f_hasproperty(const struct fn_args *c)
 		return vbool(false);
 	_cleanup_free_ char *key = xstrndup(a[1].s, a[1].n);
 	struct prop_val pv;
-	return vbool(props_get(a[0].row->note->props, a[0].row->note->props_len,
-			       key, &pv));
+	return vbool(props_get(note_props(a[0].row->note),
+			       note_props_len(a[0].row->note), key, &pv));
 }
 
 /* The handler of each function id (F_CHOICE is ex_call's: it evaluates

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "graph.h"
+#include "note_int.h"
 
 bool graph_link_counts(const struct link *l)
 {

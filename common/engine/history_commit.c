@@ -15,7 +15,7 @@
 
 /* ---- committing ------------------------------------------------------- */
 
-static void note_name(struct sbuf *b, const char *path)
+static void sum_note_name(struct sbuf *b, const char *path)
 {
 	size_t n = strlen(path);
 	if (n > 3 && !strcmp(path + n - 3, ".md"))
@@ -104,10 +104,10 @@ int hist_commit_pending_locked(struct history *h)
 			      : c->kind == 'R' ? "Rename note: "
 					       : "Update note: ");
 		if (c->kind == 'R') {
-			note_name(&sum, c->from);
+			sum_note_name(&sum, c->from);
 			sb_puts(&sum, " -> ");
 		}
-		note_name(&sum, c->path);
+		sum_note_name(&sum, c->path);
 	} else {
 		sb_printf(&sum, "Update %zu notes: ", live);
 		size_t shown = 0;
@@ -116,7 +116,7 @@ int hist_commit_pending_locked(struct history *h)
 				continue;
 			if (shown++)
 				sb_puts(&sum, ", ");
-			note_name(&sum, h->pend[i].path);
+			sum_note_name(&sum, h->pend[i].path);
 		}
 		if (live > 5)
 			sb_printf(&sum, " and %zu more", live - 5);

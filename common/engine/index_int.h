@@ -9,6 +9,7 @@
 
 #include "index.h"
 #include "hmap.h"
+#include "note_int.h"
 
 #include <pthread.h>
 #include <stdbool.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include "note.h"
+#include "note_int.h"
 #include "frontmatter.h"
 #include "hmap.h"
 #include "props.h"

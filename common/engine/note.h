@@ -25,52 +25,69 @@ struct link {
 	struct note *to;    /* the note it resolves to, or NULL */
 };
 
-struct note {
-	char *path;	 /* vault-relative, as on disk: "a/b/Note.md" */
-	char *name;	 /* "Note" */
-	char *fold_path; /* NFC + case fold of path */
-	char *fold_name;
-	size_t dirlen;	    /* bytes of "a/b" (0 at the root) */
-	size_t fold_dirlen; /* the same in fold_path */
-	char **tags;	    /* display forms, deduplicated case-insensitively */
-	char **fold_tags;   /* the same, folded */
-	size_t ntags;
-	char **aliases; /* as written: "AI" and "ai" are two aliases */
-	size_t naliases;
-	char **alias_folds;  /* each alias folded (parallel to aliases) */
-	char **fold_aliases; /* the distinct folded aliases, for lookup */
-	size_t nfold_aliases;
-	char **fm_keys; /* top-level frontmatter keys with a value */
-	/* The frontmatter's values (props.h), for property queries. */
-	const unsigned char *props;
-	uint32_t props_len;
-	/* Its task list items (tasks.h), or NULL. */
-	const unsigned char *tasks;
-	uint32_t tasks_len;
-	struct link *links;
-	size_t nlinks;
-	struct ptrvec incoming; /* struct link * from other notes */
-	int64_t mtime_ns;
-	int64_t btime; /* creation time (statx), or mtime */
-	int64_t size;
-	uint64_t ino;
-	bool fm_invalid;
-	/* The frontmatter is over what vaultd reads (frontmatter.h): its
-	 * tags are unknown, so the guard refuses writes that make it so. */
-	bool fm_unread;
-	int fm_err_line;
-	bool too_big;	     /* indexed by name only */
-	unsigned read_flags; /* NOTE_READ_* it was read with */
-	/*
-	 * Racy: the file was read (or written) before its modification time
-	 * was NOTE_RACY_NS old, so a later write could have left the same
-	 * time, size and inode: its stat proves nothing, its text_hash (a
-	 * CRC-32 of the text read, kept for racy notes only) tells. Notes from
-	 * the on-disk index are never racy (racy ones are stored with no time).
-	 */
-	bool racy;
-	uint32_t text_hash;
-};
+/*
+ * A note's fields are read through these accessors (the struct is
+ * private to the index and the note parser, note_int.h). Strings and
+ * arrays belong to the note: valid while it is, under the index's lock.
+ */
+const char *note_path(const struct note *n);	  /* "a/b/Note.md" */
+const char *note_name(const struct note *n);	  /* "Note" */
+const char *note_fold_path(const struct note *n); /* NFC + case fold */
+const char *note_fold_name(const struct note *n);
+size_t note_dirlen(const struct note *n); /* bytes of "a/b"; 0 at root */
+/* Tags in display form, deduplicated case-insensitively, note_ntags()
+ * of them (the array may be NULL when there are none). */
+char *const *note_tags(const struct note *n);
+size_t note_ntags(const struct note *n);
+const char *note_tag(const struct note *n, size_t i);
+char *const *note_fold_tags(const struct note *n); /* parallel to tags */
+/* Aliases as written ("AI" and "ai" are two). */
+char *const *note_aliases(const struct note *n);
+size_t note_naliases(const struct note *n);
+/* Frontmatter keys with a value, NULL-terminated (NULL: none). */
+char *const *note_fm_keys(const struct note *n);
+/* The note's outgoing links in order of appearance. */
+const struct link *note_links(const struct note *n);
+size_t note_nlinks(const struct note *n);
+const struct link *note_link(const struct note *n, size_t i);
+/* Property values (props.h) and task items (tasks.h) as packed bytes. */
+const unsigned char *note_props(const struct note *n);
+uint32_t note_props_len(const struct note *n);
+const unsigned char *note_tasks(const struct note *n);
+uint32_t note_tasks_len(const struct note *n);
+/* The file facts it was read at. */
+int64_t note_mtime_ns(const struct note *n);
+int64_t note_btime(const struct note *n); /* creation time, or mtime */
+int64_t note_size(const struct note *n);
+uint64_t note_ino(const struct note *n);
+/* Indexed by name only (over NOTE_MAX_INDEXED). */
+bool note_too_big(const struct note *n);
+/* The frontmatter's YAML is broken, and the line of the error (1-based;
+ * 0: unknown). */
+bool note_fm_invalid(const struct note *n);
+int note_fm_error_line(const struct note *n);
+/* The frontmatter is over what vaultd reads: its tags are unknown. */
+bool note_fm_unread(const struct note *n);
+unsigned note_read_flags(const struct note *n); /* NOTE_READ_* */
+/* A racy note (note_racy_until()): its stat proves nothing; its
+ * text_hash tells whether a text read again is the one it was made from. */
+bool note_racy(const struct note *n);
+uint32_t note_hash(const struct note *n);
+/* The note's file was read again once its time was old enough and held
+ * the same text: it is no longer racy. */
+void note_settle(struct note *n);
+/* The file facts of a note taken from the stored index (the file was
+ * found unchanged), its creation time, or that it is indexed by name only
+ * (over NOTE_MAX_INDEXED). */
+void note_set_file(struct note *n, int64_t mtime_ns, int64_t size, uint64_t ino,
+		   int64_t btime);
+void note_set_btime(struct note *n, int64_t btime);
+void note_mark_too_big(struct note *n);
+/* The distinct folded aliases, for lookup. */
+char *const *note_fold_aliases(const struct note *n);
+size_t note_nfold_aliases(const struct note *n);
+/* Ask the CPU for the note and its properties ahead of a scan. */
+void note_prefetch(const struct note *n);
 
 /* When (CLOCK_REALTIME, ns) the note's file time is old enough that a
  * read then proves later writes change it: file times are kept to a clock

@@ -323,7 +323,7 @@ static const struct tag_rule *rule_broken(const struct policy *p,
 	const struct tag_rule *r = &p->rules[i];
 	if (!note_has_tag(n, r->tag))
 		return NULL;
-	if (r->name_prefix && !str_has_prefix(n->name, r->name_prefix))
+	if (r->name_prefix && !str_has_prefix(note_name(n), r->name_prefix))
 		return r;
 	for (char **k = r->requires; k && *k; k++)
 		if (!note_has_key(n, *k))
@@ -346,7 +346,7 @@ int policy_check(const struct policy *p, const struct index *ix,
 		 char **ret_msg)
 {
 	struct sbuf msg = {0};
-	if (after->fm_unread && !(before && before->fm_unread)) {
+	if (note_fm_unread(after) && !(before && note_fm_unread(before))) {
 		/* Obsidian would read tags vaultd cannot see. */
 		*ret_msg = xstrdup(
 			"Frontmatter too large or too complex for vaultd to "
@@ -357,12 +357,12 @@ int policy_check(const struct policy *p, const struct index *ix,
 	}
 	bool have_tags = vault_has_tags(ix);
 	struct ptrvec bad_tags = {0};
-	for (size_t i = 0; i < after->ntags; i++) {
-		const char *t = after->tags[i];
+	for (size_t i = 0; i < note_ntags(after); i++) {
+		const char *t = note_tag(after, i);
 		if (before && note_has_tag(before, t))
 			continue;
 		if (!tag_allowed(p, ix, t, have_tags))
-			pv_push(&bad_tags, after->tags[i]);
+			pv_push(&bad_tags, (void *)note_tag(after, i));
 	}
 	if (bad_tags.n) {
 		sb_puts(&msg, "Tags not in allowed list: [");
@@ -412,7 +412,7 @@ int policy_note_violations(const struct policy *p, const struct index *ix,
 		const struct tag_rule *r = rule_broken(p, n, i);
 		if (!r)
 			continue;
-		sb_printf(msgs, "%s%s: %s", msgs->len ? "\n" : "", n->path,
+		sb_printf(msgs, "%s%s: %s", msgs->len ? "\n" : "", note_path(n),
 			  r->message);
 		count++;
 	}

@@ -224,13 +224,8 @@ static int cmp_keyed(const void *a, const void *b, void *ud)
 
 static void prefetch_row(const struct qrow *row)
 {
-	const char *n = (const char *)row->note;
-	if (!n)
-		return;
-	__builtin_prefetch(n);
-	__builtin_prefetch(n + 64);
-	__builtin_prefetch(n + sizeof(struct note));
-	__builtin_prefetch(n + sizeof(struct note) + 64);
+	if (row->note)
+		note_prefetch(row->note);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -263,7 +258,7 @@ static struct qrow *candidate_rows(struct pquery *q, const struct pq_env *pe,
 	size_t n = 0;
 	for (size_t i = 0; i < nn; i++) {
 		rows[n].note = sorted[i];
-		rows[n].path = sorted[i]->path;
+		rows[n].path = note_path(sorted[i]);
 		n++;
 	}
 	for (size_t i = 0; i < files.n; i++) {
@@ -431,7 +426,7 @@ int pq_run(struct pquery *q, const struct pq_env *pe, size_t offset,
 	if (pe->this_note) {
 		this_row = qarena_alloc(q->ar, sizeof(*this_row));
 		this_row->note = pe->this_note;
-		this_row->path = pe->this_note->path;
+		this_row->path = note_path(pe->this_note);
 	}
 	r.env = (struct expr_env){
 		.ix = pe->ix,

@@ -214,7 +214,7 @@ int pq_run_tasks(struct pquery *q, const struct pq_env *pe, size_t offset,
 	if (pe->this_note) {
 		this_row = qarena_alloc(q->ar, sizeof(*this_row));
 		this_row->note = pe->this_note;
-		this_row->path = pe->this_note->path;
+		this_row->path = note_path(pe->this_note);
 	}
 	r.env = (struct expr_env){
 		.ix = pe->ix,
@@ -234,16 +234,17 @@ int pq_run_tasks(struct pquery *q, const struct pq_env *pe, size_t offset,
 	int err = 0;
 	for (size_t i = 0; i < nn && !err; i++) {
 		const struct note *n = sorted[i];
-		if (!n->tasks_len)
+		if (!note_tasks_len(n))
 			continue;
 		if (!(i & 1023) && cancel_requested())
 			err = -ECANCELED;
-		struct qrow row = {.note = n, .path = n->path};
+		struct qrow row = {.note = n, .path = note_path(n)};
 		if (q->from && !pq_src_match(pe, q->from, &row))
 			continue;
 		struct pq_task pt = {.note = n};
 		size_t pos = 0;
-		while (tasks_next(n->tasks, n->tasks_len, &pos, &pt.t)) {
+		while (tasks_next(note_tasks(n), note_tasks_len(n), &pos,
+				  &pt.t)) {
 			row.item = &pt;
 			if (task_kept(&r, &row))
 				task_take(&r, &pt, &row);

@@ -176,8 +176,8 @@ static void move_one(struct rewriting *w, const struct md_link *l)
 	const char *to_path = index_moves_path(w->mv, before);
 	bool md = is_md(l);
 	bool change = after != before;
-	if (!change && strcmp(to_path, before->path))
-		change = spelled_old(l->target, before->path, to_path);
+	if (!change && strcmp(to_path, note_path(before)))
+		change = spelled_old(l->target, note_path(before), to_path);
 	if (!change && md && w->src_changes_folder && l->target[0] != '/')
 		change = !leads_relative(w->src_dir, l->target, to_path);
 	if (!change)
@@ -217,8 +217,9 @@ char *rewrite_moved(const struct index *ix, const struct index_moves *mv,
 		.mv = mv,
 		.src_dir = dir_of(np),
 	};
-	w.src_changes_folder = strlen(w.src_dir) != src->dirlen ||
-			       strncmp(w.src_dir, src->path, src->dirlen);
+	w.src_changes_folder =
+		strlen(w.src_dir) != note_dirlen(src) ||
+		strncmp(w.src_dir, note_path(src), note_dirlen(src));
 	each_link(&w, len, move_one);
 	free(w.src_dir);
 	*ret_count = w.count;

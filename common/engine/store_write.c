@@ -362,29 +362,29 @@ int store_put_text(struct store *s, const struct note *n, struct store_text *t)
 		return -EIO;
 	}
 	struct sbuf title = {0};
-	sb_puts(&title, n->name);
-	for (size_t i = 0; i < n->naliases; i++) {
+	sb_puts(&title, note_name(n));
+	for (size_t i = 0; i < note_naliases(n); i++) {
 		sb_putc(&title, '\n');
-		sb_puts(&title, n->aliases[i]);
+		sb_puts(&title, note_aliases(n)[i]);
 	}
 	bool cjk = t->cjk || sto_has_cjk(title.s, title.len);
 	size_t blen;
 	_cleanup_free_ void *blob = note_to_blob(n, &blen);
-	_cleanup_free_ char *folder = fold_key_n(n->path, n->dirlen);
-	int64_t old = find_id(s, n->path);
+	_cleanup_free_ char *folder = fold_key_n(note_path(n), note_dirlen(n));
+	int64_t old = find_id(s, note_path(n));
 	int r = 0;
 	if (old >= 0)
 		r |= unindex(s, old);
 	sqlite3_stmt *st = s->st[ST_UPSERT];
-	sqlite3_bind_text(st, 1, n->path, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 2, n->fold_name, -1, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, n->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 1, note_path(n), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, note_fold_name(n), -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, note_name(n), -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 4, folder, -1, SQLITE_STATIC);
 	/* A racy note is stored with no time: read again at the next start
 	 * (its time and size prove nothing, note.h). */
-	sqlite3_bind_int64(st, 5, n->racy ? 0 : n->mtime_ns);
-	sqlite3_bind_int64(st, 6, n->size);
-	sqlite3_bind_int64(st, 7, (sqlite3_int64)n->ino);
+	sqlite3_bind_int64(st, 5, note_racy(n) ? 0 : note_mtime_ns(n));
+	sqlite3_bind_int64(st, 6, note_size(n));
+	sqlite3_bind_int64(st, 7, (sqlite3_int64)note_ino(n));
 	sqlite3_bind_int(st, 8, t->body_line);
 	sqlite3_bind_int(st, 9, cjk);
 	sqlite3_bind_blob(st, 10, blob, (int)blen, SQLITE_STATIC);
@@ -399,8 +399,8 @@ int store_put_text(struct store *s, const struct note *n, struct store_text *t)
 		return sto_write_failed(s);
 	}
 	r |= run_id(s, ST_DEL_TAGS, id);
-	for (size_t i = 0; i < n->ntags; i++) {
-		const char *tag = n->fold_tags[i];
+	for (size_t i = 0; i < note_ntags(n); i++) {
+		const char *tag = note_fold_tags(n)[i];
 		sqlite3_bind_text(s->st[ST_ADD_TAG], 1, tag, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(s->st[ST_ADD_TAG], 2, id);
 		r |= sto_run(s->st[ST_ADD_TAG]);

@@ -240,7 +240,7 @@ unsigned vault_note_flags(struct vault *v)
 int vault_read_text(struct vault *v, const struct note *n, char **ret,
 		    size_t *ret_len)
 {
-	return file_read(v->rootfd, n->path, 1u << 30, ret, ret_len, NULL);
+	return file_read(v->rootfd, note_path(n), 1u << 30, ret, ret_len, NULL);
 }
 
 static void history_listener(const struct vault_event *ev, void *ud)
@@ -290,9 +290,9 @@ static struct history_file *note_files(struct vault *v, size_t *ret_n)
 	for (size_t i = 0; i < n; i++)
 		/* A racy note's time proves nothing: history reads it. */
 		files[i] = (struct history_file){
-			xstrdup(all[i]->path),
-			all[i]->racy ? 0 : all[i]->mtime_ns, all[i]->size,
-			all[i]->ino};
+			xstrdup(note_path(all[i])),
+			note_racy(all[i]) ? 0 : note_mtime_ns(all[i]),
+			note_size(all[i]), note_ino(all[i])};
 	*ret_n = n;
 	return files;
 }

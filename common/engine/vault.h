@@ -191,6 +191,21 @@ int vault_guard(struct vault *v, const char *path, const char *text, size_t len,
 		const struct write_opts *o, struct write_outcome *out,
 		char **ret_msg);
 
+/*
+ * Renames that put text under a note's name (vault_replace.c; writer lock
+ * held; flags as renameat2's): vault_replace_from() renames a file that
+ * is not a note (an editor's temporary file) over the note at to, and
+ * vault_replace_note() a note over another note, or exchanges the two
+ * (RENAME_EXCHANGE). The text arriving under a note's name is judged as a
+ * write to it first: refused, nothing moves and -EPERM with the policy's
+ * message. Unreadable text: -ENOENT or -EIO; nothing moves. The notes
+ * replaced are kept in history; the index follows both paths.
+ */
+int vault_replace_from(struct vault *v, const char *from, const char *to,
+		       unsigned flags, const char *source, char **ret_msg);
+int vault_replace_note(struct vault *v, const char *from, const char *to,
+		       unsigned flags, const char *source, char **ret_msg);
+
 /* A file a dry run would change: its path, where it moves (NULL: it
  * stays), the unified diff of its text, and for a folder move how many
  * of its links change (-1 otherwise). */

@@ -192,7 +192,7 @@ static void store_rebuild(struct vault *v)
 		size_t n;
 		struct note *const *all = index_sorted(v->ix, &n);
 		for (size_t i = 0; i < n; i++)
-			dirty_add_locked(v, all[i]->path);
+			dirty_add_locked(v, note_path(all[i]));
 	}
 	pthread_mutex_unlock(&v->ft->fmu);
 	free(note);
@@ -248,20 +248,20 @@ static void unsettled_free(struct unsettled *u)
  * time, to be settled; else its entry is final. */
 static void unsettled_put(struct vault *v, const struct note *n)
 {
-	if (!n->racy) {
-		unsettled_free(hmap_del(v->ft->unsettled, n->path));
+	if (!note_racy(n)) {
+		unsettled_free(hmap_del(v->ft->unsettled, note_path(n)));
 		return;
 	}
-	struct unsettled *u = hmap_get(v->ft->unsettled, n->path);
+	struct unsettled *u = hmap_get(v->ft->unsettled, note_path(n));
 	if (!u) {
 		u = xcalloc(1, sizeof(*u));
-		u->path = xstrdup(n->path);
+		u->path = xstrdup(note_path(n));
 		hmap_put(v->ft->unsettled, u->path, u);
 	}
-	u->mtime_ns = n->mtime_ns;
-	u->size = n->size;
-	u->ino = n->ino;
-	u->hash = n->text_hash;
+	u->mtime_ns = note_mtime_ns(n);
+	u->size = note_size(n);
+	u->ino = note_ino(n);
+	u->hash = note_hash(n);
 	u->due = note_racy_until(n);
 	if (!v->ft->settle_due_ns || u->due < v->ft->settle_due_ns)
 		v->ft->settle_due_ns = u->due;
@@ -287,10 +287,11 @@ static void settle_one(struct vault *v, const struct unsettled *u)
 	if (store_set_stat(v->store, u->path, u->mtime_ns, u->size, u->ino) < 0)
 		store_broke(v);
 	struct note *n = index_by_path(v->ix, u->path);
-	if (n && n->racy && n->mtime_ns == u->mtime_ns && n->size == u->size &&
-	    n->ino == u->ino && n->text_hash == u->hash) {
+	if (n && note_racy(n) && note_mtime_ns(n) == u->mtime_ns &&
+	    note_size(n) == u->size && note_ino(n) == u->ino &&
+	    note_hash(n) == u->hash) {
 		pthread_rwlock_wrlock(&v->rw);
-		n->racy = false;
+		note_settle(n);
 		pthread_rwlock_unlock(&v->rw);
 	}
 }
@@ -405,11 +406,12 @@ static int work_one(struct vault *v, const char *path, struct big_put *big,
 	if (vault_read_note_file(v->rootfd, path, &text, &len, &st, &btime) <
 		    0 ||
 	    !note_made_from(n, &st,
-			    n->racy && text ? note_text_hash(text, len) : 0))
+			    note_racy(n) && text ? note_text_hash(text, len)
+						 : 0))
 		return 0;
-	*bytes += n->too_big ? 0 : len;
+	*bytes += note_too_big(n) ? 0 : len;
 	unsettled_put(v, n);
-	if (!n->too_big && len > STORE_SYNC_MAX) {
+	if (!note_too_big(n) && len > STORE_SYNC_MAX) {
 		/* With its file facts: without them the stored entry
 		 * would never match the file again. */
 		big->n = note_copy(n);
@@ -419,7 +421,7 @@ static int work_one(struct vault *v, const char *path, struct big_put *big,
 			return 1;
 		}
 	}
-	store_put(v->store, n, n->too_big ? NULL : text, len);
+	store_put(v->store, n, note_too_big(n) ? NULL : text, len);
 	return 0;
 }
 
@@ -589,11 +591,12 @@ static void put_prepared(struct vault *v, struct prep_job *j, size_t *bytes)
 	} else if (!j->t || !note_made_from(n, &j->st, j->hash)) {
 		store_text_free(j->t);
 	} else {
-		*bytes += n->too_big ? 0 : store_text_size(j->t);
+		*bytes += note_too_big(n) ? 0 : store_text_size(j->t);
 		unsettled_put(v, n);
 		store_put_text(v->store, n,
-			       n->too_big ? store_text_new(NULL, 0) : j->t);
-		if (n->too_big)
+			       note_too_big(n) ? store_text_new(NULL, 0)
+					       : j->t);
+		if (note_too_big(n))
 			store_text_free(j->t);
 	}
 	free(j->path);

@@ -29,7 +29,7 @@ void vault_pending_free(struct pending *p, size_t n)
 static int cmp_src(const void *a, const void *b)
 {
 	const struct pending *x = a, *y = b;
-	return strcmp(x->src->fold_path, y->src->fold_path);
+	return strcmp(note_fold_path(x->src), note_fold_path(y->src));
 }
 
 /*
@@ -60,8 +60,8 @@ int vault_rewrite_sources(struct vault *v, struct ptrvec *srcs,
 			break;
 		}
 		if (r < 0) {
-			*ret_msg = xasprintf("Cannot read '%s': %s", s->path,
-					     strerror(-r));
+			*ret_msg = xasprintf("Cannot read '%s': %s",
+					     note_path(s), strerror(-r));
 			break;
 		}
 		int count = 0;
@@ -72,7 +72,7 @@ int vault_rewrite_sources(struct vault *v, struct ptrvec *srcs,
 			free(nt);
 			continue;
 		}
-		const char *to = mv ? index_moves_path(mv, s) : s->path;
+		const char *to = mv ? index_moves_path(mv, s) : note_path(s);
 		p[np++] = (struct pending){
 			.src = s,
 			.text = nt,
@@ -80,7 +80,8 @@ int vault_rewrite_sources(struct vault *v, struct ptrvec *srcs,
 			.links = count,
 			.old = keep_old ? TAKE_PTR(text) : NULL,
 			.old_len = len,
-			.new_path = strcmp(to, s->path) ? xstrdup(to) : NULL,
+			.new_path =
+				strcmp(to, note_path(s)) ? xstrdup(to) : NULL,
 		};
 		total += count;
 	}
@@ -164,7 +165,7 @@ static void add_changes(struct vault_moved *m, const struct pending *p,
 			size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		vault_moved_add_diff(m, p[i].src->path, p[i].new_path,
+		vault_moved_add_diff(m, note_path(p[i].src), p[i].new_path,
 				     p[i].old ? p[i].old : "", p[i].old_len,
 				     p[i].text, p[i].len)
 			->links = p[i].links;
@@ -181,10 +182,10 @@ int vault_moved_add_source_diffs(struct vault *v, struct vault_moved *m,
 		int r = vault_read_text(v, p[i].src, &old, &len);
 		if (r < 0) {
 			*ret_msg = xasprintf("Cannot read '%s': %s",
-					     p[i].src->path, strerror(-r));
+					     note_path(p[i].src), strerror(-r));
 			return r;
 		}
-		vault_moved_add_diff(m, p[i].src->path, NULL, old, len,
+		vault_moved_add_diff(m, note_path(p[i].src), NULL, old, len,
 				     p[i].text, p[i].len);
 	}
 	return 0;
@@ -203,7 +204,7 @@ int vault_prepare_sources(struct vault *v, const struct pending *p, size_t n,
 	size_t bad = 0;
 	for (size_t i = 0; i < n && r == 0; i++) {
 		r = cancel_requested() ? -ECANCELED
-				       : file_batch_add(b, p[i].src->path,
+				       : file_batch_add(b, note_path(p[i].src),
 							p[i].text, p[i].len);
 		bad = i;
 	}
@@ -215,7 +216,8 @@ int vault_prepare_sources(struct vault *v, const struct pending *p, size_t n,
 				   ? xstrdup("Cancelled")
 				   : xasprintf("Cannot update links in '%s': "
 					       "%s; nothing was changed",
-					       p[bad].src->path, strerror(-r));
+					       note_path(p[bad].src),
+					       strerror(-r));
 		return r;
 	}
 	*ret_b = b;
@@ -245,13 +247,14 @@ static int index_sources(struct vault *v, struct pending *p, size_t n,
 			if (!first)
 				first = r;
 			sb_printf(&failed, "%s'%s' (%s)", nfailed++ ? ", " : "",
-				  p[i].src->path, strerror(-r));
+				  note_path(p[i].src), strerror(-r));
 			continue;
 		}
-		nn[i] = note_new(p[i].src->path, p[i].text, p[i].len,
+		nn[i] = note_new(note_path(p[i].src), p[i].text, p[i].len,
 				 vault_note_flags(v));
-		note_set_stat(nn[i], &st, p[i].src->btime, p[i].text, p[i].len);
-		old_ino[i] = p[i].src->ino;
+		note_set_stat(nn[i], &st, note_btime(p[i].src), p[i].text,
+			      p[i].len);
+		old_ino[i] = note_ino(p[i].src);
 	}
 	pthread_rwlock_wrlock(&v->rw);
 	for (size_t i = 0; i < n; i++)
@@ -262,8 +265,8 @@ static int index_sources(struct vault *v, struct pending *p, size_t n,
 		if (!nn[i])
 			continue;
 		p[i].src = nn[i];
-		vault_store_queue(v, nn[i]->path);
-		vault_emit(v, VEV_CHANGED, nn[i]->path, NULL, source,
+		vault_store_queue(v, note_path(nn[i]));
+		vault_emit(v, VEV_CHANGED, note_path(nn[i]), NULL, source,
 			   old_ino[i]);
 	}
 	free(nn);
@@ -282,7 +285,7 @@ int vault_apply_sources(struct vault *v, struct pending *p, size_t n,
 			char **ret_msg)
 {
 	for (size_t i = 0; i < n; i++)
-		vault_keep_original(v, p[i].src->path);
+		vault_keep_original(v, note_path(p[i].src));
 	file_batch_apply(b);
 	return index_sources(v, p, n, b, 0, source, ret_msg);
 }
@@ -305,9 +308,9 @@ static int check_rename(struct vault *v, const struct note *n,
 			const char *new_path, const struct policy *pol,
 			char **ret_msg)
 {
-	if (strcmp(n->path, new_path) == 0) {
+	if (strcmp(note_path(n), new_path) == 0) {
 		*ret_msg = xasprintf("Note %s already has that name",
-				     QUOTE(n->name));
+				     QUOTE(note_name(n)));
 		return -EINVAL;
 	}
 	struct note *other = index_by_path(v->ix, new_path);
@@ -362,7 +365,7 @@ static int rename_put(struct vault *v, struct note *n, const char *old_path,
 			return r;
 		}
 	}
-	int64_t btime = n->btime;
+	int64_t btime = note_btime(n);
 	struct note *moved =
 		note_new(new_path, own_text, strlen(own_text), flags);
 	struct stat st;
@@ -374,7 +377,7 @@ static int rename_put(struct vault *v, struct note *n, const char *old_path,
 	pthread_rwlock_unlock(&v->rw);
 	vault_store_queue(v, old_path);
 	vault_store_queue(v, new_path);
-	vault_emit(v, VEV_RENAMED, new_path, old_path, source, moved->ino);
+	vault_emit(v, VEV_RENAMED, new_path, old_path, source, note_ino(moved));
 	return 0;
 }
 
@@ -430,7 +433,7 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 	size_t len;
 	r = vault_read_text(v, n, &text, &len);
 	if (r < 0) {
-		*ret_msg = xasprintf("Cannot read '%s': %s", n->path,
+		*ret_msg = xasprintf("Cannot read '%s': %s", note_path(n),
 				     strerror(-r));
 		return r;
 	}
@@ -461,9 +464,9 @@ int vault_rename(struct vault *v, struct note *n, const char *new_path,
 
 	_cleanup_(vault_moved_clear) struct vault_moved res = {
 		.kind = VAULT_MOVE_NOTE,
-		.old_name = xstrdup(n->name),
+		.old_name = xstrdup(note_name(n)),
 		.new_name = path_note_name(new_path),
-		.old_path = xstrdup(n->path),
+		.old_path = xstrdup(note_path(n)),
 		.new_path = xstrdup(new_path),
 		.links = links + own,
 		.dry_run = dry_run,
@@ -567,7 +570,7 @@ static int check_folder_targets(struct vault *v, const struct index_moves *mv,
 		/* Paths differing in case only are one file to Obsidian
 		 * (a folder renamed in case only lands on itself). */
 		_cleanup_free_ char *fnp = fold_key(np);
-		if (strcmp(fnp, e->fold_path) &&
+		if (strcmp(fnp, note_fold_path(e)) &&
 		    (index_by_path(v->ix, np) || index_has_file(v->ix, np))) {
 			*ret_msg = xasprintf("%s already exists", QUOTE(np));
 			return -EEXIST;
@@ -596,11 +599,11 @@ static struct moving *moving_new(const struct index_moves *mv, size_t nmoves,
 	for (size_t i = 0; i < nmoves; i++) {
 		const char *npath;
 		const struct note *e = index_moves_entry(mv, i, &npath);
-		m[i] = (struct moving){xstrdup(e->path),
+		m[i] = (struct moving){xstrdup(note_path(e)),
 				       xstrdup(npath),
 				       index_moves_is_file(mv, e),
-				       e->ino,
-				       e->btime,
+				       note_ino(e),
+				       note_btime(e),
 				       -1};
 		for (size_t j = nout; j < np; j++)
 			if (p[j].src == e)
@@ -638,7 +641,7 @@ static int folder_move(struct vault *v, const char *from, const char *to,
 		if (!m[i].file)
 			vault_keep_original(v, m[i].from);
 	for (size_t i = 0; i < nout; i++)
-		vault_keep_original(v, p[i].src->path);
+		vault_keep_original(v, note_path(p[i].src));
 	r = file_rename(v->rootfd, from, to, !replace, true);
 	if (r < 0) {
 		*ret_msg = xasprintf("Cannot rename %s to %s: %s", QUOTE(from),
@@ -675,7 +678,7 @@ static void folder_reindex(struct vault *v, const struct moving *m,
 			nn[i] = vault_load_note(v->rootfd, m[i].to, flags, NULL,
 						NULL, NULL);
 			if (nn[i])
-				nn[i]->btime = m[i].btime;
+				note_set_btime(nn[i], m[i].btime);
 		}
 	}
 	pthread_rwlock_wrlock(&v->rw);
@@ -772,8 +775,8 @@ int vault_rename_folder(struct vault *v, const char *from, const char *to,
 		.dry_run = dry_run,
 	};
 	for (size_t i = 0; i < np; i++)
-		res.updated[i] =
-			xstrdup(p[i].new_path ? p[i].new_path : p[i].src->path);
+		res.updated[i] = xstrdup(p[i].new_path ? p[i].new_path
+						       : note_path(p[i].src));
 	if (dry_run)
 		add_changes(&res, p, np);
 	else

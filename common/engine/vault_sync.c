@@ -211,7 +211,8 @@ struct note *vault_load_note(int rootfd, const char *path, unsigned flags,
 	if (r < 0)
 		return NULL;
 	struct note *n = note_new(path, text, len, flags);
-	n->too_big = text == NULL;
+	if (!text)
+		note_mark_too_big(n);
 	note_set_stat(n, &st, btime, text, len);
 	if (ret_text) {
 		*ret_text = text;
@@ -232,10 +233,8 @@ static struct note *cached_note(const char *path, const struct store_entry *e,
 	struct note *n = note_from_blob(path, e->blob, e->len);
 	if (!n)
 		return NULL;
-	n->mtime_ns = w->mtime_ns;
-	n->size = w->size;
-	n->ino = w->ino;
-	n->btime = w->btime ? w->btime : w->mtime_ns / 1000000000LL;
+	note_set_file(n, w->mtime_ns, w->size, w->ino,
+		      w->btime ? w->btime : w->mtime_ns / 1000000000LL);
 	return n;
 }
 
@@ -259,7 +258,7 @@ static void *scan_worker(void *arg)
 			s->parsed[i] = cached_note(path, e, &s->stats[i]);
 		/* Read under another policy: read again. */
 		if (s->parsed[i] &&
-		    s->parsed[i]->read_flags != policy_note_flags(s->pol))
+		    note_read_flags(s->parsed[i]) != policy_note_flags(s->pol))
 			s->parsed[i] = note_free(s->parsed[i]);
 		if (s->parsed[i])
 			s->cached[i] = true;
@@ -510,7 +509,7 @@ int vault_sync_path(struct vault *v, const char *path, const char *source,
 		return 0;
 	}
 	struct note *old = index_by_path(v->ix, path);
-	uint64_t old_ino = old ? old->ino : 0;
+	uint64_t old_ino = old ? note_ino(old) : 0;
 	/* The file the index has (vaultd's own writes come back this way
 	 * from the watcher): nothing to read. */
 	struct stat cur;
@@ -521,7 +520,7 @@ int vault_sync_path(struct vault *v, const char *path, const char *source,
 	/* A racy note's text tells whether it changed (note.h). */
 	_cleanup_free_ char *text = NULL;
 	size_t len = 0;
-	bool racy = old && old->racy;
+	bool racy = old && note_racy(old);
 	struct note *n =
 		vault_load_note(v->rootfd, path, policy_note_flags(pol),
 				racy ? &text : NULL, racy ? &len : NULL, &err);
@@ -536,14 +535,14 @@ int vault_sync_path(struct vault *v, const char *path, const char *source,
 		vault_index_drop(v, path, old_ino, source);
 		return 0;
 	}
-	if (old && old->mtime_ns == n->mtime_ns && old->size == n->size &&
-	    old->ino == n->ino &&
+	if (old && note_mtime_ns(old) == note_mtime_ns(n) &&
+	    note_size(old) == note_size(n) && note_ino(old) == note_ino(n) &&
 	    (!racy ||
-	     old->text_hash == (text ? note_text_hash(text, len) : 0))) {
+	     note_hash(old) == (text ? note_text_hash(text, len) : 0))) {
 		/* The same text: a racy note read again is known now. */
-		if (old->racy && !n->racy) {
+		if (note_racy(old) && !note_racy(n)) {
 			pthread_rwlock_wrlock(&v->rw);
-			old->racy = false;
+			note_settle(old);
 			pthread_rwlock_unlock(&v->rw);
 		}
 		note_free(n);

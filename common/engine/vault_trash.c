@@ -109,7 +109,7 @@ static int delete_apply(struct vault *v, const struct vault_moved *m,
 	}
 	file_batch_sync_folder(b, path);
 	file_batch_sync_folder(b, trash);
-	vault_index_drop(v, path, n->ino, source);
+	vault_index_drop(v, path, note_ino(n), source);
 	_cleanup_free_ char *failed = NULL;
 	r = vault_apply_sources(v, p, np, b, source, &failed);
 	if (r < 0)
@@ -133,7 +133,7 @@ int vault_delete(struct vault *v, struct note *n, const char *source,
 	if (r < 0)
 		return r;
 	char *trash = NULL;
-	r = vault_trash_path(v, n->path, &trash, ret_msg);
+	r = vault_trash_path(v, note_path(n), &trash, ret_msg);
 	if (r < 0) {
 		vault_pending_free(p, np);
 		return r;
@@ -141,7 +141,7 @@ int vault_delete(struct vault *v, struct note *n, const char *source,
 	_cleanup_(vault_moved_clear) struct vault_moved res = {
 		.kind = VAULT_MOVE_TRASH,
 		.old_name = index_display_name(v->ix, n),
-		.old_path = xstrdup(n->path),
+		.old_path = xstrdup(note_path(n)),
 		.new_path = trash,
 		.dry_run = dry_run,
 		.keep_links = keep,
@@ -165,7 +165,7 @@ int vault_forget_note(struct vault *v, const char *path, const char *source)
 	struct note *n = index_by_path(v->ix, path);
 	if (!n)
 		return 0;
-	_cleanup_free_ char *p_ = xstrdup(n->path);
+	_cleanup_free_ char *p_ = xstrdup(note_path(n));
 	struct pending *p = NULL;
 	size_t np = 0;
 	int links = 0;
@@ -190,7 +190,7 @@ int vault_forget_note(struct vault *v, const char *path, const char *source)
 		ready = 0;
 		b = file_batch_new(v->rootfd, vault_write_pool(v));
 	}
-	vault_index_drop(v, p_, n->ino, source);
+	vault_index_drop(v, p_, note_ino(n), source);
 	int r = vault_apply_sources(v, p, ready, b, source, &msg);
 	vault_pending_free(p, np);
 	free(msg);

@@ -38,7 +38,7 @@ static int64_t keep_btime(struct vault *v, const struct note *old,
 			  const char *path)
 {
 	if (old)
-		return old->btime;
+		return note_btime(old);
 	return file_btime(v->rootfd, path);
 }
 
@@ -156,7 +156,7 @@ int vault_commit(struct vault *v, const char *path, const char *text,
 		return r;
 	}
 	note_set_stat(after, &st, keep_btime(v, old, path), text, len);
-	uint64_t old_ino = old ? old->ino : 0;
+	uint64_t old_ino = old ? note_ino(old) : 0;
 	vault_index_swap_in(v, after);
 	vault_store_queue(v, path);
 	vault_emit(v, old ? VEV_CHANGED : VEV_CREATED, path, NULL, o->source,

@@ -84,7 +84,7 @@ static int find_attachment(struct tool_ctx *c, const char *arg, char **ret_path)
 	const struct note *e = attach_find(vault_index(c->v), folder, ref);
 	if (!e)
 		return not_found(c, ref);
-	*ret_path = xstrdup(e->path);
+	*ret_path = xstrdup(note_path(e));
 	return 0;
 }
 
@@ -169,7 +169,7 @@ static int cmp_path(const void *a, const void *b)
 {
 	const struct note *x = *(const struct note *const *)a;
 	const struct note *y = *(const struct note *const *)b;
-	return strcmp(x->fold_path, y->fold_path);
+	return strcmp(note_fold_path(x), note_fold_path(y));
 }
 
 /* The attachments listed: under folder (folded, "" for all), unused
@@ -181,10 +181,10 @@ static void gather(const struct index *ix, const char *ffold, bool unused,
 	size_t fl = strlen(ffold), it = 0;
 	const struct note *e;
 	while (index_next_file(ix, &it, &e)) {
-		if (fl && (strncmp(e->fold_path, ffold, fl) ||
-			   e->fold_path[fl] != '/'))
+		if (fl && (strncmp(note_fold_path(e), ffold, fl) ||
+			   note_fold_path(e)[fl] != '/'))
 			continue;
-		if (used && hmap_get(used, e->fold_path))
+		if (used && hmap_get(used, note_fold_path(e)))
 			continue;
 		pv_push(ret, (void *)e);
 	}
@@ -219,9 +219,9 @@ int op_list_attachments(struct tool_ctx *c)
 			continue;
 		struct stat st;
 		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "path", e->path);
-		cJSON_AddStringToObject(o, "type", attach_mime(e->path));
-		if (file_stat(vault_rootfd(c->v), e->path, &st) == 0)
+		cJSON_AddStringToObject(o, "path", note_path(e));
+		cJSON_AddStringToObject(o, "type", attach_mime(note_path(e)));
+		if (file_stat(vault_rootfd(c->v), note_path(e), &st) == 0)
 			cJSON_AddNumberToObject(o, "size", (double)st.st_size);
 		cJSON_AddItemToArray(a, o);
 	}

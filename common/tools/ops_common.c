@@ -30,7 +30,7 @@ void rlock_release(struct rlock *l)
 		vault_read_unlock(l->v);
 }
 
-cJSON *str_array(char **v, size_t n)
+cJSON *str_array(char *const *v, size_t n)
 {
 	cJSON *a = cJSON_CreateArray();
 	for (size_t i = 0; i < n; i++)
@@ -62,8 +62,8 @@ int cmp_note_name(const void *a, const void *b)
 {
 	const struct note *x = *(struct note *const *)a;
 	const struct note *y = *(struct note *const *)b;
-	int r = strcmp(x->fold_name, y->fold_name);
-	return r ? r : strcmp(x->path, y->path);
+	int r = strcmp(note_fold_name(x), note_fold_name(y));
+	return r ? r : strcmp(note_path(x), note_path(y));
 }
 
 int op_cursor_offset(struct tool_ctx *c, const char *scope, uint64_t gen,
@@ -131,7 +131,7 @@ int op_find(struct tool_ctx *c, const char *ref, struct note **ret)
 		struct sbuf b = {0};
 		for (size_t i = 0; i < cands.n; i++) {
 			const struct note *n = cands.v[i];
-			sb_printf(&b, "%s%s", i ? ", " : "", n->path);
+			sb_printf(&b, "%s%s", i ? ", " : "", note_path(n));
 		}
 		pv_free(&cands);
 		r = op_fail(c, -ENOTUNIQ,

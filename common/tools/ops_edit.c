@@ -300,7 +300,7 @@ int op_periodic_write(struct tool_ctx *c, const char *path, const char *initial,
 	struct note *n = index_by_path(vault_index(c->v), path);
 	if (n) {
 		/* Made meanwhile (Obsidian opened today's note): kept. */
-		_cleanup_free_ char *p = xstrdup(n->path);
+		_cleanup_free_ char *p = xstrdup(note_path(n));
 		return append ? opw_edit_note(c, p, fn, NULL) : 0;
 	}
 	_cleanup_free_ char *p = NULL, *nt = NULL;

@@ -77,7 +77,7 @@ static int history_note(struct tool_ctx *c, struct history **ret_h,
 	}
 	if (r < 0)
 		return r;
-	*ret_path = xstrdup(n->path);
+	*ret_path = xstrdup(note_path(n));
 	return 0;
 }
 
@@ -169,11 +169,11 @@ int op_get_note_version(struct tool_ctx *c)
 	format_iso8601(ct ? ct : ver.time, created);
 	format_iso8601(ver.time, updated);
 	struct sbuf b = {0};
-	sb_printf(&b, "# %s (version %.7s)\n\n", old->name, ver.id);
+	sb_printf(&b, "# %s (version %.7s)\n\n", note_name(old), ver.id);
 	sb_printf(&b, "**Path:** %s\n**Tags:** ", shown_path);
-	for (size_t i = 0; i < old->ntags; i++)
-		sb_printf(&b, "%s%s", i ? ", " : "", old->tags[i]);
-	if (!old->ntags)
+	for (size_t i = 0; i < note_ntags(old); i++)
+		sb_printf(&b, "%s%s", i ? ", " : "", note_tag(old, i));
+	if (!note_ntags(old))
 		sb_puts(&b, "(none)");
 	sb_printf(&b,
 		  "\n**Version:** %.7s\n**Created:** %s\n**Updated:** "

@@ -94,9 +94,9 @@ static int read_template_at(struct tool_ctx *c, const char *path,
 	_cleanup_free_ char *text = NULL;
 	int r = vault_read_text(c->v, n, &text, &len);
 	if (r < 0)
-		return op_fail(c, r, "Cannot read template '%s': %s", n->path,
-			       strerror(-r));
-	if ((r = refuse_templater(c, n->path, text)) < 0)
+		return op_fail(c, r, "Cannot read template '%s': %s",
+			       note_path(n), strerror(-r));
+	if ((r = refuse_templater(c, note_path(n), text)) < 0)
 		return r;
 	*ret = TAKE_PTR(text);
 	return 0;
@@ -149,7 +149,7 @@ static void describe_note(struct tool_ctx *c, const char *path, cJSON *o)
 		return;
 	char ver[TEXT_VERSION_LEN + 1];
 	text_version(text, len, ver);
-	cJSON_ReplaceItemInObject(o, "path", cJSON_CreateString(n->path));
+	cJSON_ReplaceItemInObject(o, "path", cJSON_CreateString(note_path(n)));
 	cJSON_AddStringToObject(o, "version", ver);
 	len = strnlen(text, len);
 	if (len > PERIODIC_TEXT_MAX) {
@@ -157,7 +157,7 @@ static void describe_note(struct tool_ctx *c, const char *path, cJSON *o)
 		c->warning = xasprintf("Note '%s' is longer than %u bytes: "
 				       "its text is cut; read_note reads it "
 				       "in parts",
-				       n->path, PERIODIC_TEXT_MAX);
+				       note_path(n), PERIODIC_TEXT_MAX);
 	}
 	_cleanup_free_ char *shown = u8_invalid_at(text, len) < len
 					     ? u8_repair(text, len)
@@ -261,12 +261,12 @@ static int find_template(struct tool_ctx *c, const char *ref,
 	size_t len;
 	_cleanup_free_ char *text = NULL;
 	if ((r = vault_read_text(c->v, n, &text, &len)) < 0)
-		return op_fail(c, r, "Cannot read template '%s': %s", n->path,
-			       strerror(-r));
-	if ((r = refuse_templater(c, n->path, text)) < 0)
+		return op_fail(c, r, "Cannot read template '%s': %s",
+			       note_path(n), strerror(-r));
+	if ((r = refuse_templater(c, note_path(n), text)) < 0)
 		return r;
 	*ret_text = TAKE_PTR(text);
-	*ret_path = xstrdup(n->path);
+	*ret_path = xstrdup(note_path(n));
 	return 0;
 }
 

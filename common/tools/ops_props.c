@@ -168,7 +168,7 @@ int op_update_frontmatter(struct tool_ctx *c)
 	if (n && vault_read_text(c->v, n, &text, &len) == 0) {
 		struct frontmatter fm;
 		fm_parse(text, len, &fm);
-		cJSON_AddStringToObject(o, "path", n->path);
+		cJSON_AddStringToObject(o, "path", note_path(n));
 		cJSON_AddBoolToObject(o, "updated", true);
 		cJSON_AddItemToObject(o, "frontmatter", TAKE_PTR(fm.data));
 		fm_clear(&fm);
@@ -236,7 +236,7 @@ static int tag_tool(struct tool_ctx *c, bool add)
 	_cleanup_free_ char *text = NULL;
 	size_t len;
 	if ((r = vault_read_text(c->v, n, &text, &len)) < 0)
-		return op_fail(c, r, "Cannot read note '%s': %s", n->path,
+		return op_fail(c, r, "Cannot read note '%s': %s", note_path(n),
 			       strerror(-r));
 	if ((r = opw_check_expected(c, n, text, len)) < 0)
 		return r;
@@ -266,7 +266,7 @@ static int tag_tool(struct tool_ctx *c, bool add)
 	strv_free(cur);
 	if (add && !present)
 		cJSON_AddItemToArray(list, cJSON_CreateString(tag));
-	_cleanup_free_ char *path = xstrdup(n->path);
+	_cleanup_free_ char *path = xstrdup(note_path(n));
 	bool change = add ? !present : present;
 	if (change) {
 		_cleanup_free_ char *nt = NULL;

@@ -34,7 +34,7 @@ static int read_text(struct tool_ctx *c, const struct note *n, char **ret,
 {
 	int r = vault_read_text(c->v, n, ret, ret_len);
 	if (r < 0)
-		return op_fail(c, r, "Cannot read note '%s': %s", n->path,
+		return op_fail(c, r, "Cannot read note '%s': %s", note_path(n),
 			       strerror(-r));
 	return 0;
 }
@@ -97,8 +97,8 @@ int op_read_note(struct tool_ctx *c)
 	free(c->info);
 	c->info = info;
 	if (u8_invalid_at(c->text, len) < len)
-		c->warning =
-			xasprintf("Note '%s': " TOOL_NOT_UTF8_WARNING, n->path);
+		c->warning = xasprintf("Note '%s': " TOOL_NOT_UTF8_WARNING,
+				       note_path(n));
 	return 0;
 }
 
@@ -183,8 +183,8 @@ static void add_embeds(cJSON *o, const struct index *ix, const struct note *n)
 	cJSON *em = cJSON_AddArrayToObject(o, "embeds");
 	cJSON *at = cJSON_AddArrayToObject(o, "attachments");
 	struct ptrvec embeds = {0}, files = {0};
-	for (size_t k = 0; k < n->nlinks; k++) {
-		const struct link *l = &n->links[k];
+	for (size_t k = 0; k < note_nlinks(n); k++) {
+		const struct link *l = note_link(n, k);
 		if ((l->kind == LINK_EMBED || l->kind == LINK_MD_EMBED) &&
 		    !str_seen(&embeds, l->target)) {
 			pv_push(&embeds, l->target);
@@ -197,7 +197,7 @@ static void add_embeds(cJSON *o, const struct index *ix, const struct note *n)
 		cJSON *a = cJSON_CreateObject();
 		cJSON_AddStringToObject(a, "target", l->target);
 		if (e)
-			cJSON_AddStringToObject(a, "path", e->path);
+			cJSON_AddStringToObject(a, "path", note_path(e));
 		else
 			cJSON_AddNullToObject(a, "path");
 		cJSON_AddItemToArray(at, a);
@@ -228,16 +228,19 @@ int op_get_note_metadata(struct tool_ctx *c)
 	cJSON_AddItemToObject(o, "frontmatter", TAKE_PTR(fm.data));
 	cJSON_AddItemToObject(o, "outgoing", outgoing_json(ix, n));
 	cJSON_AddItemToObject(o, "incoming", incoming_json(ix, n));
-	cJSON_AddStringToObject(o, "path", n->path);
-	cJSON_AddItemToObject(o, "tags", str_array(n->tags, n->ntags));
-	cJSON_AddItemToObject(o, "aliases", str_array(n->aliases, n->naliases));
+	cJSON_AddStringToObject(o, "path", note_path(n));
+	cJSON_AddItemToObject(o, "tags",
+			      str_array(note_tags(n), note_ntags(n)));
+	cJSON_AddItemToObject(o, "aliases",
+			      str_array(note_aliases(n), note_naliases(n)));
 	cJSON_AddItemToObject(o, "headings", headings_json(text, len));
-	cJSON_AddNumberToObject(o, "size", (double)n->size);
-	add_iso(o, "created", n->btime);
-	_cleanup_free_ char *mod = iso_ns(n->mtime_ns);
+	cJSON_AddNumberToObject(o, "size", (double)note_size(n));
+	add_iso(o, "created", note_btime(n));
+	_cleanup_free_ char *mod = iso_ns(note_mtime_ns(n));
 	cJSON_AddStringToObject(o, "modified", mod);
 	_cleanup_free_ char *vn = url_encode_path(vault_name(c->v), false);
-	_cleanup_free_ char *stem = xstrndup(n->path, strlen(n->path) - 3);
+	_cleanup_free_ char *stem =
+		xstrndup(note_path(n), strlen(note_path(n)) - 3);
 	_cleanup_free_ char *fp = url_encode_path(stem, false);
 	_cleanup_free_ char *uri =
 		xasprintf("obsidian://open?vault=%s&file=%s", vn, fp);
@@ -278,8 +281,8 @@ static int folder_arg(struct tool_ctx *c, const char *key, char **ret)
 /* fold_path starts with the folded folder followed by '/'. */
 static bool in_folder(const struct note *n, const char *ffold, size_t fl)
 {
-	return !fl || (strncmp(n->fold_path, ffold, fl) == 0 &&
-		       n->fold_path[fl] == '/');
+	return !fl || (strncmp(note_fold_path(n), ffold, fl) == 0 &&
+		       note_fold_path(n)[fl] == '/');
 }
 
 int op_list_notes(struct tool_ctx *c)
@@ -326,9 +329,9 @@ static cJSON *note_brief(const struct index *ix, const struct note *n)
 {
 	cJSON *o = cJSON_CreateObject();
 	_cleanup_free_ char *dn = index_display_name(ix, n);
-	_cleanup_free_ char *mod = iso_ns(n->mtime_ns);
+	_cleanup_free_ char *mod = iso_ns(note_mtime_ns(n));
 	cJSON_AddStringToObject(o, "name", dn);
-	cJSON_AddStringToObject(o, "path", n->path);
+	cJSON_AddStringToObject(o, "path", note_path(n));
 	cJSON_AddStringToObject(o, "modified", mod);
 	return o;
 }
@@ -362,12 +365,12 @@ static cJSON *folder_entry(struct ptrvec *folders, const char *sub)
 static const char *path_below(const struct note *nt, const char *ff, size_t fl)
 {
 	if (!fl)
-		return nt->path;
+		return note_path(nt);
 	/* Same number of components as the folder. */
 	size_t comps = 1;
 	for (const char *p = ff; *p; p++)
 		comps += *p == '/';
-	const char *p = nt->path;
+	const char *p = note_path(nt);
 	for (size_t k = 0; k < comps; k++)
 		p = strchr(p, '/') + 1;
 	return p;
@@ -424,7 +427,7 @@ int op_browse(struct tool_ctx *c)
 	cJSON *note_here = NULL;
 	for (size_t i = 0; i < n; i++) {
 		const struct note *nt = all[i];
-		if (fl && strcmp(nt->fold_path, atpath) == 0)
+		if (fl && strcmp(note_fold_path(nt), atpath) == 0)
 			note_here = note_brief(ix, nt);
 		if (!in_folder(nt, ff, fl))
 			continue;
@@ -433,8 +436,8 @@ int op_browse(struct tool_ctx *c)
 			cJSON_AddItemToArray(notes, note_brief(ix, nt));
 			continue;
 		}
-		_cleanup_free_ char *sub =
-			xstrndup(nt->path, (size_t)(slash - nt->path));
+		_cleanup_free_ char *sub = xstrndup(
+			note_path(nt), (size_t)(slash - note_path(nt)));
 		cJSON *cnt = cJSON_GetObjectItem(folder_entry(&folders, sub),
 						 "notes");
 		cJSON_SetNumberValue(cnt, cnt->valuedouble + 1);
@@ -528,7 +531,7 @@ static cJSON *group_backlinks(const struct index *ix, struct ptrvec *links)
 		nl = u;
 		_cleanup_free_ char *dn = index_display_name(ix, s);
 		cJSON_AddStringToObject(o, "name", dn);
-		cJSON_AddStringToObject(o, "path", s->path);
+		cJSON_AddStringToObject(o, "path", note_path(s));
 		cJSON_AddNumberToObject(o, "count", (double)count);
 		cJSON *la = cJSON_AddArrayToObject(o, "lines");
 		for (size_t i = 0; i < nl; i++)
@@ -556,7 +559,7 @@ int op_get_backlinks(struct tool_ctx *c)
 		struct link *const *in = graph_incoming(n, &nin);
 		for (size_t i = 0; i < nin; i++)
 			pv_push(&links, in[i]);
-		cJSON_AddStringToObject(o, "target", n->path);
+		cJSON_AddStringToObject(o, "target", note_path(n));
 		cJSON_AddBoolToObject(o, "exists", true);
 	} else {
 		/* A missing note: the broken links that name it. */
@@ -653,7 +656,7 @@ int op_get_orphans(struct tool_ctx *c)
 		cJSON *o = cJSON_CreateObject();
 		_cleanup_free_ char *dn = index_display_name(ix, nt);
 		cJSON_AddStringToObject(o, "name", dn);
-		cJSON_AddStringToObject(o, "path", nt->path);
+		cJSON_AddStringToObject(o, "path", note_path(nt));
 		cJSON_AddItemToArray(a, o);
 	}
 	cJSON *o = cJSON_CreateObject();
@@ -745,9 +748,9 @@ static int cmp_recent(const void *a, const void *b)
 {
 	const struct note *x = *(struct note *const *)a;
 	const struct note *y = *(struct note *const *)b;
-	if (x->mtime_ns != y->mtime_ns)
-		return x->mtime_ns < y->mtime_ns ? 1 : -1;
-	return strcmp(x->path, y->path);
+	if (note_mtime_ns(x) != note_mtime_ns(y))
+		return note_mtime_ns(x) < note_mtime_ns(y) ? 1 : -1;
+	return strcmp(note_path(x), note_path(y));
 }
 
 int op_recent_notes(struct tool_ctx *c)
@@ -769,16 +772,18 @@ int op_recent_notes(struct tool_ctx *c)
 	struct note **v = xmalloc((n + 1) * sizeof(*v));
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++)
-		if (!since_s || all[i]->mtime_ns / 1000000000LL > since_s ||
-		    (all[i]->mtime_ns / 1000000000LL == since_s &&
-		     all[i]->mtime_ns % 1000000000LL))
+		if (!since_s ||
+		    note_mtime_ns(all[i]) / 1000000000LL > since_s ||
+		    (note_mtime_ns(all[i]) / 1000000000LL == since_s &&
+		     note_mtime_ns(all[i]) % 1000000000LL))
 			v[m++] = all[i];
 	qsort(v, m, sizeof(*v), cmp_recent);
 	cJSON *a = cJSON_CreateArray();
 	for (size_t i = 0; i < m && i < (size_t)limit; i++) {
 		cJSON *o = note_brief(ix, v[i]);
-		cJSON_AddItemToObject(o, "tags",
-				      str_array(v[i]->tags, v[i]->ntags));
+		cJSON_AddItemToObject(
+			o, "tags",
+			str_array(note_tags(v[i]), note_ntags(v[i])));
 		cJSON_AddItemToArray(a, o);
 	}
 	free(v);

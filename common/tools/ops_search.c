@@ -102,9 +102,10 @@ static int rank_one(const char *cand, const char *fq, bool exact_only)
 
 static int name_rank(const struct note *n, const char *fq, bool exact_only)
 {
-	int best = rank_one(n->fold_name, fq, exact_only);
-	for (size_t i = 0; i < n->nfold_aliases && best != 0; i++) {
-		int r = rank_one(n->fold_aliases[i], fq, exact_only);
+	int best = rank_one(note_fold_name(n), fq, exact_only);
+	char *const *fa = note_fold_aliases(n);
+	for (size_t i = 0; i < note_nfold_aliases(n) && best != 0; i++) {
+		int r = rank_one(fa[i], fq, exact_only);
 		if (r >= 0 && (best < 0 || r < best))
 			best = r;
 	}
@@ -123,8 +124,8 @@ static int cmp_hit(const void *a, const void *b)
 	const struct hit *x = a, *y = b;
 	if (x->rank != y->rank)
 		return x->rank - y->rank;
-	int r = strcmp(x->n->fold_name, y->n->fold_name);
-	return r ? r : strcmp(x->n->path, y->n->path);
+	int r = strcmp(note_fold_name(x->n), note_fold_name(y->n));
+	return r ? r : strcmp(note_path(x->n), note_path(y->n));
 }
 
 /* First line of the body containing the folded query, or 0. */
@@ -133,7 +134,7 @@ static int content_match(struct vault *v, const struct note *n, const char *fq,
 {
 	_cleanup_free_ char *text = NULL;
 	size_t len;
-	if (n->too_big || vault_read_text(v, n, &text, &len) < 0)
+	if (note_too_big(n) || vault_read_text(v, n, &text, &len) < 0)
 		return 0;
 	size_t fs, fe, body = 0;
 	if (md_split_frontmatter(text, len, &fs, &fe, &body)) {
@@ -155,7 +156,7 @@ static void not_searched(struct index *ix, cJSON *o)
 		return;
 	cJSON *a = cJSON_CreateArray();
 	for (size_t i = 0; i < count && i < 20; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateString(big[i]->path));
+		cJSON_AddItemToArray(a, cJSON_CreateString(note_path(big[i])));
 	cJSON *ns = cJSON_AddObjectToObject(o, "not_searched");
 	cJSON_AddItemToObject(ns, "notes", a);
 	cJSON_AddNumberToObject(ns, "total", (double)count);
@@ -303,9 +304,10 @@ static int search_fulltext(struct tool_ctx *c, const char *query, size_t limit,
 		struct note *nt = index_by_path(ix, hits[i].path);
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "path", hits[i].path);
-		if (nt && nt->ntags)
-			cJSON_AddItemToObject(o, "tags",
-					      str_array(nt->tags, nt->ntags));
+		if (nt && note_ntags(nt))
+			cJSON_AddItemToObject(
+				o, "tags",
+				str_array(note_tags(nt), note_ntags(nt)));
 		cJSON_AddNumberToObject(o, "score", round1(hits[i].score));
 		cJSON_AddStringToObject(o, "snippet", hits[i].snippet);
 		cJSON_AddItemToArray(res, o);
@@ -382,7 +384,7 @@ static struct hit *scan_notes(struct tool_ctx *c, struct index *ix,
 			if (h.rank < 0) {
 				/* A path query: "folder/name". */
 				if (!strchr(fq, '/') ||
-				    !strstr(nt->fold_path, fq))
+				    !strstr(note_fold_path(nt), fq))
 					continue;
 				h.rank = 3;
 			}
@@ -404,15 +406,15 @@ static cJSON *hits_page(struct index *ix, const struct hit *hits, size_t nh,
 		cJSON *o = cJSON_CreateObject();
 		_cleanup_free_ char *dn = index_display_name(ix, hits[i].n);
 		cJSON_AddStringToObject(o, "name", dn);
-		cJSON_AddStringToObject(o, "path", hits[i].n->path);
+		cJSON_AddStringToObject(o, "path", note_path(hits[i].n));
 		if (content) {
 			cJSON_AddNumberToObject(o, "line", hits[i].line);
 			cJSON_AddStringToObject(o, "text", hits[i].text);
 		}
 		if (tagmode)
-			cJSON_AddItemToObject(
-				o, "tags",
-				str_array(hits[i].n->tags, hits[i].n->ntags));
+			cJSON_AddItemToObject(o, "tags",
+					      str_array(note_tags(hits[i].n),
+							note_ntags(hits[i].n)));
 		cJSON_AddItemToArray(res, o);
 	}
 	return res;

@@ -93,7 +93,7 @@ static cJSON *task_json(const struct index *ix, const struct pq_task *pt)
 	cJSON *o = cJSON_CreateObject();
 	_cleanup_free_ char *dn = index_display_name(ix, pt->note);
 	cJSON_AddStringToObject(o, "name", dn);
-	cJSON_AddStringToObject(o, "path", pt->note->path);
+	cJSON_AddStringToObject(o, "path", note_path(pt->note));
 	cJSON_AddNumberToObject(o, "line", t->line);
 	char sym[8];
 	task_symbol_utf8(t->symbol, sym);
@@ -208,7 +208,7 @@ static bool vault_uses_fields(struct tool_ctx *c)
 	struct note *n;
 	const struct index *ix = vault_index(c->v);
 	while (index_next(ix, &it, &n))
-		if (tasks_use_fields(n->tasks, n->tasks_len))
+		if (tasks_use_fields(note_tasks(n), note_tasks_len(n)))
 			return true;
 	return false;
 }

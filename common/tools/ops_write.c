@@ -126,7 +126,7 @@ int opw_check_expected(struct tool_ctx *c, const struct note *n,
 		  "Note '%s' changed since version %s: it is now version %s. "
 		  "Nothing was written; read the note again and redo the "
 		  "change.",
-		  n->path, QUOTE(want), now);
+		  note_path(n), QUOTE(want), now);
 	char *old = NULL;
 	size_t ol = 0;
 	struct history *h = vault_history(c->v);
@@ -137,8 +137,9 @@ int opw_check_expected(struct tool_ctx *c, const struct note *n,
 			  TEXT_VERSION_LEN);
 	} else if (h && history_text_of(h, want, &old, &ol) == 0) {
 		size_t add, del;
-		_cleanup_free_ char *d = text_diff(n->path, old, ol, n->path,
-						   text, len, &add, &del);
+		_cleanup_free_ char *d =
+			text_diff(note_path(n), old, ol, note_path(n), text,
+				  len, &add, &del);
 		sb_printf(&m, "\nWhat changed since (+%zu, -%zu lines):\n", add,
 			  del);
 		const char *p = d;
@@ -170,7 +171,7 @@ static int check_expected_note(struct tool_ctx *c, const struct note *n)
 	size_t len;
 	int r = vault_read_text(c->v, n, &text, &len);
 	if (r < 0)
-		return op_fail(c, r, "Cannot read note '%s': %s", n->path,
+		return op_fail(c, r, "Cannot read note '%s': %s", note_path(n),
 			       strerror(-r));
 	return opw_check_expected(c, n, text, len);
 }
@@ -203,7 +204,7 @@ int opw_edit_note(struct tool_ctx *c, const char *ref, edit_fn fn,
 	size_t len;
 	r = vault_read_text(c->v, n, &text, &len);
 	if (r < 0)
-		return op_fail(c, r, "Cannot read note '%s': %s", n->path,
+		return op_fail(c, r, "Cannot read note '%s': %s", note_path(n),
 			       strerror(-r));
 	if ((r = opw_check_expected(c, n, text, len)) < 0)
 		return r;
@@ -211,7 +212,7 @@ int opw_edit_note(struct tool_ctx *c, const char *ref, edit_fn fn,
 	r = fn(c, ref, text, len, &nt);
 	if (r < 0)
 		return r;
-	_cleanup_free_ char *path = xstrdup(n->path);
+	_cleanup_free_ char *path = xstrdup(note_path(n));
 	if (strlen(nt) != len || memcmp(nt, text, len) != 0 ||
 	    arg_bool(c, "dry_run", false)) {
 		r = opw_write_or_try(c, path, text, len, nt, strlen(nt), false);
@@ -337,7 +338,8 @@ int op_create_note(struct tool_ctx *c)
 	if (old && arg_bool(c, "dry_run", false) &&
 	    vault_read_text(c->v, old, &was, &wl) < 0) {
 		sb_free(&text);
-		return op_fail(c, -EIO, "Cannot read note '%s'", old->path);
+		return op_fail(c, -EIO, "Cannot read note '%s'",
+			       note_path(old));
 	}
 	r = opw_write_or_try(c, path, was, wl, sb_str(&text), text.len, !old);
 	sb_free(&text);
@@ -517,7 +519,7 @@ int op_rename_note(struct tool_ctx *c)
 	int r = op_find(c, from, &n);
 	if (r < 0 || (r = check_expected_note(c, n)) < 0)
 		return r;
-	_cleanup_free_ char *dir = xstrndup(n->path, n->dirlen);
+	_cleanup_free_ char *dir = xstrndup(note_path(n), note_dirlen(n));
 	_cleanup_free_ char *path = NULL;
 	if ((r = opw_new_note_path(c, to, dir, &path)) < 0)
 		return r;
@@ -619,11 +621,11 @@ static int set_text(struct tool_ctx *c, const struct note *n, const char *text,
 	size_t nl;
 	int r = vault_read_text(c->v, n, &now, &nl);
 	if (r < 0)
-		return op_fail(c, r, "Cannot read '%s': %s", n->path,
+		return op_fail(c, r, "Cannot read '%s': %s", note_path(n),
 			       strerror(-r));
 	if (nl == len && !memcmp(now, text, len))
 		return 0;
-	_cleanup_free_ char *path = xstrdup(n->path);
+	_cleanup_free_ char *path = xstrdup(note_path(n));
 	return commit(c, path, text, len, false);
 }
 

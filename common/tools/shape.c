@@ -252,19 +252,19 @@ cJSON *vault_graph_json(struct vault *v)
 	for (size_t i = 0; i < n; i++) {
 		const struct note *nt = byp[i];
 		struct ptrvec tags = {0}, out = {0};
-		for (size_t k = 0; k < nt->ntags; k++)
-			pv_push(&tags, fold_key(nt->tags[k]));
+		for (size_t k = 0; k < note_ntags(nt); k++)
+			pv_push(&tags, fold_key(note_tag(nt, k)));
 		const struct link *l;
 		for (size_t k = 0; (l = graph_next_link(nt, &k));) {
 			if (!graph_link_counts(l))
 				continue;
-			pv_push(&out, l->to ? xstrdup(l->to->path)
+			pv_push(&out, l->to ? xstrdup(note_path(l->to))
 				      : l->resolved_file
 					      ? xasprintf("@%s", l->target)
 					      : xasprintf("!%s", l->target));
 		}
 		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "path", nt->path);
+		cJSON_AddStringToObject(o, "path", note_path(nt));
 		cJSON_AddItemToObject(o, "tags", sorted_strings(&tags));
 		cJSON_AddItemToObject(o, "out", sorted_strings(&out));
 		size_t nin;

@@ -296,7 +296,7 @@ void rlock_release(struct rlock *l);
 #define READ_LOCKED(c)                                         \
 	_cleanup_(rlock_release) struct rlock _rl_ = {(c)->v}; \
 	vault_read_lock((c)->v)
-cJSON *str_array(char **v, size_t n);
+cJSON *str_array(char *const *v, size_t n);
 /* A paged list: its offset and limit (ranges checked by the schema). */
 struct page {
 	size_t offset, limit;

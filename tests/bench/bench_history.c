@@ -20,6 +20,7 @@
 #include "tools.h"
 #include "util.h"
 #include "vault.h"
+#include "note_int.h" /* white-box: the note's fields */
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,6 +7,7 @@
 #include "index.h"
 #include "util.h"
 #include "vault.h"
+#include "note_int.h" /* white-box: the note's fields */
 
 #include <stdio.h>
 #include <sys/resource.h>
