@@ -21,6 +21,7 @@ assert.equal(dirs[0][1].required, true);
 const entry = path.join(dir, m.server.entry_point);
 assert.ok(fs.statSync(entry).mode & 0o100, `${entry} is executable`);
 assert.ok(fs.statSync(path.join(dir, 'server/vaultd')).mode & 0o100, 'vaultd is bundled, executable');
+assert.ok(fs.statSync(path.join(dir, 'server/vaultd-image')).mode & 0o100, 'the image decoder is bundled next to vaultd');
 const table = JSON.parse(fs.readFileSync(toolsJson, 'utf8')).map((t) => t.name).sort();
 assert.deepEqual(m.tools.map((t) => t.name).sort(), table, 'the manifest lists the tool table');
 
