@@ -167,16 +167,22 @@ static int spawn_in(const char *path, int in, int out, pid_t *ret_pid)
 static int spawn_helper(const char *path, int fd, struct helper *ret,
 			char **ret_msg)
 {
-	int p[2];
+	_cleanup_close_ int in_dup =
+		fd > STDERR_FILENO
+			? -1
+			: fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+	int in = fd > STDERR_FILENO ? fd : in_dup;
+	int p[2], rd = -1, wr = -1, r = 0;
 	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
-	int rd = above_stdio(p[0]), wr = above_stdio(p[1]);
-	_cleanup_close_ int in = fd > STDERR_FILENO ? -1
-						    : fcntl(fd, F_DUPFD_CLOEXEC,
-							    STDERR_FILENO + 1);
-	int r = rd < 0 || wr < 0 || (fd <= STDERR_FILENO && in < 0)
-			? -EMFILE
-			: spawn_in(path, in >= 0 ? in : fd, wr, &ret->pid);
+		r = -errno;
+	else {
+		rd = above_stdio(p[0]);
+		wr = above_stdio(p[1]);
+	}
+	if (r == 0 && (rd < 0 || wr < 0 || in < 0))
+		r = -EMFILE;
+	if (r == 0)
+		r = spawn_in(path, in, wr, &ret->pid);
 	if (wr >= 0)
 		close(wr);
 	if (r < 0) {
