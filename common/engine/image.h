@@ -16,8 +16,8 @@
  *
  * The program is VAULTD_IMAGE_HELPER when that is set (the tests),
  * else vaultd-image next to the running program (the build tree, a
- * bundle), else the one installed in libexecdir. VAULTD_IMAGE_TIMEOUT_MS
- * sets the timeout (the tests).
+ * bundle), else the one installed in libexecdir/vaultd.
+ * VAULTD_IMAGE_TIMEOUT_MS sets the timeout (the tests).
  */
 #pragma once
 

@@ -14,7 +14,7 @@ build=$(cd "$1" && pwd)
 bin=$build/deb-root/usr/bin
 mcpb=$src/tests/mcp/node_modules/.bin/mcpb
 for f in "$bin/vault-mcp" "$bin/vaultd" "$bin/vaultctl" \
-	"$build/deb-root/usr/libexec/vaultd-image"; do
+	"$build/deb-root/usr/libexec/vaultd/vaultd-image"; do
 	[ -x "$f" ] || {
 		echo "pack.sh: $f is missing: run systemd/deb.sh $1 first" >&2
 		exit 2
@@ -30,7 +30,7 @@ version=$(meson introspect --projectinfo "$build" |
 stage=$build/mcpb-root
 rm -rf "$stage"
 mkdir -p "$stage/server"
-cp "$bin/vault-mcp" "$bin/vaultd" "$build/deb-root/usr/libexec/vaultd-image" \
+cp "$bin/vault-mcp" "$bin/vaultd" "$build/deb-root/usr/libexec/vaultd/vaultd-image" \
 	"$stage/server/"
 "$bin/vaultctl" tools --json >"$build/tools.json"
 node -e '
