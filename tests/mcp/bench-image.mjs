@@ -11,7 +11,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { daemonMemory, fmt, pct, settledVault } from './bench-lib.mjs';
-import { sleep } from './lib.mjs';
+import { daemonPid, sleep } from './lib.mjs';
 import { png } from './png.mjs';
 
 const n = parseInt(process.argv[2] || '1000', 10);
@@ -35,8 +35,17 @@ const ramp = (y, b) => {
   for (let i = 0; i < b.length; i++) b[i] = (i + y) & 0xff;
 };
 
+// Resident memory split: anonymous (heap) and file-backed (mostly the
+// shared libraries' pages, shared with other processes).
+function split(v) {
+  const status = fs.readFileSync(`/proc/${daemonPid(v)}/status`, 'utf8');
+  const kb = (k) => Number(new RegExp(`${k}:\\s+(\\d+)`).exec(status)?.[1] ?? 0) * 1024;
+  return `anon ${mb(kb('RssAnon'))}, file ${mb(kb('RssFile'))}`;
+}
+
 const { v, client, mdBytes } = await settledVault(n);
 const idle = daemonMemory(v);
+const idleSplit = split(v);
 
 const assets = path.join(v.vault, 'assets');
 fs.mkdirSync(assets);
@@ -71,13 +80,14 @@ for (const [rel, buf] of images) {
   runs.push({ rel, size: buf.length, times, text: text.split('\n')[0] });
 }
 const after = daemonMemory(v);
+const afterSplit = split(v);
 await client.close();
 await v.cleanup();
 
 console.log(`== ${n} notes, ${mb(mdBytes)} of markdown`);
-console.log(`vaultd idle, settled, no image read yet: RSS ${mb(idle.rss)}, peak ${mb(idle.peak)}`);
+console.log(`vaultd idle, settled, no image read yet: RSS ${mb(idle.rss)} (${idleSplit}), peak ${mb(idle.peak)}`);
 for (const s of runs)
   console.log(
     `read_attachment ${s.rel.padEnd(18)} ${mb(s.size).padStart(8)}  median ${fmt(pct(s.times, 50))}  p95 ${fmt(pct(s.times, 95))}  (${s.text})`,
   );
-console.log(`vaultd after ${runs.length * CALLS} image reads: RSS ${mb(after.rss)}, peak ${mb(after.peak)}`);
+console.log(`vaultd after ${runs.length * CALLS} image reads: RSS ${mb(after.rss)} (${afterSplit}), peak ${mb(after.peak)}`);
