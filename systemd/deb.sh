@@ -47,7 +47,8 @@ root=$build/deb-root
 rm -rf "$root"
 meson install -C "$build" --destdir "$root" --strip --quiet >/dev/null
 # As dh_strip does: no compiler notes either.
-strip --remove-section=.comment --remove-section=.note "$root"/usr/bin/*
+strip --remove-section=.comment --remove-section=.note "$root"/usr/bin/* \
+	"$root"/usr/libexec/vaultd/*
 # An empty folder meson leaves when nothing is installed in it.
 find "$root" -depth -type d -empty -delete
 
@@ -74,12 +75,13 @@ printf 'vaultd (%s) unstable; urgency=medium\n\n  * Built from commit %s with me
 	"$version" "$commit" "$maint" "$date" | gzip -9n >"$doc/changelog.gz"
 find "$root/usr/share/man" -type f ! -name '*.gz' -exec gzip -9n {} +
 
-# Dependencies: the libraries the programs link, as Debian names them.
+# Dependencies: the libraries the programs link, as Debian names them
+# (libvips through the image decoder in /usr/libexec/vaultd).
 work=$build/deb-work
 rm -rf "$work"
 mkdir -p "$work/debian"
 printf 'Source: vaultd\n\nPackage: vaultd\nArchitecture: any\n' >"$work/debian/control"
-shlibs=$(cd "$work" && dpkg-shlibdeps -O "$root"/usr/bin/* 2>/dev/null |
+shlibs=$(cd "$work" && dpkg-shlibdeps -O "$root"/usr/bin/* "$root"/usr/libexec/vaultd/* 2>/dev/null |
 	sed -n 's/^shlibs:Depends=//p')
 [ -n "$shlibs" ] || {
 	echo "deb.sh: dpkg-shlibdeps found no dependencies" >&2

@@ -26,7 +26,7 @@ echo "$info" | grep -q '^Maintainer: .*<.*@.*>' || fail "no Maintainer address"
 
 dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' >"$tmp/files"
 for f in /usr/bin/vaultd /usr/bin/vaultctl /usr/bin/vault-mcp \
-	/usr/lib/systemd/user/vaultd@.service \
+	/usr/libexec/vaultd/vaultd-image /usr/lib/systemd/user/vaultd@.service \
 	/usr/share/man/man8/vaultd.8.gz /usr/share/man/man1/vaultctl.1.gz \
 	/usr/share/man/man1/vault-mcp.1.gz /usr/share/man/man5/vaultd-policy.5.gz \
 	/usr/share/bash-completion/completions/vaultctl \
@@ -88,10 +88,16 @@ if [ -z "$R" ] && command -v man >/dev/null; then
 fi
 zcat "$R/usr/share/man/man8/vaultd.8.gz" | grep -q -- '--create' || fail "vaultd.8 is not the current page"
 
-# The packaged programs serve a vault, and init points clients at them.
+# The packaged programs serve a vault, images through the packaged
+# decoder (found in /usr/libexec/vaultd once installed; named when unpacked),
+# and init points clients at them.
 export XDG_RUNTIME_DIR=$tmp/run XDG_CACHE_HOME=$tmp/cache HOME=$tmp/home
 mkdir -p "$XDG_RUNTIME_DIR" "$HOME/.cursor"
 cp -a "$example" "$tmp/vault"
+# A 2 x 1 PNG.
+printf '\211PNG\15\12\32\12\0\0\0\15IHDR\0\0\0\2\0\0\0\1\10\0\0\0\0\321I V\0\0\0\13IDATx\332c`\370\17\0\1\2\1\0\321\32\313\217\0\0\0\0IEND\256B`\202' \
+	>"$tmp/vault/dot.png"
+[ -n "$R" ] && export VAULTD_IMAGE_HELPER=$R/usr/libexec/vaultd/vaultd-image
 "$bin/vaultd" --vault "$tmp/vault" --no-mount -f 2>"$tmp/log" &
 dpid=$!
 for _ in $(seq 100); do
@@ -100,6 +106,10 @@ for _ in $(seq 100); do
 done
 "$bin/vaultctl" --vault "$tmp/vault" call read_note name=Home | grep -q . ||
 	fail "the packaged vaultd does not serve: $(cat "$tmp/log")"
+"$bin/vaultctl" --vault "$tmp/vault" call read_attachment path=dot.png >"$tmp/img" 2>&1
+grep -q "^dot.png: image/png, 2 x 1 pixels" "$tmp/img" ||
+	fail "the packaged vaultd does not read an image: $(cat "$tmp/img")"
+unset VAULTD_IMAGE_HELPER
 "$bin/vaultctl" --vault "$tmp/vault" stop >/dev/null 2>&1
 wait "$dpid"
 dpid=

@@ -3,12 +3,22 @@
 # the protocol library alone, so none of the engine's libraries reach it;
 # the engine library defines and calls nothing of the tools or of
 # JSON-RPC, and no symbol of it is named after a tool (the names come from
-# the one tool table, through `vaultctl tools`).
+# the one tool table, through `vaultctl tools`). No program but the image
+# decoder vaultd-image links libvips (image.h): vaultd starts it per image.
 set -eu
 vault_mcp=$1
 engine=$2
 vaultctl=$3
+vaultd=$4
+vaultd_image=$5
 fail() { echo "FAIL: $*" >&2; exit 1; }
+
+for prog in "$vaultd" "$vaultctl" "$vault_mcp"; do
+	if ldd "$prog" | grep -E 'libvips|libglib|libgobject'; then
+		fail "$prog links libvips or GLib (images are decoded by vaultd-image)"
+	fi
+done
+ldd "$vaultd_image" | grep -q libvips || fail "$vaultd_image does not link libvips"
 
 libs=$(ldd "$vault_mcp")
 echo "$libs"
@@ -30,4 +40,5 @@ for t in $tools; do
 		fail "engine symbol named after the tool $t"
 	fi
 done
+echo "vaultd, vaultctl, vault-mcp: no libvips (vaultd-image has it)"
 echo "vault-mcp: no engine libraries; engine: $(echo "$syms" | wc -l) symbols, none of tools or JSON-RPC"

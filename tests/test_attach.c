@@ -5,18 +5,24 @@
  * attachments in find_broken_links, list_attachments (unused ones too),
  * and read_attachment: images byte for byte, made smaller, refused
  * (a decompression bomb under a memory cap, a broken file), paths that
- * lead out of the vault.
+ * lead out of the vault; the decoder program (vaultd-image) missing,
+ * crashing, answering garbage or running over its time, images read by
+ * several threads at once and notes read and written while an image is
+ * decoded.
  */
 #include "testutil.h"
 #include "attach.h"
 #include "image.h"
+#include "rpc.h"
 #include "util.h"
 #include "note_int.h" /* white-box: the note's fields */
 
-#include <glib.h>
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -127,21 +133,55 @@ static void png_in(struct tvault *t, const char *rel, unsigned w, unsigned h,
 static char *file_bytes(struct tvault *t, const char *rel, size_t *ret_len)
 {
 	_cleanup_free_ char *p = vpath(t, rel);
-	gchar *d;
-	gsize n;
-	if (!g_file_get_contents(p, &d, &n, NULL))
+	FILE *f = fopen(p, "rb");
+	if (!f)
 		return NULL;
-	char *r = xmalloc(n + 1);
-	memcpy(r, d, n);
-	g_free(d);
-	*ret_len = n;
-	return r;
+	struct sbuf b = {0};
+	char buf[1 << 16];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		sb_add(&b, buf, n);
+	fclose(f);
+	*ret_len = b.len;
+	return b.s ? sb_steal(&b) : xstrdup("");
+}
+
+/* Standard base64 back to bytes (malloc'd); NULL when s is not base64. */
+static unsigned char *unbase64(const char *s, size_t *ret_len)
+{
+	static const char A[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				"abcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t n = strlen(s);
+	if (n % 4)
+		return NULL;
+	unsigned char *out = xmalloc(n / 4 * 3 + 1);
+	size_t len = 0;
+	for (size_t i = 0; i < n; i += 4) {
+		unsigned v = 0, pad = 0;
+		for (size_t k = 0; k < 4; k++) {
+			const char *c = s[i + k] ? strchr(A, s[i + k]) : NULL;
+			if (s[i + k] == '=' && i + 4 == n && k >= 2)
+				pad++;
+			else if (!c || pad) {
+				free(out);
+				return NULL;
+			}
+			v = v << 6 | (c ? (unsigned)(c - A) : 0);
+		}
+		out[len++] = (unsigned char)(v >> 16);
+		if (pad < 2)
+			out[len++] = (unsigned char)(v >> 8);
+		if (pad < 1)
+			out[len++] = (unsigned char)v;
+	}
+	*ret_len = len;
+	return out;
 }
 
 /* read_attachment's image: decoded bytes, type, and the PNG's size. */
 struct got_image {
-	guchar *bytes;
-	gsize len;
+	unsigned char *bytes;
+	size_t len;
 	char mime[32];
 	unsigned w, h;
 };
@@ -155,13 +195,14 @@ static bool read_image(struct tvault *t, const char *path, struct got_image *g)
 	const char *data = cJSON_GetStringValue(cJSON_GetObjectItem(b, "data"));
 	bool ok = !r.is_error && data;
 	if (ok) {
-		g->bytes = g_base64_decode(data, &g->len);
+		g->bytes = unbase64(data, &g->len);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(g->bytes);
 		snprintf(g->mime, sizeof(g->mime), "%s",
 			 cJSON_GetStringValue(
 				 cJSON_GetObjectItem(b, "mimeType")));
 		g->w = g->h = 0;
 		if (g->len > 24 && !memcmp(g->bytes + 12, "IHDR", 4)) {
-			const guchar *p = g->bytes + 16;
+			const unsigned char *p = g->bytes + 16;
 			g->w = (unsigned)p[0] << 24 | p[1] << 16 | p[2] << 8 |
 			       p[3];
 			g->h = (unsigned)p[4] << 24 | p[5] << 16 | p[6] << 8 |
@@ -438,7 +479,7 @@ static void test_read_small(void)
 	CU_ASSERT_EQUAL(g.len, len);
 	CU_ASSERT(want && g.len == len && !memcmp(g.bytes, want, len));
 	ASSERT_STR_EQ(g.mime, "image/png");
-	g_free(g.bytes);
+	free(g.bytes);
 	tv_close(&t);
 }
 
@@ -453,13 +494,13 @@ static void capped_images(void *ud)
 	ASSERT_STR_EQ(g.mime, "image/png");
 	CU_ASSERT_EQUAL(g.w, IMAGE_MAX_SIDE);
 	CU_ASSERT_EQUAL(g.h, 133);
-	g_free(g.bytes);
+	free(g.bytes);
 	/* Over the data limit (noise does not compress): smaller until
 	 * it fits. */
 	CU_ASSERT(read_image(t, "noise.png", &g));
 	CU_ASSERT(g.len <= IMAGE_MAX_DATA / 4 * 3);
 	CU_ASSERT(g.w > 100 && g.w < 2200 && g.w == g.h);
-	g_free(g.bytes);
+	free(g.bytes);
 	/* 30000 x 30000 in 110 KB: refused before it is decoded. */
 	_cleanup_free_ char *e =
 		tv_call_err(t, "read_attachment", "{\"path\":\"bomb.png\"}");
@@ -474,17 +515,18 @@ static void capped_images(void *ud)
 	ASSERT_CONTAINS(e3, "not an image libvips can read");
 	/* And the next image is read as ever. */
 	CU_ASSERT(read_image(t, "wide.png", &g));
-	g_free(g.bytes);
+	free(g.bytes);
 	tv_close(t);
 }
 
 static void test_read_big(void)
 {
 #if defined(__SANITIZE_THREAD__)
-	/* libvips and its codecs are not instrumented: ThreadSanitizer
-	 * sees each hand-over of pixels between libvips's worker and the
-	 * caller as a race (tsan.supp suppresses them), and weighing each
-	 * one makes these images take many minutes. The small ones run. */
+	/* The decoder is built with ThreadSanitizer too, libvips and its
+	 * codecs are not: it sees each hand-over of pixels between
+	 * libvips's worker and the decoder's code as a race, and weighing
+	 * each one makes these images run over the decoder's time limit.
+	 * The small ones run. */
 	fputs("  skipped under ThreadSanitizer (libvips is not "
 	      "instrumented)\n",
 	      stderr);
@@ -507,8 +549,227 @@ static void test_read_big(void)
 	tv_close(&t);
 }
 
+/* ---- the decoder program: missing, crashing, slow, shared ------------- */
+
+/* The decoder the build made (meson sets it), put back after a test
+ * that replaced it. */
+static char *real_helper;
+
+static void restore_helper(void)
+{
+	if (real_helper)
+		setenv("VAULTD_IMAGE_HELPER", real_helper, 1);
+	else
+		unsetenv("VAULTD_IMAGE_HELPER");
+	unsetenv("VAULTD_IMAGE_TIMEOUT_MS");
+}
+
+/* A stand-in decoder: a shell script under .helpers/ (not an
+ * attachment), made the one image.c starts. */
+static void use_helper(struct tvault *t, const char *name, const char *script)
+{
+	_cleanup_free_ char *rel = xasprintf(".helpers/%s", name);
+	_cleanup_free_ char *text = xasprintf("#!/bin/sh\n%s\n", script);
+	tv_write(t, rel, text);
+	_cleanup_free_ char *p = vpath(t, rel);
+	CU_ASSERT_EQUAL(chmod(p, 0755), 0);
+	setenv("VAULTD_IMAGE_HELPER", p, 1);
+}
+
+/* Every decoder started was reaped (this process has no child). */
+static bool no_children(void)
+{
+	return waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD;
+}
+
+static struct tvault small_image_vault(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	png_in(&t, "a.png", 40, 30, 8, 2, rows_ramp);
+	png_in(&t, "b.png", 300, 200, 8, 2, rows_noise);
+	tv_write(&t, "Note.md", "# Note\nbody\n");
+	tv_open(&t);
+	return t;
+}
+
+static void test_helper_missing(void)
+{
+	struct tvault t = small_image_vault();
+	_cleanup_free_ char *gone = vpath(&t, ".helpers/vaultd-image");
+	setenv("VAULTD_IMAGE_HELPER", gone, 1);
+	_cleanup_free_ char *e =
+		tv_call_err(&t, "read_attachment", "{\"path\":\"a.png\"}");
+	ASSERT_CONTAINS(e, "Cannot send 'a.png' as an image: the image "
+			   "decoder ");
+	ASSERT_CONTAINS(e, gone);
+	ASSERT_CONTAINS(e, "cannot be run: No such file or directory");
+	/* Without the override it is looked for next to this program
+	 * (tests/, where the build does not put it), then where meson
+	 * installs it. */
+	unsetenv("VAULTD_IMAGE_HELPER");
+	struct tool_result r;
+	tv_call(&t, "read_attachment", "{\"path\":\"a.png\"}", &r);
+	if (r.is_error) {
+		ASSERT_CONTAINS(r.text, "the image decoder vaultd-image is not "
+					"installed (looked for ");
+		ASSERT_CONTAINS(r.text, "tests/vaultd-image and /");
+	} else {
+		fputs("  (an installed vaultd-image read it)\n", stderr);
+		CU_ASSERT_PTR_NOT_NULL(r.content);
+	}
+	tool_result_clear(&r);
+	restore_helper();
+	struct got_image g;
+	CU_ASSERT(read_image(&t, "a.png", &g));
+	free(g.bytes);
+	tv_close(&t);
+}
+
+static void test_helper_crash(void)
+{
+	struct tvault t = small_image_vault();
+	static const struct {
+		const char *script, *want;
+	} cases[] = {
+		{"kill -SEGV $$",
+		 "the image decoder crashed (signal 11, Segmentation fault)"},
+		{"exit 3", "the image decoder ended (exit status 3) without "
+			   "an answer"},
+		{"printf '%0100d' 0",
+		 "the image decoder's answer is not one vaultd understands"},
+		/* A whole header that claims 2 GB of image. */
+		{"printf 'IMG1\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0"
+		 "\\1\\0\\0\\0\\1\\0\\0\\0\\1\\0\\0\\0\\1\\0\\0\\0"
+		 "\\377\\377\\377\\177'",
+		 "the image decoder's answer is not one vaultd understands"},
+		/* A header and half the image it announces. */
+		{"printf 'IMG1\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0\\0"
+		 "\\1\\0\\0\\0\\1\\0\\0\\0\\1\\0\\0\\0\\1\\0\\0\\0"
+		 "\\10\\0\\0\\0half'",
+		 "the image decoder ended (exit status 0) without an answer"},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		_cleanup_free_ char *name = xasprintf("bad%zu", i);
+		use_helper(&t, name, cases[i].script);
+		_cleanup_free_ char *e = tv_call_err(&t, "read_attachment",
+						     "{\"path\":\"a.png\"}");
+		if (!e || !strstr(e, cases[i].want))
+			fprintf(stderr, "  %s: %s\n", cases[i].script,
+				e ? e : "(no error)");
+		ASSERT_CONTAINS(e, "Cannot send 'a.png' as an image: ");
+		ASSERT_CONTAINS(e, cases[i].want);
+	}
+	CU_ASSERT(no_children());
+	restore_helper();
+	struct got_image g;
+	CU_ASSERT(read_image(&t, "a.png", &g));
+	free(g.bytes);
+	tv_close(&t);
+}
+
+static void test_helper_timeout(void)
+{
+	struct tvault t = small_image_vault();
+	use_helper(&t, "slow", "exec /bin/sleep 30");
+	setenv("VAULTD_IMAGE_TIMEOUT_MS", "300", 1);
+	uint64_t t0 = now_ns();
+	struct tool_result r;
+	tv_call(&t, "read_attachment", "{\"path\":\"a.png\"}", &r);
+	double secs = (double)(now_ns() - t0) / 1e9;
+	CU_ASSERT(r.is_error);
+	ASSERT_CONTAINS(r.text, "the image decoder did not finish within "
+				"300 ms and was stopped");
+	CU_ASSERT_EQUAL(r.code, RPC_TIMEOUT);
+	CU_ASSERT(secs < 5);
+	tool_result_clear(&r);
+	CU_ASSERT(no_children());
+	restore_helper();
+	tv_close(&t);
+}
+
+struct bg_read {
+	struct tvault *t;
+	const char *path;
+	struct tool_result r;
+	bool done;
+};
+
+static void *bg_read(void *ud)
+{
+	struct bg_read *b = ud;
+	_cleanup_free_ char *args = xasprintf("{\"path\":\"%s\"}", b->path);
+	tv_call(b->t, "read_attachment", args, &b->r);
+	__atomic_store_n(&b->done, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* While a decoder runs, notes are read and written as ever. */
+static void test_note_during_image(void)
+{
+	struct tvault t = small_image_vault();
+	use_helper(&t, "slow", "exec /bin/sleep 30");
+	setenv("VAULTD_IMAGE_TIMEOUT_MS", "3000", 1);
+	struct bg_read b = {.t = &t, .path = "a.png"};
+	pthread_t th;
+	CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, bg_read, &b), 0);
+	usleep(200 * 1000);
+	uint64_t t0 = now_ns();
+	struct tool_result r;
+	tv_call(&t, "read_note", "{\"name\":\"Note\"}", &r);
+	CU_ASSERT_FALSE(r.is_error);
+	ASSERT_CONTAINS(r.text, "body");
+	tool_result_clear(&r);
+	tv_call(&t, "append_note", "{\"name\":\"Note\",\"text\":\"more\"}", &r);
+	CU_ASSERT_FALSE(r.is_error);
+	tool_result_clear(&r);
+	double secs = (double)(now_ns() - t0) / 1e9;
+	CU_ASSERT(secs < 1.5);
+	CU_ASSERT_FALSE(__atomic_load_n(&b.done, __ATOMIC_ACQUIRE));
+	pthread_join(th, NULL);
+	CU_ASSERT(b.r.is_error);
+	ASSERT_CONTAINS(b.r.text, "did not finish within 3000 ms");
+	tool_result_clear(&b.r);
+	_cleanup_free_ char *text = tv_read(&t, "Note.md");
+	ASSERT_CONTAINS(text, "more");
+	CU_ASSERT(no_children());
+	restore_helper();
+	tv_close(&t);
+}
+
+/* Four threads, two images: more callers than decoders run at once. */
+static void test_images_at_once(void)
+{
+	struct tvault t = small_image_vault();
+	struct bg_read b[4];
+	pthread_t th[4];
+	for (size_t i = 0; i < 4; i++) {
+		b[i] = (struct bg_read){.t = &t,
+					.path = i % 2 ? "b.png" : "a.png"};
+		CU_ASSERT_EQUAL_FATAL(
+			pthread_create(&th[i], NULL, bg_read, &b[i]), 0);
+	}
+	for (size_t i = 0; i < 4; i++) {
+		pthread_join(th[i], NULL);
+		CU_ASSERT_FALSE(b[i].r.is_error);
+		const cJSON *blk = cJSON_GetArrayItem(b[i].r.content, 0);
+		const char *data =
+			cJSON_GetStringValue(cJSON_GetObjectItem(blk, "data"));
+		size_t n = 0, want_n = 0;
+		_cleanup_free_ unsigned char *got =
+			data ? unbase64(data, &n) : NULL;
+		_cleanup_free_ char *want = file_bytes(&t, b[i].path, &want_n);
+		CU_ASSERT(got && want && n == want_n && !memcmp(got, want, n));
+		tool_result_clear(&b[i].r);
+	}
+	CU_ASSERT(no_children());
+	tv_close(&t);
+}
+
 int main(void)
 {
+	const char *helper = getenv("VAULTD_IMAGE_HELPER");
+	real_helper = helper ? xstrdup(helper) : NULL;
 	static const struct test_case tests[] = {
 		/* First: the capped child starts libvips itself. */
 		{"read_big", test_read_big},
@@ -521,6 +782,11 @@ int main(void)
 		{"read_refused", test_read_refused},
 		{"read_kinds", test_read_kinds},
 		{"read_small", test_read_small},
+		{"helper_missing", test_helper_missing},
+		{"helper_crash", test_helper_crash},
+		{"helper_timeout", test_helper_timeout},
+		{"note_during_image", test_note_during_image},
+		{"images_at_once", test_images_at_once},
 	};
 	return run_tests("attach", tests, ARRAY_SIZE(tests));
 }

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Attachments as links reach them (attach.h). */
 #include "attach.h"
+#include "base64.h"
 #include "fileio.h"
 
 #include <cjson/cJSON.h>
-#include <glib.h>
 #include <errno.h>
 #include <sys/stat.h>
 
@@ -159,8 +159,6 @@ int attach_read_base64(int rootfd, const char *path, size_t max, char **ret,
 	if (r < 0)
 		return r;
 	*ret_size = len;
-	gchar *b64 = g_base64_encode((const guchar *)(buf ? buf : ""), len);
-	*ret = xstrdup(b64);
-	g_free(b64);
+	*ret = base64_encode(buf ? buf : "", len, NULL);
 	return 0;
 }

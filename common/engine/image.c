@@ -1,339 +1,377 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Images for MCP clients through libvips (image.h says what and why).
- * One image is worked on at a time: with libvips's one worker thread
- * that bounds what images cost the daemon however many callers ask.
+ * Images for MCP clients, decoded by the program vaultd-image (image.h
+ * says what and why; fs/image/ is the decoder). Here: find the program,
+ * start it without a shell on the file the caller opened and checked,
+ * read its answer (image_wire.h) within bounds and a deadline, stop it if
+ * it runs over, reap it, base64 what it sends. vaultd handles no
+ * SIGCHLD and waits for no child but by its pid, so each request reaps
+ * its own decoder.
  */
 #include "image.h"
+#include "base64.h"
+#include "config.h"
+#include "image_wire.h"
 #include "util.h"
 
 #include <errno.h>
-#include <math.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <vips/vips.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <sys/pidfd.h>
+#include <sys/wait.h>
+#include <time.h>
 
+#define HELPER_NAME "vaultd-image"
 /* The raw bytes whose base64 is IMAGE_MAX_DATA. */
 #define RAW_MAX ((size_t)IMAGE_MAX_DATA / 4 * 3)
+/* Decoders at once: each may take 1 GiB; more callers wait their turn. */
+#define HELPERS_MAX 2
+/* How long a decoder that has answered gets to exit before it is
+ * killed. */
+#define EXIT_GRACE_MS 1000
 
-static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static bool init_failed;
-static pthread_mutex_t one_image = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t slots_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t slots_cv = PTHREAD_COND_INITIALIZER;
+static unsigned slots_used; /* guarded by slots_mu */
 
-static void quiet(const gchar *domain, GLogLevelFlags level, const gchar *msg,
-		  gpointer ud)
+static void slot_take(void)
 {
+	pthread_mutex_lock(&slots_mu);
+	while (slots_used >= HELPERS_MAX)
+		pthread_cond_wait(&slots_cv, &slots_mu);
+	slots_used++;
+	pthread_mutex_unlock(&slots_mu);
 }
 
-static void image_init(void)
+static void slot_give(void)
 {
-	if (VIPS_INIT("vaultd")) {
-		init_failed = true;
-		return;
-	}
-	/* A daemon: no cache of past operations (it would hold files and
-	 * memory), one worker, no loader libvips marks untrusted. */
-	vips_cache_set_max(0);
-	vips_cache_set_max_mem(0);
-	vips_cache_set_max_files(0);
-	vips_concurrency_set(1);
-	vips_block_untrusted_set(TRUE);
-	/* Failures come back in the result; nothing goes to stderr. */
-	g_log_set_handler("VIPS",
-			  G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE |
-				  G_LOG_LEVEL_INFO | G_LOG_LEVEL_DEBUG,
-			  quiet, NULL);
+	pthread_mutex_lock(&slots_mu);
+	slots_used--;
+	pthread_cond_signal(&slots_cv);
+	pthread_mutex_unlock(&slots_mu);
 }
 
-/* libvips's last error, on one line and short. */
-static char *vips_why(void)
+static int64_t now_ms(void)
 {
-	char *e = vips_error_buffer_copy();
-	struct sbuf b = {0};
-	for (const char *p = e ? e : ""; *p && b.len < 300; p++) {
-		if (*p == '\n')
-			sb_puts(&b, p[1] ? "; " : "");
-		else
-			sb_putc(&b, *p);
-	}
-	g_free(e);
-	if (!b.len)
-		sb_puts(&b, "unknown error");
-	return sb_steal(&b);
+	return (int64_t)(now_ns() / 1000000);
 }
 
-/* The image types clients take, by the loader libvips picks for the
- * bytes (not the file's extension). */
-static const struct {
-	const char *loader;
-	const char *mime;
-} TYPES[] = {
-	{"pngload", "image/png"},
-	{"jpegload", "image/jpeg"},
-	{"gifload", "image/gif"},
-	{"webpload", "image/webp"},
-};
-
-static VipsSource *source_at_start(int fd)
+static int ms_left(int64_t deadline)
 {
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		return NULL;
-	return vips_source_new_from_descriptor(fd);
+	int64_t left = deadline - now_ms();
+	return left < 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
 }
 
-struct head {
-	const char *mime;
-	int w, h;
-};
-
-static int read_head(int fd, struct head *ret, char **ret_msg)
+static int timeout_ms(void)
 {
-	VipsSource *src = source_at_start(fd);
-	if (!src) {
-		*ret_msg = vips_why();
-		return -EIO;
-	}
-	/* A class name: its nickname is "pngload_source" and the like. */
-	const char *cls = vips_foreign_find_load_source(src);
-	GType type = cls ? g_type_from_name(cls) : 0;
-	const char *loader = type ? vips_nickname_find(type) : NULL;
-	if (!loader) {
-		g_object_unref(src);
-		vips_error_clear();
-		*ret_msg = xstrdup("it is not an image libvips can read");
-		return -EINVAL;
-	}
-	const char *mime = NULL;
-	for (size_t i = 0; i < ARRAY_SIZE(TYPES) && !mime; i++)
-		if (str_has_prefix(loader, TYPES[i].loader))
-			mime = TYPES[i].mime;
-	if (!mime) {
-		g_object_unref(src);
-		*ret_msg = xasprintf("it is read by libvips's %s, a type "
-				     "clients do not take (PNG, JPEG, GIF, "
-				     "WebP)",
-				     loader);
-		return -EINVAL;
-	}
-	VipsImage *im = vips_image_new_from_source(
-		src, "", "access", VIPS_ACCESS_SEQUENTIAL, "fail_on",
-		VIPS_FAIL_ON_ERROR, NULL);
-	g_object_unref(src);
-	if (!im) {
-		*ret_msg = vips_why();
-		return -EINVAL;
-	}
-	*ret = (struct head){mime, vips_image_get_width(im),
-			     vips_image_get_height(im)};
-	g_object_unref(im);
-	return 0;
+	const char *e = getenv("VAULTD_IMAGE_TIMEOUT_MS");
+	char *end;
+	long ms = e && *e ? strtol(e, &end, 10) : 0;
+	if (ms <= 0 || ms > 600000 || *end)
+		return IMAGE_TIMEOUT_MS;
+	return (int)ms;
 }
 
-/* Decode every pixel (in strips): a broken file fails here. */
-static int check_whole(int fd, char **ret_msg)
+/* The decoder: VAULTD_IMAGE_HELPER if set, else next to this program
+ * (the build tree, a bundle), else where meson installs it. */
+static int helper_path(char **ret, char **ret_msg)
 {
-	VipsSource *src = source_at_start(fd);
-	VipsImage *im = src ? vips_image_new_from_source(
-				      src, "", "access", VIPS_ACCESS_SEQUENTIAL,
-				      "fail_on", VIPS_FAIL_ON_ERROR, NULL)
-			    : NULL;
-	double min;
-	int r = im ? vips_min(im, &min, NULL) : -1;
-	if (im)
-		g_object_unref(im);
-	if (src)
-		g_object_unref(src);
-	if (r) {
-		*ret_msg = vips_why();
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* An encoder's output: kept up to max bytes, all of it counted. */
-struct sink {
-	char *buf;
-	size_t len, max, total;
-};
-
-static gint64 sink_write(VipsTargetCustom *t, const void *data, gint64 n,
-			 gpointer ud)
-{
-	struct sink *s = ud;
-	size_t len = (size_t)n;
-	s->total += len;
-	if (s->len + len <= s->max) {
-		if (!s->buf)
-			s->buf = xmalloc(s->max);
-		memcpy(s->buf + s->len, data, len);
-		s->len += len;
-	}
-	return n;
-}
-
-static int save(VipsImage *im, VipsTarget *t, const char *mime)
-{
-	if (!strcmp(mime, "image/jpeg"))
-		return vips_jpegsave_target(im, t, "Q", 85, "strip", TRUE,
-					    NULL);
-	if (!strcmp(mime, "image/webp"))
-		return vips_webpsave_target(im, t, "Q", 80, "strip", TRUE,
-					    NULL);
-	return vips_pngsave_target(im, t, "compression", 6, "strip", TRUE,
-				   NULL);
-}
-
-/* One try: the image fitted in side x side pixels, encoded as mime. */
-static int shrink_once(int fd, int side, const char *mime, struct sink *s,
-		       int *ret_w, int *ret_h, char **ret_msg)
-{
-	VipsSource *src = source_at_start(fd);
-	VipsImage *t = NULL;
-	if (!src || vips_thumbnail_source(src, &t, side, "height", side, "size",
-					  VIPS_SIZE_DOWN, "fail_on",
-					  VIPS_FAIL_ON_ERROR, NULL)) {
-		if (src)
-			g_object_unref(src);
-		*ret_msg = vips_why();
-		return -EINVAL;
-	}
-	g_object_unref(src);
-	VipsTargetCustom *tg = vips_target_custom_new();
-	g_signal_connect(tg, "write", G_CALLBACK(sink_write), s);
-	int r = save(t, VIPS_TARGET(tg), mime);
-	*ret_w = vips_image_get_width(t);
-	*ret_h = vips_image_get_height(t);
-	g_object_unref(tg);
-	g_object_unref(t);
-	if (r) {
-		*ret_msg = vips_why();
-		return -EINVAL;
-	}
-	return 0;
-}
-
-/* Smaller until it fits: each try that comes out too big tells by how
- * much, and the next is scaled by that. */
-static int shrink(int fd, const struct head *h, struct image_out *o,
-		  char **ret_msg)
-{
-	int side = h->w > h->h ? h->w : h->h;
-	if (side > IMAGE_MAX_SIDE)
-		side = IMAGE_MAX_SIDE;
-	/* GIF frames come out as PNG (the first frame). */
-	const char *mime = strcmp(h->mime, "image/gif") ? h->mime : "image/png";
-	for (int pass = 0; pass < 6; pass++) {
-		struct sink s = {.max = RAW_MAX};
-		int w, hh;
-		int r = shrink_once(fd, side, mime, &s, &w, &hh, ret_msg);
-		if (r < 0) {
-			free(s.buf);
-			return r;
+	const char *env = getenv("VAULTD_IMAGE_HELPER");
+	if (env && *env) {
+		if (access(env, X_OK) < 0) {
+			*ret_msg = xasprintf("the image decoder %s "
+					     "(VAULTD_IMAGE_HELPER) cannot be "
+					     "run: %s",
+					     env, strerror(errno));
+			return -ENOSYS;
 		}
-		if (s.total <= s.max && s.buf) {
-			o->data = g_base64_encode((guchar *)s.buf, s.len);
-			o->data_len = strlen(o->data);
-			o->bytes = s.len;
-			o->mime = mime;
-			o->width = w;
-			o->height = hh;
-			o->scaled = 1;
-			free(s.buf);
-			return 0;
-		}
-		free(s.buf);
-		int next = (int)(side * sqrt((double)s.max / (double)s.total) *
-				 0.9);
-		side = next < side ? next : side - 1;
-		if (side < 16)
-			break;
+		*ret = xstrdup(env);
+		return 0;
 	}
-	*ret_msg = xstrdup("it does not come under the size limit even "
-			   "made small");
-	return -EFBIG;
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash = n > 0 ? memrchr(self, '/', (size_t)n) : NULL;
+	_cleanup_free_ char *near = slash ? xasprintf("%.*s/" HELPER_NAME,
+						      (int)(slash - self), self)
+					  : NULL;
+	if (near && access(near, X_OK) == 0) {
+		*ret = TAKE_PTR(near);
+		return 0;
+	}
+	static const char installed[] = VAULTD_LIBEXECDIR "/" HELPER_NAME;
+	if (access(installed, X_OK) == 0) {
+		*ret = xstrdup(installed);
+		return 0;
+	}
+	*ret_msg =
+		xasprintf("the image decoder " HELPER_NAME " is not "
+			  "installed (looked for %s and %s)",
+			  near ? near : "it next to this program", installed);
+	return -ENOSYS;
 }
 
-static int send_as_is(int fd, size_t size, const struct head *h,
-		      struct image_out *o, char **ret_msg)
+struct helper {
+	pid_t pid;
+	int out;   /* its standard output */
+	int pidfd; /* -1 when the kernel has none */
+};
+
+/* fd moved above the standard ones (a closed stdin makes a pipe end 0,
+ * and the child's dup2 onto 0 and 1 must not clobber it). */
+static int above_stdio(int fd)
 {
-	int r = check_whole(fd, ret_msg);
-	if (r < 0)
-		return r;
-	_cleanup_free_ char *buf = xmalloc(size ? size : 1);
+	if (fd > STDERR_FILENO)
+		return fd;
+	int hi = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+	close(fd);
+	return hi;
+}
+
+/* Started with the image file as stdin, a pipe as stdout, /dev/null as
+ * stderr and no other fd, an empty environment and every signal at its
+ * default and unblocked (vaultd's threads block SIGTERM and ignore
+ * SIGPIPE). */
+static int spawn_in(const char *path, int in, int out, pid_t *ret_pid)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t none, dfl;
+	sigemptyset(&none);
+	sigfillset(&dfl);
+	sigdelset(&dfl, SIGKILL);
+	sigdelset(&dfl, SIGSTOP);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, in, STDIN_FILENO);
+	posix_spawn_file_actions_adddup2(&fa, out, STDOUT_FILENO);
+	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null",
+					 O_WRONLY, 0);
+	posix_spawn_file_actions_addclosefrom_np(&fa, STDERR_FILENO + 1);
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &dfl);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
+					      POSIX_SPAWN_SETSIGDEF);
+	char *argv[] = {(char *)HELPER_NAME, NULL};
+	char *envp[] = {NULL};
+	int r = posix_spawn(ret_pid, path, &fa, &at, argv, envp);
+	posix_spawnattr_destroy(&at);
+	posix_spawn_file_actions_destroy(&fa);
+	return -r;
+}
+
+static int spawn_helper(const char *path, int fd, struct helper *ret,
+			char **ret_msg)
+{
+	_cleanup_close_ int in_dup =
+		fd > STDERR_FILENO
+			? -1
+			: fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+	int in = fd > STDERR_FILENO ? fd : in_dup;
+	int p[2], rd = -1, wr = -1, r = 0;
+	if (pipe2(p, O_CLOEXEC) < 0)
+		r = -errno;
+	else {
+		rd = above_stdio(p[0]);
+		wr = above_stdio(p[1]);
+	}
+	if (r == 0 && (rd < 0 || wr < 0 || in < 0))
+		r = -EMFILE;
+	if (r == 0)
+		r = spawn_in(path, in, wr, &ret->pid);
+	if (wr >= 0)
+		close(wr);
+	if (r < 0) {
+		if (rd >= 0)
+			close(rd);
+		*ret_msg = xasprintf("cannot start the image decoder %s: %s",
+				     path, strerror(-r));
+		return r == -ENOENT || r == -EACCES ? -ENOSYS : r;
+	}
+	/* Fewer wake-ups for a big image (the default pipe holds 64 KiB);
+	 * refused above the system's limit, which is fine. */
+	fcntl(rd, F_SETPIPE_SZ, 1 << 20);
+	ret->out = rd;
+	ret->pidfd = pidfd_open(ret->pid, 0);
+	return 0;
+}
+
+/* n bytes of the decoder's output before the deadline: 0, -ETIMEDOUT,
+ * -EPIPE (it closed its output first) or another -errno. */
+static int read_full(int out, void *buf, size_t n, int64_t deadline)
+{
+	char *p = buf;
 	size_t got = 0;
-	while (got < size) {
-		ssize_t n = pread(fd, buf + got, size - got, (off_t)got);
-		if (n < 0 && errno == EINTR)
+	while (got < n) {
+		struct pollfd pfd = {.fd = out, .events = POLLIN};
+		int pr = poll(&pfd, 1, ms_left(deadline));
+		if (pr < 0 && errno == EINTR)
 			continue;
-		if (n <= 0) {
-			*ret_msg = xasprintf("cannot read it: %s",
-					     n ? strerror(errno)
-					       : "it got shorter");
-			return n ? -errno : -EIO;
-		}
-		got += (size_t)n;
+		if (pr < 0)
+			return -errno;
+		if (pr == 0)
+			return -ETIMEDOUT;
+		ssize_t k = read(out, p + got, n - got);
+		if (k < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (k < 0)
+			return -errno;
+		if (k == 0)
+			return -EPIPE;
+		got += (size_t)k;
 	}
-	o->data = g_base64_encode((guchar *)buf, size);
-	o->data_len = strlen(o->data);
-	o->bytes = size;
-	o->mime = h->mime;
-	o->width = h->w;
-	o->height = h->h;
-	o->scaled = 0;
 	return 0;
 }
 
-static int for_client(int fd, struct image_out *o, char **ret_msg)
+/* A header that can be believed: 0, else -EPROTO. */
+static int check_head(const struct image_wire *w)
 {
-	struct stat st;
-	if (fstat(fd, &st) < 0) {
-		*ret_msg = xasprintf("cannot read it: %s", strerror(errno));
-		return -errno;
-	}
-	struct head h;
-	int r = read_head(fd, &h, ret_msg);
+	if (w->magic != IMAGE_WIRE_MAGIC || w->status > 0 || w->status < -4095)
+		return -EPROTO;
+	if (w->status < 0)
+		return w->len <= IMAGE_WIRE_MSG_MAX ? 0 : -EPROTO;
+	bool sane = w->mime < IMAGE_MIMES && w->len > 0 && w->len <= RAW_MAX &&
+		    w->width > 0 && w->width <= IMAGE_MAX_SIDE &&
+		    w->height > 0 && w->height <= IMAGE_MAX_SIDE &&
+		    w->orig_width > 0 && w->orig_height > 0;
+	return sane ? 0 : -EPROTO;
+}
+
+/* The header and the bytes after it. */
+static int read_answer(const struct helper *h, int64_t deadline,
+		       struct image_wire *ret, char **ret_body)
+{
+	struct image_wire w;
+	int r = read_full(h->out, &w, sizeof(w), deadline);
+	if (r == 0)
+		r = check_head(&w);
 	if (r < 0)
 		return r;
-	o->orig_width = h.w;
-	o->orig_height = h.h;
-	if ((unsigned long long)h.w * (unsigned long long)h.h >
-	    IMAGE_MAX_PIXELS) {
-		*ret_msg = xasprintf(
-			"it is %d x %d pixels (%.0f megapixels); images over "
-			"%.0f megapixels are not decoded",
-			h.w, h.h, (double)h.w * h.h / 1e6,
-			(double)IMAGE_MAX_PIXELS / 1e6);
-		return -EFBIG;
+	_cleanup_free_ char *body = xmalloc(w.len + 1);
+	r = read_full(h->out, body, w.len, deadline);
+	if (r < 0)
+		return r;
+	body[w.len] = '\0';
+	*ret = w;
+	*ret_body = TAKE_PTR(body);
+	return 0;
+}
+
+/* Whether the decoder has exited (not yet reaped) by the deadline. */
+static bool exited_by(const struct helper *h, int64_t deadline)
+{
+	for (;;) {
+		int left = ms_left(deadline);
+		if (h->pidfd >= 0) {
+			struct pollfd p = {.fd = h->pidfd, .events = POLLIN};
+			int r = poll(&p, 1, left);
+			if (r < 0 && errno == EINTR)
+				continue;
+			return r > 0;
+		}
+		siginfo_t si = {0};
+		if (waitid(P_PID, (id_t)h->pid, &si,
+			   WEXITED | WNOHANG | WNOWAIT) == 0 &&
+		    si.si_pid)
+			return true;
+		if (!left)
+			return false;
+		nanosleep(&(struct timespec){.tv_nsec = 2000000}, NULL);
 	}
-	if (h.w <= IMAGE_MAX_SIDE && h.h <= IMAGE_MAX_SIDE &&
-	    (size_t)st.st_size <= RAW_MAX)
-		return send_as_is(fd, (size_t)st.st_size, &h, o, ret_msg);
-	return shrink(fd, &h, o, ret_msg);
+}
+
+/* The decoder gone and reaped: waited for until the deadline (not at
+ * all when kill_now), then killed. Its wait status, -1 if unknown. */
+static int reap(struct helper *h, int64_t deadline, bool kill_now)
+{
+	if (kill_now || !exited_by(h, deadline))
+		kill(h->pid, SIGKILL);
+	int st = -1;
+	while (waitpid(h->pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (h->pidfd >= 0)
+		close(h->pidfd);
+	close(h->out);
+	return st;
+}
+
+/* Why the decoder gave no answer, from how it ended. */
+static char *no_answer(int r, int st, int timeout)
+{
+	if (r == -ETIMEDOUT)
+		return xasprintf("the image decoder did not finish within "
+				 "%d ms and was stopped",
+				 timeout);
+	if (r == -EPROTO)
+		return xstrdup("the image decoder's answer is not one vaultd "
+			       "understands");
+	if (st != -1 && WIFSIGNALED(st))
+		return xasprintf("the image decoder crashed (signal %d, %s)",
+				 WTERMSIG(st), strsignal(WTERMSIG(st)));
+	if (st != -1 && WIFEXITED(st))
+		return xasprintf("the image decoder ended (exit status %d) "
+				 "without an answer",
+				 WEXITSTATUS(st));
+	return xasprintf("reading the image decoder's answer failed: %s",
+			 strerror(-r));
+}
+
+static int run_helper(const char *path, int fd, struct image_out *ret,
+		      char **ret_msg)
+{
+	int timeout = timeout_ms();
+	int64_t deadline = now_ms() + timeout;
+	struct helper h;
+	int r = spawn_helper(path, fd, &h, ret_msg);
+	if (r < 0)
+		return r;
+	struct image_wire w = {0};
+	_cleanup_free_ char *body = NULL;
+	r = read_answer(&h, deadline, &w, &body);
+	int64_t grace = now_ms() + EXIT_GRACE_MS;
+	int st = reap(&h, grace < deadline ? grace : deadline, r < 0);
+	if (r < 0) {
+		*ret_msg = no_answer(r, st, timeout);
+		return r == -ETIMEDOUT ? r : -EIO;
+	}
+	if (w.status < 0) {
+		for (char *p = body; *p; p++)
+			if ((unsigned char)*p < ' ')
+				*p = ' ';
+		*ret_msg = w.len ? TAKE_PTR(body) : xstrdup("unknown error");
+		return w.status;
+	}
+	*ret = (struct image_out){
+		.mime = IMAGE_WIRE_MIMES[w.mime],
+		.width = w.width,
+		.height = w.height,
+		.orig_width = w.orig_width,
+		.orig_height = w.orig_height,
+		.bytes = w.len,
+		.scaled = w.scaled ? 1 : 0,
+	};
+	ret->data = base64_encode(body, w.len, &ret->data_len);
+	return 0;
 }
 
 int image_for_client(int fd, struct image_out *ret, char **ret_msg)
 {
-	pthread_once(&init_once, image_init);
-	if (init_failed) {
-		*ret_msg = xstrdup("libvips could not start");
-		return -ENOSYS;
-	}
-	struct image_out o = {0};
-	pthread_mutex_lock(&one_image);
-	int r = for_client(fd, &o, ret_msg);
-	vips_error_clear();
-	pthread_mutex_unlock(&one_image);
-	if (r < 0) {
-		image_out_clear(&o);
+	_cleanup_free_ char *path = NULL;
+	int r = helper_path(&path, ret_msg);
+	if (r < 0)
 		return r;
-	}
-	*ret = o;
-	return 0;
+	slot_take();
+	r = run_helper(path, fd, ret, ret_msg);
+	slot_give();
+	return r;
 }
 
 void image_out_clear(struct image_out *o)
 {
-	g_free(o->data);
+	free(o->data);
 	memset(o, 0, sizeof(*o));
 }

@@ -1,8 +1,8 @@
 #!/bin/sh
 # The Claude Desktop extension bundle (.mcpb): manifest.json (from
 # manifest.json.in: the version is meson's, the tools are the tool table's,
-# as `vaultctl tools --json` prints it) and the packaged vault-mcp and
-# vaultd in server/, validated and packed with the official mcpb tool
+# as `vaultctl tools --json` prints it) and the packaged vault-mcp, vaultd
+# and vaultd's image decoder (found next to vaultd) in server/, validated and packed with the official mcpb tool
 # (tests/mcp's pinned @anthropic-ai/mcpb, installed by npm ci).
 #   mcp/mcpb/pack.sh BUILD_DIR    -> BUILD_DIR/vaultd-<version>.mcpb
 # BUILD_DIR is the Debian package's build (systemd/deb.sh): its staged
@@ -13,7 +13,8 @@ src=$(cd "$here/../.." && pwd)
 build=$(cd "$1" && pwd)
 bin=$build/deb-root/usr/bin
 mcpb=$src/tests/mcp/node_modules/.bin/mcpb
-for f in "$bin/vault-mcp" "$bin/vaultd" "$bin/vaultctl"; do
+for f in "$bin/vault-mcp" "$bin/vaultd" "$bin/vaultctl" \
+	"$build/deb-root/usr/libexec/vaultd/vaultd-image"; do
 	[ -x "$f" ] || {
 		echo "pack.sh: $f is missing: run systemd/deb.sh $1 first" >&2
 		exit 2
@@ -29,7 +30,8 @@ version=$(meson introspect --projectinfo "$build" |
 stage=$build/mcpb-root
 rm -rf "$stage"
 mkdir -p "$stage/server"
-cp "$bin/vault-mcp" "$bin/vaultd" "$stage/server/"
+cp "$bin/vault-mcp" "$bin/vaultd" "$build/deb-root/usr/libexec/vaultd/vaultd-image" \
+	"$stage/server/"
 "$bin/vaultctl" tools --json >"$build/tools.json"
 node -e '
 const fs = require("fs");

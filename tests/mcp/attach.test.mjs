@@ -3,15 +3,17 @@
 // within the clients' limits, made smaller when not), SVG as text, other
 // files as resource links; refuses paths out of the vault, a broken image
 // and a decompression bomb (the daemon under `ulimit -v`, its peak memory
-// checked) and keeps serving. get_note_metadata, find_broken_links and
+// checked) and keeps serving. The decoder, vaultd-image, crashing or
+// running over its time: a clear error, no child left, notes served
+// meanwhile. get_note_metadata, find_broken_links and
 // list_attachments see attachments; vaultctl call reaches the same tools.
 // The images are made here (zlib), none is kept in the tree.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import zlib from 'node:zlib';
 import { after, describe, test } from 'node:test';
-import { BIN, daemonPid, makeVault, mcpClient, startDaemon, textOf, vaultctl } from './lib.mjs';
+import { BIN, daemonPid, makeVault, mcpClient, sleep, startDaemon, textOf, vaultctl } from './lib.mjs';
+import { png, pngSize } from './png.mjs';
 
 const vaults = [];
 after(async () => {
@@ -21,43 +23,6 @@ after(async () => {
 const MAX_SIDE = 8000;
 const MAX_DATA = 5 * 1024 * 1024;
 
-// ---- PNG files (zlib; CRC-32 by table, node 18 has no zlib.crc32) ----
-const CRC = Array.from({ length: 256 }, (_, n) => {
-  let c = n;
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  return c >>> 0;
-});
-function crc32(buf) {
-  let c = 0xffffffff;
-  for (const b of buf) c = CRC[(c ^ b) & 0xff] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
-function chunk(type, data) {
-  const len = Buffer.alloc(4);
-  len.writeUInt32BE(data.length);
-  const td = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(td));
-  return Buffer.concat([len, td, crc]);
-}
-// color 0: gray, 2: RGB; row(y, buf) fills one row's samples.
-function png(w, h, { depth = 8, color = 2, row }) {
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(w, 0);
-  ihdr.writeUInt32BE(h, 4);
-  ihdr[8] = depth;
-  ihdr[9] = color;
-  const rowLen = 1 + Math.ceil((w * (color === 2 ? 3 : 1) * depth) / 8);
-  const raw = Buffer.alloc(rowLen * h);
-  if (row) for (let y = 0; y < h; y++) row(y, raw.subarray(y * rowLen + 1, (y + 1) * rowLen));
-  const idat = zlib.deflateSync(raw, { level: 1 });
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr),
-    chunk('IDAT', idat),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
 const ramp = (y, b) => {
   for (let i = 0; i < b.length; i++) b[i] = (i + y) & 0xff;
 };
@@ -68,8 +33,6 @@ const noise = (y, b) => {
     b[i] = seed >>> 16;
   }
 };
-// Width and height of a PNG (its IHDR).
-const pngSize = (buf) => ({ w: buf.readUInt32BE(16), h: buf.readUInt32BE(20) });
 
 const SVG = '<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect width="4" height="4"/></svg>\n';
 
@@ -210,10 +173,71 @@ describe('attachments', () => {
     assert.ok(!r.isError, textOf(r));
     assert.equal(daemonPid(v), pid);
     if (!underAsan) {
+      // The images are decoded by vaultd-image: vaultd holds only the
+      // base64 of what it sends.
       const peak = peakKB(pid);
       console.log(`# vaultd's peak resident memory after the big images and the bomb: ${(peak / 1024).toFixed(1)} MB`);
-      assert.ok(peak < 400 * 1024, `peak resident memory ${peak} kB`);
+      assert.ok(peak < 80 * 1024, `peak resident memory ${peak} kB`);
     }
+    await client.close();
+  });
+
+  test('a decoder that crashes or runs over: a clear error, nothing left behind, notes served meanwhile', async () => {
+    const v = attachVault();
+    // One stand-in decoder whose behaviour a file sets: crash, hang, or
+    // hand over to the real one.
+    const mode = path.join(v.root, 'decoder-mode');
+    const helper = path.join(v.root, 'decoder.sh');
+    const real = path.join(path.dirname(BIN.vaultd), 'vaultd-image');
+    fs.writeFileSync(
+      helper,
+      `#!/bin/sh\nread m < '${mode}'\ncase $m in\ncrash) kill -SEGV $$ ;;\nhang) exec /bin/sleep 30 ;;\nesac\nexec '${real}'\n`,
+      { mode: 0o755 },
+    );
+    const setMode = (m) => fs.writeFileSync(mode, `${m}\n`);
+    v.env.VAULTD_IMAGE_HELPER = helper;
+    v.env.VAULTD_IMAGE_TIMEOUT_MS = '1500';
+    await startDaemon(v);
+    const pid = daemonPid(v);
+    const client = await mcpClient(v);
+
+    setMode('crash');
+    let r = await call(client, 'read_attachment', { path: 'small.png' });
+    assert.ok(r.isError);
+    assert.match(textOf(r), /Cannot send 'assets\/small\.png' as an image: the image decoder crashed \(signal 11, Segmentation fault\)/);
+
+    // A decoder that hangs is stopped; a note read meanwhile answers first.
+    setMode('hang');
+    const t0 = Date.now();
+    const slow = call(client, 'read_attachment', { path: 'small.png' }).then((res) => ({ res, at: Date.now() - t0 }));
+    await sleep(200);
+    r = await call(client, 'read_note', { name: 'Trip' });
+    const noteAt = Date.now() - t0;
+    assert.ok(!r.isError, textOf(r));
+    assert.match(textOf(r), /!\[\[small\.png\]\]/);
+    const { res, at } = await slow;
+    assert.ok(res.isError);
+    assert.match(textOf(res), /the image decoder did not finish within 1500 ms and was stopped/);
+    assert.ok(noteAt < at && noteAt < 1200, `note after ${noteAt} ms, image after ${at} ms`);
+    assert.ok(at < 6000, `the timeout took ${at} ms`);
+
+    // No decoder is left running or unreaped.
+    const kids = fs
+      .readdirSync(`/proc/${pid}/task`)
+      .flatMap((t) => fs.readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').split(' ').filter(Boolean));
+    for (const k of kids) {
+      let stat = '';
+      try {
+        stat = fs.readFileSync(`/proc/${k}/stat`, 'utf8');
+      } catch {}
+      assert.ok(!/\((sleep|decoder\.sh|vaultd-image)\)/.test(stat), `left behind: ${stat}`);
+    }
+
+    setMode('real');
+    r = await call(client, 'read_attachment', { path: 'small.png' });
+    assert.ok(!r.isError, textOf(r));
+    assert.deepEqual(Buffer.from(imageOf(r).data, 'base64'), fs.readFileSync(path.join(v.vault, 'assets/small.png')));
+    assert.equal(daemonPid(v), pid);
     await client.close();
   });
 

@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { png } from './png.mjs';
 
 const [dir, version, toolsJson, example] = process.argv.slice(2);
 const m = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
@@ -21,12 +22,16 @@ assert.equal(dirs[0][1].required, true);
 const entry = path.join(dir, m.server.entry_point);
 assert.ok(fs.statSync(entry).mode & 0o100, `${entry} is executable`);
 assert.ok(fs.statSync(path.join(dir, 'server/vaultd')).mode & 0o100, 'vaultd is bundled, executable');
+assert.ok(fs.statSync(path.join(dir, 'server/vaultd-image')).mode & 0o100, 'the image decoder is bundled next to vaultd');
 const table = JSON.parse(fs.readFileSync(toolsJson, 'utf8')).map((t) => t.name).sort();
 assert.deepEqual(m.tools.map((t) => t.name).sort(), table, 'the manifest lists the tool table');
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'vaultd-mcpb-'));
 const vault = path.join(root, 'vault');
 fs.cpSync(example, vault, { recursive: true });
+// An image: the bundled vaultd finds its decoder next to itself.
+const dot = png(2, 1, { color: 0, row: (y, b) => b.fill(255) });
+fs.writeFileSync(path.join(vault, 'dot.png'), dot);
 const base = {
   PATH: process.env.PATH,
   HOME: root,
@@ -62,6 +67,9 @@ try {
   assert.equal(tools.length, table.length);
   const r = await c.callTool({ name: 'read_note', arguments: { name: 'Home' } });
   assert.ok(!r.isError && r.content[0].text.length > 0, 'read_note answers');
+  const img = await c.callTool({ name: 'read_attachment', arguments: { path: 'dot.png' } });
+  assert.ok(!img.isError, `read_attachment: ${img.content[0]?.text}`);
+  assert.deepEqual(Buffer.from(img.content.find((b) => b.type === 'image').data, 'base64'), dot);
   await c.close();
 
   const ro = await session({ vault, read_only: true });
