@@ -171,16 +171,24 @@ static void read_from_daemon(struct mcp_session *s, const cJSON *id,
 	p->name = xstrdup(uri);
 }
 
+/* The request's "uri", or NULL when it is not a string (answered). */
+static const cJSON *uri_param(struct mcp_session *s, const cJSON *id,
+			      const cJSON *params)
+{
+	const cJSON *uri = cJSON_GetObjectItem(params, "uri");
+	if (cJSON_IsString(uri))
+		return uri;
+	mcp_reply_error(s, id, RPC_BAD_PARAMS,
+			"Invalid params: \"uri\" must be a string", NULL);
+	return NULL;
+}
+
 void mcp_handle_resources_read(struct mcp_session *s, const cJSON *id,
 			       const cJSON *params, bool modern)
 {
-	const cJSON *uri = cJSON_GetObjectItem(params, "uri");
-	if (!cJSON_IsString(uri)) {
-		mcp_reply_error(s, id, RPC_BAD_PARAMS,
-				"Invalid params: \"uri\" must be a string",
-				NULL);
+	const cJSON *uri = uri_param(s, id, params);
+	if (!uri)
 		return;
-	}
 	/* A note's path, percent-encoded (each byte at most 3). */
 	size_t ul = strlen(uri->valuestring);
 	if (ul > uri_max(s)) {
@@ -319,13 +327,9 @@ bool mcp_uri_in(const cJSON *list, const char *uri)
 void mcp_handle_subscribe(struct mcp_session *s, const cJSON *id,
 			  const cJSON *params, bool sub)
 {
-	const cJSON *uri = cJSON_GetObjectItem(params, "uri");
-	if (!cJSON_IsString(uri)) {
-		mcp_reply_error(s, id, RPC_BAD_PARAMS,
-				"Invalid params: \"uri\" must be a string",
-				NULL);
+	const cJSON *uri = uri_param(s, id, params);
+	if (!uri)
 		return;
-	}
 	if (sub) {
 		/* Only to a note that is there (vaultd says). */
 		size_t vault = 0;

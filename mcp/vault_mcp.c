@@ -90,26 +90,13 @@ static void usage(FILE *f)
 	      f);
 }
 
-static void write_all(int fd, const char *s, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, s, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			/* The client is gone: nothing left to serve. */
-			_exit(0);
-		}
-		s += w;
-		n -= (size_t)w;
-	}
-}
-
 static void out_line(void *ud, char *line)
 {
 	size_t n = strlen(line);
 	line[n] = '\n'; /* the NUL slot; n + 1 bytes are ours */
-	write_all(STDOUT_FILENO, line, n + 1);
+	/* The client is gone: nothing left to serve. */
+	if (write_full(STDOUT_FILENO, line, n + 1) < 0)
+		_exit(0);
 	free(line);
 }
 

@@ -131,6 +131,9 @@ bool session_id_valid(const char *s);
 /* mkdir -p for a path outside any vault (symlinks followed): 0 when it
  * is a folder now, else -errno. */
 int mkdir_p(const char *path, unsigned mode);
+/* Write all n bytes to fd, retrying after EINTR and short writes: 0 or
+ * -errno. */
+int write_full(int fd, const void *buf, size_t n);
 /* Count lines: the 1-based line number of byte offset off in s. */
 int line_of_offset(const char *s, size_t off);
 /* The longest start of s[0..n) that ends at a UTF-8 character boundary

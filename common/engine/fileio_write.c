@@ -93,18 +93,7 @@ int fio_temp_write(int dfd, const char *base, const struct stat *old,
 	}
 	if (fd < 0)
 		return -EEXIST;
-	int r = 0;
-	size_t off = 0;
-	while (off < len) {
-		ssize_t w = write(fd, data + off, len - off);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			r = -errno;
-			break;
-		}
-		off += (size_t)w;
-	}
+	int r = write_full(fd, data, len);
 	struct stat st;
 	if (!r && fstat(fd, &st) < 0)
 		r = -errno;
@@ -452,15 +441,7 @@ int fio_spare_fill(struct file_pool *p, const struct stat *old,
 	int fd = pool_take(p, name, &st);
 	if (fd < 0)
 		return fd;
-	int r = 0;
-	size_t off = 0;
-	while (!r && off < len) {
-		ssize_t w = write(fd, data + off, len - off);
-		if (w < 0 && errno != EINTR)
-			r = -errno;
-		else if (w > 0)
-			off += (size_t)w;
-	}
+	int r = write_full(fd, data, len);
 	if (!r && st.st_size > (off_t)len && ftruncate(fd, (off_t)len) < 0)
 		r = -errno;
 	if (!r && fchmod(fd, old->st_mode & 07777) < 0)

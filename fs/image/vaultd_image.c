@@ -58,21 +58,6 @@ static void limit_self(void)
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	const char *s = p;
-	while (n) {
-		ssize_t w = write(fd, s, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -errno;
-		s += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* The answer: the header, then the image or the message. */
 static int reply(int r, const struct decoded *d, const char *msg)
 {
@@ -92,8 +77,8 @@ static int reply(int r, const struct decoded *d, const char *msg)
 		len = utf8_cut(msg, strnlen(msg, IMAGE_WIRE_MSG_MAX));
 	}
 	w.len = (uint32_t)len;
-	int e = write_all(STDOUT_FILENO, &w, sizeof(w));
-	return e < 0 ? e : write_all(STDOUT_FILENO, body, len);
+	int e = write_full(STDOUT_FILENO, &w, sizeof(w));
+	return e < 0 ? e : write_full(STDOUT_FILENO, body, len);
 }
 
 static int decode_stdin(struct decoded *ret, char **ret_msg)
