@@ -200,11 +200,11 @@ void sync_path(struct mount *m, fuse_req_t req, const char *path)
 	if (!path)
 		return;
 	_cleanup_free_ char *src = source_of(req);
-	mount_write_begin(path, NULL);
+	struct vault_origin o;
 	vault_write_lock(m->v);
+	mount_origin(m, &o, path, NULL);
 	vault_sync_path(m->v, path, src, 0);
 	vault_write_unlock(m->v);
-	mount_write_end();
 }
 
 /* After creating name in parent (err: how that went): look it up and

@@ -465,7 +465,8 @@ int commit(struct mount *m, struct fh *h, enum commit_kind kind)
 	/* Renames wait for the writer lock: under it the path is current. */
 	free(path);
 	path = fh_path(m, h);
-	mount_write_begin(path, NULL);
+	struct vault_origin org;
+	mount_origin(m, &org, path, NULL);
 	/* What the note was, kept if this commit is taken (see fh). */
 	_cleanup_free_ char *old = NULL;
 	size_t ol = 0;
@@ -488,7 +489,6 @@ int commit(struct mount *m, struct fh *h, enum commit_kind kind)
 		commit_refused(m, h, p, path, &keep_pending, &gone);
 	}
 	vault_write_unlock(v);
-	mount_write_end();
 	if (p && keep_pending) {
 		own(m, p->path, -1);
 		pending_free(p);

@@ -307,8 +307,8 @@ struct shared_fd *shared_get(struct mount *m, struct node *n, int flags);
 /* ---- mount_inval.c: kernel cache invalidation, vault events, the
  * mount's own changes */
 
-void mount_write_begin(const char *a, const char *b);
-void mount_write_end(void);
+void mount_origin(struct mount *m, struct vault_origin *o, const char *a,
+		  const char *b);
 void own(struct mount *m, const char *path, int delta);
 void queue_inval(struct mount *m, bool entry, fuse_ino_t ino, const char *name);
 bool announcer(struct mount *m, fuse_req_t req);

@@ -25,34 +25,18 @@
 
 /*
  * A thread handling a mount request names the paths (notes, or folders
- * and what is in them) whose nodes it takes care of itself, so that the
- * vault listener leaves those alone. Other notes the request changes as a
- * side effect (links rewritten by a rename) are the listener's, like any
- * change made by vaultd: their kernel cache must go.
+ * and what is in them) whose nodes it takes care of itself: the vault's
+ * events for them carry the mount as their origin, and the vault
+ * listener leaves those alone. Other notes the request changes as a side
+ * effect (links rewritten by a rename) are the listener's, like any
+ * change made by vaultd: their kernel cache must go. Writer lock held;
+ * o lives until the lock is released.
  */
-static _Thread_local const char *tl_mount_own[2];
-
-void mount_write_begin(const char *a, const char *b)
+void mount_origin(struct mount *m, struct vault_origin *o, const char *a,
+		  const char *b)
 {
-	tl_mount_own[0] = a;
-	tl_mount_own[1] = b;
-}
-
-void mount_write_end(void)
-{
-	tl_mount_own[0] = tl_mount_own[1] = NULL;
-}
-
-static bool mount_owns_event(const char *path)
-{
-	for (int i = 0; path && i < 2; i++) {
-		const char *o = tl_mount_own[i];
-		size_t l = o ? strlen(o) : 0;
-		if (o && !strncmp(path, o, l) &&
-		    (path[l] == 0 || path[l] == '/'))
-			return true;
-	}
-	return false;
+	*o = (struct vault_origin){.token = m, .paths = {a, b}};
+	vault_set_origin(m->v, o);
 }
 
 /*
@@ -359,7 +343,7 @@ void inval_now(struct mount *m, struct ptrvec *inos)
 void on_vault_event(const struct vault_event *ev, void *ud)
 {
 	struct mount *m = ud;
-	if (mount_owns_event(ev->path) || mount_owns_event(ev->old_path))
+	if (ev->origin == m)
 		return; /* the mount handles its own nodes */
 	bool external = ev->source && !strcmp(ev->source, "external");
 	if (ev->type == VEV_CHANGED && ev->old_ino && !external) {

@@ -40,7 +40,8 @@ static void sync_tree(struct mount *m, fuse_req_t req, const char *from,
 	index_paths_under(vault_index(m->v), from, &gone);
 	vault_read_unlock(m->v);
 	size_t fl = strlen(from);
-	mount_write_begin(from, to);
+	struct vault_origin o;
+	mount_origin(m, &o, from, to);
 	for (size_t i = 0; i < gone.n; i++) {
 		const char *old = gone.v[i];
 		_cleanup_free_ char *neu = xasprintf("%s%s", to, old + fl);
@@ -48,7 +49,6 @@ static void sync_tree(struct mount *m, fuse_req_t req, const char *from,
 		vault_sync_path(m->v, neu, src, SYNC_NO_GUARD);
 		free(gone.v[i]);
 	}
-	mount_write_end();
 	vault_write_unlock(m->v);
 	pv_free(&gone);
 }
@@ -163,9 +163,10 @@ static int rename_note(struct mount *m, const struct rename_req *rq)
 	}
 	char *msg = NULL;
 	uint64_t ino = note_ino(n);
-	mount_write_begin(rq->from, rq->to);
+	struct vault_origin o;
+	mount_origin(m, &o, rq->from, rq->to);
 	int r = vault_rename(m->v, n, rq->to, rq->src, false, NULL, &msg);
-	mount_write_end();
+	vault_set_origin(m->v, NULL);
 	struct ptrvec replaced = {0};
 	if (r == 0) {
 		follow_rename(m, rq->from, rq->to);
@@ -201,10 +202,11 @@ static int rename_onto_note(struct mount *m, const struct rename_req *rq)
 	}
 	_cleanup_free_ char *msg = NULL;
 	vault_write_lock(m->v);
-	mount_write_begin(rq->from, rq->to);
+	struct vault_origin o;
+	mount_origin(m, &o, rq->from, rq->to);
 	r = vault_replace_from(m->v, rq->from, rq->to, rq->flags, rq->src,
 			       &msg);
-	mount_write_end();
+	vault_set_origin(m->v, NULL);
 	writers_done(m, &w, r == 0 && !(rq->flags & RENAME_EXCHANGE), rq->to,
 		     rq->req);
 	/* A note moved away in its grace period is back: saved, not
@@ -225,10 +227,11 @@ static int rename_between_notes(struct mount *m, const struct rename_req *rq)
 {
 	_cleanup_free_ char *msg = NULL;
 	vault_write_lock(m->v);
-	mount_write_begin(rq->from, rq->to);
+	struct vault_origin o;
+	mount_origin(m, &o, rq->from, rq->to);
 	int r = vault_replace_note(m->v, rq->from, rq->to, rq->flags, rq->src,
 				   &msg);
-	mount_write_end();
+	vault_set_origin(m->v, NULL);
 	vault_write_unlock(m->v);
 	if (r < 0)
 		log_warn("rename %s -> %s refused (%s): %s", rq->from, rq->to,
@@ -250,11 +253,12 @@ static int rename_folder(struct mount *m, const struct rename_req *rq)
 		struct note *n = index_by_path(vault_index(m->v), paths.v[i]);
 		inos[i] = n ? note_ino(n) : 0;
 	}
-	mount_write_begin(rq->from, rq->to);
+	struct vault_origin o;
+	mount_origin(m, &o, rq->from, rq->to);
 	int r = vault_rename_folder(m->v, rq->from, rq->to, rq->src,
 				    !(rq->flags & RENAME_NOREPLACE), false,
 				    NULL, &msg);
-	mount_write_end();
+	vault_set_origin(m->v, NULL);
 	size_t fl = strlen(rq->from);
 	struct ptrvec replaced = {0};
 	for (size_t i = 0; i < paths.n; i++) {

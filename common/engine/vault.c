@@ -156,12 +156,28 @@ void vault_touched(struct vault *v, const char *path)
 		pv_push(&v->touched, xstrdup(path));
 }
 
+/* path is one of the origin's paths or under one of them. */
+static bool origin_has(const struct vault_origin *o, const char *path)
+{
+	for (size_t i = 0; o && path && i < ARRAY_SIZE(o->paths); i++) {
+		const char *p = o->paths[i];
+		size_t l = p ? strlen(p) : 0;
+		if (p && !strncmp(path, p, l) &&
+		    (path[l] == 0 || path[l] == '/'))
+			return true;
+	}
+	return false;
+}
+
 void vault_emit(struct vault *v, enum vault_event_type t, const char *path,
 		const char *old_path, const char *source, uint64_t old_ino)
 {
 	vault_touched(v, path);
 	vault_touched(v, old_path);
-	struct vault_event ev = {t, path, old_path, source, old_ino};
+	const struct vault_origin *o = v->origin;
+	struct vault_event ev = {t, path, old_path, source, old_ino, NULL};
+	if (origin_has(o, path) || origin_has(o, old_path))
+		ev.origin = o->token;
 	for (size_t i = 0; i < v->nlisteners; i++)
 		v->listeners[i].fn(&ev, v->listeners[i].ud);
 }
@@ -200,7 +216,13 @@ void vault_write_lock(struct vault *v)
 
 void vault_write_unlock(struct vault *v)
 {
+	v->origin = NULL;
 	pthread_mutex_unlock(&v->wmu);
+}
+
+void vault_set_origin(struct vault *v, const struct vault_origin *o)
+{
+	v->origin = o;
 }
 
 struct index *vault_index(struct vault *v)

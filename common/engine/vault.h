@@ -29,6 +29,10 @@ struct vault_event {
 	const char *old_path; /* renames only */
 	const char *source;   /* "mcp:create_note", "mount:vim", "external" */
 	uint64_t old_ino;     /* the file the note was before (0: none) */
+	/* The token of the front end that changed this path itself (see
+	 * vault_set_origin()), or NULL: vaultd's own side effects (links
+	 * rewritten elsewhere), other writers, changes from outside. */
+	const void *origin;
 };
 
 typedef void (*vault_listener_fn)(const struct vault_event *ev, void *ud);
@@ -157,6 +161,21 @@ int vault_reload_policy(struct vault *v, char **ret_msg);
 /* Read a note's text (the file as it is now). */
 int vault_read_text(struct vault *v, const struct note *n, char **ret,
 		    size_t *ret_len);
+
+/*
+ * Who makes the changes made under the writer lock. A front end that
+ * keeps its own caches of some paths (the mount: its kernel entries)
+ * and updates them itself names them and its token: the events for those
+ * paths, and for what is under them when they are folders, carry the
+ * token until vault_write_unlock(); the events of other paths (the links
+ * a rename rewrites elsewhere) carry none, so its listener handles those
+ * like any change. o must stay valid until the unlock.
+ */
+struct vault_origin {
+	const void *token;
+	const char *paths[2]; /* notes or folders; NULL: none */
+};
+void vault_set_origin(struct vault *v, const struct vault_origin *o);
 
 struct write_opts {
 	const char *source; /* who writes, for events and violations */

@@ -69,6 +69,9 @@ struct vault {
 	struct ptrvec touched;	    /* wmu */
 	struct listener *listeners; /* wmu */
 	size_t nlisteners;	    /* wmu */
+	/* Who makes the changes under the writer lock (vault_set_origin),
+	 * cleared at vault_write_unlock. */
+	const struct vault_origin *origin; /* wmu */
 	/* Ring of recent violations, oldest first. */
 	pthread_mutex_t vmu;
 	struct vault_violation *violations; /* vmu */
