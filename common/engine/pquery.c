@@ -418,17 +418,15 @@ static void run_page(struct run *r, const struct keyed *cur, size_t m,
 	}
 }
 
-int pq_run(struct pquery *q, const struct pq_env *pe, size_t offset,
-	   size_t limit, struct pq_result *ret)
+struct expr_env pq_env_base(struct pquery *q, const struct pq_env *pe)
 {
-	struct run r = {.q = q, .pe = pe};
 	struct qrow *this_row = NULL;
 	if (pe->this_note) {
 		this_row = qarena_alloc(q->ar, sizeof(*this_row));
 		this_row->note = pe->this_note;
 		this_row->path = note_path(pe->this_note);
 	}
-	r.env = (struct expr_env){
+	return (struct expr_env){
 		.ix = pe->ix,
 		.rootfd = pe->rootfd,
 		.types = pe->types,
@@ -436,10 +434,17 @@ int pq_run(struct pquery *q, const struct pq_env *pe, size_t offset,
 		.dialect = q->dialect,
 		.this_row = this_row,
 		.now_ms = qv_now_ms(),
-		.formula_names = q->fnames,
-		.formulas = q->formulas,
-		.nformulas = q->nformulas,
 	};
+}
+
+int pq_run(struct pquery *q, const struct pq_env *pe, size_t offset,
+	   size_t limit, struct pq_result *ret)
+{
+	struct run r = {.q = q, .pe = pe};
+	r.env = pq_env_base(q, pe);
+	r.env.formula_names = q->fnames;
+	r.env.formulas = q->formulas;
+	r.env.nformulas = q->nformulas;
 	size_t n;
 	struct qrow *rows = candidate_rows(q, pe, &n);
 	pq_src_prepare(q, pe->ix, q->from);

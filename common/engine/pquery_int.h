@@ -76,6 +76,11 @@ struct pquery *pq_new(enum expr_dialect d);
 void pq_add_step(struct pquery *q, struct step s);
 void pq_add_col(struct pquery *q, const char *name, struct enode *e);
 
+/* The expression environment a run of q over pe starts from: the index,
+ * the folder, the property types, q's arena and dialect, now, and `this`
+ * (the row of pe->this_note, when there is one). */
+struct expr_env pq_env_base(struct pquery *q, const struct pq_env *pe);
+
 /* FROM: ready the sources to match (tag sets), then match a row. */
 void pq_src_prepare(struct pquery *q, const struct index *ix, struct source *s);
 bool pq_src_match(const struct pq_env *pe, const struct source *s,

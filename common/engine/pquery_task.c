@@ -210,22 +210,8 @@ int pq_run_tasks(struct pquery *q, const struct pq_env *pe, size_t offset,
 		.most = plan_limit(q),
 		.page = ret,
 	};
-	struct qrow *this_row = NULL;
-	if (pe->this_note) {
-		this_row = qarena_alloc(q->ar, sizeof(*this_row));
-		this_row->note = pe->this_note;
-		this_row->path = note_path(pe->this_note);
-	}
-	r.env = (struct expr_env){
-		.ix = pe->ix,
-		.rootfd = pe->rootfd,
-		.types = pe->types,
-		.ar = q->ar,
-		.dialect = q->dialect,
-		.now_ms = qv_now_ms(),
-		.this_row = this_row,
-		.item_field = task_field,
-	};
+	r.env = pq_env_base(q, pe);
+	r.env.item_field = task_field;
 	memset(ret, 0, sizeof(*ret));
 	ret->rows = qarena_alloc(q->ar, (limit + 1) * sizeof(*ret->rows));
 	pq_src_prepare(q, pe->ix, q->from);

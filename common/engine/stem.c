@@ -242,6 +242,23 @@ static bool is_cyrillic(const char *w, size_t n)
 	return false;
 }
 
+/* s[0..n) mapped by utf8proc with opts into buf (cap bytes); its length,
+ * or -1 (not UTF-8, or too long). */
+static int map_into(const char *s, size_t n, utf8proc_option_t opts, char *buf,
+		    size_t cap)
+{
+	utf8proc_uint8_t *f = NULL;
+	utf8proc_ssize_t l = utf8proc_map((const utf8proc_uint8_t *)s,
+					  (utf8proc_ssize_t)n, &f, opts);
+	if (l < 0 || (size_t)l >= cap) {
+		free(f);
+		return -1;
+	}
+	memcpy(buf, f, (size_t)l);
+	free(f);
+	return (int)l;
+}
+
 /* Lower case (NFC, case folded) copy of w into buf; its length, or -1. */
 static int lower(const char *w, size_t n, char *buf, size_t cap, bool *ascii)
 {
@@ -257,33 +274,13 @@ static int lower(const char *w, size_t n, char *buf, size_t cap, bool *ascii)
 						: w[i]);
 		return (int)n;
 	}
-	utf8proc_uint8_t *f = NULL;
-	utf8proc_ssize_t l =
-		utf8proc_map((const utf8proc_uint8_t *)w, (utf8proc_ssize_t)n,
-			     &f, UTF8PROC_COMPOSE | UTF8PROC_CASEFOLD);
-	if (l < 0 || (size_t)l >= cap) {
-		free(f);
-		return -1;
-	}
-	memcpy(buf, f, (size_t)l);
-	free(f);
-	return (int)l;
+	return map_into(w, n, UTF8PROC_COMPOSE | UTF8PROC_CASEFOLD, buf, cap);
 }
 
 /* s[0..n) without diacritics, into buf (cap bytes); its length or -1. */
 static int plain(const char *s, size_t n, char *buf, size_t cap)
 {
-	utf8proc_uint8_t *f = NULL;
-	utf8proc_ssize_t l =
-		utf8proc_map((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)n,
-			     &f, UTF8PROC_COMPOSE | UTF8PROC_STRIPMARK);
-	if (l < 0 || (size_t)l >= cap) {
-		free(f);
-		return -1;
-	}
-	memcpy(buf, f, (size_t)l);
-	free(f);
-	return (int)l;
+	return map_into(s, n, UTF8PROC_COMPOSE | UTF8PROC_STRIPMARK, buf, cap);
 }
 
 static uint32_t hash(const char *w, size_t n, unsigned mask)

@@ -44,6 +44,12 @@ struct page page_args(const struct tool_ctx *c)
 			     .limit = (size_t)arg_int(c, "limit", 1000)};
 }
 
+bool op_note_exists(struct tool_ctx *c, const char *path)
+{
+	READ_LOCKED(c);
+	return index_by_path(vault_index(c->v), path) != NULL;
+}
+
 bool page_take(struct page *p)
 {
 	size_t i = p->total++;

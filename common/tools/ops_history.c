@@ -241,11 +241,7 @@ int op_restore_note_version(struct tool_ctx *c)
 			       "cannot be restored as a note",
 			       id, QUOTE(ref));
 	/* A deleted note comes back at its old path, through the guard. */
-	bool exists;
-	{
-		READ_LOCKED(c);
-		exists = index_by_path(vault_index(c->v), path) != NULL;
-	}
+	bool exists = op_note_exists(c, path);
 	r = exists ? op_write_text(c, path, text)
 		   : op_create_text(c, path, text);
 	if (r < 0)

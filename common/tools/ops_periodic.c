@@ -187,11 +187,7 @@ int op_periodic_note(struct tool_ctx *c)
 	if (r < 0)
 		return r;
 	_cleanup_free_ char *path = periodic_note_path(&pc, &date);
-	bool exists;
-	{
-		READ_LOCKED(c);
-		exists = index_by_path(vault_index(c->v), path) != NULL;
-	}
+	bool exists = op_note_exists(c, path);
 	bool created = false;
 	if (!exists && arg_bool(c, "create", false)) {
 		_cleanup_free_ char *initial = NULL;
@@ -216,11 +212,7 @@ int op_append_periodic_note(struct tool_ctx *c)
 	if (r < 0)
 		return r;
 	_cleanup_free_ char *path = periodic_note_path(&pc, &date);
-	bool exists;
-	{
-		READ_LOCKED(c);
-		exists = index_by_path(vault_index(c->v), path) != NULL;
-	}
+	bool exists = op_note_exists(c, path);
 	_cleanup_free_ char *initial = NULL;
 	if (!exists && (r = periodic_initial(c, &pc, &date, &initial)) < 0)
 		return r;

@@ -297,6 +297,8 @@ void rlock_release(struct rlock *l);
 	_cleanup_(rlock_release) struct rlock _rl_ = {(c)->v}; \
 	vault_read_lock((c)->v)
 cJSON *str_array(char *const *v, size_t n);
+/* Whether the index has a note at path now (takes the read lock). */
+bool op_note_exists(struct tool_ctx *c, const char *path);
 /* A paged list: its offset and limit (ranges checked by the schema). */
 struct page {
 	size_t offset, limit;
