@@ -120,7 +120,8 @@ int delete_note(struct mount *m, fuse_req_t req, const char *path)
 	if (file_stat(rootfd, path, &st) == 0 && S_ISREG(st.st_mode)) {
 		/* Its text puts it back if a save that follows is refused: no
 		 * text, no delete. */
-		int e = file_read(rootfd, path, COMMIT_MAX, &text, &len, NULL);
+		int e = file_read(rootfd, path, VAULT_TEXT_MAX, &text, &len,
+				  NULL);
 		if (e < 0) {
 			log_warn("%s: delete refused: cannot read it (%s)",
 				 path, strerror(-e));
@@ -280,7 +281,7 @@ static int read_fd(int fd, char **ret, size_t *ret_len)
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return -errno;
-	if ((uint64_t)st.st_size > COMMIT_MAX)
+	if ((uint64_t)st.st_size > VAULT_TEXT_MAX)
 		return -EFBIG;
 	size_t len = (size_t)st.st_size, got = 0;
 	char *buf = xmalloc(len + 1);
@@ -328,24 +329,16 @@ char *fh_path(struct mount *m, struct fh *h)
  */
 static void revert_to_base(struct mount *m, struct fh *h, const char *path)
 {
-	int rootfd = vault_rootfd(m->v);
-	char *cur = NULL;
-	size_t cl = 0;
-	int e = file_read(rootfd, path, COMMIT_MAX, &cur, &cl, NULL);
-	bool ours = e == 0 && hash_bytes(cur, cl) == h->last_hash;
-	free(cur);
-	if (ours) {
-		int r = h->base_absent ? file_unlink(rootfd, path)
-				       : file_write_atomic(rootfd, path,
-							   h->base, h->base_len,
-							   WRITE_MKDIRS, NULL);
-		if (r < 0)
-			log_error("%s: cannot put back the text it had before "
-				  "this write: %s",
-				  path, strerror(-r));
-		else
-			vault_sync_path(m->v, path, h->source, SYNC_NO_GUARD);
-	}
+	struct vault_restore rs = {.text = h->base,
+				   .len = h->base_len,
+				   .absent = h->base_absent,
+				   .only_if = true,
+				   .hash = h->last_hash};
+	int r = vault_restore(m->v, path, &rs, h->source, NULL);
+	if (r < 0 && r != -ESTALE)
+		log_error("%s: cannot put back the text it had before "
+			  "this write: %s",
+			  path, strerror(-r));
 	drop_base(h);
 }
 
@@ -357,16 +350,13 @@ static void revert_to_base(struct mount *m, struct fh *h, const char *path)
 static bool restore_pending(struct mount *m, struct pending_delete *p,
 			    const char *path, const char *source)
 {
-	int rootfd = vault_rootfd(m->v);
-	int r = p->old_text ? file_write_atomic(rootfd, path, p->old_text,
-						p->len, WRITE_MKDIRS, NULL)
-			    : -ENODATA;
-	if (r < 0 && p->trash) {
-		r = file_rename(rootfd, p->trash, path, false, true);
-		if (r == 0) { /* it is the note again */
-			free(p->trash);
-			p->trash = NULL;
-		}
+	struct vault_restore rs = {
+		.text = p->old_text, .len = p->len, .trash = p->trash};
+	bool untrashed;
+	int r = vault_restore(m->v, path, &rs, source, &untrashed);
+	if (untrashed) { /* it is the note again */
+		free(p->trash);
+		p->trash = NULL;
 	}
 	if (r < 0) {
 		log_error("%s: cannot put the old text back (%s)%s%s", path,
@@ -374,7 +364,6 @@ static bool restore_pending(struct mount *m, struct pending_delete *p,
 			  p->trash ? p->trash : "");
 		return false;
 	}
-	vault_sync_path(m->v, path, source, SYNC_NO_GUARD);
 	return true;
 }
 
@@ -428,8 +417,9 @@ static void commit_refused(struct mount *m, struct fh *h,
 		revert_to_base(m, h, path);
 	} else if (h->created) {
 		/* A refused new note does not come into being. */
+		struct vault_restore rs = {.absent = true};
 		*ret_gone = true;
-		file_unlink(vault_rootfd(m->v), path);
+		vault_restore(m->v, path, &rs, h->source, NULL);
 	}
 }
 
@@ -472,9 +462,10 @@ int commit(struct mount *m, struct fh *h, enum commit_kind kind)
 	size_t ol = 0;
 	int old_err = -1;
 	if (kind == COMMIT_FLUSH && !h->has_base)
-		old_err = h->created ? -ENOENT /* it was not there */
-				     : file_read(vault_rootfd(v), path,
-						 COMMIT_MAX, &old, &ol, NULL);
+		old_err = h->created
+				  ? -ENOENT /* it was not there */
+				  : file_read(vault_rootfd(v), path,
+					      VAULT_TEXT_MAX, &old, &ol, NULL);
 	struct pending_delete *p = pending_take(m, path);
 	bool keep_pending = false, gone = false;
 	r = vault_commit(v, path, text, len, &o, &out, &msg);

@@ -220,9 +220,6 @@ struct fh {
  */
 #define SHADOW_SPILL (8u << 20)
 
-/* Largest text a commit reads into memory to judge. */
-#define COMMIT_MAX (1u << 30)
-
 /* Why a handle's text is being committed. */
 enum commit_kind {
 	COMMIT_FLUSH,	/* a close(): more descriptors may follow */

@@ -95,7 +95,7 @@ static int judge_tree(struct mount *m, const char *from, const char *to,
 				continue;
 			char *text = NULL;
 			size_t len = 0;
-			r = file_read(rootfd, path, COMMIT_MAX, &text, &len,
+			r = file_read(rootfd, path, VAULT_TEXT_MAX, &text, &len,
 				      NULL);
 			if (r < 0) {
 				log_warn(
@@ -345,7 +345,7 @@ static int rename_other(struct mount *m, const struct rename_req *rq)
 	if (rq->gfrom && !exchange) {
 		/* Its text puts it back if the save that follows is refused:
 		 * no text, no rename. */
-		int r = file_read(rootfd, rq->from, COMMIT_MAX, &text, &len,
+		int r = file_read(rootfd, rq->from, VAULT_TEXT_MAX, &text, &len,
 				  NULL);
 		if (r < 0) {
 			log_warn("rename %s -> %s refused: cannot read it (%s)",

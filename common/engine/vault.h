@@ -225,6 +225,35 @@ int vault_replace_from(struct vault *v, const char *from, const char *to,
 int vault_replace_note(struct vault *v, const char *from, const char *to,
 		       unsigned flags, const char *source, char **ret_msg);
 
+/*
+ * What vault_restore() puts back under a note's name: a text it had
+ * (text, len), or its absence (absent: the note was new and goes), or the
+ * file a delete moved to .trash/ (trash: renamed back, when there is no
+ * text or writing it fails). With only_if, nothing is done unless the
+ * note's text now hashes (hash_bytes()) to hash: no one else changed it.
+ */
+struct vault_restore {
+	const char *text;
+	size_t len;
+	bool absent;
+	const char *trash;
+	bool only_if;
+	uint64_t hash;
+};
+
+/*
+ * Put a note back as it was after a later text of it was refused (the
+ * mount's revert of an editor's save; writer lock held). What comes back
+ * was judged when it was written, so it is not judged again; the index
+ * and history follow with source as the writer. Returns 0 (with
+ * *ret_untrashed when the trash file came back, if given), -ESTALE when
+ * only_if does not hold (nothing done), or the error of the write or
+ * rename (nothing changed).
+ */
+int vault_restore(struct vault *v, const char *path,
+		  const struct vault_restore *r, const char *source,
+		  bool *ret_untrashed);
+
 /* A file a dry run would change: its path, where it moves (NULL: it
  * stays), the unified diff of its text, and for a folder move how many
  * of its links change (-1 otherwise). */
@@ -289,6 +318,10 @@ int vault_rename_folder(struct vault *v, const char *from, const char *to,
  * vault_rename(). */
 int vault_delete(struct vault *v, struct note *n, const char *source,
 		 bool dry_run, struct vault_moved *ret, char **ret_msg);
+
+/* The largest note text the vault reads whole: to judge it (a write, a
+ * rename over a note), to restore or show it. */
+#define VAULT_TEXT_MAX (1u << 30)
 
 enum {
 	SYNC_NO_GUARD = 1 << 0, /* the change was judged already */

@@ -7,8 +7,10 @@
  * arrives under a note's name is judged by the guard as a write to that
  * note first (refused: nothing moves, the text is saved as a rejected
  * write); the notes replaced are recorded in history as they were; the
- * index follows both names. The caller holds the vault's writer lock
- * (vault_write_lock()), as for vault_commit().
+ * index follows both names. And the way back: a note restored to what it
+ * was when a later text of it is refused (vault_restore). The caller
+ * holds the vault's writer lock (vault_write_lock()), as for
+ * vault_commit().
  */
 #include "vault.h"
 #include "fileio.h"
@@ -17,13 +19,10 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Larger texts are not judged (the mount's limit of a note's size). */
-#define REPLACE_MAX (1u << 30)
-
 static int read_judged(struct vault *v, const char *path, char **ret,
 		       size_t *ret_len, char **ret_msg)
 {
-	int r = file_read(vault_rootfd(v), path, REPLACE_MAX, ret, ret_len,
+	int r = file_read(vault_rootfd(v), path, VAULT_TEXT_MAX, ret, ret_len,
 			  NULL);
 	if (r < 0)
 		*ret_msg = xasprintf("cannot read %s (%s)", path, strerror(-r));
@@ -79,4 +78,43 @@ int vault_replace_note(struct vault *v, const char *from, const char *to,
 		       unsigned flags, const char *source, char **ret_msg)
 {
 	return replace(v, from, to, flags, true, source, ret_msg);
+}
+
+/* Whether the note at path still has the text that hashes to hash. */
+static bool unchanged_since(struct vault *v, const char *path, uint64_t hash)
+{
+	char *cur = NULL;
+	size_t cl = 0;
+	int r = file_read(vault_rootfd(v), path, VAULT_TEXT_MAX, &cur, &cl,
+			  NULL);
+	bool same = r == 0 && hash_bytes(cur, cl) == hash;
+	free(cur);
+	return same;
+}
+
+int vault_restore(struct vault *v, const char *path,
+		  const struct vault_restore *rs, const char *source,
+		  bool *ret_untrashed)
+{
+	if (ret_untrashed)
+		*ret_untrashed = false;
+	if (rs->only_if && !unchanged_since(v, path, rs->hash))
+		return -ESTALE;
+	int rootfd = vault_rootfd(v);
+	int r;
+	if (rs->absent)
+		r = file_unlink(rootfd, path);
+	else if (rs->text)
+		r = file_write_atomic(rootfd, path, rs->text, rs->len,
+				      WRITE_MKDIRS, NULL);
+	else
+		r = -ENODATA;
+	if (r < 0 && !rs->absent && rs->trash) {
+		r = file_rename(rootfd, rs->trash, path, false, true);
+		if (r == 0 && ret_untrashed)
+			*ret_untrashed = true;
+	}
+	if (r == 0 || (rs->absent && r == -ENOENT))
+		vault_sync_path(v, path, source, SYNC_NO_GUARD);
+	return rs->absent && r == -ENOENT ? 0 : r;
 }
