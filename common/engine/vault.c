@@ -262,7 +262,8 @@ unsigned vault_note_flags(struct vault *v)
 int vault_read_text(struct vault *v, const struct note *n, char **ret,
 		    size_t *ret_len)
 {
-	return file_read(v->rootfd, note_path(n), VAULT_TEXT_MAX, ret, ret_len, NULL);
+	return file_read(v->rootfd, note_path(n), VAULT_TEXT_MAX, ret, ret_len,
+			 NULL);
 }
 
 static void history_listener(const struct vault_event *ev, void *ud)
