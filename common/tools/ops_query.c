@@ -63,6 +63,25 @@ static void pq_freep(struct pquery **q)
 	pq_free(*q);
 }
 
+int op_pq_page(struct tool_ctx *c, const char *scope,
+	       const struct ptypes *types, const struct note *this_note,
+	       long def_limit, struct pq_env *env, size_t *ret_offset,
+	       size_t *ret_limit)
+{
+	struct index *ix = vault_index(c->v);
+	int r = op_cursor_offset(c, scope, index_generation(ix), ret_offset);
+	if (r < 0)
+		return r;
+	*ret_limit = (size_t)arg_int(c, "limit", def_limit);
+	*env = (struct pq_env){
+		.ix = ix,
+		.rootfd = vault_rootfd(c->v),
+		.types = types,
+		.this_note = this_note,
+	};
+	return 0;
+}
+
 /* Run q and shape its page: rows of {name, path, fields}. */
 static int run_page(struct tool_ctx *c, struct pquery *q, const char *scope,
 		    cJSON *o)
@@ -87,17 +106,11 @@ static int run_page(struct tool_ctx *c, struct pquery *q, const char *scope,
 		return op_tasks_page(c, q, scope, types, this_note, "rows", 50,
 				     o);
 	}
-	size_t offset;
-	uint64_t gen = index_generation(ix);
-	if ((r = op_cursor_offset(c, scope, gen, &offset)) < 0)
+	size_t offset, limit;
+	struct pq_env env;
+	if ((r = op_pq_page(c, scope, types, this_note, 50, &env, &offset,
+			    &limit)) < 0)
 		return r;
-	size_t limit = (size_t)arg_int(c, "limit", 50);
-	struct pq_env env = {
-		.ix = ix,
-		.rootfd = vault_rootfd(c->v),
-		.types = types,
-		.this_note = this_note,
-	};
 	struct pq_result res;
 	if ((r = pq_run(q, &env, offset, limit, &res)) < 0)
 		return op_fail(c, r, "Cancelled");
@@ -132,7 +145,8 @@ static int run_page(struct tool_ctx *c, struct pquery *q, const char *scope,
 		cJSON_AddItemToArray(rows, row);
 	}
 	qarena_free(ar);
-	op_cursor_next(o, scope, gen, offset, res.nrows, res.total);
+	op_cursor_next(o, scope, index_generation(ix), offset, res.nrows,
+		       res.total);
 	return 0;
 }
 

@@ -112,24 +112,19 @@ int op_tasks_page(struct tool_ctx *c, struct pquery *q, const char *scope,
 {
 	int r;
 	struct index *ix = vault_index(c->v);
-	size_t offset;
-	uint64_t gen = index_generation(ix);
-	if ((r = op_cursor_offset(c, scope, gen, &offset)) < 0)
+	size_t offset, limit;
+	struct pq_env env;
+	if ((r = op_pq_page(c, scope, types, this_note, def_limit, &env,
+			    &offset, &limit)) < 0)
 		return r;
-	size_t limit = (size_t)arg_int(c, "limit", def_limit);
-	struct pq_env env = {
-		.ix = ix,
-		.rootfd = vault_rootfd(c->v),
-		.types = types,
-		.this_note = this_note,
-	};
 	struct pq_task_page page;
 	if ((r = pq_run_tasks(q, &env, offset, limit, &page)) < 0)
 		return op_fail(c, r, "Cancelled");
 	cJSON *rows = cJSON_AddArrayToObject(o, key);
 	for (size_t i = 0; i < page.nrows; i++)
 		cJSON_AddItemToArray(rows, task_json(ix, &page.rows[i]));
-	op_cursor_next(o, scope, gen, offset, page.nrows, page.total);
+	op_cursor_next(o, scope, index_generation(ix), offset, page.nrows,
+		       page.total);
 	return 0;
 }
 

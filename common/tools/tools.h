@@ -254,6 +254,14 @@ struct ptypes;
 int op_tasks_page(struct tool_ctx *c, struct pquery *q, const char *scope,
 		  const struct ptypes *types, const struct note *this_note,
 		  const char *key, long def_limit, cJSON *o);
+/* Where a page of a property or task query starts: the cursor's offset
+ * (0 or -errno for a stale or foreign cursor), the call's limit (or
+ * def_limit) and the query's environment. Read lock held. */
+struct pq_env;
+int op_pq_page(struct tool_ctx *c, const char *scope,
+	       const struct ptypes *types, const struct note *this_note,
+	       long def_limit, struct pq_env *env, size_t *ret_offset,
+	       size_t *ret_limit);
 int op_set_task_status(struct tool_ctx *c);
 /*
  * Edit one note through the guarded write path (ops_write.c): under the
