@@ -63,6 +63,18 @@ test)
 	# every daemon the limits test starts is instrumented.
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
 		sh tests/mcp/run.sh build-tsan limits.test.mjs
+	# The long battery (VAULTD_SANITIZE_ALL=1, about an hour on 2 cores):
+	# every other suite under AddressSanitizer + UBSan too, and every
+	# suite under ThreadSanitizer.
+	if [ -n "${VAULTD_SANITIZE_ALL:-}" ]; then
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+			UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
+			meson test -C build-asan --suite cli --suite hostile \
+			--print-errorlogs --num-processes 2
+		TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+			meson test -C build-tsan --no-suite style \
+			--print-errorlogs --num-processes 2 --timeout-multiplier 4
+	fi
 	echo "all tests passed"
 	;;
 esac
