@@ -288,6 +288,9 @@ void nodes_free(struct mount *m);
 struct node *table_find(struct mount *m, ino_t ino, dev_t dev);
 bool holds_file(void *ud, dev_t dev, ino_t ino);
 int node_get(struct node *n);
+/* Two nodes' fds held at once (node_put() each), taken in one order for
+ * every caller (the nodes' addresses), so no two hold them crosswise. */
+void node_get2(struct node *a, struct node *b, int *ret_a, int *ret_b);
 void node_put(struct node *n);
 void shared_put(struct mount *m, struct shared_fd *s);
 void unref_node(struct mount *m, struct node *n, uint64_t count);

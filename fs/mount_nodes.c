@@ -119,6 +119,17 @@ int node_get(struct node *n)
 	return n->fd;
 }
 
+void node_get2(struct node *a, struct node *b, int *ret_a, int *ret_b)
+{
+	if ((uintptr_t)a <= (uintptr_t)b) {
+		*ret_a = node_get(a);
+		*ret_b = node_get(b);
+	} else {
+		*ret_b = node_get(b);
+		*ret_a = node_get(a);
+	}
+}
+
 void node_put(struct node *n)
 {
 	pthread_rwlock_unlock(&n->fdlock);

@@ -142,7 +142,8 @@ static int rename_at(struct mount *m, const struct rename_req *rq)
 {
 	struct node *p = node_of(m, rq->parent),
 		    *np = node_of(m, rq->newparent);
-	int pfd = node_get(p), npfd = node_get(np);
+	int pfd, npfd;
+	node_get2(p, np, &pfd, &npfd);
 	int r = renameat2(pfd, rq->name, npfd, rq->newname, rq->flags) < 0
 			? -errno
 			: 0;
