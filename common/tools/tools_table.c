@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The tool table: every tool's name, description, help, parameters (in
- * C: tools_param.c makes the input schema, the help's parameter line and
- * the argument checks from them; vaultctl its key=value types), output
- * schema, annotations and handler, in the order tools/list and get_help
- * show them.
+ * C, each with a one-line doc: tools_param.c makes the input schema, the
+ * help's parameter lines and the argument checks from them; vaultctl its
+ * key=value types), output schema, annotations and handler, in the order
+ * tools/list and get_help show them.
  */
 #include "tools.h"
 
