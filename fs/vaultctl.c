@@ -9,7 +9,8 @@
  *   tags                        tags with note counts
  *   violations [--limit N]      writes the policy refused or warned about
  *   call TOOL [key=value ...]   call any tool (key:=JSON, key@=FILE)
- *   tools                       every tool with its parameters
+ *   tools [TOOL ...]            every tool with its parameters; with
+ *                               TOOL, its full help (get_help's text)
  *   notes [PREFIX]              note names (what shell completion uses)
  *   changes / undo              changes made through MCP, and their undo
  *   stop                        stop the daemon
@@ -74,7 +75,9 @@ static void usage(FILE *f)
 	      "                             revert them as new versions;\n"
 	      "                             notes changed since by another\n"
 	      "                             writer are left as conflicts\n"
-	      "  tools                      every tool with its parameters\n"
+	      "  tools [TOOL ...]           every tool with its parameters;\n"
+	      "                             with TOOL, its full help, each\n"
+	      "                             parameter explained\n"
 	      "  notes [PREFIX]             names of the notes that start with\n"
 	      "                             (then contain) PREFIX, one a line\n"
 	      "  stop                       stop the vault's daemon\n"
@@ -706,9 +709,42 @@ static int cmd_notes(const struct opts *o)
 	return EXIT_OK;
 }
 
+/* tools TOOL ...: each one's full help, as get_help gives it (its
+ * entries, with --json). */
+static int tools_help(const struct opts *o)
+{
+	for (int i = 0; i < o->argc; i++) {
+		if (!tools_find(o->argv[i])) {
+			fprintf(stderr,
+				"vaultctl: unknown tool '%s' (see vaultctl "
+				"tools)\n",
+				o->argv[i]);
+			return EXIT_USAGE;
+		}
+	}
+	cJSON *l = cJSON_CreateArray();
+	for (int i = 0; i < o->argc; i++) {
+		const struct tool *t = tools_find(o->argv[i]);
+		if (o->json) {
+			cJSON_AddItemToArray(l, tool_help_json(t));
+			continue;
+		}
+		_cleanup_free_ char *p = tools_params_text(t);
+		_cleanup_free_ char *h = tools_help_text(t);
+		printf("%s%s(%s)%s\n%s\n", i ? "\n" : "", t->name, p,
+		       (t->flags & TOOL_READ_ONLY) ? "" : "  [writes]", h);
+	}
+	if (o->json)
+		print_json(l);
+	cJSON_Delete(l);
+	return EXIT_OK;
+}
+
 static int cmd_tools(const struct opts *o)
 {
 	/* The same table vaultd serves; no daemon needed to describe it. */
+	if (o->argc)
+		return tools_help(o);
 	if (o->json) {
 		cJSON *l = tools_list_json(0);
 		print_json(l);
@@ -734,7 +770,7 @@ static const struct command {
 	bool needs_vault;
 	bool takes_args;
 } COMMANDS[] = {
-	{"tools", cmd_tools, false, false},
+	{"tools", cmd_tools, false, true},
 	{"status", cmd_status, true, false},
 	{"check", cmd_check, true, false},
 	{"tags", cmd_tags, true, false},

@@ -62,6 +62,7 @@ EOF2
 		expect $s "vaultctl " status check call history show changes undo tools notes stop init
 		expect $s "vaultctl --v" = --vault --version
 		expect $s "vaultctl call read_" = read_attachment read_note read_section
+		expect $s "vaultctl tools read_" = read_attachment read_note read_section
 		expect $s "vaultctl call rename_note " old_name= new_name= dry_run=
 		expect $s "vaultctl --vault $V call read_note name=Ro" Roadmap
 		expect $s "vaultctl --vault $V history @" = "@Ada Lovelace" "@Grace Hopper"
@@ -82,6 +83,7 @@ if command -v zsh >/dev/null && zsh -fc 'zmodload zsh/zpty' 2>/dev/null; then
 	expect zsh "vaultctl " status check call history show changes undo tools notes stop init
 	expect zsh "vaultctl --v" = --vault --version
 	expect zsh "vaultctl call read_" = read_attachment read_note read_section
+	expect zsh "vaultctl tools read_" = read_attachment read_note read_section
 	expect zsh "vaultctl call rename_note " old_name new_name dry_run
 	expect zsh "vaultctl --vault $V call read_note name=Ro" Roadmap
 	expect zsh "vaultctl --vault $V history @" = "@Ada Lovelace" "@Grace Hopper"

@@ -4,7 +4,8 @@
  * holds together (defaults in range, enums with their default, writes
  * taking dry_run), and what is made of it — the input schema tools/list
  * shows, the help's parameter line and the argument checks' messages —
- * is what clients and tests have known, byte for byte.
+ * is what clients and tests have known, byte for byte; every parameter
+ * has its doc, and the help shows it.
  */
 #include "testutil.h"
 
@@ -113,6 +114,91 @@ static void test_params_text(void)
 	ASSERT_STR_EQ(e, "");
 }
 
+/*
+ * Every parameter of every tool (those writes take without saying so
+ * too) has its doc: one line, no final stop. A tool's help text (what
+ * get_help and `vaultctl tools TOOL` show) has each parameter's line, and
+ * the line has the doc.
+ */
+static void test_param_docs(void)
+{
+	size_t n;
+	const struct tool *tools = tools_table(&n);
+	cJSON *help = tools_help_json();
+	CU_ASSERT_EQUAL((size_t)cJSON_GetArraySize(help), n);
+	for (const struct tool *t = tools; t < tools + n; t++) {
+		_cleanup_free_ char *text = tools_help_text(t);
+		const cJSON *h = cJSON_GetArrayItem(help, (int)(t - tools));
+		ASSERT_STR_EQ(cJSON_GetStringValue(
+				      cJSON_GetObjectItem(h, "description")),
+			      text);
+		const struct tool_param *p;
+		for (size_t i = 0; (p = tool_param_at(t, i)); i++) {
+			size_t len = p->doc ? strlen(p->doc) : 0;
+			bool ok = len > 0 && !strchr(p->doc, '\n') &&
+				  p->doc[len - 1] != '.';
+			if (!ok)
+				fprintf(stderr, "  %s.%s: doc %s\n", t->name,
+					p->name, p->doc ? p->doc : "(none)");
+			CU_ASSERT(ok);
+			_cleanup_free_ char *line = tools_param_doc(p);
+			CU_ASSERT_PTR_NOT_NULL(
+				strstr(line, p->doc ? p->doc : "\n"));
+			CU_ASSERT_PTR_NOT_NULL(strstr(text, line));
+		}
+	}
+	cJSON_Delete(help);
+}
+
+/* A parameter's help line: its type, range and default from the table,
+ * then its doc. */
+static void test_param_lines(void)
+{
+	static const struct {
+		const char *tool, *param, *want;
+	} cases[] = {
+		{"list_notes", "limit",
+		 "- limit (integer, 0 to 1000, default 100): how many names "
+		 "to give; 0: only the total"},
+		{"list_tags", "offset",
+		 "- offset (integer, 0 or more): where the page starts"},
+		{"get_links", "direction",
+		 "- direction (one of in, out, both; default both): which "
+		 "links: incoming (in), outgoing (out) or both"},
+		{"set_task_status", "line",
+		 "- line (integer, required, 1 or more): the task's line "
+		 "(list_tasks gives it)"},
+		{"update_frontmatter", "updates",
+		 "- updates (object, or its JSON text, required): key: value "
+		 "pairs to merge; a null value removes its key"},
+		{"add_tag", "tag",
+		 "- tag (string, required): the tag, with or without #"},
+		{"replace_text", "replace_all",
+		 "- replace_all (boolean): replace every occurrence, not only "
+		 "the first"},
+		{"append_note", "dry_run",
+		 "- dry_run (boolean): true writes nothing and returns the "
+		 "unified diff the call would make (dry_run, diff)"},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		const struct tool_param *p =
+			tool_param(tools_find(cases[i].tool), cases[i].param);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+		_cleanup_free_ char *got = tools_param_doc(p);
+		ASSERT_STR_EQ(got, cases[i].want);
+	}
+	/* The tool's help, then a line a parameter. */
+	_cleanup_free_ char *h = tools_help_text(tools_find("get_links"));
+	ASSERT_STR_EQ(h, "A note's outgoing and incoming links. Outgoing "
+			 "links include missing notes.\n"
+			 "- name (string, required): the note: its name, an "
+			 "alias or its vault path\n"
+			 "- direction (one of in, out, both; default both): "
+			 "which links: incoming (in), outgoing (out) or both");
+	_cleanup_free_ char *e = tools_help_text(tools_find("get_policy"));
+	CU_ASSERT_PTR_NULL(strchr(e, '\n'));
+}
+
 /* The check's message for args (JSON text), or NULL when they pass. */
 static char *check(const char *tool, const char *args_json)
 {
@@ -192,6 +278,8 @@ int main(void)
 		{"table_consistent", test_table_consistent},
 		{"input_schemas", test_input_schemas},
 		{"params_text", test_params_text},
+		{"param_docs", test_param_docs},
+		{"param_lines", test_param_lines},
 		{"checks", test_checks},
 	};
 	return run_tests("tools_table", tests, ARRAY_SIZE(tests));

@@ -260,43 +260,44 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 /* ---- descriptions
  * --------------------------------------------------------------- */
 
-/* What every write takes, said once here rather than in every schema. */
-#define HELP_EXPECTED                                                        \
-	"expected_version: the note's version as read_note gave it; if the " \
-	"note changed since, nothing is written and the error shows what "   \
-	"changed."
-#define HELP_DRY_RUN                                                          \
-	"dry_run: true writes nothing and returns the unified diff the call " \
-	"would make (dry_run, diff)."
 /* What tools/list leaves unsaid (its hints are read-only and
  * destructive only). */
 #define HELP_IDEMPOTENT "Idempotent: the same call again changes nothing more."
+
+char *tools_help_text(const struct tool *t)
+{
+	struct sbuf d = {0};
+	sb_puts(&d, t->description);
+	if (t->help)
+		sb_printf(&d, " %s", t->help);
+	if ((t->flags & (TOOL_READ_ONLY | TOOL_IDEMPOTENT)) == TOOL_IDEMPOTENT)
+		sb_puts(&d, " " HELP_IDEMPOTENT);
+	const struct tool_param *p;
+	for (size_t i = 0; (p = tool_param_at(t, i)); i++) {
+		_cleanup_free_ char *line = tools_param_doc(p);
+		sb_printf(&d, "\n%s", line);
+	}
+	return sb_steal(&d);
+}
+
+cJSON *tool_help_json(const struct tool *t)
+{
+	cJSON *o = cJSON_CreateObject();
+	_cleanup_free_ char *params = tools_params_text(t);
+	_cleanup_free_ char *help = tools_help_text(t);
+	cJSON_AddStringToObject(o, "name", t->name);
+	cJSON_AddStringToObject(o, "params", params);
+	cJSON_AddStringToObject(o, "description", help);
+	return o;
+}
 
 cJSON *tools_help_json(void)
 {
 	size_t n;
 	const struct tool *tools = tools_table(&n);
 	cJSON *a = cJSON_CreateArray();
-	for (const struct tool *t = tools; t < tools + n; t++) {
-		cJSON *o = cJSON_CreateObject();
-		_cleanup_free_ char *params = tools_params_text(t);
-		cJSON_AddStringToObject(o, "name", t->name);
-		cJSON_AddStringToObject(o, "params", params);
-		struct sbuf d = {0};
-		sb_puts(&d, t->description);
-		if (t->help)
-			sb_printf(&d, " %s", t->help);
-		if (tool_param(t, "expected_version"))
-			sb_puts(&d, " " HELP_EXPECTED);
-		if (!(t->flags & TOOL_READ_ONLY))
-			sb_puts(&d, " " HELP_DRY_RUN);
-		if ((t->flags & (TOOL_READ_ONLY | TOOL_IDEMPOTENT)) ==
-		    TOOL_IDEMPOTENT)
-			sb_puts(&d, " " HELP_IDEMPOTENT);
-		cJSON_AddStringToObject(o, "description", d.s);
-		sb_free(&d);
-		cJSON_AddItemToArray(a, o);
-	}
+	for (const struct tool *t = tools; t < tools + n; t++)
+		cJSON_AddItemToArray(a, tool_help_json(t));
 	return a;
 }
 

@@ -116,12 +116,19 @@ struct tool_param {
 	 * none. */
 	long min, max;
 	const char *const *values; /* P_ENUM: its values, NULL-ended */
+	/* What it means, in one line without a final stop: get_help and
+	 * `vaultctl tools TOOL` show it after the type, default and range
+	 * made from the fields above (tools/list does not: its size is
+	 * what clients pay before the user says a word). */
+	const char *doc;
 };
 
 struct tool {
 	const char *name;
 	const char *description; /* one or two sentences (tools/list) */
-	/* More for get_help: parameters, syntax, limits; NULL: none. */
+	/* More for get_help about the tool as a whole (what it does,
+	 * syntax, limits; each parameter's meaning is its doc); NULL:
+	 * none. */
 	const char *help;
 	const struct tool_param *params; /* NULL: none */
 	const char *output_schema;	 /* JSON text; NULL for text results */
@@ -167,10 +174,20 @@ void tools_call_ex(struct vault *v, const char *name, const cJSON *args,
 /* MCP tool descriptions (name, title, description, inputSchema,
  * outputSchema, annotations), read-only tools only if asked. */
 cJSON *tools_list_json(unsigned need);
-/* get_help's list: [{"name", "params", "description"}]. */
+/* get_help's entry for t: {"name", "params", "description"}, the
+ * description being tools_help_text(). */
+cJSON *tool_help_json(const struct tool *t);
+/* get_help's list: every tool's entry. */
 cJSON *tools_help_json(void);
 /* "name: string, limit: integer = 100" from a tool's parameters. */
 char *tools_params_text(const struct tool *t);
+/* One parameter's help line: "- limit (integer, 1 to 1000, default
+ * 100): how many to give", made from its table entry. */
+char *tools_param_doc(const struct tool_param *p);
+/* A tool's full help: its description and help, then one line a
+ * parameter (tools_param_doc()); what get_help and `vaultctl tools
+ * TOOL` show. */
+char *tools_help_text(const struct tool *t);
 
 /* The auto-context block (seed 000): personal notes + allowed tags;
  * vault-mcp adds it with context_inject() (proto/context.h). */

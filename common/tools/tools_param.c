@@ -2,7 +2,8 @@
 /*
  * A tool's parameters, as its table entry describes them in C, made into
  * what each reader needs: the input schema tools/list shows, the
- * parameter line of get_help and `vaultctl tools`, and the checks every
+ * parameter line of get_help and `vaultctl tools`, each parameter's help
+ * line (its type, range, default and doc), and the checks every
  * call's arguments pass before the handler runs (their messages are the
  * ones callers and tests know). Writes also take expected_version and
  * dry_run; they are added here, so the table says them for no tool.
@@ -25,9 +26,19 @@ static const char *const TYPE_NAMES[][2] = {
 /* Every write can be made conditional on the version the caller read
  * (read_note, get_note_metadata), and tried first (dry_run: the diff it
  * would make; the result then carries dry_run and diff). */
-static const struct tool_param EXPECTED_VERSION = {.name = "expected_version",
-						   .type = P_STR};
-static const struct tool_param DRY_RUN = {.name = "dry_run", .type = P_BOOL};
+static const struct tool_param EXPECTED_VERSION = {
+	.name = "expected_version",
+	.type = P_STR,
+	.doc = "the note's version as read_note gave it; if the note "
+	       "changed since, nothing is written and the error shows what "
+	       "changed",
+};
+static const struct tool_param DRY_RUN = {
+	.name = "dry_run",
+	.type = P_BOOL,
+	.doc = "true writes nothing and returns the unified diff the call "
+	       "would make (dry_run, diff)",
+};
 
 static size_t own_count(const struct tool *t)
 {
@@ -139,6 +150,41 @@ char *tools_params_text(const struct tool *t)
 		else if (p->def)
 			sb_printf(&b, " = \"%s\"", p->def);
 	}
+	return sb_steal(&b);
+}
+
+/* What a parameter takes, as its help line says it: "string, required",
+ * "integer, 1 to 1000, default 100", "one of in, out, both; default
+ * both". */
+static void param_kind(struct sbuf *b, const struct tool_param *p)
+{
+	const char *const *ty = TYPE_NAMES[p->type];
+	if (p->type == P_ENUM) {
+		sb_puts(b, "one of ");
+		for (size_t k = 0; p->values[k]; k++)
+			sb_printf(b, "%s%s", k ? ", " : "", p->values[k]);
+	} else if (p->type == P_OBJECT) {
+		sb_puts(b, "object, or its JSON text");
+	} else {
+		sb_puts(b, ty[0]);
+	}
+	if (p->required)
+		sb_puts(b, ", required");
+	if (p->type == P_INT && p->max)
+		sb_printf(b, ", %ld to %ld", p->min, p->max);
+	else if (p->type == P_INT)
+		sb_printf(b, ", %ld or more", p->min);
+	if (p->def)
+		sb_printf(b, "%s default %s", p->type == P_ENUM ? ";" : ",",
+			  p->def);
+}
+
+char *tools_param_doc(const struct tool_param *p)
+{
+	struct sbuf b = {0};
+	sb_printf(&b, "- %s (", p->name);
+	param_kind(&b, p);
+	sb_printf(&b, "): %s", p->doc ? p->doc : "");
 	return sb_steal(&b);
 }
 

@@ -24,6 +24,13 @@ _vaultctl_notes()
     done
 }
 
+# COMPREPLY: the tool names that start with $1 (no daemon needed).
+_vaultctl_tools()
+{
+    COMPREPLY=($(compgen -W "$("$_vaultctl_cmd" tools 2>/dev/null |
+        sed -n 's/^\([a-z_][a-z_]*\)(.*/\1/p')" -- "$1"))
+}
+
 _vaultctl()
 {
     local cur prev words cword
@@ -83,10 +90,12 @@ _vaultctl()
         COMPREPLY=($(compgen -W "$("$_vaultctl_cmd" init --help 2>/dev/null |
             _vaultctl_opts)" -- "$cur"))
         ;;
+    tools)
+        _vaultctl_tools "$cur"
+        ;;
     call)
         if ((cword == cmdi + 1)); then
-            COMPREPLY=($(compgen -W "$("$_vaultctl_cmd" tools 2>/dev/null |
-                sed -n 's/^\([a-z_][a-z_]*\)(.*/\1/p')" -- "$cur"))
+            _vaultctl_tools "$cur"
         elif [[ $cur == *=* ]]; then
             # The value of an argument that names a note.
             local key=${cur%%=*}

@@ -285,6 +285,16 @@ describe('vaultctl', () => {
     assert.equal(r.code, 2);
     r = vaultctl(v, ['tools']);
     assert.match(r.out, /^read_note\(name: string, offset\?: integer, length\?: integer\)/m);
+    // A tool's full help: what get_help says of it, a line a parameter.
+    r = vaultctl(v, ['tools', 'list_notes']);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /^list_notes\(limit: integer = 100, offset\?: integer, folder\?: string\)\n/);
+    assert.match(r.out, /^- limit \(integer, 0 to 1000, default 100\): how many names to give; 0: only the total$/m);
+    assert.match(r.out, /^- folder \(string\): only notes under this folder$/m);
+    r = vaultctl(v, ['--json', 'tools', 'list_notes', 'append_note']);
+    const helps = JSON.parse(JSON.parse(vaultctl(v, ['--json', 'call', 'get_help']).out).text);
+    assert.deepEqual(JSON.parse(r.out), ['list_notes', 'append_note'].map((n) => helps.find((h) => h.name === n)));
+    assert.equal(vaultctl(v, ['tools', 'read_note', 'nope']).code, 2);
     r = vaultctl(v, ['check']);
     assert.equal(r.code, 0);
     assert.match(r.out, /notes: +2/);

@@ -391,6 +391,9 @@ const TCS = [
       // What tools/list leaves unsaid is here: defaults, idempotent writes.
       const help = (n) => h.find((t) => t.name === n);
       assert.match(help('list_notes').params, /limit: integer = 100/);
+      // Each parameter's line: type, range, default, what it means.
+      assert.match(help('list_notes').description, /\n- limit \(integer, 0 to 1000, default 100\): how many names to give/);
+      assert.match(help('append_note').description, /\n- expected_version \(string\): the note's version as read_note gave it/);
       assert.match(help('update_note').description, /Idempotent/);
       assert.doesNotMatch(help('append_note').description, /Idempotent/);
       assert.doesNotMatch(help('read_note').description, /Idempotent/);
