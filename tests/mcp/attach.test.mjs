@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { BIN, daemonPid, makeVault, mcpClient, sleep, startDaemon, textOf, vaultctl } from './lib.mjs';
+import { BIN, daemonPid, makeVault, mcpClient, sanitized, sleep, startDaemon, textOf, vaultctl } from './lib.mjs';
 import { png, pngSize } from './png.mjs';
 
 const vaults = [];
@@ -67,9 +67,6 @@ async function call(client, name, args) {
 
 const imageOf = (r) => r.content.find((b) => b.type === 'image');
 
-// An AddressSanitizer build reserves terabytes of address space: no
-// ulimit -v and no peak memory to judge there.
-const underAsan = fs.readFileSync(BIN.vaultd).includes('__asan_init');
 
 function peakKB(pid) {
   const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -79,7 +76,7 @@ function peakKB(pid) {
 describe('attachments', () => {
   test('images, SVG, links, refusals; bounded memory; the daemon keeps serving', async () => {
     const v = attachVault();
-    await startDaemon(v, [], underAsan ? {} : { vmLimitKB: 3 * 1024 * 1024 });
+    await startDaemon(v, [], sanitized ? {} : { vmLimitKB: 3 * 1024 * 1024 });
     const pid = daemonPid(v);
     const client = await mcpClient(v);
     await client.listTools();
@@ -172,7 +169,7 @@ describe('attachments', () => {
     r = await call(client, 'read_attachment', { path: 'small.png' });
     assert.ok(!r.isError, textOf(r));
     assert.equal(daemonPid(v), pid);
-    if (!underAsan) {
+    if (!sanitized) {
       // The images are decoded by vaultd-image: vaultd holds only the
       // base64 of what it sends.
       const peak = peakKB(pid);

@@ -19,6 +19,12 @@ for (const [k, v] of Object.entries(BIN)) {
   if (!v || !fs.existsSync(v)) throw new Error(`set ${k} binary path (env), got ${v}`);
 }
 
+// A sanitizer build (AddressSanitizer or ThreadSanitizer) reserves
+// terabytes of address space (no ulimit -v, no peak memory to judge) and
+// runs several times slower.
+const vaultdBytes = fs.readFileSync(BIN.vaultd);
+export const sanitized = vaultdBytes.includes('__asan_init') || vaultdBytes.includes('__tsan_init');
+
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 // A vault folder with the given files and its own runtime/cache folders.
