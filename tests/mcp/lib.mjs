@@ -23,7 +23,8 @@ for (const [k, v] of Object.entries(BIN)) {
 // terabytes of address space (no ulimit -v, no peak memory to judge) and
 // runs several times slower.
 const vaultdBytes = fs.readFileSync(BIN.vaultd);
-export const sanitized = vaultdBytes.includes('__asan_init') || vaultdBytes.includes('__tsan_init');
+export const underTsan = vaultdBytes.includes('__tsan_init');
+export const sanitized = underTsan || vaultdBytes.includes('__asan_init');
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
