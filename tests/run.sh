@@ -54,11 +54,12 @@ test)
 		UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
 		meson test -C build-asan --suite unit --suite mount --suite e2e \
 		--suite stress --print-errorlogs --num-processes 2
-	# Every kind of work at once under ThreadSanitizer: no data race,
-	# no lock taken in two orders.
+	# Every kind of work at once under ThreadSanitizer, and the mount's
+	# parallel requests: no data race, no lock taken in two orders.
 	build build-tsan -Db_sanitize=thread -Dbuildtype=debug
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-		meson test -C build-tsan --suite stress --print-errorlogs
+		meson test -C build-tsan stress mount --print-errorlogs \
+		--num-processes 2
 	# The control socket's workers, lanes and cancellation under it too:
 	# every daemon the limits test starts is instrumented.
 	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
