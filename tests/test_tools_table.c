@@ -141,7 +141,7 @@ static void test_param_docs(void)
 				fprintf(stderr, "  %s.%s: doc %s\n", t->name,
 					p->name, p->doc ? p->doc : "(none)");
 			CU_ASSERT(ok);
-			_cleanup_free_ char *line = tools_param_doc(p);
+			_cleanup_free_ char *line = param_doc(p);
 			CU_ASSERT_PTR_NOT_NULL(
 				strstr(line, p->doc ? p->doc : "\n"));
 			CU_ASSERT_PTR_NOT_NULL(strstr(text, line));
@@ -184,7 +184,7 @@ static void test_param_lines(void)
 		const struct tool_param *p =
 			tool_param(tools_find(cases[i].tool), cases[i].param);
 		CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-		_cleanup_free_ char *got = tools_param_doc(p);
+		_cleanup_free_ char *got = param_doc(p);
 		ASSERT_STR_EQ(got, cases[i].want);
 	}
 	/* The tool's help, then a line a parameter. */
