@@ -6,102 +6,194 @@
  * some vault's vaultd, answered once its last step is in.
  */
 #include "mcp_int.h"
+#include "params.h"
 
 /* ---- several vaults: the tools answered here
  * ---------------------------------------------------- */
 
-/* copy_note's and move_note's schemas; verb: what the note's trip is. */
-#define CROSS_VAULT_SCHEMAS(verb)                                                \
-	"\"inputSchema\":{\"type\":\"object\",\"properties\":{"                  \
-	"\"name\":{\"type\":\"string\",\"description\":\"The note (name or "     \
-	"path) in the vault it is in\"},"                                        \
-	"\"to_vault\":{\"type\":\"string\",\"description\":\"The vault to " verb \
-	" it to (a name from list_vaults)\"},"                                   \
-	"\"vault\":{\"type\":\"string\",\"description\":\"The vault the "        \
-	"note is in; default: the first\"},"                                     \
-	"\"new_name\":{\"type\":\"string\",\"description\":\"Its name or "       \
-	"path there; default: the same path\"},"                                 \
-	"\"overwrite\":{\"type\":\"boolean\",\"default\":false,"                 \
-	"\"description\":\"Replace a note of that name there\"}},"               \
-	"\"required\":[\"name\",\"to_vault\"]},"                                 \
-	"\"outputSchema\":{\"type\":\"object\",\"properties\":{"                 \
-	"\"status\":{\"type\":\"string\"},\"from_vault\":{\"type\":"             \
-	"\"string\"},\"to_vault\":{\"type\":\"string\"},\"source\":{"            \
-	"\"type\":\"string\"},\"target\":{\"type\":\"string\"},\"moved\":{"      \
-	"\"type\":\"boolean\"}},\"required\":[\"status\",\"from_vault\","        \
+/* One of them: its parameters described as vaultd's tools' are (their
+ * input schema, get_help's lines and the argument checks are made from
+ * them), its output schema and annotations as JSON text. */
+struct vault_tool {
+	const char *name;
+	const char *description;
+	const struct tool_param *params; /* NULL: none */
+	const char *output_schema;
+	const char *annotations; /* NULL: none */
+};
+
+static const struct tool_param LOAD_VAULT_PARAMS[] = {
+	{.name = "vault_path",
+	 .type = P_STR,
+	 .required = true,
+	 .doc = "absolute path of the vault's folder (with .obsidian/ in "
+		"it), under a folder vault-mcp --allow-root names"},
+	{.name = "name",
+	 .type = P_STR,
+	 .doc = "its short name (letters, digits, _ - .), what the vault "
+		"argument then takes (default: the folder's name)"},
+	{0},
+};
+
+/* copy_note's and move_note's; verb: what the note's trip is. */
+#define CROSS_VAULT_PARAMS(verb)                                                    \
+	{                                                                           \
+		{.name = "name",                                                    \
+		 .type = P_STR,                                                     \
+		 .required = true,                                                  \
+		 .doc = "the note (name or path) in the vault it is in"},           \
+			{.name = "to_vault",                                        \
+			 .type = P_STR,                                             \
+			 .required = true,                                          \
+			 .doc = "the vault to " verb " it to (a name from "         \
+				"list_vaults)"},                                    \
+			{.name = "vault",                                           \
+			 .type = P_STR,                                             \
+			 .doc = "the vault the note is in (default: the first)"},   \
+			{.name = "new_name",                                        \
+			 .type = P_STR,                                             \
+			 .doc = "its name or path there (default: the same path)"}, \
+			{.name = "overwrite",                                       \
+			 .type = P_BOOL,                                            \
+			 .doc = "true replaces a note of that name there"},         \
+			{0},                                                        \
+	}
+static const struct tool_param COPY_NOTE_PARAMS[] = CROSS_VAULT_PARAMS("copy");
+static const struct tool_param MOVE_NOTE_PARAMS[] = CROSS_VAULT_PARAMS("move");
+
+#define CROSS_VAULT_OUTPUT                                                  \
+	"{\"type\":\"object\",\"properties\":{"                             \
+	"\"status\":{\"type\":\"string\"},\"from_vault\":{\"type\":"        \
+	"\"string\"},\"to_vault\":{\"type\":\"string\"},\"source\":{"       \
+	"\"type\":\"string\"},\"target\":{\"type\":\"string\"},\"moved\":{" \
+	"\"type\":\"boolean\"}},\"required\":[\"status\",\"from_vault\","   \
 	"\"to_vault\",\"source\",\"target\",\"moved\"]}"
 
-/* Their tools/list entries; `vault` is added to every other tool. */
-static const char *const VAULT_TOOLS[] = {
-	"{\"name\":\"list_vaults\","
-	"\"description\":\"The vaults this server works on: each one's name "
-	"(what the vault argument of every tool takes), folder, number of "
-	"notes (while it is indexed: indexing and the notes it is indexing), "
-	"whether its vaultd is running and whether it is read-only. "
-	"The first is the default.\","
-	"\"inputSchema\":{\"type\":\"object\",\"properties\":{}},"
-	"\"outputSchema\":{\"type\":\"object\",\"properties\":{\"vaults\":{"
-	"\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
-	"\"name\":{\"type\":\"string\"},\"path\":{\"type\":\"string\"},"
-	"\"default\":{\"type\":\"boolean\"},"
-	"\"notes\":{\"type\":[\"integer\",\"null\"]},"
-	"\"running\":{\"type\":\"boolean\"},"
-	"\"read_only\":{\"type\":\"boolean\"},"
-	"\"indexing\":{\"type\":\"boolean\"}}}}},\"required\":[\"vaults\"]},"
-	"\"annotations\":{\"readOnlyHint\":true}}",
-
-	"{\"name\":\"load_vault\","
-	"\"description\":\"Load the Obsidian vault in a folder (absolute "
-	"path, with .obsidian/ in it) and wait until it is indexed; its "
-	"name then works as the vault argument of every tool. Only folders "
-	"under those the user allowed (vault-mcp --allow-root) can be "
-	"loaded. Loading a loaded vault answers the same.\","
-	"\"inputSchema\":{\"type\":\"object\",\"properties\":{"
-	"\"vault_path\":{\"type\":\"string\",\"description\":\"Absolute path "
-	"of the vault's folder\"},"
-	"\"name\":{\"type\":\"string\",\"description\":\"Its short name "
-	"(letters, digits, _ - .); default: the folder's name\"}},"
-	"\"required\":[\"vault_path\"]},"
-	"\"outputSchema\":{\"type\":\"object\",\"properties\":{"
-	"\"status\":{\"type\":\"string\"},\"note_count\":{\"type\":\"integer\"},"
-	"\"vault_path\":{\"type\":\"string\"},\"name\":{\"type\":\"string\"},"
-	"\"read_only\":{\"type\":\"boolean\"}},"
-	"\"required\":[\"status\",\"note_count\",\"vault_path\",\"name\"]},"
-	"\"annotations\":{\"readOnlyHint\":true}}",
-
-	"{\"name\":\"copy_note\","
-	"\"description\":\"Copy a note (its whole text, frontmatter included) "
-	"into another vault. The other vault's policy judges it like any "
-	"new note: a tag it does not allow refuses the copy. Links are "
-	"copied as written.\"," CROSS_VAULT_SCHEMAS(
-		"copy") ",\"annotations\":{\"destructiveHint\":false}}",
-
-	"{\"name\":\"move_note\","
-	"\"description\":\"Move a note into another vault: it is written "
-	"there first (the other vault's policy may refuse it; then nothing "
-	"changes), then deleted here the way delete_note does (to .trash/, "
-	"links to it marked per policy). Links are copied as written.\"," CROSS_VAULT_SCHEMAS(
-		"move") "}",
+/* `vault` is added to every other tool (mcp_add_vault_tools). */
+static const struct vault_tool VAULT_TOOLS[] = {
+	{
+		.name = "list_vaults",
+		.description =
+			"The vaults this server works on: each one's name "
+			"(what the vault argument of every tool takes), "
+			"folder, number of notes (while it is indexed: "
+			"indexing and the notes it is indexing), whether its "
+			"vaultd is running and whether it is read-only. The "
+			"first is the default.",
+		.output_schema =
+			"{\"type\":\"object\",\"properties\":{\"vaults\":{"
+			"\"type\":\"array\",\"items\":{\"type\":\"object\","
+			"\"properties\":{"
+			"\"name\":{\"type\":\"string\"},\"path\":{\"type\":"
+			"\"string\"},\"default\":{\"type\":\"boolean\"},"
+			"\"notes\":{\"type\":[\"integer\",\"null\"]},"
+			"\"running\":{\"type\":\"boolean\"},"
+			"\"read_only\":{\"type\":\"boolean\"},"
+			"\"indexing\":{\"type\":\"boolean\"}}}}},"
+			"\"required\":[\"vaults\"]}",
+		.annotations = "{\"readOnlyHint\":true}",
+	},
+	{
+		.name = "load_vault",
+		.description =
+			"Load the Obsidian vault in a folder (absolute path, "
+			"with .obsidian/ in it) and wait until it is indexed; "
+			"its name then works as the vault argument of every "
+			"tool. Only folders under those the user allowed "
+			"(vault-mcp --allow-root) can be loaded. Loading a "
+			"loaded vault answers the same.",
+		.params = LOAD_VAULT_PARAMS,
+		.output_schema =
+			"{\"type\":\"object\",\"properties\":{"
+			"\"status\":{\"type\":\"string\"},\"note_count\":{"
+			"\"type\":\"integer\"},\"vault_path\":{\"type\":"
+			"\"string\"},\"name\":{\"type\":\"string\"},"
+			"\"read_only\":{\"type\":\"boolean\"}},"
+			"\"required\":[\"status\",\"note_count\","
+			"\"vault_path\",\"name\"]}",
+		.annotations = "{\"readOnlyHint\":true}",
+	},
+	{
+		.name = "copy_note",
+		.description =
+			"Copy a note (its whole text, frontmatter included) "
+			"into another vault. The other vault's policy judges "
+			"it like any new note: a tag it does not allow "
+			"refuses the copy. Links are copied as written.",
+		.params = COPY_NOTE_PARAMS,
+		.output_schema = CROSS_VAULT_OUTPUT,
+		.annotations = "{\"destructiveHint\":false}",
+	},
+	{
+		.name = "move_note",
+		.description =
+			"Move a note into another vault: it is written there "
+			"first (the other vault's policy may refuse it; then "
+			"nothing changes), then deleted here the way "
+			"delete_note does (to .trash/, links to it marked per "
+			"policy). Links are copied as written.",
+		.params = MOVE_NOTE_PARAMS,
+		.output_schema = CROSS_VAULT_OUTPUT,
+	},
 };
 
-/* get_help's words on them: name, params. */
-static const char *const VAULT_TOOL_PARAMS[] = {
-	"",
-	"vault_path: string (required), name: string",
-	"name: string (required), to_vault: string (required), vault: "
-	"string, new_name: string, overwrite: boolean = false",
-	"name: string (required), to_vault: string (required), vault: "
-	"string, new_name: string, overwrite: boolean = false",
-};
+static struct param_list vault_tool_params(const struct vault_tool *t)
+{
+	return (struct param_list){.tool = t->name, .own = t->params};
+}
+
+static const struct vault_tool *find_vault_tool(const char *name)
+{
+	for (size_t i = 0; name && i < ARRAY_SIZE(VAULT_TOOLS); i++)
+		if (!strcmp(VAULT_TOOLS[i].name, name))
+			return &VAULT_TOOLS[i];
+	return NULL;
+}
+
+static cJSON *parse_literal(const char *text)
+{
+	cJSON *o = cJSON_Parse(text);
+	if (!o)
+		abort(); /* a literal above */
+	return o;
+}
+
+/* Its tools/list entry. */
+static cJSON *vault_tool_json(const struct vault_tool *t)
+{
+	struct param_list l = vault_tool_params(t);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "name", t->name);
+	cJSON_AddStringToObject(o, "description", t->description);
+	cJSON_AddItemToObject(o, "inputSchema", params_schema(&l));
+	cJSON_AddItemToObject(o, "outputSchema",
+			      parse_literal(t->output_schema));
+	if (t->annotations)
+		cJSON_AddItemToObject(o, "annotations",
+				      parse_literal(t->annotations));
+	return o;
+}
+
+/* Its get_help entry, as vaultd's are: name, params, and the description
+ * with a line a parameter. */
+static cJSON *vault_tool_help(const struct vault_tool *t)
+{
+	struct param_list l = vault_tool_params(t);
+	_cleanup_free_ char *params = params_text(&l);
+	struct sbuf d = {0};
+	sb_puts(&d, t->description);
+	params_doc_lines(&d, &l);
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "name", t->name);
+	cJSON_AddStringToObject(o, "params", params);
+	cJSON_AddStringToObject(o, "description", d.s);
+	sb_free(&d);
+	return o;
+}
 
 bool mcp_vault_tool(const char *name)
 {
-	static const char *const names[] = {"list_vaults", "load_vault",
-					    "copy_note", "move_note"};
-	for (size_t i = 0; name && i < ARRAY_SIZE(names); i++)
-		if (!strcmp(names[i], name))
-			return true;
-	return false;
+	return find_vault_tool(name) != NULL;
 }
 
 static bool only_names(const char *only, const char *name)
@@ -136,17 +228,10 @@ void mcp_add_vault_tools(struct mcp_session *s)
 					"The vault (a name from list_vaults); "
 					"default: the first");
 	}
-	for (size_t i = 0; i < ARRAY_SIZE(VAULT_TOOLS); i++) {
-		cJSON *d = cJSON_Parse(VAULT_TOOLS[i]);
-		if (!d)
-			abort(); /* a literal above */
-		if (only_names(s->cfg.only,
-			       cJSON_GetStringValue(
-				       cJSON_GetObjectItem(d, "name"))))
-			cJSON_AddItemToArray(s->cfg.tools, d);
-		else
-			cJSON_Delete(d);
-	}
+	for (size_t i = 0; i < ARRAY_SIZE(VAULT_TOOLS); i++)
+		if (only_names(s->cfg.only, VAULT_TOOLS[i].name))
+			cJSON_AddItemToArray(s->cfg.tools,
+					     vault_tool_json(&VAULT_TOOLS[i]));
 }
 
 /* get_help names them too (its text is its list as JSON). */
@@ -159,20 +244,10 @@ void mcp_help_add_vault_tools(char **text, cJSON *structured)
 	}
 	cJSON *sl = cJSON_GetObjectItem(structured, "result");
 	for (size_t i = 0; i < ARRAY_SIZE(VAULT_TOOLS); i++) {
-		cJSON *d = cJSON_Parse(VAULT_TOOLS[i]);
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddItemToObject(
-			o, "name",
-			cJSON_Duplicate(cJSON_GetObjectItem(d, "name"), 1));
-		cJSON_AddStringToObject(o, "params", VAULT_TOOL_PARAMS[i]);
-		cJSON_AddItemToObject(
-			o, "description",
-			cJSON_Duplicate(cJSON_GetObjectItem(d, "description"),
-					1));
+		cJSON *o = vault_tool_help(&VAULT_TOOLS[i]);
 		if (cJSON_IsArray(sl))
 			cJSON_AddItemToArray(sl, cJSON_Duplicate(o, 1));
 		cJSON_AddItemToArray(list, o);
-		cJSON_Delete(d);
 	}
 	free(*text);
 	*text = json_dumps(list);
@@ -471,39 +546,26 @@ void mcp_list_vaults(struct mcp_session *s, struct job *j)
 		mcp_job_reply(s, j, NULL);
 }
 
-/* A string argument: absent (NULL), or a string of at most max bytes;
- * false with *ret_msg otherwise. */
+/* A string argument (its type checked already): absent (NULL), or at
+ * most max bytes; false with *ret_msg when it is longer. */
 static bool string_arg(const cJSON *args, const char *key, size_t max,
-		       bool required, const char **ret, char **ret_msg)
+		       const char **ret, char **ret_msg)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, key);
-	*ret = NULL;
-	if (!v || cJSON_IsNull(v)) {
-		if (required)
-			*ret_msg = xasprintf("%s is required", key);
-		return !required;
-	}
-	if (!cJSON_IsString(v)) {
-		*ret_msg = xasprintf("%s must be a string", key);
-		return false;
-	}
-	if (strlen(v->valuestring) > max) {
-		*ret_msg = xasprintf("%s is too long (%zu bytes; the limit is "
-				     "%zu)",
-				     key, strlen(v->valuestring), max);
-		return false;
-	}
-	*ret = v->valuestring;
-	return true;
+	*ret = cJSON_GetStringValue(
+		cJSON_GetObjectItemCaseSensitive(args, key));
+	if (!*ret || strlen(*ret) <= max)
+		return true;
+	*ret_msg = xasprintf("%s is too long (%zu bytes; the limit is %zu)",
+			     key, strlen(*ret), max);
+	return false;
 }
 
 static void load_vault(struct mcp_session *s, struct job *j, const cJSON *args)
 {
 	const char *path, *name;
 	_cleanup_free_ char *m = NULL;
-	if (!string_arg(args, "vault_path", PATH_MAX_BYTES * 4, true, &path,
-			&m) ||
-	    !string_arg(args, "name", 256, false, &name, &m)) {
+	if (!string_arg(args, "vault_path", PATH_MAX_BYTES * 4, &path, &m) ||
+	    !string_arg(args, "name", 256, &name, &m)) {
 		mcp_job_reply(s, j, m);
 		return;
 	}
@@ -539,15 +601,10 @@ static void copy_note(struct mcp_session *s, struct job *j, cJSON *args,
 	const char *name, *to, *new_name;
 	_cleanup_free_ char *m = NULL;
 	const cJSON *ow = cJSON_GetObjectItemCaseSensitive(args, "overwrite");
-	if (!string_arg(args, "name", PATH_MAX_BYTES, true, &name, &m) ||
-	    !string_arg(args, "to_vault", 256, true, &to, &m) ||
-	    !string_arg(args, "new_name", PATH_MAX_BYTES, false, &new_name,
-			&m)) {
+	if (!string_arg(args, "name", PATH_MAX_BYTES, &name, &m) ||
+	    !string_arg(args, "to_vault", 256, &to, &m) ||
+	    !string_arg(args, "new_name", PATH_MAX_BYTES, &new_name, &m)) {
 		mcp_job_reply(s, j, m);
-		return;
-	}
-	if (ow && !cJSON_IsBool(ow)) {
-		mcp_job_reply(s, j, "overwrite must be true or false");
 		return;
 	}
 	int dst = vset_find(s->cfg.vaults, to);
@@ -595,7 +652,14 @@ void mcp_local_tool(struct mcp_session *s, const cJSON *id, bool modern,
 		    const char *name, cJSON *args, size_t vault)
 {
 	struct job *j;
-	if (!strcmp(name, "list_vaults")) {
+	struct param_list l = vault_tool_params(find_vault_tool(name));
+	_cleanup_free_ char *m = NULL;
+	if (params_check(&l, args, &m) < 0) {
+		/* The arguments its parameters do not take: the message
+		 * vaultd's tools give. */
+		j = job_new(s, J_LIST, name, id, modern);
+		mcp_job_reply(s, j, m);
+	} else if (!strcmp(name, "list_vaults")) {
 		j = job_new(s, J_LIST, name, id, modern);
 		mcp_list_vaults(s, j);
 	} else if (!strcmp(name, "load_vault")) {

@@ -5,7 +5,8 @@
  * taking dry_run), and what is made of it — the input schema tools/list
  * shows, the help's parameter line and the argument checks' messages —
  * is what clients and tests have known, byte for byte; every parameter
- * has its doc, and the help shows it.
+ * has its doc, and the help shows it. proto/params.c makes the same from
+ * any list (vault-mcp's own tools): its own parameters, then its extras.
  */
 #include "testutil.h"
 
@@ -141,7 +142,7 @@ static void test_param_docs(void)
 				fprintf(stderr, "  %s.%s: doc %s\n", t->name,
 					p->name, p->doc ? p->doc : "(none)");
 			CU_ASSERT(ok);
-			_cleanup_free_ char *line = tools_param_doc(p);
+			_cleanup_free_ char *line = param_doc(p);
 			CU_ASSERT_PTR_NOT_NULL(
 				strstr(line, p->doc ? p->doc : "\n"));
 			CU_ASSERT_PTR_NOT_NULL(strstr(text, line));
@@ -184,7 +185,7 @@ static void test_param_lines(void)
 		const struct tool_param *p =
 			tool_param(tools_find(cases[i].tool), cases[i].param);
 		CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-		_cleanup_free_ char *got = tools_param_doc(p);
+		_cleanup_free_ char *got = param_doc(p);
 		ASSERT_STR_EQ(got, cases[i].want);
 	}
 	/* The tool's help, then a line a parameter. */
@@ -272,6 +273,56 @@ static void test_checks(void)
 	}
 }
 
+/* A list that is no table entry's, as vault-mcp's tools have: the same
+ * schema, lines and checks, the tool's name in the messages. */
+static void test_plain_list(void)
+{
+	static const struct tool_param own[] = {
+		{.name = "path",
+		 .type = P_STR,
+		 .required = true,
+		 .doc = "where it is"},
+		{.name = "count", .type = P_INT, .min = 1, .max = 9},
+		{0},
+	};
+	static const struct tool_param flag = {
+		.name = "force", .type = P_BOOL, .doc = "even so"};
+	static const struct tool_param *const extra[] = {&flag, NULL};
+	struct param_list l = {.tool = "demo", .own = own, .extra = extra};
+	CU_ASSERT_PTR_EQUAL(params_at(&l, 1), &own[1]);
+	CU_ASSERT_PTR_EQUAL(params_at(&l, 2), &flag);
+	CU_ASSERT_PTR_NULL(params_at(&l, 3));
+	CU_ASSERT_PTR_EQUAL(params_find(&l, "force"), &flag);
+	CU_ASSERT_PTR_NULL(params_find(&l, "zz"));
+	_cleanup_free_ char *text = params_text(&l);
+	ASSERT_STR_EQ(text, "path: string, count?: integer, force?: boolean");
+	cJSON *schema = params_schema(&l);
+	_cleanup_free_ char *js = cJSON_PrintUnformatted(schema);
+	cJSON_Delete(schema);
+	ASSERT_STR_EQ(js, "{\"type\":\"object\",\"properties\":{\"path\":{"
+			  "\"type\":\"string\"},\"count\":{\"type\":"
+			  "\"integer\",\"maximum\":9},\"force\":{\"type\":"
+			  "\"boolean\"}},\"required\":[\"path\"]}");
+	struct sbuf b = {0};
+	params_doc_lines(&b, &l);
+	ASSERT_STR_EQ(b.s, "\n- path (string, required): where it is"
+			   "\n- count (integer, 1 to 9): "
+			   "\n- force (boolean): even so");
+	sb_free(&b);
+	cJSON *args = cJSON_Parse("{\"path\":\"p\",\"count\":10}");
+	_cleanup_free_ char *msg = NULL;
+	CU_ASSERT_EQUAL(params_check(&l, args, &msg), -EINVAL);
+	ASSERT_STR_EQ(msg, "Invalid argument 'count' for demo: must be "
+			   "between 1 and 9");
+	cJSON_Delete(args);
+	struct param_list none = {.tool = "bare"};
+	cJSON *empty = cJSON_CreateObject();
+	_cleanup_free_ char *ok = NULL;
+	CU_ASSERT_EQUAL(params_check(&none, empty, &ok), 0);
+	CU_ASSERT_PTR_NULL(ok);
+	cJSON_Delete(empty);
+}
+
 int main(void)
 {
 	static const struct test_case tests[] = {
@@ -281,6 +332,7 @@ int main(void)
 		{"param_docs", test_param_docs},
 		{"param_lines", test_param_lines},
 		{"checks", test_checks},
+		{"plain_list", test_plain_list},
 	};
 	return run_tests("tools_table", tests, ARRAY_SIZE(tests));
 }

@@ -272,11 +272,8 @@ char *tools_help_text(const struct tool *t)
 		sb_printf(&d, " %s", t->help);
 	if ((t->flags & (TOOL_READ_ONLY | TOOL_IDEMPOTENT)) == TOOL_IDEMPOTENT)
 		sb_puts(&d, " " HELP_IDEMPOTENT);
-	const struct tool_param *p;
-	for (size_t i = 0; (p = tool_param_at(t, i)); i++) {
-		_cleanup_free_ char *line = tools_param_doc(p);
-		sb_printf(&d, "\n%s", line);
-	}
+	struct param_list l = tool_params(t);
+	params_doc_lines(&d, &l);
 	return sb_steal(&d);
 }
 

@@ -8,6 +8,7 @@
  */
 #pragma once
 
+#include "params.h"
 #include "u8.h"
 #include "vault.h"
 
@@ -87,41 +88,9 @@ struct tool_call {
 	void *progress_ud;
 };
 
-/* What a parameter takes; its JSON type in the input schema. */
-enum param_type {
-	P_STR,	/* "string" */
-	P_INT,	/* "integer", from min up to max */
-	P_BOOL, /* "boolean"; false unless given */
-	/* "string", one of values (the handler says what else is wrong). */
-	P_ENUM,
-	/* "object" or "string": a free-form object (frontmatter,
-	 * properties) or its JSON text, which the handler parses. */
-	P_OBJECT,
-};
-
-/*
- * One parameter of a tool. A tool's list ends with an entry without a
- * name. Writes take expected_version and dry_run besides, without
- * saying so in their list (tool_param_at()).
- */
-struct tool_param {
-	const char *name;
-	enum param_type type;
-	bool required;
-	/* The default get_help shows (an integer's digits, an enum's
-	 * value), or NULL; the handler applies it. */
-	const char *def;
-	/* P_INT: the range the checks hold a call to. Numbers are counts,
-	 * so 1 is the usual min and the schema says only another; max 0:
-	 * none. */
-	long min, max;
-	const char *const *values; /* P_ENUM: its values, NULL-ended */
-	/* What it means, in one line without a final stop: get_help and
-	 * `vaultctl tools TOOL` show it after the type, default and range
-	 * made from the fields above (tools/list does not: its size is
-	 * what clients pay before the user says a word). */
-	const char *doc;
-};
+/* A tool's parameters are struct tool_param (proto/params.h). Writes take
+ * expected_version and dry_run besides, without saying so in their list
+ * (tool_params()). */
 
 struct tool {
 	const char *name;
@@ -150,9 +119,11 @@ void tool_result_clear(struct tool_result *r);
 const struct tool *tools_table(size_t *ret_n);
 const struct tool *tools_find(const char *name);
 
-/* The i-th parameter t takes (from 0), NULL past the last: those of its
- * table entry, then for a write expected_version (when it names one
- * note: name or old_name) and dry_run. */
+/* The parameters t takes: those of its table entry, then for a write
+ * expected_version (when it names one note: name or old_name) and
+ * dry_run. */
+struct param_list tool_params(const struct tool *t);
+/* The i-th of them (from 0), NULL past the last. */
 const struct tool_param *tool_param_at(const struct tool *t, size_t i);
 /* t's parameter key, or NULL when t takes none of that name. */
 const struct tool_param *tool_param(const struct tool *t, const char *key);
@@ -181,11 +152,8 @@ cJSON *tool_help_json(const struct tool *t);
 cJSON *tools_help_json(void);
 /* "name: string, limit: integer = 100" from a tool's parameters. */
 char *tools_params_text(const struct tool *t);
-/* One parameter's help line: "- limit (integer, 1 to 1000, default
- * 100): how many to give", made from its table entry. */
-char *tools_param_doc(const struct tool_param *p);
 /* A tool's full help: its description and help, then one line a
- * parameter (tools_param_doc()); what get_help and `vaultctl tools
+ * parameter (param_doc()); what get_help and `vaultctl tools
  * TOOL` show. */
 char *tools_help_text(const struct tool *t);
 

@@ -5,7 +5,11 @@
 //   node bench-toollist.mjs
 // Goals: --tools core <= 8 KB; --tools all <= 16 KB for the 40 tools of
 // the lean list, and as dense (409.6 bytes a tool) with the tools added
-// since.
+// since. "vaults": two vaults (--vault twice): every tool takes vault and
+// vault-mcp's own tools (list_vaults, load_vault, copy_note, move_note)
+// join the list; their bytes are said apart.
+import fs from 'node:fs';
+import path from 'node:path';
 import { makeVault, mcpClient, stopDaemon } from './lib.mjs';
 
 const bytes = (x) => Buffer.byteLength(JSON.stringify(x));
@@ -17,6 +21,10 @@ const PROFILES = [
 ];
 
 const v = makeVault({});
+const second = path.join(v.root, 'second');
+fs.mkdirSync(path.join(second, '.obsidian'), { recursive: true });
+PROFILES.push(['vaults', ['--vault', v.vault, '--vault', second], null]);
+const VAULT_TOOLS = ['list_vaults', 'load_vault', 'copy_note', 'move_note'];
 for (const [profile, args, goal] of PROFILES) {
   const client = await mcpClient(v, { args });
   const { tools } = await client.listTools();
@@ -33,6 +41,11 @@ for (const [profile, args, goal] of PROFILES) {
   const g = limit ? `  (goal <= ${limit} bytes${typeof goal === 'function' ? ': 16 KB for 40 tools, as dense for more' : ''})` : '';
   console.log(`tools/list ${profile}: ${tools.length} tools, ${total} bytes (${kb(total)}), ${Math.round(total / tools.length)} a tool${g}`);
   console.log(`  by field: ${split}`);
+  const own = tools.filter((t) => VAULT_TOOLS.includes(t.name));
+  if (own.length) {
+    const each = own.map((t) => `${t.name} ${bytes(t)}`).join(', ');
+    console.log(`  vault-mcp's own tools: ${bytes(own)} bytes (${each})`);
+  }
 }
 await stopDaemon(v);
 await v.cleanup();

@@ -97,6 +97,34 @@ describe('several vaults', () => {
     assert.ok(help.some((h) => h.name === 'move_note' && /to_vault/.test(h.params)));
   });
 
+  // The vaults' own tools are described as vaultd's are: get_help has a
+  // line a parameter of the input schema, with its type and meaning;
+  // tools/list has no descriptions or defaults inside the schema.
+  test('get_help: the vaults\' tools have a line a parameter with its doc', async () => {
+    const { tools } = await c.listTools();
+    const help = jsonOf(await call(c, 'get_help'));
+    for (const n of ['list_vaults', 'load_vault', 'copy_note', 'move_note']) {
+      const schema = tools.find((t) => t.name === n).inputSchema;
+      const h = help.find((e) => e.name === n);
+      assert.ok(h, n);
+      const lines = h.description.split('\n').slice(1);
+      assert.deepEqual(lines.map((l) => l.match(/^- (\w+) \(/)?.[1]), Object.keys(schema.properties), n);
+      for (const l of lines) assert.match(l, /^- \w+ \([^)]+\): \S.{10,}$/, n);
+      for (const p of Object.values(schema.properties)) {
+        assert.equal(p.description, undefined, n);
+        assert.equal(p.default, undefined, n);
+      }
+    }
+    const load = help.find((e) => e.name === 'load_vault');
+    assert.equal(load.params, 'vault_path: string, name?: string');
+    assert.match(load.description, /\n- vault_path \(string, required\): absolute path of the vault's folder/);
+    assert.match(load.description, /\n- name \(string\): its short name .*default: the folder's name/);
+    const copy = help.find((e) => e.name === 'copy_note');
+    assert.match(copy.description, /\n- to_vault \(string, required\): the vault to copy it to \(a name from list_vaults\)/);
+    assert.match(copy.description, /\n- overwrite \(boolean\): true replaces a note of that name there$/);
+    assert.match(help.find((e) => e.name === 'move_note').description, /\n- to_vault \(string, required\): the vault to move it to/);
+  });
+
   test('list_vaults: names, folders, notes, running, read-only', async () => {
     const r = await allRunning(c, 3);
     assert.deepEqual(
@@ -210,7 +238,10 @@ describe('several vaults', () => {
     assert.match(textOf(await call(c, 'copy_note', { name: 'Keep', to_vault: 'work' })), /in vault work already/);
     assert.match(textOf(await call(c, 'copy_note', { name: 'Keep', to_vault: '../home' })), /Unknown vault/);
     assert.match(textOf(await call(c, 'copy_note', { name: 'Nope', to_vault: 'home' })), /Vault work: .*not found/i);
-    assert.match(textOf(await call(c, 'move_note', { name: 'Keep' })), /to_vault is required/);
+    // Arguments are checked against the parameters, as vaultd's tools' are.
+    assert.match(textOf(await call(c, 'move_note', { name: 'Keep' })), /Missing required argument 'to_vault' for move_note/);
+    assert.match(textOf(await call(c, 'copy_note', { name: 'Keep', to_vault: 'home', overwrite: 'yes' })), /Invalid argument 'overwrite' for copy_note: must be a boolean/);
+    assert.match(textOf(await call(c, 'copy_note', { name: 'Keep', to_vault: 'home', force: true })), /Unknown argument 'force' for copy_note\. Valid: name, to_vault, vault, new_name, overwrite/);
     // A NUL anywhere in a request: refused as a whole.
     await assert.rejects(call(c, 'read_note', { name: 'Plan', vault: 'home\u0000' }), /NUL/);
   });
@@ -255,8 +286,8 @@ describe('several vaults', () => {
       const r = await call(c, 'load_vault', { vault_path: path.join(base.root, 'allowed'), name });
       assert.equal(r.isError, true, name);
     }
-    assert.match(textOf(await call(c, 'load_vault', {})), /vault_path is required/);
-    assert.match(textOf(await call(c, 'load_vault', { vault_path: 5 })), /vault_path must be a string/);
+    assert.match(textOf(await call(c, 'load_vault', {})), /Missing required argument 'vault_path' for load_vault/);
+    assert.match(textOf(await call(c, 'load_vault', { vault_path: 5 })), /Invalid argument 'vault_path' for load_vault: must be a string/);
     const names = jsonOf(await call(c, 'list_vaults')).vaults.map((v) => v.name);
     assert.equal(names.includes('other'), false);
     assert.equal(pidOf('other'), null);
