@@ -53,8 +53,6 @@ struct indexer {
 	struct mount *mount;
 	bool mounted_once;
 	pthread_t th;
-	pthread_t fts;
-	bool fts_started;
 	pthread_t hist;
 	bool hist_started;
 	/* The history repository opens while the index is built. */
@@ -119,37 +117,32 @@ static void progress(size_t done, size_t total, void *ud)
 	sd_notifyf("STATUS=Indexing: %zu of %zu notes", done, total);
 }
 
-/* Keeps the search index's text up to date: a first build, files changed
- * while vaultd was not running, a rebuild after damage. */
-static void *fulltext_thread(void *arg)
+/* The search index's background work (a first build, files changed
+ * while vaultd was not running, writes, a rebuild after damage) did a
+ * step: what to log. */
+static void fulltext_step(struct vault *v,
+			  const struct vault_fulltext_step *step, void *ud)
 {
-	struct vault *v = arg;
-	do {
-		struct vault_store_state st;
+	(void)ud;
+	struct vault_store_state st;
+	if (step->substrings) {
 		vault_store_state(v, &st);
-		uint64_t t0 = now_ns();
-		size_t todo = st.total - st.done;
-		vault_fulltext_work(v);
-		_cleanup_free_ char *note = vault_fulltext_note(v);
-		if (note)
-			log_warn("%s", note);
-		vault_store_state(v, &st);
-		if (todo > 100 && st.ready)
-			log_info(
-				"search index up to date: %zu notes in %.2f s, "
-				"%.1f MB",
-				todo, (double)(now_ns() - t0) / 1e9,
-				(double)st.bytes / 1e6);
-		t0 = now_ns();
-		size_t subs = vault_substrings_work(v);
-		vault_store_state(v, &st);
-		if (subs > 100 && st.substrings_ready)
+		if (step->n > 100 && st.substrings_ready)
 			log_info("substring index up to date: %zu notes in "
 				 "%.2f s, %.1f MB",
-				 subs, (double)(now_ns() - t0) / 1e9,
+				 step->n, (double)step->ns / 1e9,
 				 (double)st.bytes / 1e6);
-	} while (vault_fulltext_wait_work(v));
-	return NULL;
+		return;
+	}
+	_cleanup_free_ char *note = vault_fulltext_note(v);
+	if (note)
+		log_warn("%s", note);
+	vault_store_state(v, &st);
+	if (step->n > 100 && st.ready)
+		log_info(
+			"search index up to date: %zu notes in %.2f s, %.1f MB",
+			step->n, (double)step->ns / 1e9,
+			(double)st.bytes / 1e6);
 }
 
 static void open_search_index(struct vault *v, const char *dir_opt);
@@ -201,10 +194,7 @@ static void *index_thread(void *arg)
 			 "folders",
 			 tmps);
 	ctl_server_index_ready(ix->srv);
-	if (st.enabled &&
-	    pthread_create(&ix->fts, NULL, fulltext_thread, ix->v) == 0)
-		ix->fts_started = true;
-	else if (st.enabled)
+	if (st.enabled && vault_fulltext_start(ix->v, fulltext_step, NULL) < 0)
 		log_error("full-text search will not be brought up to date: "
 			  "cannot start its thread");
 	if (vault_history(ix->v) &&
@@ -646,8 +636,6 @@ static bool stop_all(struct indexer *ixr, struct rootwatch *rw,
 	log_info("stopping");
 	pthread_join(ixr->th, NULL);
 	vault_fulltext_stop(v);
-	if (ixr->fts_started)
-		pthread_join(ixr->fts, NULL);
 	ixr->watch = watch_stop(ixr->watch);
 	if (ixr->mount) {
 		ixr->mount = mount_stop(ixr->mount);

@@ -27,7 +27,8 @@ struct tjob {
 struct rec {
 	struct gate g;
 	pthread_mutex_t mu;
-	int order[1024]; /* tags in the order run */
+	int order[1024];   /* tags in the order run */
+	uint64_t at[1024]; /* when each of them ran (now_ns()) */
 	int nrun;
 	int running[WORKQ_LANES], most[WORKQ_LANES];
 	_Atomic int done, dropped, started;
@@ -72,8 +73,10 @@ static void run(struct workq_job *wj, void *ud)
 	struct tjob *j = (struct tjob *)wj;
 	(void)ud;
 	pthread_mutex_lock(&R.mu);
-	if (R.nrun < (int)ARRAY_SIZE(R.order))
+	if (R.nrun < (int)ARRAY_SIZE(R.order)) {
 		R.order[R.nrun] = j->tag;
+		R.at[R.nrun] = now_ns();
+	}
 	R.nrun++;
 	if (++R.running[wj->lane] > R.most[wj->lane])
 		R.most[wj->lane] = R.running[wj->lane];
@@ -310,6 +313,149 @@ static void test_many_threads(void)
 	rec_clear();
 }
 
+static struct tjob *job_new(unsigned lane, int tag)
+{
+	struct tjob *j = xcalloc(1, sizeof(*j));
+	j->wq.lane = lane;
+	j->tag = tag;
+	return j;
+}
+
+/* Wait until n jobs have run. */
+static void wait_runs(int n)
+{
+	for (;;) {
+		pthread_mutex_lock(&R.mu);
+		int nrun = R.nrun;
+		pthread_mutex_unlock(&R.mu);
+		if (nrun >= n)
+			return;
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Delayed jobs run once due, soonest first, not before; others run
+ * meanwhile; a hurried one runs at once. */
+static void test_delay(void)
+{
+	rec_init();
+	struct workq *q = workq_new(&OPS);
+	CU_ASSERT_EQUAL(workq_start(q, 1, 3), 1);
+	uint64_t t0 = now_ns();
+	workq_push_after(q, &job_new(0, 1)->wq, 300);
+	workq_push_after(q, &job_new(1, 2)->wq, 50);
+	struct tjob *late = job_new(0, 3);
+	workq_push_after(q, &late->wq, 60000);
+	push(q, 0, 0, false);
+	size_t running, queued;
+	workq_counts(q, &running, &queued);
+	CU_ASSERT_TRUE(queued >= 3);
+	wait_runs(3);
+	pthread_mutex_lock(&R.mu);
+	CU_ASSERT_EQUAL(R.order[0], 0);
+	CU_ASSERT_EQUAL(R.order[1], 2);
+	CU_ASSERT_EQUAL(R.order[2], 1);
+	CU_ASSERT_TRUE(R.at[1] - t0 >= 50000000u);
+	CU_ASSERT_TRUE(R.at[2] - t0 >= 300000000u);
+	pthread_mutex_unlock(&R.mu);
+	/* The 60 s one still waits; hurried, it runs now. */
+	workq_counts(q, &running, &queued);
+	CU_ASSERT_EQUAL(queued, 1);
+	uint64_t t1 = now_ns();
+	CU_ASSERT_TRUE(workq_hurry(q, &late->wq));
+	wait_runs(4);
+	pthread_mutex_lock(&R.mu);
+	CU_ASSERT_EQUAL(R.order[3], 3);
+	CU_ASSERT_TRUE(R.at[3] - t1 < 10000000000u);
+	pthread_mutex_unlock(&R.mu);
+	/* Not waiting (run, freed by done): nothing to hurry. */
+	struct tjob other = {.wq.lane = 0};
+	CU_ASSERT_FALSE(workq_hurry(q, &other.wq));
+	workq_stop(q, true);
+	workq_join(q, NULL);
+	CU_ASSERT_EQUAL(atomic_load(&R.done), 4);
+	workq_free(q);
+	rec_clear();
+}
+
+/* A draining stop runs the delayed jobs at once; without drain they are
+ * dropped by workq_free; workq_remove takes them back too. */
+static void test_delay_stop(void)
+{
+	rec_init();
+	struct workq *q = workq_new(&OPS);
+	CU_ASSERT_EQUAL(workq_start(q, 2, 1), 2);
+	for (int i = 0; i < 4; i++)
+		workq_push_after(q, &job_new(0, i)->wq, 60000);
+	struct workq_job *list = workq_remove(q, even, NULL);
+	int n = 0;
+	while (list) {
+		struct workq_job *j = list;
+		list = list->next;
+		CU_ASSERT_EQUAL(((struct tjob *)j)->tag % 2, 0);
+		free(j);
+		n++;
+	}
+	CU_ASSERT_EQUAL(n, 2);
+	uint64_t t0 = now_ns();
+	workq_stop(q, true);
+	workq_join(q, NULL);
+	CU_ASSERT_TRUE(now_ns() - t0 < 30000000000u);
+	CU_ASSERT_EQUAL(R.nrun, 2);
+	CU_ASSERT_EQUAL(atomic_load(&R.done), 2);
+	workq_free(q);
+	rec_clear();
+
+	rec_init();
+	q = workq_new(&OPS);
+	CU_ASSERT_EQUAL(workq_start(q, 1, 1), 1);
+	for (int i = 0; i < 3; i++)
+		workq_push_after(q, &job_new(0, i)->wq, 60000);
+	workq_stop(q, false);
+	workq_join(q, NULL);
+	CU_ASSERT_EQUAL(R.nrun, 0);
+	workq_free(q);
+	CU_ASSERT_EQUAL(atomic_load(&R.dropped), 3);
+	rec_clear();
+}
+
+static void *delayer_main(void *arg)
+{
+	struct pusher *p = arg;
+	for (int i = 0; i < 500; i++)
+		workq_push_after(p->q,
+				 &job_new((unsigned)i % 2, p->base + i)->wq,
+				 (unsigned)(i % 7));
+	return NULL;
+}
+
+/* Delayed and immediate pushes from many threads, workers of two
+ * classes: every job runs once. */
+static void test_delay_many(void)
+{
+	rec_init();
+	struct workq *q = workq_new(&OPS);
+	CU_ASSERT_EQUAL(workq_start(q, 1, 2), 1);
+	CU_ASSERT_EQUAL(workq_start(q, 2, 7), 2);
+	pthread_t th[4];
+	struct pusher p[4];
+	for (int i = 0; i < 4; i++) {
+		p[i] = (struct pusher){q, i * 10000};
+		pthread_create(&th[i], NULL, i % 2 ? delayer_main : pusher_main,
+			       &p[i]);
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	wait_runs(5000);
+	workq_stop(q, true);
+	workq_join(q, NULL);
+	CU_ASSERT_EQUAL(R.nrun, 5000);
+	CU_ASSERT_EQUAL(atomic_load(&R.done), 5000);
+	workq_free(q);
+	rec_clear();
+}
+
 int main(void)
 {
 	static const struct test_case tests[] = {
@@ -318,6 +464,9 @@ int main(void)
 		{"remove_and_running", test_remove_and_running},
 		{"stop_join_timeout", test_stop_join_timeout},
 		{"many_threads", test_many_threads},
+		{"delay", test_delay},
+		{"delay_stop", test_delay_stop},
+		{"delay_many", test_delay_many},
 	};
 	return run_tests("workq", tests, ARRAY_SIZE(tests));
 }

@@ -2,8 +2,11 @@
 /*
  * The work queue of workq.h: lanes of intrusive FIFO lists, worker
  * classes each with its condition variable and count of idle workers (a
- * push signals one worker that can take the job, never all of them), and
- * the job each worker runs, for workq_each_running().
+ * push signals one worker that can take the job, never all of them), the
+ * delayed jobs in one list by due time (idle workers that take a delayed
+ * job's lane wait until the soonest is due; whoever looks for a job first
+ * after that moves it to its lane), and the job each worker runs, for
+ * workq_each_running().
  */
 #include "workq.h"
 #include "util.h"
@@ -39,6 +42,8 @@ struct workq {
 	unsigned ncls;			  /* mu */
 	struct worker **w;		  /* mu */
 	size_t nw;			  /* mu */
+	struct workq_job *timed;	  /* mu: delayed, soonest first */
+	size_t ntimed;			  /* mu */
 	bool stop, drain;		  /* mu */
 };
 
@@ -75,6 +80,45 @@ static void wake_next(struct workq *q)
 		}
 }
 
+/* Append j to its lane and wake a worker for it (mu held). */
+static void enqueue(struct workq *q, struct workq_job *j)
+{
+	struct lane *ln = &q->lane[j->lane];
+	j->next = NULL;
+	if (ln->tail)
+		ln->tail->next = j;
+	else
+		ln->head = j;
+	ln->tail = j;
+	ln->n++;
+	if (runnable(ln))
+		wake(q, j->lane);
+}
+
+/* Move the delayed jobs due by now (all of them: UINT64_MAX) to their
+ * lanes (mu held). */
+static void promote(struct workq *q, uint64_t now)
+{
+	while (q->timed && q->timed->due <= now) {
+		struct workq_job *j = q->timed;
+		q->timed = j->next;
+		q->ntimed--;
+		enqueue(q, j);
+	}
+}
+
+/* When the soonest delayed job of these lanes is due (mu held): false
+ * when none waits. */
+static bool soonest(const struct workq *q, unsigned lanes, uint64_t *ret)
+{
+	for (const struct workq_job *j = q->timed; j; j = j->next)
+		if (lanes & (1u << j->lane)) {
+			*ret = j->due;
+			return true;
+		}
+	return false;
+}
+
 void workq_set_limit(struct workq *q, unsigned lane, unsigned max)
 {
 	pthread_mutex_lock(&q->mu);
@@ -88,6 +132,8 @@ static struct workq_job *next_job(struct workq *q, unsigned lanes)
 {
 	if (q->stop && !q->drain)
 		return NULL;
+	if (q->timed)
+		promote(q, now_ns());
 	for (unsigned l = 0; l < WORKQ_LANES; l++) {
 		struct lane *ln = &q->lane[l];
 		if (!(lanes & (1u << l)) || !runnable(ln))
@@ -118,8 +164,16 @@ static void *worker_main(void *arg)
 	for (;;) {
 		struct workq_job *j;
 		while (!(j = next_job(q, lanes)) && !q->stop) {
+			uint64_t due;
 			c->idle++;
-			pthread_cond_wait(&c->cv, &q->mu);
+			if (soonest(q, lanes, &due)) {
+				struct timespec ts = {
+					.tv_sec = (time_t)(due / 1000000000u),
+					.tv_nsec = (long)(due % 1000000000u)};
+				pthread_cond_timedwait(&c->cv, &q->mu, &ts);
+			} else {
+				pthread_cond_wait(&c->cv, &q->mu);
+			}
 			c->idle--;
 		}
 		if (!j)
@@ -154,7 +208,12 @@ int workq_start(struct workq *q, int n, unsigned lanes)
 	}
 	unsigned cls = q->ncls++;
 	q->cls[cls].lanes = lanes;
-	pthread_cond_init(&q->cls[cls].cv, NULL);
+	/* Delays are waited for on now_ns()'s clock. */
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&q->cls[cls].cv, &ca);
+	pthread_condattr_destroy(&ca);
 	int started = 0;
 	for (int i = 0; i < n; i++) {
 		struct worker *w = xcalloc(1, sizeof(*w));
@@ -175,17 +234,43 @@ int workq_start(struct workq *q, int n, unsigned lanes)
 void workq_push(struct workq *q, struct workq_job *j)
 {
 	pthread_mutex_lock(&q->mu);
-	struct lane *ln = &q->lane[j->lane];
-	j->next = NULL;
-	if (ln->tail)
-		ln->tail->next = j;
-	else
-		ln->head = j;
-	ln->tail = j;
-	ln->n++;
-	if (runnable(ln))
-		wake(q, j->lane);
+	enqueue(q, j);
 	pthread_mutex_unlock(&q->mu);
+}
+
+void workq_push_after(struct workq *q, struct workq_job *j, unsigned delay_ms)
+{
+	j->due = now_ns() + (uint64_t)delay_ms * 1000000u;
+	pthread_mutex_lock(&q->mu);
+	if (q->stop && q->drain) {
+		enqueue(q, j);
+	} else {
+		struct workq_job **pp = &q->timed;
+		while (*pp && (*pp)->due <= j->due)
+			pp = &(*pp)->next;
+		j->next = *pp;
+		*pp = j;
+		q->ntimed++;
+		/* Its workers' wait may end sooner now. */
+		wake(q, j->lane);
+	}
+	pthread_mutex_unlock(&q->mu);
+}
+
+bool workq_hurry(struct workq *q, struct workq_job *j)
+{
+	pthread_mutex_lock(&q->mu);
+	struct workq_job **pp = &q->timed;
+	while (*pp && *pp != j)
+		pp = &(*pp)->next;
+	bool found = *pp != NULL;
+	if (found) {
+		*pp = j->next;
+		q->ntimed--;
+		enqueue(q, j);
+	}
+	pthread_mutex_unlock(&q->mu);
+	return found;
 }
 
 /* Move lane's jobs that match onto *list (mu held). */
@@ -217,6 +302,11 @@ workq_remove(struct workq *q,
 	pthread_mutex_lock(&q->mu);
 	for (unsigned l = 0; l < WORKQ_LANES; l++)
 		lane_remove(&q->lane[l], match, arg, &list);
+	/* The delayed ones, as if a lane of their own. */
+	struct lane timed = {.head = q->timed, .n = q->ntimed};
+	lane_remove(&timed, match, arg, &list);
+	q->timed = timed.head;
+	q->ntimed = timed.n;
 	pthread_mutex_unlock(&q->mu);
 	return list;
 }
@@ -234,8 +324,9 @@ void workq_each_running(struct workq *q,
 
 void workq_counts(struct workq *q, size_t *ret_running, size_t *ret_queued)
 {
-	size_t running = 0, queued = 0;
+	size_t running = 0, queued;
 	pthread_mutex_lock(&q->mu);
+	queued = q->ntimed;
 	for (unsigned l = 0; l < WORKQ_LANES; l++) {
 		running += q->lane[l].running;
 		queued += q->lane[l].n;
@@ -251,6 +342,8 @@ void workq_stop(struct workq *q, bool drain)
 	if (!q->stop)
 		q->drain = drain;
 	q->stop = true;
+	if (q->drain)
+		promote(q, UINT64_MAX);
 	for (unsigned c = 0; c < q->ncls; c++)
 		pthread_cond_broadcast(&q->cls[c].cv);
 	pthread_mutex_unlock(&q->mu);
@@ -280,6 +373,7 @@ struct workq *workq_free(struct workq *q)
 		return NULL;
 	workq_stop(q, false);
 	workq_join(q, NULL);
+	promote(q, UINT64_MAX);
 	for (unsigned l = 0; l < WORKQ_LANES; l++) {
 		struct workq_job *j;
 		while ((j = q->lane[l].head)) {

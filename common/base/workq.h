@@ -3,17 +3,22 @@
  * A work queue: jobs wait in FIFO lanes (lane 0 first) and worker threads
  * run them. Workers are started in classes, each class taking jobs from
  * the lanes of its mask, so that some workers can be kept for one lane;
- * a lane may cap how many of its jobs run at once. A queued job can be
- * taken back (cancellation), the running ones can be visited, and a stop
- * either drains the queue first or leaves the rest to workq_free(). One
- * mutex guards it all and is innermost: the callbacks that run under it
- * (match, visit) take no lock. The control socket's calls and the
- * mount's kernel-cache invalidations run on it.
+ * a lane may cap how many of its jobs run at once. A job may also be
+ * pushed after a delay (it waits on the side, soonest first, and joins
+ * its lane when its time comes, or at once when hurried). A queued job
+ * can be taken back (cancellation), the running ones can be visited, and
+ * a stop either drains the queue first or leaves the rest to
+ * workq_free(). One mutex guards it all and is innermost: the callbacks
+ * that run under it (match, visit) take no lock. The control socket's
+ * calls, the mount's kernel-cache invalidations and the vault's
+ * full-text work (vault_fulltext.c: one job, pushed after a delay to
+ * gather a burst of writes) run on it.
  */
 #pragma once
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #define WORKQ_LANES 4
@@ -25,6 +30,7 @@ struct workq;
 struct workq_job {
 	struct workq_job *next; /* the queue's while queued; a list's after */
 	unsigned lane;
+	uint64_t due; /* the queue's while delayed (now_ns()) */
 };
 
 struct workq_ops {
@@ -47,8 +53,14 @@ void workq_set_limit(struct workq *q, unsigned lane, unsigned max);
  * first class started that takes it. Returns how many started. */
 int workq_start(struct workq *q, int n, unsigned lanes);
 void workq_push(struct workq *q, struct workq_job *j);
-/* Take the queued jobs for which match is true out of the queue; they are
- * returned as a list (next), the last taken first. */
+/* Push j once delay_ms have passed. A stop ends the wait: with drain, j
+ * is queued at once; without, it is left to workq_free(). */
+void workq_push_after(struct workq *q, struct workq_job *j, unsigned delay_ms);
+/* A job still waiting its delay is queued now: true; false when j was
+ * not waiting (queued, running, or not in q). */
+bool workq_hurry(struct workq *q, struct workq_job *j);
+/* Take the queued jobs (delayed ones too) for which match is true out of
+ * the queue; they are returned as a list (next), the last taken first. */
 struct workq_job *
 workq_remove(struct workq *q,
 	     bool (*match)(const struct workq_job *j, void *arg), void *arg);
@@ -56,7 +68,7 @@ workq_remove(struct workq *q,
 void workq_each_running(struct workq *q,
 			void (*visit)(struct workq_job *j, void *arg),
 			void *arg);
-/* Jobs being run and jobs queued. */
+/* Jobs being run and jobs queued (delayed ones too). */
 void workq_counts(struct workq *q, size_t *ret_running, size_t *ret_queued);
 /* Workers take no more jobs (with drain: once the queue is empty) and end
  * after the one they run; does not wait. */

@@ -115,8 +115,29 @@ void vault_fulltext_work(struct vault *v);
 /* After a first build: fill the substring (trigram) index, in slices,
  * putting queued writes in between. Returns the notes added. */
 size_t vault_substrings_work(struct vault *v);
-/* Block until there is work (true) or vault_fulltext_stop() (false). */
-bool vault_fulltext_wait_work(struct vault *v);
+/* One step of the background work, for the caller's log: the texts put
+ * (n: the texts to put when it began) or, after them, the substring
+ * backfill (n: the notes it added). */
+struct vault_fulltext_step {
+	bool substrings;
+	size_t n;
+	uint64_t ns; /* how long it took */
+};
+typedef void (*vault_fulltext_fn)(struct vault *v,
+				  const struct vault_fulltext_step *step,
+				  void *ud);
+/*
+ * From now on keep the on-disk index up to date in the background (a
+ * worker of its own; call once, after vault_index_all()): what is out of
+ * date now (a first build, files changed while vaultd was not running),
+ * then whatever writers queue (a moment later, so that a burst is put
+ * once), a rebuild after damage, each followed by the substring
+ * backfill. step (optional) is called from the worker after each step.
+ * 0, or -EAGAIN when the worker cannot start.
+ */
+int vault_fulltext_start(struct vault *v, vault_fulltext_fn step, void *ud);
+/* Stop the background work (the step running ends at its next slice)
+ * and wait for it. */
 void vault_fulltext_stop(struct vault *v);
 bool vault_fulltext_stopped(struct vault *v);
 /* Once the first build is done: put the notes still queued (big notes

@@ -1,34 +1,47 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The on-disk index kept in step with the vault: the queue of paths
- * whose stored entry or text is out of date (struct fulltext), the
- * worker that puts them in the store in slices (with a read-ahead thread
- * during a first build), the trigram backfill, the racy entries settled
- * once their time is old enough, and a rebuild when the database breaks.
- * Locks: ft->fwmu (one worker), then wmu for each slice, smu for the
- * store's writer connection, rw for writing only around a rebuild or a
- * settled note, ft->fmu around the queue; the read-ahead's own mutex is
- * innermost. Writers reach it through vault_store_queue() (wmu held),
- * which takes ft->fmu alone.
+ * The on-disk index kept in step with the vault: the set of paths whose
+ * stored entry or text is out of date (struct fulltext), the work that
+ * puts them in the store in slices (with a read-ahead thread during a
+ * first build), the trigram backfill, the racy entries settled once
+ * their time is old enough, and a rebuild when the database breaks. In
+ * the background (vault_fulltext_start) the work runs on a work queue
+ * (workq.h) of one worker as two jobs: the texts, then the substrings
+ * after them; the first is pushed when a path is queued and no round is
+ * pending, after a moment once search is ready (a burst of writes is put
+ * at once). Locks: ft->fwmu (one worker), then wmu for each slice, smu
+ * for the store's writer connection, rw for writing only around a
+ * rebuild or a settled note, ft->fmu around the set; the work queue's
+ * and the read-ahead's own mutexes are innermost. Writers reach it
+ * through vault_store_queue() (wmu held), which takes ft->fmu alone.
  */
 #include "vault_int.h"
 #include "store.h"
+#include "workq.h"
 
 #include <errno.h>
 #include <time.h>
 
 /*
- * The queue and its state. The queue is v[dirty_head .. n) of dirty,
- * each path once (dirty_set).
+ * The dirty set and its state. The set is v[dirty_head .. n) of dirty,
+ * each path once (dirty_set), in the order queued.
  */
 struct fulltext {
 	pthread_mutex_t fwmu; /* one vault_fulltext_work() at a time */
 	pthread_mutex_t fmu;
-	pthread_cond_t fcv;	   /* with fmu: queued, stopped, ready */
-	struct ptrvec dirty;	   /* fmu */
-	size_t dirty_head;	   /* fmu */
-	struct hmap *dirty_set;	   /* fmu */
-	bool stop, reset;	   /* fmu */
+	pthread_cond_t fcv;	/* with fmu: ready, stopped */
+	struct ptrvec dirty;	/* fmu */
+	size_t dirty_head;	/* fmu */
+	struct hmap *dirty_set; /* fmu */
+	bool stop, reset;	/* fmu */
+	/* The background work (vault_fulltext_start): its queue, set once;
+	 * its two jobs; a round (the texts, then the substrings) queued,
+	 * waiting its delay or running. */
+	struct workq *q;		      /* fmu */
+	struct workq_job texts_job, subs_job; /* the queue's */
+	bool pending;			      /* fmu */
+	vault_fulltext_fn report;	      /* set before the queue */
+	void *report_ud;
 	bool taking;		   /* fmu: paths taken off, not committed */
 	char *note;		   /* fmu: something to log, or NULL */
 	atomic_bool off;	   /* atomic; set once, never cleared */
@@ -43,6 +56,26 @@ struct fulltext {
 	struct hmap *unsettled; /* wmu */
 	int64_t settle_due_ns;	/* wmu */
 };
+
+/* Big notes queued after the first build wait this long, so that a burst
+ * of writes to one of them is put once. */
+#define FLUSH_DELAY_MS 300
+
+/* Push a round of the background work when there is work and none is
+ * pending (fmu held): after FLUSH_DELAY_MS once search is ready, at once
+ * during a build or for a rebuild. */
+static void schedule_locked(struct vault *v)
+{
+	struct fulltext *ft = v->ft;
+	if (!ft->q || ft->stop || ft->pending ||
+	    (ft->dirty_head >= ft->dirty.n && !ft->reset))
+		return;
+	ft->pending = true;
+	if (atomic_load(&ft->ready) && !ft->reset)
+		workq_push_after(ft->q, &ft->texts_job, FLUSH_DELAY_MS);
+	else
+		workq_push(ft->q, &ft->texts_job);
+}
 
 /* Mark a path's stored entry out of date (fmu held). While a build runs
  * it counts towards its total; once built, searches put what is queued
@@ -78,6 +111,7 @@ size_t vault_fulltext_queue_scan(struct vault *v, const struct ptrvec *paths,
 		atomic_store(&ft->ready, v->store != NULL);
 	size_t ndirty = ft->dirty.n - ft->dirty_head;
 	pthread_cond_broadcast(&ft->fcv);
+	schedule_locked(v);
 	pthread_mutex_unlock(&ft->fmu);
 	return ndirty;
 }
@@ -118,25 +152,28 @@ char *vault_fulltext_note(struct vault *v)
 	return n;
 }
 
-/* Queue a path for the full-text thread. Only an empty queue wakes it:
- * once woken, it waits a moment for more (vault_fulltext_wait_work). */
+/* Queue a path for the background work. Only a queue with no round
+ * pending pushes one; once ready, it waits a moment for more. */
 static void dirty_add(struct vault *v, const char *path)
 {
 	pthread_mutex_lock(&v->ft->fmu);
-	bool idle = v->ft->dirty_head >= v->ft->dirty.n;
 	dirty_add_locked(v, path);
-	if (idle)
-		pthread_cond_broadcast(&v->ft->fcv);
+	schedule_locked(v);
 	pthread_mutex_unlock(&v->ft->fmu);
 }
 
-/* A write failed (damage, a full disk): start over from the vault. */
+/* A write failed (damage, a full disk): start over from the vault, at
+ * once (a round waiting its delay is hurried; a running one starts over
+ * when it ends). */
 static void store_broke(struct vault *v)
 {
 	pthread_mutex_lock(&v->ft->fmu);
 	v->ft->reset = true;
 	atomic_store(&v->ft->ready, false);
-	pthread_cond_broadcast(&v->ft->fcv);
+	if (v->ft->pending)
+		workq_hurry(v->ft->q, &v->ft->texts_job);
+	else
+		schedule_locked(v);
 	pthread_mutex_unlock(&v->ft->fmu);
 }
 
@@ -149,7 +186,7 @@ static void store_broke(struct vault *v)
 /*
  * The on-disk index follows a note that just changed, was deleted or
  * renamed in the index (writer lock held): its path is queued, and the
- * full-text thread puts what is queued a moment later in one transaction
+ * full-text work puts what is queued a moment later in one transaction
  * (a burst of writes costs one commit; a burst of writes to one note, one
  * put). Nothing is lost by the wait: every search first puts what is
  * queued (vault_fulltext_flush), and after a crash the next start reads
@@ -354,6 +391,7 @@ struct fulltext *fulltext_free(struct fulltext *ft)
 {
 	if (!ft)
 		return NULL;
+	ft->q = workq_free(ft->q);
 	pthread_mutex_destroy(&ft->fwmu);
 	pthread_mutex_destroy(&ft->fmu);
 	pthread_cond_destroy(&ft->fcv);
@@ -373,6 +411,7 @@ struct fulltext *fulltext_free(struct fulltext *ft)
 
 void vault_fulltext_close(struct vault *v)
 {
+	vault_fulltext_stop(v);
 	/* One transaction: a commit per entry would sync once each. */
 	if (!v->store || !v->ft->settle_due_ns)
 		return;
@@ -836,32 +875,60 @@ size_t vault_substrings_work(struct vault *v)
 	return total;
 }
 
-/* Big notes queued after the first build wait this long, so that a burst
- * of writes to one of them is put once. */
-#define FLUSH_DELAY_MS 300
+/* ---- in the background ------------------------------------------------ */
 
-bool vault_fulltext_wait_work(struct vault *v)
+/* A round's jobs: the texts, then the substrings; when the round ends,
+ * the next is pushed if paths were queued meanwhile (or the store broke),
+ * else none is pending until one is. */
+static void bg_run(struct workq_job *j, void *ud)
 {
-	pthread_mutex_lock(&v->ft->fmu);
-	while (!v->ft->stop && v->ft->dirty_head >= v->ft->dirty.n &&
-	       !v->ft->reset)
-		pthread_cond_wait(&v->ft->fcv, &v->ft->fmu);
-	if (!v->ft->stop && !v->ft->reset && atomic_load(&v->ft->ready)) {
-		struct timespec until;
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += FLUSH_DELAY_MS * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-		while (!v->ft->stop && !v->ft->reset &&
-		       pthread_cond_timedwait(&v->ft->fcv, &v->ft->fmu,
-					      &until) == 0)
-			;
+	struct vault *v = ud;
+	struct fulltext *ft = v->ft;
+	bool texts = j == &ft->texts_job;
+	struct vault_fulltext_step step = {.substrings = !texts};
+	uint64_t t0 = now_ns();
+	if (texts) {
+		struct vault_store_state st;
+		vault_store_state(v, &st);
+		step.n = st.total - st.done;
+		vault_fulltext_work(v);
+	} else {
+		step.n = vault_substrings_work(v);
 	}
-	bool go = !v->ft->stop;
-	pthread_mutex_unlock(&v->ft->fmu);
-	return go;
+	step.ns = now_ns() - t0;
+	if (ft->report)
+		ft->report(v, &step, ft->report_ud);
+	if (texts) {
+		workq_push(ft->q, &ft->subs_job);
+		return;
+	}
+	pthread_mutex_lock(&ft->fmu);
+	ft->pending = false;
+	schedule_locked(v);
+	pthread_mutex_unlock(&ft->fmu);
+}
+
+int vault_fulltext_start(struct vault *v, vault_fulltext_fn report, void *ud)
+{
+	struct fulltext *ft = v->ft;
+	const struct workq_ops ops = {.run = bg_run, .ud = v};
+	struct workq *q = workq_new(&ops);
+	if (workq_start(q, 1, 1u << 0) != 1) {
+		workq_free(q);
+		return -EAGAIN;
+	}
+	pthread_mutex_lock(&ft->fmu);
+	ft->report = report;
+	ft->report_ud = ud;
+	ft->q = q;
+	/* The first round: a build, what changed while stopped, or only
+	 * the substrings. */
+	if (!ft->stop) {
+		ft->pending = true;
+		workq_push(q, &ft->texts_job);
+	}
+	pthread_mutex_unlock(&ft->fmu);
+	return 0;
 }
 
 void vault_fulltext_flush(struct vault *v)
@@ -897,7 +964,14 @@ void vault_fulltext_stop(struct vault *v)
 	pthread_mutex_lock(&v->ft->fmu);
 	v->ft->stop = true;
 	pthread_cond_broadcast(&v->ft->fcv);
+	struct workq *q = v->ft->q;
 	pthread_mutex_unlock(&v->ft->fmu);
+	/* The round running ends at its next slice; what is queued is
+	 * read again at the next start. */
+	if (q) {
+		workq_stop(q, false);
+		workq_join(q, NULL);
+	}
 }
 
 bool vault_fulltext_wait_ready(struct vault *v, int timeout_ms)

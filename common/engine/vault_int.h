@@ -19,11 +19,16 @@
  *   smu       the store's writer connection
  *   rw        the in-memory index: readers share it (vault_read_lock),
  *             a writer takes it for writing only to swap notes in
- *   ft->fmu   the full-text queue (dirty notes), with ft->fcv
+ *   ft->fmu   the full-text queue (the set of dirty notes, whether a
+ *             round of its work is pending), with ft->fcv (ready)
  *   vmu       the violations ring and `gone`
  *   polmu     the policy pointer; innermost, nothing is taken inside it
  *   prep.mu   the full-text build's read-ahead (struct prepper in
  *             vault_fulltext.c); innermost
+ *   ft->q     the full-text work's queue (workq.h; its rounds are pushed
+ *             under ft->fmu); innermost. Its worker runs the work
+ *             holding none of these; ft->q is stopped and joined holding
+ *             none of them either.
  *
  * Callers outside (the mount, the control socket) take their own locks
  * before wmu or after releasing it. Listeners run under wmu and may take
@@ -93,7 +98,7 @@ struct vault {
 	 * its fields name their own locks. */
 	struct fulltext *ft;	   /* immutable after open */
 	atomic_size_t stale_temps; /* atomic: vaultd's temp files removed */
-	/* Writers waiting in vault_write_lock(): the full-text thread cuts
+	/* Writers waiting in vault_write_lock(): the full-text work cuts
 	 * its batch short for them. */
 	atomic_uint writers_waiting; /* atomic */
 	/* Spare files for writes (fileio.h), made on the first write. */
@@ -145,10 +150,11 @@ void vault_index_drop(struct vault *v, const char *path, uint64_t old_ino,
 
 struct fulltext *fulltext_new(void);
 struct fulltext *fulltext_free(struct fulltext *ft);
-/* Settle the racy stored entries before closing (takes wmu and smu). */
+/* Stop the background work, then settle the racy stored entries before
+ * closing (takes wmu and smu). */
 void vault_fulltext_close(struct vault *v);
 /* The on-disk index follows a note that changed, was deleted or renamed
- * (wmu held): its path is queued for the full-text thread. */
+ * (wmu held): its path is queued for the full-text work. */
 void vault_store_queue(struct vault *v, const char *path);
 /*
  * After a build read the folder (no vault lock held): the notes not taken

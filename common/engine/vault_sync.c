@@ -317,7 +317,7 @@ static int index_cancelled(struct vault *v, struct scan *s, char **ret_msg)
 /* The folder walked and the stored entries read, side by side. */
 static void scan_walk(struct vault *v, struct scan *s)
 {
-	/* The store's connection is the full-text thread's too (a rebuild
+	/* The store's connection is the full-text work's too (a rebuild
 	 * runs while it works): smu around every use. */
 	pthread_mutex_lock(&v->smu);
 	s->want_stat = v->store && !store_empty(v->store);
