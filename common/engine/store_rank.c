@@ -398,12 +398,11 @@ int sto_topk(struct store *s, sqlite3 *db, const char *match,
 			break;
 	}
 	sqlite3_finalize(st);
-	/* A plan that read only some of the hits: they are counted. */
+	/* A plan that read only some of the hits: they are counted (once
+	 * per generation: the next page's search counts no more). */
 	bool counted = !pruning || p.m >= p.n;
 	if (r == 0 && !counted) {
-		int64_t n = count_of(
-			db, "SELECT count(*) FROM fts WHERE fts MATCH ?1",
-			match);
+		int64_t n = word_count(s, db, match, gen);
 		if (n < 0)
 			r = sto_search_error(s, db, ret_msg);
 		rows = n < 0 ? 0 : (size_t)n;
