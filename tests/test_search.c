@@ -1351,6 +1351,47 @@ static void test_pruned_pages(void)
 	tv_close(&t);
 }
 
+/* A word in every note, with a rare one: the notes with the rare word
+ * are ranked, and the total (every note) is known without counting. */
+static void test_word_in_every_note(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	for (int i = 0; i < 12; i++) {
+		char p[64], body[96];
+		snprintf(p, sizeof(p), "e/Note %02d.md", i);
+		snprintf(body, sizeof(body), "everywhere %s\n",
+			 i % 5 ? "plain text" : "quokkas here");
+		tv_write(&t, p, body);
+	}
+	open_indexed(&t);
+	double last = 1e9;
+	size_t pages;
+	CU_ASSERT_EQUAL(
+		page_all(&t, "everywhere quokkas", 2, 12, NULL, NULL, &pages),
+		12);
+	CU_ASSERT_EQUAL(pages, 6);
+	cJSON *r = ft(&t, "quokkas everywhere", "{\"limit\": 3}");
+	CU_ASSERT_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "total")),
+			12);
+	const cJSON *it;
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(r, "results"))
+	{
+		/* Note 00, 05 and 10 have the rare word: they come first. */
+		const char *p =
+			cJSON_GetStringValue(cJSON_GetObjectItem(it, "path"));
+		CU_ASSERT(!strcmp(p, "e/Note 00.md") ||
+			  !strcmp(p, "e/Note 05.md") ||
+			  !strcmp(p, "e/Note 10.md"));
+		double sc =
+			cJSON_GetNumberValue(cJSON_GetObjectItem(it, "score"));
+		CU_ASSERT(sc <= last);
+		last = sc;
+	}
+	cJSON_Delete(r);
+	tv_close(&t);
+}
+
 /* A word or a phrase alone is ranked in one pass with weight 1 and its
  * page scored with the count that pass made: its pages and scores are
  * those of the same query ranked with its rarity counted first (a NOT
@@ -1514,6 +1555,8 @@ int main(void)
 		 test_pruned_pages},
 		{"one word or phrase: ranked in one pass, scored by its count",
 		 test_one_pass},
+		{"a word in every note: the total without a count",
+		 test_word_in_every_note},
 		{"unicode: Cyrillic, diacritics, CJK", test_unicode},
 		{"not_utf8_snippets", test_not_utf8_snippets},
 		{"case_sensitive", test_case_sensitive},

@@ -363,6 +363,17 @@ static bool prune_exact(const struct prune *p, const struct topk *t,
 	return rest * (1 + BOUND_MARGIN) < t->v[t->n - 1].score;
 }
 
+/* The notes indexed when a word of p is in every one of them (then so
+ * are the query's hits), else -1: their count needs no pass. */
+static int64_t every_note(sqlite3 *db, const struct prune *p)
+{
+	int64_t all = count_of(db, "SELECT count(*) FROM fts_docsize", NULL);
+	for (size_t i = 0; all > 0 && i < p->n; i++)
+		if (p->df[i] == all)
+			return all;
+	return -1;
+}
+
 /* The page of a query of words alone, match (q parsed): a plain
  * query's words joined by OR without ranking every hit when it can
  * (above), else every hit ranked in one pass that counts them too. gen:
@@ -402,7 +413,9 @@ int sto_topk(struct store *s, sqlite3 *db, const char *match,
 	 * per generation: the next page's search counts no more). */
 	bool counted = !pruning || p.m >= p.n;
 	if (r == 0 && !counted) {
-		int64_t n = word_count(s, db, match, gen);
+		int64_t n = every_note(db, &p);
+		if (n < 0)
+			n = word_count(s, db, match, gen);
 		if (n < 0)
 			r = sto_search_error(s, db, ret_msg);
 		rows = n < 0 ? 0 : (size_t)n;
