@@ -374,6 +374,28 @@ static int64_t every_note(sqlite3 *db, const struct prune *p)
 	return -1;
 }
 
+/* The notes with any word of p: those with its commonest word (counted
+ * already) and those with another one but not that one, which FTS5
+ * counts by reading the other words' notes and skipping through the
+ * commonest word's (the union would read every one of them). */
+static int64_t union_count(struct store *s, sqlite3 *db, const struct prune *p,
+			   uint64_t gen)
+{
+	size_t c = 0;
+	for (size_t i = 1; i < p->n; i++)
+		if (p->df[i] > p->df[c])
+			c = i;
+	struct sbuf b = {0};
+	sb_puts(&b, "(");
+	for (size_t i = 0, k = 0; i < p->n; i++)
+		if (i != c)
+			sb_printf(&b, "%s%s", k++ ? " OR " : "", p->expr[i]);
+	sb_printf(&b, ") NOT %s", p->expr[c]);
+	int64_t rest = word_count(s, db, b.s, gen);
+	sb_free(&b);
+	return rest < 0 ? -1 : p->df[c] + rest;
+}
+
 /* The page of a query of words alone, match (q parsed): a plain
  * query's words joined by OR without ranking every hit when it can
  * (above), else every hit ranked in one pass that counts them too. gen:
@@ -415,7 +437,7 @@ int sto_topk(struct store *s, sqlite3 *db, const char *match,
 	if (r == 0 && !counted) {
 		int64_t n = every_note(db, &p);
 		if (n < 0)
-			n = word_count(s, db, match, gen);
+			n = union_count(s, db, &p, gen);
 		if (n < 0)
 			r = sto_search_error(s, db, ret_msg);
 		rows = n < 0 ? 0 : (size_t)n;
