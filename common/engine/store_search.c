@@ -30,7 +30,7 @@ int sto_search_error(struct store *s, sqlite3 *db, char **ret_msg)
 	return -EIO;
 }
 
-/* The rows of a ranked query (path, score, id) as hits. */
+/* The rows of a ranked query (path, score, id [, snippet]) as hits. */
 static int collect(struct store *s, sqlite3 *db, sqlite3_stmt *st,
 		   struct ptrvec *hits, char **ret_msg)
 {
@@ -41,6 +41,11 @@ static int collect(struct store *s, sqlite3 *db, sqlite3_stmt *st,
 		h->score = sqlite3_column_double(st, 1);
 		/* The id rides in line until the snippet is made. */
 		h->line = (int)sqlite3_column_int64(st, 2);
+		if (sqlite3_column_count(st) > 3) {
+			const char *t =
+				(const char *)sqlite3_column_text(st, 3);
+			h->snippet = xstrdup(t ? t : "");
+		}
 		pv_push(hits, h);
 	}
 	return r == SQLITE_DONE ? 0 : sto_search_error(s, db, ret_msg);
@@ -110,6 +115,11 @@ static int ranked(struct store *s, sqlite3 *db, const char *sel,
 	return r;
 }
 
+static bool has_prefix(const struct qnode *q)
+{
+	return q && (q->prefix || has_prefix(q->a) || has_prefix(q->b));
+}
+
 /* The plan of query q: the MATCH expression that drives it (NULL: none)
  * and, in w, the SQL conditions for the rest. */
 static char *plan(struct store *s, const struct qnode *q, bool cs,
@@ -170,14 +180,26 @@ static char *plan(struct store *s, const struct qnode *q, bool cs,
 }
 
 /* The page's query (sel) and the count's (cnt) for the plan's MATCH
- * expression and conditions w (some: words alone are sto_topk's); ranks:
- * the query has words to rank by. */
+ * expression and conditions w (words alone without a prefix are
+ * sto_topk's); ranks: the query has words to rank by. */
 static void selects(const char *match, const struct sql *w, bool ranks,
 		    char **ret_sel, char **ret_cnt)
 {
 	char *sel, *cnt;
 	const char *cond = w->s.len ? w->s.s : "1";
-	if (match) {
+	if (match && !w->s.len) {
+		/* Words only, with a prefix (sto_topk's snippets would
+		 * expand it once per result): FTS5 ranks and keeps the page,
+		 * the snippets are made for it as it is read. */
+		sel = xstrdup(
+			"SELECT n.path, -r.rank, n.id, r.snip FROM"
+			" (SELECT rowid, rank, vsnippet(fts, 1, 'docz',"
+			" 'body', 2147483647) AS snip FROM fts WHERE fts"
+			" MATCH ?1 AND rank MATCH '" RANK "' ORDER BY"
+			" rank LIMIT ?2 OFFSET ?3) r JOIN notes n ON"
+			" n.id = r.rowid ORDER BY r.rank, n.name, n.path");
+		cnt = xstrdup("SELECT count(*) FROM fts WHERE fts MATCH ?1");
+	} else if (match) {
 		sel = xasprintf(
 			"SELECT n.path, -fts.rank, n.id FROM fts JOIN notes"
 			" n ON n.id = fts.rowid WHERE fts MATCH ?1 AND"
@@ -241,7 +263,8 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 	sto_first_cjk_word(q, false, &cjk);
 
 	_cleanup_free_ char *sel = NULL, *cnt = NULL;
-	if (!match || w.s.len)
+	bool topk = match && !w.s.len && !has_prefix(q);
+	if (!topk)
 		selects(match, &w, rank.len > 0, &sel, &cnt);
 	const char *driver = match ? match : rank.len ? rank.s : NULL;
 
@@ -258,7 +281,7 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 	/* One snapshot for the total, the words' counts and the page (the
 	 * bound that spares ranking every hit relies on it). */
 	bool txn = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
-	if (match && !w.s.len) {
+	if (topk) {
 		r = sto_topk(s, db, match, q, gen, offset, limit, &hits, &total,
 			     ret_msg);
 	} else {
