@@ -1351,6 +1351,105 @@ static void test_pruned_pages(void)
 	tv_close(&t);
 }
 
+/* A word in every note, with a rare one: the notes with the rare word
+ * are ranked, and the total (every note) is known without counting. */
+static void test_word_in_every_note(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	for (int i = 0; i < 12; i++) {
+		char p[64], body[96];
+		snprintf(p, sizeof(p), "e/Note %02d.md", i);
+		snprintf(body, sizeof(body), "everywhere %s\n",
+			 i % 5 ? "plain text" : "quokkas here");
+		tv_write(&t, p, body);
+	}
+	open_indexed(&t);
+	double last = 1e9;
+	size_t pages;
+	CU_ASSERT_EQUAL(
+		page_all(&t, "everywhere quokkas", 2, 12, NULL, NULL, &pages),
+		12);
+	CU_ASSERT_EQUAL(pages, 6);
+	cJSON *r = ft(&t, "quokkas everywhere", "{\"limit\": 3}");
+	CU_ASSERT_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "total")),
+			12);
+	const cJSON *it;
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(r, "results"))
+	{
+		/* Note 00, 05 and 10 have the rare word: they come first. */
+		const char *p =
+			cJSON_GetStringValue(cJSON_GetObjectItem(it, "path"));
+		CU_ASSERT(!strcmp(p, "e/Note 00.md") ||
+			  !strcmp(p, "e/Note 05.md") ||
+			  !strcmp(p, "e/Note 10.md"));
+		double sc =
+			cJSON_GetNumberValue(cJSON_GetObjectItem(it, "score"));
+		CU_ASSERT(sc <= last);
+		last = sc;
+	}
+	cJSON_Delete(r);
+	tv_close(&t);
+}
+
+/* A word or a phrase alone is ranked in one pass with weight 1 and its
+ * page scored with the count that pass made: its pages and scores are
+ * those of the same query ranked with its rarity counted first (a NOT
+ * that excludes nothing makes it another query), page after page. */
+static void same_as(const char *p, double sc, size_t i, void *ud)
+{
+	const cJSON *want = cJSON_GetArrayItem(ud, (int)i);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(want);
+	CU_ASSERT_STRING_EQUAL(
+		p, cJSON_GetStringValue(cJSON_GetObjectItem(want, "path")));
+	CU_ASSERT_DOUBLE_EQUAL(
+		sc, cJSON_GetNumberValue(cJSON_GetObjectItem(want, "score")),
+		1e-9);
+}
+
+static void test_one_pass(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	for (int i = 0; i < 30; i++) {
+		char p[64];
+		struct sbuf b = {0};
+		for (int k = 0; k <= i % 6; k++)
+			sb_puts(&b, i % 4 ? "the sea lark sings\n"
+					  : "a lark over the sea\n");
+		/* Every note of its own length: no two score the same
+		 * (notes that do are in no set order across pages). */
+		for (int k = 0; k < i; k++)
+			sb_puts(&b, "filler ");
+		snprintf(p, sizeof(p), "o/Note %02d.md", i);
+		tv_write(&t, p, b.s);
+		sb_free(&b);
+	}
+	tv_write(&t, "o/Sea Lark.md", "named after it\n");
+	tv_write(&t, "o/Other.md", "nothing of the kind\n");
+	open_indexed(&t);
+	static const char *const q[][2] = {
+		{"lark", "lark -qqzzx"},
+		{"\"sea lark\"", "\"sea lark\" -qqzzx"},
+	};
+	static const int totals[] = {31, 23};
+	for (size_t i = 0; i < ARRAY_SIZE(q); i++) {
+		cJSON *want = ft(&t, q[i][1], "{\"limit\": 100}");
+		CU_ASSERT_PTR_NOT_NULL_FATAL(want);
+		CU_ASSERT_EQUAL(cJSON_GetNumberValue(
+					cJSON_GetObjectItem(want, "total")),
+				totals[i]);
+		size_t pages;
+		CU_ASSERT_EQUAL(page_all(&t, q[i][0], 4, totals[i], same_as,
+					 cJSON_GetObjectItem(want, "results"),
+					 &pages),
+				(size_t)totals[i]);
+		CU_ASSERT_EQUAL(pages, (size_t)(totals[i] + 3) / 4);
+		cJSON_Delete(want);
+	}
+	tv_close(&t);
+}
+
 /* Big notes with a word on every line: ranking and snippets do bounded
  * work per note (FTS5's snippet() took minutes on 5 MB), the snippet is
  * the first hit's window wherever it is. */
@@ -1454,6 +1553,10 @@ int main(void)
 		{"paging: every result once; bad cursors", test_paging},
 		{"pruned ranking: the pages of ranking every hit",
 		 test_pruned_pages},
+		{"one word or phrase: ranked in one pass, scored by its count",
+		 test_one_pass},
+		{"a word in every note: the total without a count",
+		 test_word_in_every_note},
 		{"unicode: Cyrillic, diacritics, CJK", test_unicode},
 		{"not_utf8_snippets", test_not_utf8_snippets},
 		{"case_sensitive", test_case_sensitive},

@@ -370,7 +370,7 @@ static struct rank_data *rank_data(const Fts5ExtensionApi *api,
 			api->xQueryPhrase(fts, p, &hits, count_rows);
 		double idf = log(((double)nrow - (double)hits + 0.5) /
 				 ((double)hits + 0.5));
-		d->idf[p] = idf > 1e-6 ? idf : 1e-6;
+		d->idf[p] = hits < 0 ? 1 : idf > 1e-6 ? idf : 1e-6;
 	}
 	if (api->xSetAuxdata(fts, d, rank_data_free) != SQLITE_OK)
 		return NULL; /* freed by xSetAuxdata */
@@ -384,7 +384,9 @@ static struct rank_data *rank_data(const Fts5ExtensionApi *api,
  * instances in a note are counted up to COUNT_MAX and the rest
  * estimated: bm25() looks at every instance, millions in a big note.
  * With document counts, only the phrases they are given for score (the
- * others only select notes), and they are not counted again.
+ * others only select notes), and they are not counted again; a count
+ * below zero weighs its phrase 1 (an order of notes by one phrase
+ * without counting them first).
  */
 static void vrank(const Fts5ExtensionApi *api, Fts5Context *fts,
 		  sqlite3_context *ctx, int argc, sqlite3_value **argv)

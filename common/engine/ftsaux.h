@@ -6,7 +6,7 @@
  * vrank(fts, w0, w1 [, df0, df1, ...]): BM25 with column weights, like
  * FTS5's bm25(), with a phrase's instances counted up to a bound (bm25()
  * reads every one); with the phrases' document counts given, only those
- * phrases score.
+ * phrases score (a count below zero: its phrase weighs 1).
  *
  * The full-text search's snippet, "vsnippet(fts, column [, table,
  * column [, phrases]])": the words

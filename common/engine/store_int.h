@@ -26,7 +26,8 @@
 #define POOL_MAX 8
 /* Ranking: BM25 with a note's name and aliases weighing ten times its
  * text, with bounded work per note (ftsaux.h). */
-#define RANK "vrank(10.0, 1.0)"
+#define RANK_WEIGHTS "10.0, 1.0"
+#define RANK "vrank(" RANK_WEIGHTS ")"
 /* Trigrams taken from a long content query (the rest is checked). */
 #define MAX_TRIGRAMS 24
 
@@ -136,15 +137,12 @@ void sto_snippets(sqlite3 *db, struct ptrvec *hits, const char *match,
 		  const char *cjk);
 
 /* store_rank.c */
-int sto_ranked(struct store *s, sqlite3 *db, const char *sel,
-	       const char *driver, const struct sql *w, const struct qnode *q,
-	       uint64_t gen, size_t offset, size_t limit, struct ptrvec *hits,
-	       char **ret_msg);
+int sto_topk(struct store *s, sqlite3 *db, const char *match,
+	     const struct qnode *q, uint64_t gen, size_t offset, size_t limit,
+	     struct ptrvec *hits, size_t *ret_total, char **ret_msg);
 
 /* store_search.c */
 int sto_search_error(struct store *s, sqlite3 *db, char **ret_msg);
-int sto_collect(struct store *s, sqlite3 *db, sqlite3_stmt *st,
-		struct ptrvec *hits, char **ret_msg);
 void sto_drop_hits(struct ptrvec *hits);
 
 /* The languages whose stems the words of the query being planned bring

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The ranked page of a search: for a plain query's words joined by OR,
- * the top k without ranking every hit (MaxScore, below), with the words'
- * note counts cached per generation; otherwise FTS5 ranks every hit.
+ * The ranked page of a search of words alone: for a plain query's words
+ * joined by OR, the top k without ranking every hit (MaxScore, below),
+ * with the words' note counts cached per generation; otherwise every hit
+ * ranked in one pass that also counts them.
  */
 #include "store_int.h"
 
@@ -131,7 +132,7 @@ static bool prune_init(struct store *s, sqlite3 *db, const struct qnode *q,
 	p->bound = xcalloc(p->n, sizeof(*p->bound));
 	p->order = xcalloc(p->n, sizeof(*p->order));
 	struct sbuf all = {0}, rank = {0};
-	sb_puts(&rank, "vrank(10.0, 1.0");
+	sb_puts(&rank, "vrank(" RANK_WEIGHTS);
 	bool ok = true;
 	for (size_t i = 0; i < p->n && ok; i++) {
 		struct sbuf e = {0};
@@ -179,58 +180,276 @@ static bool prune_next(struct prune *p)
 	return true;
 }
 
-/* Whether the page found under the current plan is the page of every
- * hit: the notes left out score below its need-th (last) score. */
-static bool prune_exact(const struct prune *p, const struct ptrvec *hits,
-			size_t need_on_page)
+/* ---- one pass over the hits ------------------------------------------------
+ * The hits of a MATCH expression are read once, unsorted, each scored as
+ * it comes; the best offset + limit are kept in a heap (FTS5's own ORDER
+ * BY rank writes every hit to a sorter and sorts them all), and the rows
+ * read are the total when the expression is the query's own (no separate
+ * count of the same hits).
+ */
+
+struct scored {
+	int64_t id;
+	double score;
+};
+
+/* Ranks below: a lower score, or as high with a higher id. */
+static bool worse(const struct scored *a, const struct scored *b)
+{
+	return a->score < b->score || (a->score == b->score && a->id > b->id);
+}
+
+/* The best k seen, the worst of them at v[0] (a binary heap). */
+struct topk {
+	struct scored *v;
+	size_t n, k;
+};
+
+static void topk_add(struct topk *t, int64_t id, double score)
+{
+	struct scored x = {id, score};
+	size_t i;
+	if (t->n < t->k) {
+		for (i = t->n++; i > 0 && worse(&x, &t->v[(i - 1) / 2]);
+		     i = (i - 1) / 2)
+			t->v[i] = t->v[(i - 1) / 2];
+		t->v[i] = x;
+		return;
+	}
+	if (!t->k || !worse(&t->v[0], &x))
+		return;
+	for (i = 0;;) {
+		size_t c = 2 * i + 1;
+		if (c >= t->n)
+			break;
+		if (c + 1 < t->n && worse(&t->v[c + 1], &t->v[c]))
+			c++;
+		if (!worse(&t->v[c], &x))
+			break;
+		t->v[i] = t->v[c];
+		i = c;
+	}
+	t->v[i] = x;
+}
+
+static int cmp_better(const void *a, const void *b)
+{
+	const struct scored *x = a, *y = b;
+	return worse(y, x) ? -1 : worse(x, y) ? 1 : 0;
+}
+
+/* The hits of match scored by the rank function rank: the best t->k of
+ * them in t->v, best first; *ret_rows: how many there were. */
+static int topk_pass(struct store *s, sqlite3 *db, sqlite3_stmt *st,
+		     const char *match, const char *rank, struct topk *t,
+		     size_t *ret_rows, char **ret_msg)
+{
+	sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, rank, -1, SQLITE_STATIC);
+	size_t rows = 0;
+	int r;
+	t->n = 0;
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		rows++;
+		topk_add(t, sqlite3_column_int64(st, 0),
+			 -sqlite3_column_double(st, 1));
+	}
+	int err = r == SQLITE_DONE ? 0 : sto_search_error(s, db, ret_msg);
+	sqlite3_reset(st);
+	qsort(t->v, t->n, sizeof(*t->v), cmp_better);
+	*ret_rows = rows;
+	return err;
+}
+
+/* A hit of the page with the name it is ordered by after its score. */
+struct named {
+	struct store_hit *h;
+	char *name;
+};
+
+static int cmp_named(const void *a, const void *b)
+{
+	const struct named *x = a, *y = b;
+	if (x->h->score != y->h->score)
+		return x->h->score > y->h->score ? -1 : 1;
+	int c = strcmp(x->name, y->name);
+	return c ? c : strcmp(x->h->path, y->h->path);
+}
+
+/* One hit of the page: its note's path and name (none: the note is not
+ * in the notes table, and the hit is left out) and its snippet. */
+static bool page_hit(sqlite3_stmt *note, sqlite3_stmt *snip, bool rescore,
+		     const struct scored *sc, struct named *out)
+{
+	sqlite3_bind_int64(note, 1, sc->id);
+	if (sqlite3_step(note) != SQLITE_ROW) {
+		sqlite3_reset(note);
+		return false;
+	}
+	struct store_hit *h = xcalloc(1, sizeof(*h));
+	h->path = xstrdup((const char *)sqlite3_column_text(note, 0));
+	out->name = xstrdup((const char *)sqlite3_column_text(note, 1));
+	sqlite3_reset(note);
+	h->score = sc->score;
+	/* The id rides in line until the snippet is made. */
+	h->line = (int)sc->id;
+	sqlite3_bind_int64(snip, 2, sc->id);
+	bool row = sqlite3_step(snip) == SQLITE_ROW;
+	const char *t = row ? (const char *)sqlite3_column_text(snip, 0) : NULL;
+	h->snippet = xstrdup(t ? t : "");
+	if (row && rescore)
+		h->score = -sqlite3_column_double(snip, 1);
+	sqlite3_reset(snip);
+	out->h = h;
+	return true;
+}
+
+/* The page: t's hits from offset, ordered by score, name and path, with
+ * their snippets around the first nphrase phrases of match; with
+ * rescore, scored again by the rank function rescore. */
+static int topk_page(struct store *s, sqlite3 *db, const struct topk *t,
+		     size_t offset, const char *match, int64_t nphrase,
+		     const char *rescore, struct ptrvec *hits, char **ret_msg)
+{
+	sqlite3_stmt *note = NULL, *snip = NULL;
+	/* The rank column is computed whenever it is selected: only with
+	 * rescore (vrank without the counts would count every phrase). */
+	if (sqlite3_prepare_v2(db, "SELECT path, name FROM notes WHERE id = ?1",
+			       -1, &note, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(
+		    db,
+		    rescore ? "SELECT vsnippet(fts, 1, 'docz', 'body', ?3),"
+			      " rank FROM fts WHERE fts MATCH ?1 AND"
+			      " rowid = ?2 AND rank MATCH ?4"
+			    : "SELECT vsnippet(fts, 1, 'docz', 'body', ?3)"
+			      " FROM fts WHERE fts MATCH ?1 AND rowid = ?2",
+		    -1, &snip, NULL) != SQLITE_OK) {
+		int r = sto_search_error(s, db, ret_msg);
+		sqlite3_finalize(note);
+		return r;
+	}
+	sqlite3_bind_text(snip, 1, match, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(snip, 3, nphrase);
+	if (rescore)
+		sqlite3_bind_text(snip, 4, rescore, -1, SQLITE_STATIC);
+	size_t n = t->n > offset ? t->n - offset : 0, got = 0;
+	struct named *page = xcalloc(n + 1, sizeof(*page));
+	for (size_t i = 0; i < n; i++)
+		got += page_hit(note, snip, rescore != NULL, &t->v[offset + i],
+				&page[got]);
+	qsort(page, got, sizeof(*page), cmp_named);
+	for (size_t i = 0; i < got; i++) {
+		pv_push(hits, page[i].h);
+		free(page[i].name);
+	}
+	free(page);
+	sqlite3_finalize(note);
+	sqlite3_finalize(snip);
+	return 0;
+}
+
+/* Whether the best need hits found under the current plan are those of
+ * every hit: the notes left out score below the need-th. */
+static bool prune_exact(const struct prune *p, const struct topk *t,
+			size_t need)
 {
 	if (p->m >= p->n)
 		return true;
-	if (hits->n < need_on_page || !hits->n)
+	if (t->n < need || !t->n)
 		return false;
 	double rest = 0;
 	for (size_t i = p->m; i < p->n; i++)
 		rest += p->bound[p->order[i]];
-	const struct store_hit *last = hits->v[hits->n - 1];
-	return rest * (1 + BOUND_MARGIN) < last->score;
+	return rest * (1 + BOUND_MARGIN) < t->v[t->n - 1].score;
 }
 
-/* The page of the ranked query sel (driver as ?1); for a words-only
- * query q (else NULL), without ranking every hit when it can (above).
- * gen: the generation the search began at. */
-int sto_ranked(struct store *s, sqlite3 *db, const char *sel,
-	       const char *driver, const struct sql *w, const struct qnode *q,
-	       uint64_t gen, size_t offset, size_t limit, struct ptrvec *hits,
-	       char **ret_msg)
+/* The notes indexed when a word of p is in every one of them (then so
+ * are the query's hits), else -1: their count needs no pass. */
+static int64_t every_note(sqlite3 *db, const struct prune *p)
+{
+	int64_t all = count_of(db, "SELECT count(*) FROM fts_docsize", NULL);
+	for (size_t i = 0; all > 0 && i < p->n; i++)
+		if (p->df[i] == all)
+			return all;
+	return -1;
+}
+
+/* The notes with any word of p: those with its commonest word (counted
+ * already) and those with another one but not that one, which FTS5
+ * counts by reading the other words' notes and skipping through the
+ * commonest word's (the union would read every one of them). */
+static int64_t union_count(struct store *s, sqlite3 *db, const struct prune *p,
+			   uint64_t gen)
+{
+	size_t c = 0;
+	for (size_t i = 1; i < p->n; i++)
+		if (p->df[i] > p->df[c])
+			c = i;
+	struct sbuf b = {0};
+	sb_puts(&b, "(");
+	for (size_t i = 0, k = 0; i < p->n; i++)
+		if (i != c)
+			sb_printf(&b, "%s%s", k++ ? " OR " : "", p->expr[i]);
+	sb_printf(&b, ") NOT %s", p->expr[c]);
+	int64_t rest = word_count(s, db, b.s, gen);
+	sb_free(&b);
+	return rest < 0 ? -1 : p->df[c] + rest;
+}
+
+/* The page of a query of words alone, match (q parsed): a plain
+ * query's words joined by OR without ranking every hit when it can
+ * (above), else every hit ranked in one pass that counts them too. gen:
+ * the generation the search began at. */
+int sto_topk(struct store *s, sqlite3 *db, const char *match,
+	     const struct qnode *q, uint64_t gen, size_t offset, size_t limit,
+	     struct ptrvec *hits, size_t *ret_total, char **ret_msg)
 {
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(db, sel, -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db,
+			       "SELECT rowid, rank FROM fts WHERE fts MATCH ?1"
+			       " AND rank MATCH ?2",
+			       -1, &st, NULL) != SQLITE_OK)
 		return sto_search_error(s, db, ret_msg);
 	struct prune p;
-	bool pruning = q && prune_init(s, db, q, gen, &p) && prune_next(&p);
+	bool pruning = prune_init(s, db, q, gen, &p) && prune_next(&p);
+	/* One word or phrase: its weight (how rare it is) does not change
+	 * the order of its hits, and they are counted as they are ranked;
+	 * the page is scored with the count. */
+	bool one = !pruning && sto_text_atom(q) && !q->prefix && !q->title;
+	struct topk t = {.k = offset + limit};
+	t.v = xcalloc(t.k + 1, sizeof(*t.v));
+	size_t rows = 0;
 	int r;
 	for (;;) {
-		const char *m = pruning ? p.match : driver;
-		if (m)
-			sqlite3_bind_text(st, 1, m, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
-		sqlite3_bind_int64(st, 3, (sqlite3_int64)offset);
-		sto_bind_params(st, w);
-		if (q) {
-			sqlite3_bind_text(st, 4, pruning ? p.rank : RANK, -1,
-					  SQLITE_STATIC);
-			sqlite3_bind_int64(st, 5,
-					   pruning ? (sqlite3_int64)p.n
-						   : INT32_MAX);
-		}
-		r = sto_collect(s, db, st, hits, ret_msg);
-		if (r < 0 || !pruning || prune_exact(&p, hits, limit) ||
+		r = topk_pass(s, db, st, pruning ? p.match : match,
+			      pruning ? p.rank
+			      : one   ? "vrank(" RANK_WEIGHTS ", -1)"
+				      : RANK,
+			      &t, &rows, ret_msg);
+		if (r < 0 || !pruning || prune_exact(&p, &t, t.k) ||
 		    !prune_next(&p))
 			break;
-		sto_drop_hits(hits);
-		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
+	/* A plan that read only some of the hits: they are counted (once
+	 * per generation: the next page's search counts no more). */
+	bool counted = !pruning || p.m >= p.n;
+	if (r == 0 && !counted) {
+		int64_t n = every_note(db, &p);
+		if (n < 0)
+			n = union_count(s, db, &p, gen);
+		if (n < 0)
+			r = sto_search_error(s, db, ret_msg);
+		rows = n < 0 ? 0 : (size_t)n;
+	}
+	_cleanup_free_ char *rescore =
+		one ? xasprintf("vrank(" RANK_WEIGHTS ", %zu)", rows) : NULL;
+	if (r == 0)
+		r = topk_page(s, db, &t, offset, pruning ? p.match : match,
+			      pruning ? (int64_t)p.n : INT32_MAX, rescore, hits,
+			      ret_msg);
+	*ret_total = rows;
+	free(t.v);
 	if (pruning)
 		prune_free(&p);
 	return r;

@@ -30,21 +30,18 @@ int sto_search_error(struct store *s, sqlite3 *db, char **ret_msg)
 	return -EIO;
 }
 
-/* The first place in text where one of the query's words (folded) is;
- * a fragment around it with the word marked. */
-
-int sto_collect(struct store *s, sqlite3 *db, sqlite3_stmt *st,
-		struct ptrvec *hits, char **ret_msg)
+/* The rows of a ranked query (path, score, id [, snippet]) as hits. */
+static int collect(struct store *s, sqlite3 *db, sqlite3_stmt *st,
+		   struct ptrvec *hits, char **ret_msg)
 {
 	int r;
-	bool snip = sqlite3_column_count(st) > 3;
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		struct store_hit *h = xcalloc(1, sizeof(*h));
 		h->path = xstrdup((const char *)sqlite3_column_text(st, 0));
 		h->score = sqlite3_column_double(st, 1);
 		/* The id rides in line until the snippet is made. */
 		h->line = (int)sqlite3_column_int64(st, 2);
-		if (snip) {
+		if (sqlite3_column_count(st) > 3) {
 			const char *t =
 				(const char *)sqlite3_column_text(st, 3);
 			h->snippet = xstrdup(t ? t : "");
@@ -97,6 +94,30 @@ void sto_drop_hits(struct ptrvec *hits)
 		free(h);
 	}
 	pv_free(hits);
+}
+
+/* The page of the ranked query sel (driver as ?1, the conditions of w
+ * from FIRST_PARAM). */
+static int ranked(struct store *s, sqlite3 *db, const char *sel,
+		  const char *driver, const struct sql *w, size_t offset,
+		  size_t limit, struct ptrvec *hits, char **ret_msg)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, sel, -1, &st, NULL) != SQLITE_OK)
+		return sto_search_error(s, db, ret_msg);
+	if (driver)
+		sqlite3_bind_text(st, 1, driver, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)limit);
+	sqlite3_bind_int64(st, 3, (sqlite3_int64)offset);
+	sto_bind_params(st, w);
+	int r = collect(s, db, st, hits, ret_msg);
+	sqlite3_finalize(st);
+	return r;
+}
+
+static bool has_prefix(const struct qnode *q)
+{
+	return q && (q->prefix || has_prefix(q->a) || has_prefix(q->b));
 }
 
 /* The plan of query q: the MATCH expression that drives it (NULL: none)
@@ -159,22 +180,24 @@ static char *plan(struct store *s, const struct qnode *q, bool cs,
 }
 
 /* The page's query (sel) and the count's (cnt) for the plan's MATCH
- * expression and conditions w; ranks: the query has words to rank by. */
+ * expression and conditions w (words alone without a prefix are
+ * sto_topk's); ranks: the query has words to rank by. */
 static void selects(const char *match, const struct sql *w, bool ranks,
 		    char **ret_sel, char **ret_cnt)
 {
 	char *sel, *cnt;
 	const char *cond = w->s.len ? w->s.s : "1";
 	if (match && !w->s.len) {
-		/* Words only: FTS5 ranks and keeps the page on its own, and
-		 * the notes table and the snippets are read for that page
-		 * alone; the total is counted, not ranked. */
-		sel = xstrdup("SELECT n.path, -r.rank, n.id, r.snip FROM"
-			      " (SELECT rowid, rank, vsnippet(fts, 1, 'docz',"
-			      " 'body', ?5) AS snip FROM fts WHERE fts MATCH"
-			      " ?1 AND rank MATCH ?4 ORDER BY rank"
-			      " LIMIT ?2 OFFSET ?3) r JOIN notes n ON n.id ="
-			      " r.rowid ORDER BY r.rank, n.name, n.path");
+		/* Words only, with a prefix (sto_topk's snippets would
+		 * expand it once per result): FTS5 ranks and keeps the page,
+		 * the snippets are made for it as it is read. */
+		sel = xstrdup(
+			"SELECT n.path, -r.rank, n.id, r.snip FROM"
+			" (SELECT rowid, rank, vsnippet(fts, 1, 'docz',"
+			" 'body', 2147483647) AS snip FROM fts WHERE fts"
+			" MATCH ?1 AND rank MATCH '" RANK "' ORDER BY"
+			" rank LIMIT ?2 OFFSET ?3) r JOIN notes n ON"
+			" n.id = r.rowid ORDER BY r.rank, n.name, n.path");
 		cnt = xstrdup("SELECT count(*) FROM fts WHERE fts MATCH ?1");
 	} else if (match) {
 		sel = xasprintf(
@@ -240,7 +263,9 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 	sto_first_cjk_word(q, false, &cjk);
 
 	_cleanup_free_ char *sel = NULL, *cnt = NULL;
-	selects(match, &w, rank.len > 0, &sel, &cnt);
+	bool topk = match && !w.s.len && !has_prefix(q);
+	if (!topk)
+		selects(match, &w, rank.len > 0, &sel, &cnt);
 	const char *driver = match ? match : rank.len ? rank.s : NULL;
 
 	int r = 0;
@@ -256,11 +281,15 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 	/* One snapshot for the total, the words' counts and the page (the
 	 * bound that spares ranking every hit relies on it). */
 	bool txn = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
-	total = count_rows(s, db, cnt, driver, &w, &r, ret_msg);
-	if (r == 0)
-		r = sto_ranked(s, db, sel, driver, &w,
-			       match && !w.s.len ? q : NULL, gen, offset, limit,
-			       &hits, ret_msg);
+	if (topk) {
+		r = sto_topk(s, db, match, q, gen, offset, limit, &hits, &total,
+			     ret_msg);
+	} else {
+		total = count_rows(s, db, cnt, driver, &w, &r, ret_msg);
+		if (r == 0)
+			r = ranked(s, db, sel, driver, &w, offset, limit, &hits,
+				   ret_msg);
+	}
 	if (r == 0)
 		sto_snippets(db, &hits, rank.len ? rank.s : NULL, cjk);
 	if (txn && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
