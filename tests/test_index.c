@@ -853,6 +853,22 @@ static void test_blob_round_trip(void)
 		/* Damaged: refused, never half read. */
 		for (size_t cut = 0; cut < len; cut++)
 			CU_ASSERT_PTR_NULL(note_from_blob(a->path, blob, cut));
+		/* A head (the layout's seven counts after the first six
+		 * bytes) that does not match the body: refused too. */
+		_cleanup_free_ unsigned char *bad = xmalloc(len);
+		for (size_t k = 0; k < 7; k++) {
+			for (int d = -1; d <= 1; d += 2) {
+				uint32_t v;
+				memcpy(bad, blob, len);
+				memcpy(&v, bad + 6 + 4 * k, 4);
+				if (d < 0 && v == 0)
+					continue;
+				v = (uint32_t)((int64_t)v + d);
+				memcpy(bad + 6 + 4 * k, &v, 4);
+				CU_ASSERT_PTR_NULL(
+					note_from_blob(a->path, bad, len));
+			}
+		}
 		note_free(a);
 		note_free(b);
 		note_free(c);

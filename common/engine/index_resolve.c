@@ -263,7 +263,9 @@ struct note *ix_resolve_key(const struct index *ix,
 
 	/* Wikilinks and embeds. */
 	const char *t = target[0] == '/' ? target + 1 : target;
-	bool relative = str_has_prefix(t, "./") || str_has_prefix(t, "../");
+	/* "./" or "../" (tested in place: this runs for every link). */
+	bool relative =
+		t[0] == '.' && (t[1] == '/' || (t[1] == '.' && t[2] == '/'));
 	if (relative && src) {
 		_cleanup_free_ char *p = join_dir(src->path, src->dirlen, t);
 		r = lookup_exact(ix, mv, p, &file);

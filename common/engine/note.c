@@ -194,6 +194,9 @@ static char *link_key(const char *target)
 
 struct pack {
 	char *s, *end; /* the strings' area, filled from s */
+	/* A stored note said it needed less room than it does (damage):
+	 * the strings since are the source's bytes, the note is dropped. */
+	bool over;
 };
 
 static size_t slen(const char *s)
@@ -231,11 +234,16 @@ static struct note *pack_alloc(size_t nlinks, size_t ntags, size_t naliases,
 	n->fm_keys = v += naliases + 1;
 	p->s = mem + strs_off;
 	p->end = p->s + strs;
+	p->over = false;
 	return n;
 }
 
 static char *pack_strn(struct pack *p, const char *s, size_t n)
 {
+	if ((size_t)(p->end - p->s) < n + 1) {
+		p->over = true;
+		return (char *)s;
+	}
 	char *r = p->s;
 	memcpy(r, s, n);
 	r[n] = 0;
@@ -251,6 +259,10 @@ static char *pack_str(struct pack *p, const char *s)
 /* The folded form of an ASCII string. */
 static char *pack_lower(struct pack *p, const char *s, size_t n)
 {
+	if ((size_t)(p->end - p->s) < n + 1) {
+		p->over = true;
+		return (char *)s;
+	}
 	char *r = p->s;
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
@@ -553,9 +565,19 @@ struct note *note_free(struct note *n)
 /*
  * Version 2 keeps the folded forms of what is not ASCII (the path, tags,
  * aliases and link keys), so that a restart does no Unicode folding; an
- * ASCII string's folded form is itself in lower case.
+ * ASCII string's folded form is itself in lower case. Version 5 heads
+ * the blob with the room the decoded note takes (struct layout), so a
+ * restart decodes each note in one pass.
  */
-#define BLOB_VERSION 4
+#define BLOB_VERSION 5
+
+/* Version, flags, the frontmatter's error line, then the layout's seven
+ * counts. */
+#define BLOB_LAYOUT_AT 6
+#define BLOB_HEAD (BLOB_LAYOUT_AT + 7 * 4)
+
+static void blob_layout(const char *path, const unsigned char *body, size_t len,
+			uint32_t ret[7]);
 
 static void put_u32(struct sbuf *b, uint32_t v)
 {
@@ -632,6 +654,8 @@ void *note_to_blob(const struct note *n, size_t *ret_len)
 		       ((n->read_flags & NOTE_READ_LEGACY_PROPERTIES) ? 8
 								      : 0)));
 	put_u32(&b, (uint32_t)n->fm_err_line);
+	for (int i = 0; i < 7; i++)
+		put_u32(&b, 0);
 	put_fold(&b, n->path, strlen(n->path), n->fold_path);
 	put_u32(&b, (uint32_t)n->ntags);
 	for (size_t i = 0; i < n->ntags; i++)
@@ -661,6 +685,10 @@ void *note_to_blob(const struct note *n, size_t *ret_len)
 	sb_add(&b, (const char *)n->props, n->props_len);
 	put_u32(&b, n->tasks_len);
 	sb_add(&b, (const char *)n->tasks, n->tasks_len);
+	uint32_t lo[7];
+	blob_layout(n->path, (const unsigned char *)b.s + BLOB_HEAD,
+		    b.len - BLOB_HEAD, lo);
+	memcpy(b.s + BLOB_LAYOUT_AT, lo, sizeof(lo));
 	*ret_len = b.len;
 	return sb_steal(&b);
 }
@@ -669,6 +697,14 @@ struct reader {
 	const unsigned char *p, *end;
 	bool bad;
 };
+
+/* The n bytes at s end in ".md", in any case (the decoder's hot path:
+ * no call per link). */
+static bool ends_md(const char *s, size_t n)
+{
+	return n >= 3 && s[n - 3] == '.' && (s[n - 2] | 0x20) == 'm' &&
+	       (s[n - 1] | 0x20) == 'd';
+}
 
 static uint32_t get_u32(struct reader *r)
 {
@@ -732,8 +768,9 @@ static struct span get_fold(struct reader *r, struct span src)
 }
 
 /*
- * The blob read twice: first (n NULL) to count what the note's block
- * needs (*lo), then to fill it.
+ * What the note's block needs: counted from the blob (n NULL) when it is
+ * written, stored at its head, and checked while it is read back into a
+ * block of that size (a damaged blob is dropped, never overrun).
  */
 struct layout {
 	size_t ntags, naliases, nkeys, nlinks, nprops, ntasks, strs;
@@ -746,12 +783,13 @@ static void read_props(struct reader *r, struct note *n, struct pack *p,
 	struct span pr = get_span(r, false);
 	if (r->bad)
 		return;
-	if (!p) {
-		if (!props_valid((const unsigned char *)pr.s, pr.n))
-			r->bad = true;
+	if (!props_valid((const unsigned char *)pr.s, pr.n) ||
+	    (p && pr.n != lo->nprops))
+		r->bad = true;
+	if (!p)
 		lo->nprops = pr.n;
+	if (!p || r->bad)
 		return;
-	}
 	if (pr.n)
 		memcpy((unsigned char *)n->props, pr.s, pr.n);
 }
@@ -763,12 +801,13 @@ static void read_tasks(struct reader *r, struct note *n, struct pack *p,
 	struct span ts = get_span(r, false);
 	if (r->bad)
 		return;
-	if (!p) {
-		if (!tasks_valid((const unsigned char *)ts.s, ts.n))
-			r->bad = true;
+	if (!tasks_valid((const unsigned char *)ts.s, ts.n) ||
+	    (p && ts.n != lo->ntasks))
+		r->bad = true;
+	if (!p)
 		lo->ntasks = ts.n;
+	if (!p || r->bad)
 		return;
-	}
 	if (ts.n)
 		memcpy((unsigned char *)n->tasks, ts.s, ts.n);
 }
@@ -796,7 +835,8 @@ static void read_links(struct reader *r, struct note *n, struct pack *p,
 		       struct layout *lo)
 {
 	uint32_t nl = get_u32(r);
-	if (r->bad || nl > (uint32_t)(r->end - r->p) / 17) {
+	if (r->bad || nl > (uint32_t)(r->end - r->p) / 17 ||
+	    (p && nl != lo->nlinks)) {
 		r->bad = true;
 		return;
 	}
@@ -824,7 +864,7 @@ static void read_links(struct reader *r, struct note *n, struct pack *p,
 			kb = kb ? kb + 1 : t.s;
 			k.s = kb;
 			k.n = t.n - (size_t)(kb - t.s);
-			if (k.n > 3 && !strncasecmp(kb + k.n - 3, ".md", 3))
+			if (k.n > 3 && ends_md(kb, k.n))
 				k.n -= 3;
 			kascii = is_ascii(k.s, k.n);
 			if (!kascii)
@@ -850,6 +890,19 @@ static void read_links(struct reader *r, struct note *n, struct pack *p,
 	}
 }
 
+/* A count: recorded in *field when counting (p NULL), else checked
+ * against it (0 and r->bad when it differs). */
+static uint32_t layout_count(struct reader *r, const struct pack *p,
+			     size_t *field)
+{
+	uint32_t n = get_count(r);
+	if (!p)
+		*field = n;
+	else if (n != *field)
+		r->bad = true;
+	return r->bad ? 0 : n;
+}
+
 static void read_blob(struct reader *r, const char *path, struct note *n,
 		      struct pack *p, struct layout *lo)
 {
@@ -862,15 +915,16 @@ static void read_blob(struct reader *r, const char *path, struct note *n,
 	const char *b = strrchr(path, '/');
 	b = b ? b + 1 : path;
 	size_t bn = strlen(b);
-	size_t nn = bn > 3 && str_has_suffix_ci(b, ".md") ? bn - 3 : bn;
+	size_t nn = bn > 3 && ends_md(b, bn) ? bn - 3 : bn;
 	const char *fb = fp.s ? memrchr(fp.s, '/', fp.n) : NULL;
 	fb = fb ? fb + 1 : fp.s;
 	size_t fbn = fp.s ? fp.n - (size_t)(fb - fp.s) : 0;
 	size_t fnn = fbn > 3 && !memcmp(fb + fbn - 3, ".md", 3) ? fbn - 3 : fbn;
-	uint32_t nt = get_count(r);
+	uint32_t nt = layout_count(r, p, &lo->ntags);
+	if (r->bad)
+		return;
 	if (!p) {
 		lo->strs += pl + 1 + nn + 1 + fp.n + 1 + fnn + 1;
-		lo->ntags = nt;
 	} else {
 		n->path = pack_strn(p, path, pl);
 		n->name = pack_strn(p, b, nn);
@@ -879,24 +933,20 @@ static void read_blob(struct reader *r, const char *path, struct note *n,
 		n->fold_name = pack_strn(p, n->fold_path + (fb - fp.s), fnn);
 		const char *slash = strrchr(path, '/');
 		n->dirlen = slash ? (size_t)(slash - path) : 0;
-		const char *fslash = strrchr(n->fold_path, '/');
-		n->fold_dirlen = fslash ? (size_t)(fslash - n->fold_path) : 0;
+		/* From fp: the fold is not terminated if p ran out. */
+		n->fold_dirlen = fb > fp.s ? (size_t)(fb - 1 - fp.s) : 0;
 		n->ntags = nt;
 	}
 	for (uint32_t i = 0; i < nt && !r->bad; i++)
 		read_folded(r, p, p ? &n->tags[i] : NULL,
 			    p ? &n->fold_tags[i] : NULL, lo);
-	uint32_t na = get_count(r);
-	if (!p)
-		lo->naliases = na;
-	else
+	uint32_t na = layout_count(r, p, &lo->naliases);
+	if (p)
 		n->naliases = na;
 	for (uint32_t i = 0; i < na && !r->bad; i++)
 		read_folded(r, p, p ? &n->aliases[i] : NULL,
 			    p ? &n->alias_folds[i] : NULL, lo);
-	uint32_t nk = get_count(r);
-	if (!p)
-		lo->nkeys = nk;
+	uint32_t nk = layout_count(r, p, &lo->nkeys);
 	for (uint32_t i = 0; i < nk && !r->bad; i++) {
 		struct span k = get_span(r, false);
 		if (r->bad)
@@ -913,24 +963,61 @@ static void read_blob(struct reader *r, const char *path, struct note *n,
 		read_tasks(r, n, p, lo);
 }
 
+static void blob_layout(const char *path, const unsigned char *body, size_t len,
+			uint32_t ret[7])
+{
+	struct layout lo = {0};
+	struct reader r = {body, body + len, false};
+	read_blob(&r, path, NULL, NULL, &lo);
+	size_t v[7] = {lo.ntags,  lo.naliases, lo.nkeys, lo.nlinks,
+		       lo.nprops, lo.ntasks,   lo.strs};
+	for (int i = 0; i < 7; i++)
+		ret[i] = r.bad || v[i] > UINT32_MAX ? UINT32_MAX
+						    : (uint32_t)v[i];
+}
+
+/* The layout at a blob's head, within what len bytes can hold (the
+ * strings: each byte at most twice, and the four forms of the path). */
+static bool blob_head(const unsigned char *b, size_t len, size_t pl,
+		      struct layout *lo)
+{
+	uint32_t h[7];
+	memcpy(h, b + BLOB_LAYOUT_AT, sizeof(h));
+	size_t body = len - BLOB_HEAD;
+	*lo = (struct layout){.ntags = h[0],
+			      .naliases = h[1],
+			      .nkeys = h[2],
+			      .nlinks = h[3],
+			      .nprops = h[4],
+			      .ntasks = h[5],
+			      .strs = h[6]};
+	return lo->ntags <= body / 4 && lo->naliases <= body / 4 &&
+	       lo->nkeys <= body / 4 && lo->nlinks <= body / 17 &&
+	       lo->nprops <= body && lo->ntasks <= body &&
+	       lo->strs <= 3 * body + 4 * (pl + 1);
+}
+
 struct note *note_from_blob(const char *path, const void *blob, size_t len)
 {
 	const unsigned char *b = blob;
-	if (len < 6 || b[0] != BLOB_VERSION)
+	if (len < BLOB_HEAD || b[0] != BLOB_VERSION)
 		return NULL;
 	unsigned flags = b[1];
 	uint32_t err_line;
 	memcpy(&err_line, b + 2, 4);
-	struct layout lo = {0};
-	struct reader r = {b + 6, b + len, false};
-	read_blob(&r, path, NULL, NULL, &lo);
-	if (r.bad || r.p != r.end)
+	struct layout lo;
+	if (!blob_head(b, len, strlen(path), &lo))
 		return NULL;
 	struct pack p;
 	struct note *n = pack_alloc(lo.nlinks, lo.ntags, lo.naliases, lo.nkeys,
 				    lo.nprops, lo.ntasks, lo.strs, &p);
-	r = (struct reader){b + 6, b + len, false};
+	struct reader r = {b + BLOB_HEAD, b + len, false};
 	read_blob(&r, path, n, &p, &lo);
+	/* All of it read, into exactly the room it said it takes. */
+	if (r.bad || r.p != r.end || p.over || p.s != p.end) {
+		free(n);
+		return NULL;
+	}
 	n->fm_invalid = flags & 1;
 	n->fm_unread = flags & 4;
 	n->too_big = (flags & 2) != 0;
