@@ -282,6 +282,20 @@ static void test_path_helpers(void)
 	ASSERT_STR_EQ(p, "a/c");
 	free(p);
 	CU_ASSERT_PTR_NULL(path_normalize("a/../../x"));
+	CU_ASSERT_PTR_NULL(path_normalize(".."));
+	static const char *const norm[][2] = {
+		{"/a//b/", "a/b"},
+		{"a/..", ""},
+		{"./x", "x"},
+		{"", ""},
+		{"a/b/c/../../d", "a/d"},
+		{"x/.y/..z", "x/.y/..z"},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(norm); i++) {
+		p = path_normalize(norm[i][0]);
+		ASSERT_STR_EQ(p, norm[i][1]);
+		free(p);
+	}
 	CU_ASSERT_TRUE(path_is_note("a/b.md"));
 	CU_ASSERT_TRUE(path_is_note("a/b.MD"));
 	CU_ASSERT_FALSE(path_is_note(".md"));

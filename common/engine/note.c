@@ -65,31 +65,31 @@ char *path_note_name(const char *path)
 
 char *path_normalize(const char *path)
 {
-	struct ptrvec parts = {0};
-	_cleanup_free_ char *copy = xstrdup(path);
-	char *save = NULL;
-	for (char *t = strtok_r(copy, "/", &save); t;
-	     t = strtok_r(NULL, "/", &save)) {
-		if (strcmp(t, ".") == 0)
-			continue;
-		if (strcmp(t, "..") == 0) {
-			if (!parts.n) {
-				pv_free(&parts);
+	/* In one buffer: the result is never longer than path. */
+	size_t len = 0;
+	char *r = xmalloc(strlen(path) + 1);
+	for (const char *s = path;;) {
+		const char *e = strchr(s, '/');
+		size_t l = e ? (size_t)(e - s) : strlen(s);
+		if (l == 2 && s[0] == '.' && s[1] == '.') {
+			if (!len) {
+				free(r);
 				return NULL;
 			}
-			parts.n--;
-			continue;
+			const char *up = memrchr(r, '/', len);
+			len = up ? (size_t)(up - r) : 0;
+		} else if (l && !(l == 1 && s[0] == '.')) {
+			if (len)
+				r[len++] = '/';
+			memcpy(r + len, s, l);
+			len += l;
 		}
-		pv_push(&parts, t);
+		if (!e)
+			break;
+		s = e + 1;
 	}
-	struct sbuf b = {0};
-	for (size_t i = 0; i < parts.n; i++) {
-		if (i)
-			sb_putc(&b, '/');
-		sb_puts(&b, parts.v[i]);
-	}
-	pv_free(&parts);
-	return sb_steal(&b);
+	r[len] = 0;
+	return r;
 }
 
 bool tag_matches(const char *tag, const char *query)
