@@ -282,6 +282,20 @@ static void test_path_helpers(void)
 	ASSERT_STR_EQ(p, "a/c");
 	free(p);
 	CU_ASSERT_PTR_NULL(path_normalize("a/../../x"));
+	CU_ASSERT_PTR_NULL(path_normalize(".."));
+	static const char *const norm[][2] = {
+		{"/a//b/", "a/b"},
+		{"a/..", ""},
+		{"./x", "x"},
+		{"", ""},
+		{"a/b/c/../../d", "a/d"},
+		{"x/.y/..z", "x/.y/..z"},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(norm); i++) {
+		p = path_normalize(norm[i][0]);
+		ASSERT_STR_EQ(p, norm[i][1]);
+		free(p);
+	}
 	CU_ASSERT_TRUE(path_is_note("a/b.md"));
 	CU_ASSERT_TRUE(path_is_note("a/b.MD"));
 	CU_ASSERT_FALSE(path_is_note(".md"));
@@ -853,6 +867,22 @@ static void test_blob_round_trip(void)
 		/* Damaged: refused, never half read. */
 		for (size_t cut = 0; cut < len; cut++)
 			CU_ASSERT_PTR_NULL(note_from_blob(a->path, blob, cut));
+		/* A head (the layout's seven counts after the first six
+		 * bytes) that does not match the body: refused too. */
+		_cleanup_free_ unsigned char *bad = xmalloc(len);
+		for (size_t k = 0; k < 7; k++) {
+			for (int d = -1; d <= 1; d += 2) {
+				uint32_t v;
+				memcpy(bad, blob, len);
+				memcpy(&v, bad + 6 + 4 * k, 4);
+				if (d < 0 && v == 0)
+					continue;
+				v = (uint32_t)((int64_t)v + d);
+				memcpy(bad + 6 + 4 * k, &v, 4);
+				CU_ASSERT_PTR_NULL(
+					note_from_blob(a->path, bad, len));
+			}
+		}
 		note_free(a);
 		note_free(b);
 		note_free(c);

@@ -259,9 +259,14 @@ static void *resolve_worker(void *arg)
  */
 void index_resolve_all(struct index *ix)
 {
-	struct ptrvec all = {0};
-	size_t it = 0;
+	/* Every link's slot allocated at once (1,000,000 and more). */
+	size_t nlinks = 0, it = 0;
 	void *v;
+	while (hmap_next(ix->by_path, &it, NULL, &v))
+		nlinks += ((struct note *)v)->nlinks;
+	struct ptrvec all = {.v = xmalloc((nlinks + 1) * sizeof(void *)),
+			     .cap = nlinks + 1};
+	it = 0;
 	while (hmap_next(ix->by_path, &it, NULL, &v)) {
 		struct note *n = v;
 		pv_free(&n->incoming);

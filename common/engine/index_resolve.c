@@ -84,11 +84,23 @@ static bool path_plain(const char *p)
 	}
 }
 
+/* a (n bytes), then sep (when not 0), then b: the resolver's joins, a
+ * few per link, without a printf. */
+static char *join3(const char *a, size_t n, char sep, const char *b)
+{
+	size_t bl = strlen(b), sl = sep ? 1 : 0;
+	char *r = xmalloc(n + sl + bl + 1);
+	memcpy(r, a, n);
+	if (sep)
+		r[n] = sep;
+	memcpy(r + n + sl, b, bl + 1);
+	return r;
+}
+
 static char *join_dir(const char *src_path, size_t dirlen, const char *rel)
 {
 	_cleanup_free_ char *j =
-		dirlen ? xasprintf("%.*s/%s", (int)dirlen, src_path, rel)
-		       : xstrdup(rel);
+		dirlen ? join3(src_path, dirlen, '/', rel) : xstrdup(rel);
 	return path_normalize(j);
 }
 
@@ -207,7 +219,7 @@ static struct note *lookup_exact(const struct index *ix,
 		if (n)
 			return n;
 	}
-	_cleanup_free_ char *fm = xasprintf("%s.md", f);
+	_cleanup_free_ char *fm = join3(f, strlen(f), 0, ".md");
 	struct note *n = path_get(ix, mv, false, fm);
 	if (n)
 		return n;
@@ -263,7 +275,9 @@ struct note *ix_resolve_key(const struct index *ix,
 
 	/* Wikilinks and embeds. */
 	const char *t = target[0] == '/' ? target + 1 : target;
-	bool relative = str_has_prefix(t, "./") || str_has_prefix(t, "../");
+	/* "./" or "../" (tested in place: this runs for every link). */
+	bool relative =
+		t[0] == '.' && (t[1] == '/' || (t[1] == '.' && t[2] == '/'));
 	if (relative && src) {
 		_cleanup_free_ char *p = join_dir(src->path, src->dirlen, t);
 		r = lookup_exact(ix, mv, p, &file);
@@ -287,7 +301,7 @@ struct note *ix_resolve_key(const struct index *ix,
 	_cleanup_free_ char *ft = fold_key(t);
 	_cleanup_free_ char *tn = str_has_suffix(ft, ".md")
 					  ? xstrdup(ft)
-					  : xasprintf("%s.md", ft);
+					  : join3(ft, strlen(ft), 0, ".md");
 	const char *b = strrchr(tn, '/');
 	_cleanup_free_ char *bkey =
 		xstrndup(b ? b + 1 : tn, strlen(b ? b + 1 : tn) - 3);

@@ -65,31 +65,31 @@ char *path_note_name(const char *path)
 
 char *path_normalize(const char *path)
 {
-	struct ptrvec parts = {0};
-	_cleanup_free_ char *copy = xstrdup(path);
-	char *save = NULL;
-	for (char *t = strtok_r(copy, "/", &save); t;
-	     t = strtok_r(NULL, "/", &save)) {
-		if (strcmp(t, ".") == 0)
-			continue;
-		if (strcmp(t, "..") == 0) {
-			if (!parts.n) {
-				pv_free(&parts);
+	/* In one buffer: the result is never longer than path. */
+	size_t len = 0;
+	char *r = xmalloc(strlen(path) + 1);
+	for (const char *s = path;;) {
+		const char *e = strchr(s, '/');
+		size_t l = e ? (size_t)(e - s) : strlen(s);
+		if (l == 2 && s[0] == '.' && s[1] == '.') {
+			if (!len) {
+				free(r);
 				return NULL;
 			}
-			parts.n--;
-			continue;
+			const char *up = memrchr(r, '/', len);
+			len = up ? (size_t)(up - r) : 0;
+		} else if (l && !(l == 1 && s[0] == '.')) {
+			if (len)
+				r[len++] = '/';
+			memcpy(r + len, s, l);
+			len += l;
 		}
-		pv_push(&parts, t);
+		if (!e)
+			break;
+		s = e + 1;
 	}
-	struct sbuf b = {0};
-	for (size_t i = 0; i < parts.n; i++) {
-		if (i)
-			sb_putc(&b, '/');
-		sb_puts(&b, parts.v[i]);
-	}
-	pv_free(&parts);
-	return sb_steal(&b);
+	r[len] = 0;
+	return r;
 }
 
 bool tag_matches(const char *tag, const char *query)
@@ -192,10 +192,6 @@ static char *link_key(const char *target)
 
 /* ---- packing ---------------------------------------------------------- */
 
-struct pack {
-	char *s, *end; /* the strings' area, filled from s */
-};
-
 static size_t slen(const char *s)
 {
 	return s ? strlen(s) + 1 : 0;
@@ -204,9 +200,9 @@ static size_t slen(const char *s)
 /* A note's block: the note, its property bytes (right after it: queries
  * read the two together), its task bytes, nlinks links, the six string arrays
  * (each NULL-ended) and strs bytes of strings; all zero but the strings. */
-static struct note *pack_alloc(size_t nlinks, size_t ntags, size_t naliases,
-			       size_t nkeys, size_t nprops, size_t ntasks,
-			       size_t strs, struct pack *p)
+struct note *note_pack_alloc(size_t nlinks, size_t ntags, size_t naliases,
+			     size_t nkeys, size_t nprops, size_t ntasks,
+			     size_t strs, struct pack *p)
 {
 	size_t props_off = sizeof(struct note);
 	size_t tasks_off = props_off + nprops;
@@ -231,11 +227,16 @@ static struct note *pack_alloc(size_t nlinks, size_t ntags, size_t naliases,
 	n->fm_keys = v += naliases + 1;
 	p->s = mem + strs_off;
 	p->end = p->s + strs;
+	p->over = false;
 	return n;
 }
 
-static char *pack_strn(struct pack *p, const char *s, size_t n)
+char *note_pack_strn(struct pack *p, const char *s, size_t n)
 {
+	if ((size_t)(p->end - p->s) < n + 1) {
+		p->over = true;
+		return (char *)s;
+	}
 	char *r = p->s;
 	memcpy(r, s, n);
 	r[n] = 0;
@@ -245,12 +246,16 @@ static char *pack_strn(struct pack *p, const char *s, size_t n)
 
 static char *pack_str(struct pack *p, const char *s)
 {
-	return s ? pack_strn(p, s, strlen(s)) : NULL;
+	return s ? note_pack_strn(p, s, strlen(s)) : NULL;
 }
 
 /* The folded form of an ASCII string. */
-static char *pack_lower(struct pack *p, const char *s, size_t n)
+char *note_pack_lower(struct pack *p, const char *s, size_t n)
 {
+	if ((size_t)(p->end - p->s) < n + 1) {
+		p->over = true;
+		return (char *)s;
+	}
 	char *r = p->s;
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
@@ -287,7 +292,7 @@ static void loose_free(struct note *n)
 
 /* n->fold_aliases: the distinct strings of n->alias_folds (pointers to
  * them). */
-static void distinct_folds(struct note *n)
+void note_distinct_folds(struct note *n)
 {
 	struct hmap *seen = n->naliases > 8 ? hmap_new() : NULL;
 	size_t k = 0;
@@ -332,8 +337,8 @@ static struct note *pack(struct note *l)
 		strs += slen(l->links[i].target) + slen(l->links[i].subpath) +
 			slen(l->links[i].alias) + slen(l->links[i].key);
 	struct pack p;
-	struct note *n = pack_alloc(l->nlinks, l->ntags, l->naliases, nk,
-				    l->props_len, l->tasks_len, strs, &p);
+	struct note *n = note_pack_alloc(l->nlinks, l->ntags, l->naliases, nk,
+					 l->props_len, l->tasks_len, strs, &p);
 	const unsigned char *props = n->props, *tasks = n->tasks;
 	struct link *links = n->links;
 	char **lists[6] = {n->tags,	   n->fold_tags,    n->aliases,
@@ -362,7 +367,7 @@ static struct note *pack(struct note *l)
 	n->tasks = tasks;
 	if (l->tasks_len)
 		memcpy((unsigned char *)tasks, l->tasks, l->tasks_len);
-	distinct_folds(n);
+	note_distinct_folds(n);
 	for (size_t i = 0; i < l->nlinks; i++) {
 		const struct link *a = &l->links[i];
 		struct link *b = &n->links[i];
@@ -545,413 +550,4 @@ struct note *note_free(struct note *n)
 	pv_free(&n->incoming);
 	free(n); /* the block */
 	return NULL;
-}
-
-/* ---- blobs ------------------------------------------------------------------
- */
-
-/*
- * Version 2 keeps the folded forms of what is not ASCII (the path, tags,
- * aliases and link keys), so that a restart does no Unicode folding; an
- * ASCII string's folded form is itself in lower case.
- */
-#define BLOB_VERSION 4
-
-static void put_u32(struct sbuf *b, uint32_t v)
-{
-	sb_add(b, (const char *)&v, sizeof(v));
-}
-
-static void put_str(struct sbuf *b, const char *s)
-{
-	if (!s) {
-		put_u32(b, UINT32_MAX);
-		return;
-	}
-	uint32_t n = (uint32_t)strlen(s);
-	put_u32(b, n);
-	sb_add(b, s, n);
-}
-
-static bool is_ascii(const char *s, size_t n)
-{
-	size_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		uint64_t w;
-		memcpy(&w, s + i, 8);
-		if (w & 0x8080808080808080ull)
-			return false;
-	}
-	for (; i < n; i++)
-		if ((unsigned char)s[i] >= 0x80)
-			return false;
-	return true;
-}
-
-/* Where a folded form is the string itself (text without case: CJK,
- * lower-case words). */
-#define FOLD_SAME (UINT32_MAX - 1)
-
-/* The folded form of the n bytes at s, when they are not ASCII. */
-static void put_fold(struct sbuf *b, const char *s, size_t n, const char *fold)
-{
-	if (is_ascii(s, n))
-		return;
-	if (strlen(fold) == n && !memcmp(fold, s, n))
-		put_u32(b, FOLD_SAME);
-	else
-		put_str(b, fold);
-}
-
-/* A string and its folded form. */
-static void put_folded(struct sbuf *b, const char *s, const char *fold)
-{
-	put_str(b, s);
-	put_fold(b, s, strlen(s), fold);
-}
-
-/* The basename a link key is made of (link_key()). */
-static void key_source(const char *target, const char **ret, size_t *ret_n)
-{
-	const char *b = strrchr(target, '/');
-	b = b ? b + 1 : target;
-	size_t n = strlen(b);
-	if (n > 3 && str_has_suffix_ci(b, ".md"))
-		n -= 3;
-	*ret = b;
-	*ret_n = n;
-}
-
-void *note_to_blob(const struct note *n, size_t *ret_len)
-{
-	struct sbuf b = {0};
-	sb_putc(&b, BLOB_VERSION);
-	sb_putc(&b,
-		(char)((n->fm_invalid ? 1 : 0) | (n->too_big ? 2 : 0) |
-		       (n->fm_unread ? 4 : 0) |
-		       ((n->read_flags & NOTE_READ_LEGACY_PROPERTIES) ? 8
-								      : 0)));
-	put_u32(&b, (uint32_t)n->fm_err_line);
-	put_fold(&b, n->path, strlen(n->path), n->fold_path);
-	put_u32(&b, (uint32_t)n->ntags);
-	for (size_t i = 0; i < n->ntags; i++)
-		put_folded(&b, n->tags[i], n->fold_tags[i]);
-	put_u32(&b, (uint32_t)n->naliases);
-	for (size_t i = 0; i < n->naliases; i++)
-		put_folded(&b, n->aliases[i], n->alias_folds[i]);
-	size_t nk = strv_len(n->fm_keys);
-	put_u32(&b, (uint32_t)nk);
-	for (size_t i = 0; i < nk; i++)
-		put_str(&b, n->fm_keys[i]);
-	put_u32(&b, (uint32_t)n->nlinks);
-	for (size_t i = 0; i < n->nlinks; i++) {
-		const struct link *l = &n->links[i];
-		sb_putc(&b, (char)l->kind);
-		put_u32(&b, (uint32_t)l->line);
-		put_str(&b, l->target);
-		put_str(&b, l->subpath);
-		put_str(&b, l->alias);
-		const char *ks;
-		size_t kn;
-		key_source(l->target, &ks, &kn);
-		if (l->key)
-			put_fold(&b, ks, kn, l->key);
-	}
-	put_u32(&b, n->props_len);
-	sb_add(&b, (const char *)n->props, n->props_len);
-	put_u32(&b, n->tasks_len);
-	sb_add(&b, (const char *)n->tasks, n->tasks_len);
-	*ret_len = b.len;
-	return sb_steal(&b);
-}
-
-struct reader {
-	const unsigned char *p, *end;
-	bool bad;
-};
-
-static uint32_t get_u32(struct reader *r)
-{
-	uint32_t v = 0;
-	if (r->end - r->p < 4) {
-		r->bad = true;
-		return 0;
-	}
-	memcpy(&v, r->p, 4);
-	r->p += 4;
-	return v;
-}
-
-/* A count of items of at least 4 bytes each. */
-static uint32_t get_count(struct reader *r)
-{
-	uint32_t n = get_u32(r);
-	if (!r->bad && n > (uint32_t)(r->end - r->p) / 4)
-		r->bad = true;
-	return r->bad ? 0 : n;
-}
-
-struct span {
-	const char *s; /* NULL: none */
-	size_t n;
-};
-
-static struct span get_span(struct reader *r, bool nullable)
-{
-	struct span sp = {NULL, 0};
-	uint32_t n = get_u32(r);
-	if (r->bad)
-		return sp;
-	if (n == UINT32_MAX) {
-		if (!nullable)
-			r->bad = true;
-		return sp;
-	}
-	if ((size_t)(r->end - r->p) < n) {
-		r->bad = true;
-		return sp;
-	}
-	sp.s = (const char *)r->p;
-	sp.n = n;
-	r->p += n;
-	return sp;
-}
-
-/* The folded form of src (not ASCII): stored, or src itself. */
-static struct span get_fold(struct reader *r, struct span src)
-{
-	if (r->end - r->p >= 4) {
-		uint32_t v;
-		memcpy(&v, r->p, 4);
-		if (v == FOLD_SAME) {
-			r->p += 4;
-			return src;
-		}
-	}
-	return get_span(r, false);
-}
-
-/*
- * The blob read twice: first (n NULL) to count what the note's block
- * needs (*lo), then to fill it.
- */
-struct layout {
-	size_t ntags, naliases, nkeys, nlinks, nprops, ntasks, strs;
-};
-
-/* The frontmatter values (props.h), checked. */
-static void read_props(struct reader *r, struct note *n, struct pack *p,
-		       struct layout *lo)
-{
-	struct span pr = get_span(r, false);
-	if (r->bad)
-		return;
-	if (!p) {
-		if (!props_valid((const unsigned char *)pr.s, pr.n))
-			r->bad = true;
-		lo->nprops = pr.n;
-		return;
-	}
-	if (pr.n)
-		memcpy((unsigned char *)n->props, pr.s, pr.n);
-}
-
-/* The task list items (tasks.h), checked. */
-static void read_tasks(struct reader *r, struct note *n, struct pack *p,
-		       struct layout *lo)
-{
-	struct span ts = get_span(r, false);
-	if (r->bad)
-		return;
-	if (!p) {
-		if (!tasks_valid((const unsigned char *)ts.s, ts.n))
-			r->bad = true;
-		lo->ntasks = ts.n;
-		return;
-	}
-	if (ts.n)
-		memcpy((unsigned char *)n->tasks, ts.s, ts.n);
-}
-
-/* A string, then its folded form (its lower case when ASCII). */
-static void read_folded(struct reader *r, struct pack *p, char **ret,
-			char **ret_fold, struct layout *lo)
-{
-	struct span a = get_span(r, false);
-	bool ascii = a.s && is_ascii(a.s, a.n);
-	struct span f = ascii ? a : get_fold(r, a);
-	if (r->bad)
-		return;
-	if (!p) {
-		lo->strs += a.n + 1 + f.n + 1;
-		return;
-	}
-	*ret = pack_strn(p, a.s, a.n);
-	*ret_fold = ascii ? pack_lower(p, a.s, a.n) : pack_strn(p, f.s, f.n);
-}
-
-/* The links: kind, line, target, subpath, alias, and the key's folded
- * form when it is not ASCII. */
-static void read_links(struct reader *r, struct note *n, struct pack *p,
-		       struct layout *lo)
-{
-	uint32_t nl = get_u32(r);
-	if (r->bad || nl > (uint32_t)(r->end - r->p) / 17) {
-		r->bad = true;
-		return;
-	}
-	if (!p)
-		lo->nlinks = nl;
-	else
-		n->nlinks = nl;
-	for (uint32_t i = 0; i < nl && !r->bad; i++) {
-		if (r->p >= r->end) {
-			r->bad = true;
-			break;
-		}
-		uint8_t kind = *r->p++;
-		int line = (int)get_u32(r);
-		struct span t = get_span(r, false);
-		struct span sub = get_span(r, true);
-		struct span al = get_span(r, true);
-		if (r->bad)
-			break;
-		/* The key: the target's basename without ".md", folded. */
-		struct span k = {NULL, 0};
-		bool kascii = true;
-		if (t.n) {
-			const char *kb = memrchr(t.s, '/', t.n);
-			kb = kb ? kb + 1 : t.s;
-			k.s = kb;
-			k.n = t.n - (size_t)(kb - t.s);
-			if (k.n > 3 && !strncasecmp(kb + k.n - 3, ".md", 3))
-				k.n -= 3;
-			kascii = is_ascii(k.s, k.n);
-			if (!kascii)
-				k = get_fold(r, k);
-			if (r->bad)
-				break;
-		}
-		if (!p) {
-			lo->strs += t.n + 1 + (sub.s ? sub.n + 1 : 0) +
-				    (al.s ? al.n + 1 : 0) + (k.s ? k.n + 1 : 0);
-			continue;
-		}
-		struct link *l = &n->links[i];
-		l->src = n;
-		l->kind = kind;
-		l->line = line;
-		l->target = pack_strn(p, t.s, t.n);
-		l->subpath = sub.s ? pack_strn(p, sub.s, sub.n) : NULL;
-		l->alias = al.s ? pack_strn(p, al.s, al.n) : NULL;
-		l->key = !k.s	  ? NULL
-			 : kascii ? pack_lower(p, k.s, k.n)
-				  : pack_strn(p, k.s, k.n);
-	}
-}
-
-static void read_blob(struct reader *r, const char *path, struct note *n,
-		      struct pack *p, struct layout *lo)
-{
-	size_t pl = strlen(path);
-	struct span fp = {path, pl};
-	bool ascii = is_ascii(path, pl);
-	if (!ascii)
-		fp = get_fold(r, fp);
-	/* The name and the folded name: the basenames without ".md". */
-	const char *b = strrchr(path, '/');
-	b = b ? b + 1 : path;
-	size_t bn = strlen(b);
-	size_t nn = bn > 3 && str_has_suffix_ci(b, ".md") ? bn - 3 : bn;
-	const char *fb = fp.s ? memrchr(fp.s, '/', fp.n) : NULL;
-	fb = fb ? fb + 1 : fp.s;
-	size_t fbn = fp.s ? fp.n - (size_t)(fb - fp.s) : 0;
-	size_t fnn = fbn > 3 && !memcmp(fb + fbn - 3, ".md", 3) ? fbn - 3 : fbn;
-	uint32_t nt = get_count(r);
-	if (!p) {
-		lo->strs += pl + 1 + nn + 1 + fp.n + 1 + fnn + 1;
-		lo->ntags = nt;
-	} else {
-		n->path = pack_strn(p, path, pl);
-		n->name = pack_strn(p, b, nn);
-		n->fold_path = ascii ? pack_lower(p, path, pl)
-				     : pack_strn(p, fp.s, fp.n);
-		n->fold_name = pack_strn(p, n->fold_path + (fb - fp.s), fnn);
-		const char *slash = strrchr(path, '/');
-		n->dirlen = slash ? (size_t)(slash - path) : 0;
-		const char *fslash = strrchr(n->fold_path, '/');
-		n->fold_dirlen = fslash ? (size_t)(fslash - n->fold_path) : 0;
-		n->ntags = nt;
-	}
-	for (uint32_t i = 0; i < nt && !r->bad; i++)
-		read_folded(r, p, p ? &n->tags[i] : NULL,
-			    p ? &n->fold_tags[i] : NULL, lo);
-	uint32_t na = get_count(r);
-	if (!p)
-		lo->naliases = na;
-	else
-		n->naliases = na;
-	for (uint32_t i = 0; i < na && !r->bad; i++)
-		read_folded(r, p, p ? &n->aliases[i] : NULL,
-			    p ? &n->alias_folds[i] : NULL, lo);
-	uint32_t nk = get_count(r);
-	if (!p)
-		lo->nkeys = nk;
-	for (uint32_t i = 0; i < nk && !r->bad; i++) {
-		struct span k = get_span(r, false);
-		if (r->bad)
-			break;
-		if (!p)
-			lo->strs += k.n + 1;
-		else
-			n->fm_keys[i] = pack_strn(p, k.s, k.n);
-	}
-	read_links(r, n, p, lo);
-	if (!r->bad)
-		read_props(r, n, p, lo);
-	if (!r->bad)
-		read_tasks(r, n, p, lo);
-}
-
-struct note *note_from_blob(const char *path, const void *blob, size_t len)
-{
-	const unsigned char *b = blob;
-	if (len < 6 || b[0] != BLOB_VERSION)
-		return NULL;
-	unsigned flags = b[1];
-	uint32_t err_line;
-	memcpy(&err_line, b + 2, 4);
-	struct layout lo = {0};
-	struct reader r = {b + 6, b + len, false};
-	read_blob(&r, path, NULL, NULL, &lo);
-	if (r.bad || r.p != r.end)
-		return NULL;
-	struct pack p;
-	struct note *n = pack_alloc(lo.nlinks, lo.ntags, lo.naliases, lo.nkeys,
-				    lo.nprops, lo.ntasks, lo.strs, &p);
-	r = (struct reader){b + 6, b + len, false};
-	read_blob(&r, path, n, &p, &lo);
-	n->fm_invalid = flags & 1;
-	n->fm_unread = flags & 4;
-	n->too_big = (flags & 2) != 0;
-	n->fm_err_line = (int)err_line;
-	n->read_flags = (flags & 8) ? NOTE_READ_LEGACY_PROPERTIES : 0;
-	distinct_folds(n);
-	return n;
-}
-
-struct note *note_copy(const struct note *n)
-{
-	size_t len;
-	_cleanup_free_ void *blob = note_to_blob(n, &len);
-	struct note *c = note_from_blob(n->path, blob, len);
-	if (!c)
-		return NULL;
-	c->mtime_ns = n->mtime_ns;
-	c->btime = n->btime;
-	c->size = n->size;
-	c->ino = n->ino;
-	c->racy = n->racy;
-	c->text_hash = n->text_hash;
-	return c;
 }

@@ -140,9 +140,10 @@ uint32_t note_text_hash(const char *text, size_t len);
 bool note_made_from(const struct note *n, const struct stat *st,
 		    uint32_t text_hash);
 
-/* Bumped whenever parsing changes what a note's index entry holds: stored
- * entries of another format are not reused. */
-#define NOTE_FORMAT 6
+/* Bumped whenever parsing changes what a note's index entry holds, or
+ * how it is stored (7: the blob's head gives its layout): a database of
+ * another format is made anew, once. */
+#define NOTE_FORMAT 7
 
 /*
  * A note as a compact blob (tags, aliases, frontmatter keys, links, the

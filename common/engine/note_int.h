@@ -54,3 +54,24 @@ struct note {
 	bool racy;
 	uint32_t text_hash;
 };
+
+/* A note's block being filled (note.c packs a parsed note into one,
+ * note_blob.c a stored one). */
+struct pack {
+	char *s, *end; /* the strings' area, filled from s */
+	/* A stored note said it needed less room than it does (damage):
+	 * the strings since are the source's bytes, the note is dropped. */
+	bool over;
+};
+
+/* One block for a note with these counts and strs bytes of strings;
+ * *p is where its strings go. */
+struct note *note_pack_alloc(size_t nlinks, size_t ntags, size_t naliases,
+			     size_t nkeys, size_t nprops, size_t ntasks,
+			     size_t strs, struct pack *p);
+/* n bytes of s (or their ASCII lower case) copied into the block; when
+ * the block has no room, p->over and s itself. */
+char *note_pack_strn(struct pack *p, const char *s, size_t n);
+char *note_pack_lower(struct pack *p, const char *s, size_t n);
+/* n->fold_aliases from n->alias_folds. */
+void note_distinct_folds(struct note *n);
