@@ -113,18 +113,6 @@ static void update(struct tvault *t, const char *name, const char *content)
 	free(args);
 }
 
-static size_t fulltext_total(struct tvault *t, const char *query)
-{
-	char *args =
-		xasprintf("{\"query\": \"%s\", \"mode\": \"fulltext\"}", query);
-	cJSON *r = tv_call_json(t, "search_notes", args);
-	free(args);
-	size_t n =
-		(size_t)cJSON_GetNumberValue(cJSON_GetObjectItem(r, "total"));
-	cJSON_Delete(r);
-	return n;
-}
-
 /* The first round builds the index, then fills the substrings; a write
  * after it is put by a round of its own, not before the delay; a burst
  * of writes takes one or two rounds, not one each. */
@@ -154,7 +142,7 @@ static void test_background_rounds(void)
 	pthread_mutex_lock(&s.mu);
 	CU_ASSERT(s.texts_at - t0 >= 300000000u);
 	pthread_mutex_unlock(&s.mu);
-	CU_ASSERT_EQUAL(fulltext_total(&t, "oboe"), 1);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "oboe", "fulltext"), 1);
 
 	for (int i = 0; i < 10; i++) {
 		char content[32];
@@ -165,8 +153,8 @@ static void test_background_rounds(void)
 	nanosleep(&pause, NULL);
 	int rounds = steps_texts(&s) - 2;
 	CU_ASSERT(rounds >= 1 && rounds <= 3);
-	CU_ASSERT_EQUAL(fulltext_total(&t, "clarinet"), 1);
-	CU_ASSERT_EQUAL(fulltext_total(&t, "bassoon"), 2098);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "clarinet", "fulltext"), 1);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "bassoon", "fulltext"), 2098);
 
 	/* Stopped: writes are still answered (searches put them). */
 	vault_fulltext_stop(t.v);
@@ -208,7 +196,7 @@ static void test_stop_during_build(void)
 	vault_index_all(t.v, NULL, NULL, NULL);
 	CU_ASSERT_EQUAL(vault_fulltext_start(t.v, on_step, &s), 0);
 	CU_ASSERT_FATAL(steps_wait(&s, 1, 1));
-	CU_ASSERT_EQUAL(fulltext_total(&t, "bassoon"), 3000);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "bassoon", "fulltext"), 3000);
 	tv_close(&t);
 	steps_clear(&s);
 }

@@ -67,16 +67,6 @@ static char *calle(struct tvault *t, const char *tool, ...)
 	return e;
 }
 
-static bool file_is(struct tvault *t, const char *rel, const char *want)
-{
-	_cleanup_free_ char *got = tv_read(t, rel);
-	bool eq = got && strcmp(got, want) == 0;
-	if (!eq)
-		fprintf(stderr, "\n  %s:\n  got:  %s\n  want: %s\n", rel,
-			got ? got : "(missing)", want);
-	return eq;
-}
-
 static double jnum(const cJSON *o, const char *k)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -348,12 +338,12 @@ static void test_own_links_keep_their_note(void)
 			       "Guides/Introduction to Obsidian Publish"));
 	/* Its bare link now names the folder; the other link to it, a
 	 * unique name, stays as it was. */
-	CU_ASSERT(file_is(
+	CU_ASSERT(tv_file_is(
 		&t, "Guides/Introduction to Obsidian Publish.md",
 		"# Intro\nSee [[Obsidian Publish/Security and privacy]] and "
 		"[[Obsidian Publish/Security and privacy#Access|access]].\n"));
-	CU_ASSERT(file_is(&t, "Index.md",
-			  "[[Introduction to Obsidian Publish]]\n"));
+	CU_ASSERT(tv_file_is(&t, "Index.md",
+			     "[[Introduction to Obsidian Publish]]\n"));
 	tv_close(&t);
 }
 
@@ -372,11 +362,12 @@ static void test_new_neighbours_keep_their_links(void)
 	CU_ASSERT(checked_move(&t, &op, "rename_note", "B/Sub/Dup", "C/Dup"));
 	/* C's [[Dup]] meant A/Dup; the moved note now sits beside them.
 	 * [[Sub/Dup]] meant the moved note. */
-	CU_ASSERT(file_is(&t, "C/From C.md",
-			  "[[A/Dup]] [[C/Dup]] ![[A/Dup]] [d](../A/Dup.md)\n"));
-	CU_ASSERT(file_is(&t, "C/Other.md", "[[A/Dup|the a one]]\n"));
+	CU_ASSERT(tv_file_is(
+		&t, "C/From C.md",
+		"[[A/Dup]] [[C/Dup]] ![[A/Dup]] [d](../A/Dup.md)\n"));
+	CU_ASSERT(tv_file_is(&t, "C/Other.md", "[[A/Dup|the a one]]\n"));
 	/* The root's [[Dup]] still picks A/Dup (shorter path). */
-	CU_ASSERT(file_is(&t, "Root.md", "[[Dup]]\n"));
+	CU_ASSERT(tv_file_is(&t, "Root.md", "[[Dup]]\n"));
 	tv_close(&t);
 }
 
@@ -408,7 +399,7 @@ static void test_shortest_forms(void)
 	 * the shortest end of its path that only it has. */
 	struct move_op op = {"T.md", "w/y/Dup.md", false};
 	CU_ASSERT(checked_move(&t, &op, "rename_note", "T", "w/y/Dup"));
-	CU_ASSERT(file_is(
+	CU_ASSERT(tv_file_is(
 		&t, "L.md",
 		"---\n"
 		"a: \"[[w/y/Dup]]\"\n"
@@ -483,24 +474,24 @@ static void test_rename_folder(void)
 	ASSERT_CONTAINS(cs, "[r](../../Root.md)");
 	CU_ASSERT(tv_exists(&t, "Proj/Plan.md"));
 	CU_ASSERT(!tv_exists(&t, "Archive"));
-	CU_ASSERT(file_is(&t, "Root.md", ROOT_TEXT));
+	CU_ASSERT(tv_file_is(&t, "Root.md", ROOT_TEXT));
 
 	struct move_op op = {"Proj", "Archive/Project", true};
 	CU_ASSERT(checked_move(&t, &op, "rename_folder", "Proj",
 			       "Archive/Project"));
 	CU_ASSERT(!tv_exists(&t, "Proj"));
-	CU_ASSERT(file_is(
+	CU_ASSERT(tv_file_is(
 		&t, "Root.md",
 		"[[Plan]] [[Plan]] [[Project/Dup]] [[Dup]] ![[diagram.png]]\n"
 		"[x](Archive/Project/Sub/Spec.md) [[Sub/Spec]] "
 		"[[Plan#Goals|goals]]\n"));
 	/* Inside, only what no longer reaches its target. */
-	CU_ASSERT(file_is(&t, "Archive/Project/Plan.md",
-			  "# Goals\n[[Dup]] [[Spec]] [r](../../Root.md) "
-			  "![[diagram.png]] [s](Sub/Spec.md)\n"));
-	CU_ASSERT(file_is(&t, "Archive/Project/Sub/Spec.md",
-			  "[[Plan]] [p](../Plan.md)\n"));
-	CU_ASSERT(file_is(&t, "Other/Links.md", "[[Dup]] [[Spec|spec]]\n"));
+	CU_ASSERT(tv_file_is(&t, "Archive/Project/Plan.md",
+			     "# Goals\n[[Dup]] [[Spec]] [r](../../Root.md) "
+			     "![[diagram.png]] [s](Sub/Spec.md)\n"));
+	CU_ASSERT(tv_file_is(&t, "Archive/Project/Sub/Spec.md",
+			     "[[Plan]] [p](../Plan.md)\n"));
+	CU_ASSERT(tv_file_is(&t, "Other/Links.md", "[[Dup]] [[Spec|spec]]\n"));
 	_cleanup_json_ cJSON *broken = callj(&t, "find_broken_links", NULL);
 	CU_ASSERT(json_equal_text(broken, "[]"));
 	_cleanup_json_ cJSON *in =
@@ -513,11 +504,11 @@ static void test_rename_folder(void)
 	struct move_op op2 = {"Archive/Project/Sub", "Archive/Sub2", true};
 	CU_ASSERT(checked_move(&t, &op2, "rename_folder",
 			       "Archive/Project/Sub/", "Archive/Sub2"));
-	CU_ASSERT(file_is(&t, "Archive/Sub2/Spec.md",
-			  "[[Plan]] [p](../Project/Plan.md)\n"));
-	CU_ASSERT(file_is(&t, "Archive/Project/Plan.md",
-			  "# Goals\n[[Dup]] [[Spec]] [r](../../Root.md) "
-			  "![[diagram.png]] [s](../Sub2/Spec.md)\n"));
+	CU_ASSERT(tv_file_is(&t, "Archive/Sub2/Spec.md",
+			     "[[Plan]] [p](../Project/Plan.md)\n"));
+	CU_ASSERT(tv_file_is(&t, "Archive/Project/Plan.md",
+			     "# Goals\n[[Dup]] [[Spec]] [r](../../Root.md) "
+			     "![[diagram.png]] [s](../Sub2/Spec.md)\n"));
 	/* A case change of a folder. */
 	struct move_op op3 = {"Archive", "archive", true};
 	CU_ASSERT(
@@ -583,7 +574,7 @@ static void test_rename_folder_refused(void)
 	CU_ASSERT_PTR_NOT_NULL(e3);
 	/* Nothing moved, nothing rewritten. */
 	CU_ASSERT(tv_exists(&t, "Proj/Plan.md"));
-	CU_ASSERT(file_is(&t, "Root.md", ROOT_TEXT));
+	CU_ASSERT(tv_file_is(&t, "Root.md", ROOT_TEXT));
 	tv_close(&t);
 }
 

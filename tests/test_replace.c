@@ -33,16 +33,6 @@ static bool indexed(struct tvault *t, const char *path)
 	return there;
 }
 
-static bool text_is(struct tvault *t, const char *rel, const char *want)
-{
-	_cleanup_free_ char *got = tv_read(t, rel);
-	bool eq = got && strcmp(got, want) == 0;
-	if (!eq)
-		fprintf(stderr, "\n  %s: got %s, want %s\n", rel,
-			got ? got : "(missing)", want);
-	return eq;
-}
-
 static void test_replace_from_judged(void)
 {
 	struct tvault t;
@@ -55,7 +45,7 @@ static void test_replace_from_judged(void)
 	vault_write_unlock(t.v);
 	CU_ASSERT_EQUAL(r, -EPERM);
 	CU_ASSERT_PTR_NOT_NULL(msg);
-	CU_ASSERT(text_is(&t, "a.md", "alpha #known\n"));
+	CU_ASSERT(tv_file_is(&t, "a.md", "alpha #known\n"));
 	CU_ASSERT(tv_exists(&t, ".a.md.swp"));
 	/* A text the guard takes replaces the note; the index follows. */
 	tv_write(&t, ".a.md.swp", "alpha two #known\n");
@@ -63,7 +53,7 @@ static void test_replace_from_judged(void)
 	r = vault_replace_from(t.v, ".a.md.swp", "a.md", 0, "test", &msg);
 	vault_write_unlock(t.v);
 	CU_ASSERT_EQUAL(r, 0);
-	CU_ASSERT(text_is(&t, "a.md", "alpha two #known\n"));
+	CU_ASSERT(tv_file_is(&t, "a.md", "alpha two #known\n"));
 	CU_ASSERT_FALSE(tv_exists(&t, ".a.md.swp"));
 	CU_ASSERT(indexed(&t, "a.md"));
 	tv_close(&t);
@@ -81,8 +71,8 @@ static void test_exchange_judges_both(void)
 				   &msg);
 	vault_write_unlock(t.v);
 	CU_ASSERT_EQUAL(r, 0);
-	CU_ASSERT(text_is(&t, "a.md", "gamma #other\n"));
-	CU_ASSERT(text_is(&t, "c.md", "alpha #known\n"));
+	CU_ASSERT(tv_file_is(&t, "a.md", "gamma #other\n"));
+	CU_ASSERT(tv_file_is(&t, "c.md", "alpha #known\n"));
 	CU_ASSERT(indexed(&t, "a.md") && indexed(&t, "c.md"));
 	tv_close(&t);
 }
@@ -104,13 +94,13 @@ static void test_restore_text_only_if_unchanged(void)
 	vault_write_unlock(t.v);
 	/* Someone else's text: left alone. */
 	CU_ASSERT_EQUAL(r, -ESTALE);
-	CU_ASSERT(text_is(&t, "a.md", later));
+	CU_ASSERT(tv_file_is(&t, "a.md", later));
 	rs.hash = hash_bytes(later, strlen(later));
 	vault_write_lock(t.v);
 	r = vault_restore(t.v, "a.md", &rs, "test", NULL);
 	vault_write_unlock(t.v);
 	CU_ASSERT_EQUAL(r, 0);
-	CU_ASSERT(text_is(&t, "a.md", before));
+	CU_ASSERT(tv_file_is(&t, "a.md", before));
 	tv_close(&t);
 }
 
@@ -154,7 +144,7 @@ static void test_restore_from_trash(void)
 	vault_write_unlock(t.v);
 	CU_ASSERT_EQUAL(r, 0);
 	CU_ASSERT(untrashed);
-	CU_ASSERT(text_is(&t, "a.md", "alpha #known\n"));
+	CU_ASSERT(tv_file_is(&t, "a.md", "alpha #known\n"));
 	CU_ASSERT_FALSE(tv_exists(&t, ".trash/a.md"));
 	CU_ASSERT(indexed(&t, "a.md"));
 	/* Neither text nor trash copy: an error, nothing changes. */
@@ -164,7 +154,7 @@ static void test_restore_from_trash(void)
 	vault_write_unlock(t.v);
 	CU_ASSERT_EQUAL(r, -ENODATA);
 	CU_ASSERT_FALSE(untrashed);
-	CU_ASSERT(text_is(&t, "a.md", "alpha #known\n"));
+	CU_ASSERT(tv_file_is(&t, "a.md", "alpha #known\n"));
 	tv_close(&t);
 }
 

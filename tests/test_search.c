@@ -704,42 +704,30 @@ static void test_query_errors(void)
 /* ---- in step with writes
  * ----------------------------------------------------- */
 
-static size_t total_of(struct tvault *t, const char *query, const char *mode)
-{
-	char *args =
-		xasprintf("{\"query\": \"%s\", \"mode\": \"%s\"}", query, mode);
-	cJSON *r = tv_call_json(t, "search_notes", args);
-	free(args);
-	size_t n =
-		(size_t)cJSON_GetNumberValue(cJSON_GetObjectItem(r, "total"));
-	cJSON_Delete(r);
-	return n;
-}
-
 static void test_follows_writes(void)
 {
 	struct tvault t;
 	tv_init(&t);
 	tv_write(&t, "Home.md", "Start here: [[Draft]]\n");
 	open_indexed(&t);
-	CU_ASSERT_EQUAL(total_of(&t, "xylophone", "fulltext"), 0);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "xylophone", "fulltext"), 0);
 	cJSON_Delete(tv_call_json(&t, "create_note",
 				  "{\"name\": \"Draft\", \"content\": \"a "
 				  "xylophone concert\"}"));
-	CU_ASSERT_EQUAL(total_of(&t, "xylophone", "fulltext"), 1);
-	CU_ASSERT_EQUAL(total_of(&t, "ylophon", "content"), 1);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "xylophone", "fulltext"), 1);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "ylophon", "content"), 1);
 	cJSON_Delete(tv_call_json(&t, "update_note",
 				  "{\"name\": \"Draft\", \"content\": \"a "
 				  "marimba concert\"}"));
-	CU_ASSERT_EQUAL(total_of(&t, "xylophone", "fulltext"), 0);
-	CU_ASSERT_EQUAL(total_of(&t, "xylophone", "content"), 0);
-	CU_ASSERT_EQUAL(total_of(&t, "marimba", "fulltext"), 1);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "xylophone", "fulltext"), 0);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "xylophone", "content"), 0);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "marimba", "fulltext"), 1);
 	cJSON_Delete(
 		tv_call_json(&t, "replace_text",
 			     "{\"name\": \"Draft\", \"old_text\": \"marimba\", "
 			     "\"new_text\": \"vibraphone\"}"));
-	CU_ASSERT_EQUAL(total_of(&t, "marimba", "fulltext"), 0);
-	CU_ASSERT_EQUAL(total_of(&t, "vibraphone", "fulltext"), 1);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "marimba", "fulltext"), 0);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "vibraphone", "fulltext"), 1);
 	/* A rename moves the note and rewrites the link in Home. */
 	cJSON_Delete(tv_call_json(&t, "rename_note",
 				  "{\"old_name\": \"Draft\", \"new_name\": "
@@ -752,31 +740,32 @@ static void test_follows_writes(void)
 			"path"),
 		"\"Concerts.md\""));
 	cJSON_Delete(r);
-	CU_ASSERT_EQUAL(total_of(&t, "title:concerts", "fulltext"), 1);
-	CU_ASSERT_EQUAL(total_of(&t, "title:draft", "fulltext"), 0);
-	CU_ASSERT_EQUAL(total_of(&t, "Start here: [[Concerts]]", "content"), 1);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "title:concerts", "fulltext"), 1);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "title:draft", "fulltext"), 0);
+	CU_ASSERT_EQUAL(
+		tv_search_total(&t, "Start here: [[Concerts]]", "content"), 1);
 	/* Tags added by a tool count at once. */
 	cJSON_Delete(tv_call_json(
 		&t, "add_tag", "{\"name\": \"Concerts\", \"tag\": \"music\"}"));
-	CU_ASSERT_EQUAL(total_of(&t, "tag:music", "fulltext"), 1);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "tag:music", "fulltext"), 1);
 	/* Deleted: gone from both modes. */
 	cJSON_Delete(
 		tv_call_json(&t, "delete_note", "{\"name\": \"Concerts\"}"));
-	CU_ASSERT_EQUAL(total_of(&t, "vibraphone", "fulltext"), 0);
-	CU_ASSERT_EQUAL(total_of(&t, "vibraphone", "content"), 0);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "vibraphone", "fulltext"), 0);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "vibraphone", "content"), 0);
 	/* Outside changes arrive through vault_sync_path. */
 	tv_write(&t, "Outside.md", "written by another program: oboe\n");
 	vault_write_lock(t.v);
 	vault_sync_path(t.v, "Outside.md", "external", 0);
 	vault_write_unlock(t.v);
-	CU_ASSERT_EQUAL(total_of(&t, "oboe", "fulltext"), 1);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "oboe", "fulltext"), 1);
 	char *p = xasprintf("%s/Outside.md", t.dir);
 	unlink(p);
 	free(p);
 	vault_write_lock(t.v);
 	vault_sync_path(t.v, "Outside.md", "external", 0);
 	vault_write_unlock(t.v);
-	CU_ASSERT_EQUAL(total_of(&t, "oboe", "fulltext"), 0);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "oboe", "fulltext"), 0);
 	tv_close(&t);
 }
 
@@ -866,7 +855,7 @@ static void test_restart_reuses_index(void)
 	cJSON_Delete(after);
 	cJSON_Delete(tags_before);
 	cJSON_Delete(tags_after);
-	CU_ASSERT_EQUAL(total_of(&t, "keep", "fulltext"), 50);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "keep", "fulltext"), 50);
 
 	/* One file changed, one gone, one new while "vaultd was down". */
 	tv_write(&t, "n/Note 03.md", "---\ntags: [t3]\n---\nchanged piccolo\n");
@@ -878,10 +867,10 @@ static void test_restart_reuses_index(void)
 	vault_store_state(t.v, &st);
 	CU_ASSERT_EQUAL(st.parsed, 2);
 	CU_ASSERT_EQUAL(st.cached, 48);
-	CU_ASSERT_EQUAL(total_of(&t, "piccolo", "fulltext"), 2);
-	CU_ASSERT_EQUAL(total_of(&t, "keep", "fulltext"), 48);
-	CU_ASSERT_EQUAL(total_of(&t, "body 4 [[", "content"), 0);
-	CU_ASSERT_EQUAL(total_of(&t, "body 5 [[", "content"), 1);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "piccolo", "fulltext"), 2);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "keep", "fulltext"), 48);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "body 4 [[", "content"), 0);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "body 5 [[", "content"), 1);
 	tv_close(&t);
 }
 
@@ -952,10 +941,11 @@ static void test_restart_big_notes(void)
 		CU_ASSERT_EQUAL(st.parsed, 0);
 		CU_ASSERT_EQUAL(st.cached, 23);
 		CU_ASSERT(st.ready);
-		CU_ASSERT_EQUAL(total_of(&t, "trombone", "fulltext"), 1);
-		CU_ASSERT_EQUAL(total_of(&t, "balalaika", "fulltext"), 1);
-		CU_ASSERT_EQUAL(total_of(&t, "oboe", "fulltext"), 1);
-		CU_ASSERT_EQUAL(total_of(&t, "bulky", "tag"), 3);
+		CU_ASSERT_EQUAL(tv_search_total(&t, "trombone", "fulltext"), 1);
+		CU_ASSERT_EQUAL(tv_search_total(&t, "balalaika", "fulltext"),
+				1);
+		CU_ASSERT_EQUAL(tv_search_total(&t, "oboe", "fulltext"), 1);
+		CU_ASSERT_EQUAL(tv_search_total(&t, "bulky", "tag"), 3);
 		if (round > 0)
 			CU_ASSERT_EQUAL(sizes[round], sizes[round - 1]);
 	}
@@ -998,8 +988,8 @@ static void test_restart_reuses_big_notes(void)
 		CU_ASSERT_EQUAL(st.parsed, 0);
 		CU_ASSERT_EQUAL(st.cached, 6);
 		CU_ASSERT(st.ready);
-		CU_ASSERT_EQUAL(total_of(&t, "trombone", "fulltext"), 6);
-		CU_ASSERT_EQUAL(total_of(&t, "journal", "fulltext"), 3);
+		CU_ASSERT_EQUAL(tv_search_total(&t, "trombone", "fulltext"), 6);
+		CU_ASSERT_EQUAL(tv_search_total(&t, "journal", "fulltext"), 3);
 		if (round == 0)
 			first = st.bytes;
 		else
@@ -1049,7 +1039,7 @@ static void test_damaged_index_rebuilt(void)
 	free(note);
 	store_close(s);
 	reopen_indexed(&t);
-	CU_ASSERT_EQUAL(total_of(&t, "violin", "fulltext"), 30);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "violin", "fulltext"), 30);
 	t.v = vault_free(t.v);
 
 	/* Pages in the middle: found when used, then rebuilt. */
@@ -1082,8 +1072,8 @@ static void test_damaged_index_rebuilt(void)
 		char *n2 = vault_fulltext_note(t.v);
 		free(n2);
 	}
-	CU_ASSERT_EQUAL(total_of(&t, "violin", "fulltext"), 30);
-	CU_ASSERT_EQUAL(total_of(&t, "violin 2", "content"), 11);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "violin", "fulltext"), 30);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "violin 2", "content"), 11);
 	free(dir);
 	free(db);
 	free(wal);
@@ -1163,7 +1153,7 @@ static void test_first_build(void)
 		ft_err(&t, "{\"query\": \"bassoon\", \"mode\": \"fulltext\"}");
 	ASSERT_CONTAINS(e, "being built (0%, 0 of 2600 notes)");
 	free(e);
-	CU_ASSERT_EQUAL(total_of(&t, "bassoon 42", "content"), 11);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "bassoon 42", "content"), 11);
 	/* A caller that can show progress waits for the build, and so
 	 * does one that cannot (while the build takes under 10 s). */
 	pthread_t th, quiet;
@@ -1193,14 +1183,14 @@ static void test_first_build(void)
 	/* The substring index comes after: meanwhile substrings are found
 	 * in the stored text, with the same answers, writes included. */
 	CU_ASSERT(!st.substrings_ready);
-	CU_ASSERT_EQUAL(total_of(&t, "bassoon 42", "content"), 11);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "bassoon 42", "content"), 11);
 	cJSON_Delete(tv_call_json(
 		&t, "create_note",
 		"{\"name\": \"late\", \"content\": \"bassoon 42x\"}"));
 	cJSON_Delete(
 		tv_call_json(&t, "update_note",
 			     "{\"name\": \"N0042\", \"content\": \"oboe\"}"));
-	CU_ASSERT_EQUAL(total_of(&t, "bassoon 42", "content"), 11);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "bassoon 42", "content"), 11);
 	/* Filling the substring index changes no answer: a cursor taken
 	 * before it still pages on after it. */
 	r = tv_call_json(&t, "search_notes",
@@ -1222,13 +1212,13 @@ static void test_first_build(void)
 	free(cur);
 	vault_store_state(t.v, &st);
 	CU_ASSERT(st.substrings_ready);
-	CU_ASSERT_EQUAL(total_of(&t, "bassoon 42", "content"), 11);
-	CU_ASSERT_EQUAL(total_of(&t, "oboe", "content"), 1);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "bassoon 42", "content"), 11);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "oboe", "content"), 1);
 	cJSON_Delete(tv_call_json(
 		&t, "update_note",
 		"{\"name\": \"N0043\", \"content\": \"oboe too\"}"));
-	CU_ASSERT_EQUAL(total_of(&t, "oboe", "content"), 2);
-	CU_ASSERT_EQUAL(total_of(&t, "bassoon 4", "content"), 110);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "oboe", "content"), 2);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "bassoon 4", "content"), 110);
 	tv_close(&t);
 }
 /* Writes made while a first build runs (which holds its transaction
@@ -1291,10 +1281,11 @@ static void test_writes_during_first_build(void)
 	pthread_join(th, NULL);
 	vault_store_state(t.v, &st);
 	CU_ASSERT(st.ready);
-	CU_ASSERT_EQUAL(total_of(&t, "crumhorn", "fulltext"), 121);
-	CU_ASSERT_EQUAL(total_of(&t, "cornet", "fulltext"), 3000 - 60 - 10);
-	CU_ASSERT_EQUAL(total_of(&t, "sackbut", "fulltext"), 1);
-	CU_ASSERT_EQUAL(total_of(&t, "crumhorn", "content"), 121);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "crumhorn", "fulltext"), 121);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "cornet", "fulltext"),
+			3000 - 60 - 10);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "sackbut", "fulltext"), 1);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "crumhorn", "content"), 121);
 	/* And the next start takes every note from the index. */
 	reopen_indexed(&t);
 	vault_store_state(t.v, &st);

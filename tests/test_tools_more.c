@@ -187,17 +187,6 @@ static bool same_set(const cJSON *arr, const char *key, const char *const *want)
 }
 
 /* The file's text equals want (printing both when not). */
-static bool file_is(struct tvault *t, const char *rel, const char *want)
-{
-	_cleanup_free_ char *got = tv_read(t, rel);
-	bool eq = got && strcmp(got, want) == 0;
-	if (!eq)
-		fprintf(stderr,
-			"  %s differs:\n--- got ---\n%s\n--- want ---\n%s\n---\n",
-			rel, got ? got : "(missing)", want);
-	return eq;
-}
-
 static void set_mtime(struct tvault *t, const char *rel, time_t secs)
 {
 	_cleanup_free_ char *p = xasprintf("%s/%s", t->dir, rel);
@@ -593,8 +582,8 @@ static void test_write_tools_basic(void)
 
 	/* Prepend goes after the frontmatter. */
 	CU_ASSERT(callok(&t, "prepend_note", "name", "P", "text", "Top", NULL));
-	CU_ASSERT(
-		file_is(&t, "P.md", "---\ntitle: P\n---\nTop\n\nBody line\n"));
+	CU_ASSERT(tv_file_is(&t, "P.md",
+			     "---\ntitle: P\n---\nTop\n\nBody line\n"));
 
 	/* Append to a note that is only frontmatter. */
 	CU_ASSERT(
@@ -622,11 +611,11 @@ static void test_write_tools_basic(void)
 	/* create_note: refuses to replace unless overwrite=true. */
 	CU_ASSERT(callok(&t, "create_note", "name", "Dup1", "content", "v1",
 			 NULL));
-	CU_ASSERT(file_is(&t, "Dup1.md", "v1"));
+	CU_ASSERT(tv_file_is(&t, "Dup1.md", "v1"));
 	_cleanup_free_ char *e =
 		calle(&t, "create_note", "name", "Dup1", "content", "v2", NULL);
 	ASSERT_CONTAINS(e, "already exists");
-	CU_ASSERT(file_is(&t, "Dup1.md", "v1"));
+	CU_ASSERT(tv_file_is(&t, "Dup1.md", "v1"));
 	/* Names are case-insensitive: "DUP1" is the same note. */
 	_cleanup_free_ char *ec =
 		calle(&t, "create_note", "name", "DUP1", "content", "v3", NULL);
@@ -637,7 +626,7 @@ static void test_write_tools_basic(void)
 		      "=overwrite", "true", NULL);
 	CU_ASSERT_PTR_NOT_NULL(ow);
 	CU_ASSERT(cJSON_IsTrue(jitem(ow, "overwritten")));
-	CU_ASSERT(file_is(&t, "Dup1.md", "v2"));
+	CU_ASSERT(tv_file_is(&t, "Dup1.md", "v2"));
 	_cleanup_free_ char *rd = callt(&t, "read_note", "name", "Dup1", NULL);
 	ASSERT_STR_EQ(rd, "v2");
 
@@ -646,7 +635,7 @@ static void test_write_tools_basic(void)
 					 "content", "deep", NULL);
 	CU_ASSERT_PTR_NOT_NULL(nf);
 	ASSERT_STR_EQ(jstr(nf, "path"), "a/b/New.md");
-	CU_ASSERT(file_is(&t, "a/b/New.md", "deep"));
+	CU_ASSERT(tv_file_is(&t, "a/b/New.md", "deep"));
 	_cleanup_free_ char *rn = callt(&t, "read_note", "name", "New", NULL);
 	ASSERT_STR_EQ(rn, "deep");
 	tv_close(&t);
@@ -678,25 +667,25 @@ static void test_update_frontmatter(void)
 	/* A note without frontmatter gets a block. */
 	CU_ASSERT(callok(&t, "update_frontmatter", "name", "Plain", "=updates",
 			 "{\"a\":1}", NULL));
-	CU_ASSERT(file_is(&t, "Plain.md", "---\na: 1\n---\nplain body\n"));
+	CU_ASSERT(tv_file_is(&t, "Plain.md", "---\na: 1\n---\nplain body\n"));
 
 	_cleanup_json_ cJSON *r =
 		callj(&t, "update_frontmatter", "name", "U", "=updates",
 		      "{\"status\":\"done\",\"new_key\":\"v\",\"rating\":null}",
 		      NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-	CU_ASSERT(file_is(&t, "U.md",
-			  "---\n"
-			  "# leading comment\n"
-			  "title: 'Quoted Title'   # trailing comment\n"
-			  "status: done\n"
-			  "tags:\n"
-			  "  - alpha   # first\n"
-			  "  - beta\n"
-			  "date: 2024-01-15\n"
-			  "new_key: v\n"
-			  "---\n"
-			  "Body\n"));
+	CU_ASSERT(tv_file_is(&t, "U.md",
+			     "---\n"
+			     "# leading comment\n"
+			     "title: 'Quoted Title'   # trailing comment\n"
+			     "status: done\n"
+			     "tags:\n"
+			     "  - alpha   # first\n"
+			     "  - beta\n"
+			     "date: 2024-01-15\n"
+			     "new_key: v\n"
+			     "---\n"
+			     "Body\n"));
 	CU_ASSERT(
 		json_equal_text(jitem(r, "frontmatter"),
 				"{\"title\":\"Quoted Title\",\"status\":"
@@ -767,8 +756,8 @@ static void test_invalid_yaml(void)
 
 	CU_ASSERT(callok(&t, "update_note", "name", "Broken", "content",
 			 "new body\n", NULL));
-	CU_ASSERT(file_is(&t, "Broken.md",
-			  "---\ntitle: [unclosed\n---\nnew body\n"));
+	CU_ASSERT(tv_file_is(&t, "Broken.md",
+			     "---\ntitle: [unclosed\n---\nnew body\n"));
 	CU_ASSERT(callok(&t, "append_note", "name", "Broken", "text", "more",
 			 NULL));
 	_cleanup_free_ char *a = tv_read(&t, "Broken.md");
@@ -778,8 +767,8 @@ static void test_invalid_yaml(void)
 		callj(&t, "replace_text", "name", "Broken", "old_text",
 		      "new body", "new_text", "NEW BODY", NULL);
 	CU_ASSERT_EQUAL(jnum(rt, "replaced"), 1);
-	CU_ASSERT(file_is(&t, "Broken.md",
-			  "---\ntitle: [unclosed\n---\nNEW BODY\n\nmore"));
+	CU_ASSERT(tv_file_is(&t, "Broken.md",
+			     "---\ntitle: [unclosed\n---\nNEW BODY\n\nmore"));
 	/* Text inside the broken block is not body text. */
 	_cleanup_free_ char *rtx =
 		calle(&t, "replace_text", "name", "Broken", "old_text",
@@ -791,18 +780,18 @@ static void test_invalid_yaml(void)
 					"key", "status", "value", "x", NULL);
 	ASSERT_CONTAINS(e1, "Broken");
 	CU_ASSERT(names_a_line(e1));
-	CU_ASSERT(file_is(&t, "Broken.md", before));
+	CU_ASSERT(tv_file_is(&t, "Broken.md", before));
 	_cleanup_free_ char *e2 =
 		calle(&t, "add_tag", "name", "Broken", "tag", "x", NULL);
 	ASSERT_CONTAINS(e2, "Broken");
 	CU_ASSERT(names_a_line(e2));
-	CU_ASSERT(file_is(&t, "Broken.md", before));
+	CU_ASSERT(tv_file_is(&t, "Broken.md", before));
 	_cleanup_free_ char *e3 =
 		calle(&t, "update_frontmatter", "name", "Broken", "=updates",
 		      "{\"a\":1}", NULL);
 	ASSERT_CONTAINS(e3, "Broken");
 	CU_ASSERT(names_a_line(e3));
-	CU_ASSERT(file_is(&t, "Broken.md", before));
+	CU_ASSERT(tv_file_is(&t, "Broken.md", before));
 
 	/* Metadata says what is wrong and still answers. */
 	_cleanup_json_ cJSON *m =
@@ -855,7 +844,7 @@ static void bomb_vault(void *ud)
 	_cleanup_free_ char *e2 =
 		calle(&t, "add_tag", "name", "Bomb", "tag", "x", NULL);
 	ASSERT_CONTAINS(e2, "frontmatter too complex");
-	CU_ASSERT(file_is(&t, "Bomb.md", bomb));
+	CU_ASSERT(tv_file_is(&t, "Bomb.md", bomb));
 	/* The check lists it; the rest of the vault goes on working. */
 	_cleanup_json_ cJSON *ck = vault_check_json(t.v);
 	_cleanup_free_ char *ckt = json_dumps(ck);
@@ -894,7 +883,7 @@ static void test_frontmatter_over_budget_refused(void)
 		calle(&t, "add_tag", "name", "A", "tag", big, NULL);
 	ASSERT_CONTAINS(e, "Frontmatter too large or too complex");
 	CU_ASSERT(strlen(e) < 1024);
-	CU_ASSERT(file_is(&t, "A.md", orig));
+	CU_ASSERT(tv_file_is(&t, "A.md", orig));
 	/* The same through a whole-note write. */
 	_cleanup_free_ char *text = xasprintf("---\ntags: [%s]\n---\nx\n", big);
 	_cleanup_free_ char *e2 =
@@ -988,7 +977,7 @@ static void test_not_utf8_read(void)
 	CU_ASSERT_TRUE(r.is_error);
 	tool_result_clear(&r);
 	/* Nothing of that reached the file. */
-	CU_ASSERT(file_is(&t, "Bad.md", BAD_NOTE));
+	CU_ASSERT(tv_file_is(&t, "Bad.md", BAD_NOTE));
 	tv_close(&t);
 }
 
@@ -1004,17 +993,17 @@ static void test_not_utf8_edits(void)
 	 * exactly as they were; no U+FFFD is ever written. */
 	CU_ASSERT(callok(&t, "set_frontmatter", "name", "Bad", "key", "status",
 			 "value", "draft", NULL));
-	CU_ASSERT(file_is(&t, "Bad.md",
-			  "---\ntitle: T\nstatus: draft\n---\n" BAD_BODY));
+	CU_ASSERT(tv_file_is(&t, "Bad.md",
+			     "---\ntitle: T\nstatus: draft\n---\n" BAD_BODY));
 	CU_ASSERT(callok(&t, "add_tag", "name", "Bad", "tag", "x", NULL));
-	CU_ASSERT(file_is(
+	CU_ASSERT(tv_file_is(
 		&t, "Bad.md",
 		"---\ntitle: T\nstatus: draft\ntags:\n  - x\n---\n" BAD_BODY));
 	CU_ASSERT(callok(&t, "remove_tag", "name", "Bad", "tag", "x", NULL));
 	CU_ASSERT(callok(&t, "update_frontmatter", "name", "Bad", "=updates",
 			 "{\"status\":null}", NULL));
-	CU_ASSERT(file_is(&t, "Bad.md",
-			  "---\ntitle: T\ntags: []\n---\n" BAD_BODY));
+	CU_ASSERT(tv_file_is(&t, "Bad.md",
+			     "---\ntitle: T\ntags: []\n---\n" BAD_BODY));
 	tv_write(&t, "Bad.md", BAD_NOTE);
 	tv_reindex(&t);
 	CU_ASSERT(callok(&t, "replace_text", "name", "Bad", "old_text", "end",
@@ -1046,7 +1035,7 @@ static void test_not_utf8_edits(void)
 		calle(&t, "replace_text", "name", "Bad", "old_text",
 		      "Start \xef\xbf\xbd\xef\xbf\xbd", "new_text", "x", NULL);
 	CU_ASSERT_PTR_NOT_NULL(e);
-	CU_ASSERT(file_is(&t, "Bad.md", before));
+	CU_ASSERT(tv_file_is(&t, "Bad.md", before));
 
 	/* Stray bytes in the frontmatter: libyaml refuses them, so the
 	 * frontmatter edits are refused with the line; the file stays. */
@@ -1058,11 +1047,11 @@ static void test_not_utf8_edits(void)
 	ASSERT_CONTAINS(e2, "BadFm");
 	CU_ASSERT(names_a_line(e2));
 	CU_ASSERT(is_utf8(e2));
-	CU_ASSERT(file_is(&t, "BadFm.md", BADFM));
+	CU_ASSERT(tv_file_is(&t, "BadFm.md", BADFM));
 	CU_ASSERT(callok(&t, "append_note", "name", "BadFm", "text", "more",
 			 NULL));
-	CU_ASSERT(file_is(&t, "BadFm.md",
-			  "---\ntitle: \xff\xfe\n---\nbody\n\nmore"));
+	CU_ASSERT(tv_file_is(&t, "BadFm.md",
+			     "---\ntitle: \xff\xfe\n---\nbody\n\nmore"));
 	tv_close(&t);
 }
 
@@ -1280,8 +1269,8 @@ static void test_rename(void)
 			   (const char *[]){"L1", "L2", NULL}));
 	CU_ASSERT(tv_exists(&t, "B Note.md"));
 	CU_ASSERT(!tv_exists(&t, "My B.md"));
-	CU_ASSERT(file_is(&t, "L1.md", L1_TEXT));
-	CU_ASSERT(file_is(&t, "dir/L2.md", L2_TEXT));
+	CU_ASSERT(tv_file_is(&t, "L1.md", L1_TEXT));
+	CU_ASSERT(tv_file_is(&t, "dir/L2.md", L2_TEXT));
 
 	/* Rename in place. */
 	_cleanup_json_ cJSON *r = callj(&t, "rename_note", "old_name", "B Note",
@@ -1293,25 +1282,25 @@ static void test_rename(void)
 	CU_ASSERT_EQUAL(jnum(r, "links_updated"), 9 + 1);
 	CU_ASSERT(!tv_exists(&t, "B Note.md"));
 	CU_ASSERT(tv_exists(&t, "My B.md"));
-	CU_ASSERT(file_is(&t, "L1.md",
-			  "Intro text stays.\n"
-			  "[[My B]] and [[My B|Bee]] and [[My B#Sec]] and "
-			  "[[My B#^blk]]\n"
-			  "![[My B]] embed\n"
-			  "[md](My%20B.md) and [angle](<My B.md>)\n"
-			  "Plan: [[projects/Plan]]\n"
-			  "Trailing text   \n"
-			  "no newline at end"));
-	CU_ASSERT(file_is(&t, "dir/L2.md",
-			  "[up](../My%20B.md) [[My B.md]]\n"
-			  "`[[B Note]]` in code stays\n"
-			  "```\n[[B Note]]\n```\n"));
+	CU_ASSERT(tv_file_is(&t, "L1.md",
+			     "Intro text stays.\n"
+			     "[[My B]] and [[My B|Bee]] and [[My B#Sec]] and "
+			     "[[My B#^blk]]\n"
+			     "![[My B]] embed\n"
+			     "[md](My%20B.md) and [angle](<My B.md>)\n"
+			     "Plan: [[projects/Plan]]\n"
+			     "Trailing text   \n"
+			     "no newline at end"));
+	CU_ASSERT(tv_file_is(&t, "dir/L2.md",
+			     "[up](../My%20B.md) [[My B.md]]\n"
+			     "`[[B Note]]` in code stays\n"
+			     "```\n[[B Note]]\n```\n"));
 	/* Its own link to itself follows the rename. */
-	CU_ASSERT(file_is(&t, "My B.md",
-			  "# B Note\n## Sec\n"
-			  "See [rel](sub/C.md) and [x](<sub/C.md>).\n"
-			  "Self [[My B#Sec]].\n"
-			  "![p](img/p.png) [[C]]\n"));
+	CU_ASSERT(tv_file_is(&t, "My B.md",
+			     "# B Note\n## Sec\n"
+			     "See [rel](sub/C.md) and [x](<sub/C.md>).\n"
+			     "Self [[My B#Sec]].\n"
+			     "![p](img/p.png) [[C]]\n"));
 
 	/* Move into a new folder: relative links are rewritten both ways. */
 	_cleanup_json_ cJSON *mv = callj(&t, "rename_note", "old_name", "My B",
@@ -1319,7 +1308,7 @@ static void test_rename(void)
 	CU_ASSERT_PTR_NOT_NULL_FATAL(mv);
 	ASSERT_STR_EQ(jstr(mv, "new_path"), "archive/My B.md");
 	CU_ASSERT(tv_exists(&t, "archive/My B.md"));
-	CU_ASSERT(file_is(
+	CU_ASSERT(tv_file_is(
 		&t, "L1.md",
 		"Intro text stays.\n"
 		"[[My B]] and [[My B|Bee]] and [[My B#Sec]] and "
@@ -1329,15 +1318,15 @@ static void test_rename(void)
 		"Plan: [[projects/Plan]]\n"
 		"Trailing text   \n"
 		"no newline at end"));
-	CU_ASSERT(file_is(&t, "dir/L2.md",
-			  "[up](../archive/My%20B.md) [[My B.md]]\n"
-			  "`[[B Note]]` in code stays\n"
-			  "```\n[[B Note]]\n```\n"));
-	CU_ASSERT(file_is(&t, "archive/My B.md",
-			  "# B Note\n## Sec\n"
-			  "See [rel](../sub/C.md) and [x](<../sub/C.md>).\n"
-			  "Self [[My B#Sec]].\n"
-			  "![p](../img/p.png) [[C]]\n"));
+	CU_ASSERT(tv_file_is(&t, "dir/L2.md",
+			     "[up](../archive/My%20B.md) [[My B.md]]\n"
+			     "`[[B Note]]` in code stays\n"
+			     "```\n[[B Note]]\n```\n"));
+	CU_ASSERT(tv_file_is(&t, "archive/My B.md",
+			     "# B Note\n## Sec\n"
+			     "See [rel](../sub/C.md) and [x](<../sub/C.md>).\n"
+			     "Self [[My B#Sec]].\n"
+			     "![p](../img/p.png) [[C]]\n"));
 
 	/* A link rewritten takes the shortest form that leads to the note
 	 * (Obsidian's "shortest path when possible"): the name, unique. */
@@ -1363,7 +1352,7 @@ static void test_rename(void)
 	_cleanup_free_ char *e = calle(&t, "rename_note", "old_name", "L1",
 				       "new_name", "L3", NULL);
 	ASSERT_CONTAINS(e, "already exists");
-	CU_ASSERT(file_is(&t, "L3.md", "unrelated\n"));
+	CU_ASSERT(tv_file_is(&t, "L3.md", "unrelated\n"));
 	CU_ASSERT(tv_exists(&t, "L1.md"));
 	_cleanup_free_ char *e2 = calle(&t, "rename_note", "old_name", "L1",
 					"new_name", "projects/Roadmap", NULL);
@@ -1444,31 +1433,31 @@ static void test_obsidian_reading(void)
 	 * quoting. */
 	CU_ASSERT(callok(&t, "rename_note", "old_name", "Target", "new_name",
 			 "Goal", NULL));
-	CU_ASSERT(file_is(&t, "Code.md", CODE_TEXT));
-	CU_ASSERT(file_is(&t, "Props.md",
-			  "---\n"
-			  "title: Ünïcode first\n"
-			  "related: \"[[Goal]]\"\n"
-			  "list:\n"
-			  "  - \"[[Other]]\" # a comment\n"
-			  "  - '[[Goal|T]]'\n"
-			  "  - '[[Other]]'\n"
-			  "up: [[Unquoted]]\n"
-			  "---\n"
-			  "Body [[Goal]]\n"));
+	CU_ASSERT(tv_file_is(&t, "Code.md", CODE_TEXT));
+	CU_ASSERT(tv_file_is(&t, "Props.md",
+			     "---\n"
+			     "title: Ünïcode first\n"
+			     "related: \"[[Goal]]\"\n"
+			     "list:\n"
+			     "  - \"[[Other]]\" # a comment\n"
+			     "  - '[[Goal|T]]'\n"
+			     "  - '[[Other]]'\n"
+			     "up: [[Unquoted]]\n"
+			     "---\n"
+			     "Body [[Goal]]\n"));
 	CU_ASSERT(callok(&t, "rename_note", "old_name", "Other", "new_name",
 			 "Bob's note", NULL));
-	CU_ASSERT(file_is(&t, "Props.md",
-			  "---\n"
-			  "title: Ünïcode first\n"
-			  "related: \"[[Goal]]\"\n"
-			  "list:\n"
-			  "  - \"[[Bob's note]]\" # a comment\n"
-			  "  - '[[Goal|T]]'\n"
-			  "  - '[[Bob''s note]]'\n"
-			  "up: [[Unquoted]]\n"
-			  "---\n"
-			  "Body [[Goal]]\n"));
+	CU_ASSERT(tv_file_is(&t, "Props.md",
+			     "---\n"
+			     "title: Ünïcode first\n"
+			     "related: \"[[Goal]]\"\n"
+			     "list:\n"
+			     "  - \"[[Bob's note]]\" # a comment\n"
+			     "  - '[[Goal|T]]'\n"
+			     "  - '[[Bob''s note]]'\n"
+			     "up: [[Unquoted]]\n"
+			     "---\n"
+			     "Body [[Goal]]\n"));
 	/* The YAML still reads, and the links point where they did. */
 	_cleanup_json_ cJSON *po2 = callj(&t, "get_links", "name", "Props",
 					  "direction", "out", NULL);
@@ -1481,9 +1470,10 @@ static void test_obsidian_reading(void)
 				  "\"[[Bob's note]]\"]"));
 	CU_ASSERT(callok(&t, "rename_note", "old_name", "Functions", "new_name",
 			 "Funcs", NULL));
-	CU_ASSERT(file_is(&t, "Uses.md",
-			  "[[Funcs|`hasTag`]] and [[Funcs#h|a `b` c]]\n"
-			  "[[#`move`|move]] and `[[Functions]]` stays code\n"));
+	CU_ASSERT(tv_file_is(
+		&t, "Uses.md",
+		"[[Funcs|`hasTag`]] and [[Funcs#h|a `b` c]]\n"
+		"[[#`move`|move]] and `[[Functions]]` stays code\n"));
 	_cleanup_json_ cJSON *br2 = callj(&t, "find_broken_links", NULL);
 	CU_ASSERT(json_equal_text(br2, "[{\"source\":\"Code\",\"target\":"
 				       "\"Money\"}]"));
@@ -1513,9 +1503,9 @@ static void test_legacy_properties(void)
 	CU_ASSERT_PTR_NOT_NULL(e1);
 	/* add_tag writes where Obsidian reads: "tags", not "tag". */
 	CU_ASSERT(callok(&t, "add_tag", "name", "Old", "tag", "newtag", NULL));
-	CU_ASSERT(file_is(&t, "Old.md",
-			  "---\ntag: oldtag\nalias: Old Name\ntags:\n"
-			  "  - newtag\n---\nx\n"));
+	CU_ASSERT(tv_file_is(&t, "Old.md",
+			     "---\ntag: oldtag\nalias: Old Name\ntags:\n"
+			     "  - newtag\n---\nx\n"));
 
 	tv_write(&t, ".vaultd/policy.yaml", "legacy_properties: true\n");
 	char *msg = NULL;
@@ -1537,8 +1527,8 @@ static void test_legacy_properties(void)
 	tv_write(&t, "Only.md", "---\ntag: oldtag\n---\n");
 	tv_reindex(&t);
 	CU_ASSERT(callok(&t, "add_tag", "name", "Only", "tag", "newtag", NULL));
-	CU_ASSERT(file_is(&t, "Only.md",
-			  "---\ntag:\n  - oldtag\n  - newtag\n---\n"));
+	CU_ASSERT(tv_file_is(&t, "Only.md",
+			     "---\ntag:\n  - oldtag\n  - newtag\n---\n"));
 	tv_close(&t);
 }
 
@@ -1638,8 +1628,8 @@ static void test_rename_referrer_unwritable(void)
 	ASSERT_CONTAINS(e, "nothing was changed");
 	CU_ASSERT(tv_exists(&t, "Hub.md"));
 	CU_ASSERT(!tv_exists(&t, "A much longer name for the hub.md"));
-	CU_ASSERT(file_is(&t, "a/Small.md", "[[Hub]]\n"));
-	CU_ASSERT(file_is(&t, "b/Big.md", big.s));
+	CU_ASSERT(tv_file_is(&t, "a/Small.md", "[[Hub]]\n"));
+	CU_ASSERT(tv_file_is(&t, "b/Big.md", big.s));
 	CU_ASSERT_EQUAL(temps_in(&t, "a"), 0);
 	CU_ASSERT_EQUAL(temps_in(&t, "b"), 0);
 	_cleanup_json_ cJSON *in =
@@ -1649,8 +1639,8 @@ static void test_rename_referrer_unwritable(void)
 	/* Once it can be written, the same rename goes through. */
 	CU_ASSERT(callok(&t, "rename_note", "old_name", "Hub", "new_name",
 			 "A much longer name for the hub", NULL));
-	CU_ASSERT(file_is(&t, "a/Small.md",
-			  "[[A much longer name for the hub]]\n"));
+	CU_ASSERT(tv_file_is(&t, "a/Small.md",
+			     "[[A much longer name for the hub]]\n"));
 	sb_free(&big);
 	tv_close(&t);
 }
@@ -1697,10 +1687,10 @@ static void test_rename_referrer_immutable(void)
 	ASSERT_CONTAINS(e, "b/Locked.md");
 	ASSERT_CONTAINS(e, "still link");
 	CU_ASSERT(!tv_exists(&t, "Hub.md"));
-	CU_ASSERT(file_is(&t, "Center.md", "# Hub\n"));
-	CU_ASSERT(file_is(&t, "a/Free.md", "[[Center]]\n"));
-	CU_ASSERT(file_is(&t, "b/Other.md", "[[Center|other]]\n"));
-	CU_ASSERT(file_is(&t, "b/Locked.md", "[[Hub]] locked\n"));
+	CU_ASSERT(tv_file_is(&t, "Center.md", "# Hub\n"));
+	CU_ASSERT(tv_file_is(&t, "a/Free.md", "[[Center]]\n"));
+	CU_ASSERT(tv_file_is(&t, "b/Other.md", "[[Center|other]]\n"));
+	CU_ASSERT(tv_file_is(&t, "b/Locked.md", "[[Hub]] locked\n"));
 	CU_ASSERT_EQUAL(temps_in(&t, "a"), 0);
 	CU_ASSERT_EQUAL(temps_in(&t, "b"), 0);
 	_cleanup_json_ cJSON *in = callj(&t, "get_links", "name", "Center",
@@ -1732,14 +1722,14 @@ static void test_rename_shared_names(void)
 	CU_ASSERT(callok(&t, "rename_note", "old_name", "a/Dup", "new_name",
 			 "Unique", NULL));
 	CU_ASSERT(tv_exists(&t, "a/Unique.md"));
-	CU_ASSERT(file_is(&t, "Root.md", "[[Unique]]\n"));
-	CU_ASSERT(file_is(&t, "b/FromB.md", "[[Dup]]\n"));
+	CU_ASSERT(tv_file_is(&t, "Root.md", "[[Unique]]\n"));
+	CU_ASSERT(tv_file_is(&t, "b/FromB.md", "[[Dup]]\n"));
 
 	/* A new name that another note has: the link must keep pointing
 	 * at the moved note, so it takes the path form. */
 	CU_ASSERT(callok(&t, "rename_note", "old_name", "Solo", "new_name",
 			 "c/Dup", NULL));
-	CU_ASSERT(file_is(&t, "Root2.md", "[[c/Dup]] and [[c/Dup|s]]\n"));
+	CU_ASSERT(tv_file_is(&t, "Root2.md", "[[c/Dup]] and [[c/Dup|s]]\n"));
 	_cleanup_json_ cJSON *l = callj(&t, "get_links", "name", "Root2",
 					"direction", "out", NULL);
 	CU_ASSERT(json_equal_text(jitem(l, "outgoing"), "[\"c/Dup\"]"));
@@ -1752,7 +1742,7 @@ static void test_rename_shared_names(void)
 			 "case", NULL));
 	CU_ASSERT(tv_exists(&t, "case.md"));
 	CU_ASSERT(!tv_exists(&t, "Case.md"));
-	CU_ASSERT(file_is(&t, "Root3.md", "[[case]]\n"));
+	CU_ASSERT(tv_file_is(&t, "Root3.md", "[[case]]\n"));
 	_cleanup_free_ char *rc = callt(&t, "read_note", "name", "CASE", NULL);
 	ASSERT_STR_EQ(rc, "case\n");
 	_cleanup_json_ cJSON *br = callj(&t, "find_broken_links", NULL);
@@ -1777,27 +1767,28 @@ static void test_delete(void)
 	CU_ASSERT(cJSON_IsTrue(jitem(dd, "dry_run")));
 	CU_ASSERT(tv_exists(&t, "folder/sub/X.md"));
 	CU_ASSERT(!tv_exists(&t, ".trash"));
-	CU_ASSERT(file_is(&t, "L.md", "See [[X]] and [[X|ex]].\nkeep this\n"));
+	CU_ASSERT(
+		tv_file_is(&t, "L.md", "See [[X]] and [[X|ex]].\nkeep this\n"));
 	_cleanup_json_ cJSON *d = callj(&t, "delete_note", "name", "X", NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
 	ASSERT_STR_EQ(jstr(d, "trash_path"), ".trash/folder/sub/X.md");
 	CU_ASSERT(tv_exists(&t, ".trash/folder/sub/X.md"));
 	CU_ASSERT(!tv_exists(&t, "folder/sub/X.md"));
-	CU_ASSERT(file_is(&t, "L.md",
-			  "See [[X (deleted)]] and [[X (deleted)|ex]].\n"
-			  "keep this\n"));
+	CU_ASSERT(tv_file_is(&t, "L.md",
+			     "See [[X (deleted)]] and [[X (deleted)|ex]].\n"
+			     "keep this\n"));
 	_cleanup_free_ char *gone = calle(&t, "read_note", "name", "X", NULL);
 	ASSERT_CONTAINS(gone, "not found");
 
 	/* A second note of the same path goes to "Y 2.md". */
 	CU_ASSERT(callok(&t, "delete_note", "name", "Y", NULL));
-	CU_ASSERT(file_is(&t, ".trash/Y.md", "first y\n"));
+	CU_ASSERT(tv_file_is(&t, ".trash/Y.md", "first y\n"));
 	CU_ASSERT(callok(&t, "create_note", "name", "Y", "content",
 			 "second y\n", NULL));
 	_cleanup_json_ cJSON *d2 = callj(&t, "delete_note", "name", "Y", NULL);
 	ASSERT_STR_EQ(jstr(d2, "trash_path"), ".trash/Y 2.md");
-	CU_ASSERT(file_is(&t, ".trash/Y 2.md", "second y\n"));
-	CU_ASSERT(file_is(&t, ".trash/Y.md", "first y\n"));
+	CU_ASSERT(tv_file_is(&t, ".trash/Y 2.md", "second y\n"));
+	CU_ASSERT(tv_file_is(&t, ".trash/Y.md", "first y\n"));
 	/* The trash is not part of the vault. */
 	_cleanup_json_ cJSON *ln = callj(&t, "list_notes", NULL);
 	CU_ASSERT(same_set(jitem(ln, "names"), NULL,
@@ -1812,7 +1803,7 @@ static void test_delete(void)
 	tv_open(&t);
 	_cleanup_json_ cJSON *dk = callj(&t, "delete_note", "name", "K", NULL);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(dk);
-	CU_ASSERT(file_is(&t, "M.md", "Link [[K]] stays.\n"));
+	CU_ASSERT(tv_file_is(&t, "M.md", "Link [[K]] stays.\n"));
 	const char *w = jstr(dk, "warning");
 	CU_ASSERT_PTR_NOT_NULL(w);
 	ASSERT_CONTAINS(w, "M");
@@ -1871,7 +1862,7 @@ static void test_unicode_names(void)
 	/* Writing through the NFC name updates the NFD file. */
 	CU_ASSERT(callok(&t, "append_note", "name", "caf\xc3\xa9", "text",
 			 "more", NULL));
-	CU_ASSERT(file_is(&t, "Cafe\xcc\x81.md", "nfd\n\nmore"));
+	CU_ASSERT(tv_file_is(&t, "Cafe\xcc\x81.md", "nfd\n\nmore"));
 	CU_ASSERT(!tv_exists(&t, "Caf\xc3\xa9.md"));
 	tv_close(&t);
 }
@@ -2039,7 +2030,7 @@ static void test_policy_reject(void)
 					"content", "Now #newtag\n", NULL);
 	ASSERT_CONTAINS(e2, "Tags not in allowed list");
 	ASSERT_CONTAINS(e2, "newtag");
-	CU_ASSERT(file_is(&t, "Existing.md", "Work #work\n"));
+	CU_ASSERT(tv_file_is(&t, "Existing.md", "Work #work\n"));
 
 	/* Every way of adding a tag is judged. */
 	_cleanup_free_ char *e2b = calle(&t, "append_note", "name", "Existing",
@@ -2052,16 +2043,16 @@ static void test_policy_reject(void)
 		calle(&t, "set_frontmatter", "name", "Existing", "key", "tags",
 		      "value", "work, fresh", NULL);
 	ASSERT_CONTAINS(e2d, "Tags not in allowed list");
-	CU_ASSERT(file_is(&t, "Existing.md", "Work #work\n"));
+	CU_ASSERT(tv_file_is(&t, "Existing.md", "Work #work\n"));
 	CU_ASSERT(callok(&t, "add_tag", "name", "Existing", "tag", "#inbox",
 			 NULL));
 
 	/* A note that already breaks a rule may still be edited. */
 	CU_ASSERT(callok(&t, "update_note", "name", "John", "content",
 			 "John, unrelated change\n", NULL));
-	CU_ASSERT(
-		file_is(&t, "John.md",
-			"---\ntags: [Person]\n---\nJohn, unrelated change\n"));
+	CU_ASSERT(tv_file_is(
+		&t, "John.md",
+		"---\ntags: [Person]\n---\nJohn, unrelated change\n"));
 	/* But a new Person note must follow the rule. */
 	_cleanup_free_ char *e3 =
 		calle(&t, "create_note", "name", "Jane", "=frontmatter",

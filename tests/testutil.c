@@ -162,6 +162,30 @@ char *tv_call_err(struct tvault *t, const char *tool, const char *args_json)
 	return msg;
 }
 
+bool tv_file_is(struct tvault *t, const char *rel, const char *want)
+{
+	char *got = tv_read(t, rel);
+	bool eq = got && strcmp(got, want) == 0;
+	if (!eq)
+		fprintf(stderr,
+			"  %s differs:\n--- got ---\n%s\n--- want ---\n%s\n---\n",
+			rel, got ? got : "(missing)", want);
+	free(got);
+	return eq;
+}
+
+size_t tv_search_total(struct tvault *t, const char *query, const char *mode)
+{
+	char *args =
+		xasprintf("{\"query\": \"%s\", \"mode\": \"%s\"}", query, mode);
+	cJSON *r = tv_call_json(t, "search_notes", args);
+	free(args);
+	size_t n =
+		(size_t)cJSON_GetNumberValue(cJSON_GetObjectItem(r, "total"));
+	cJSON_Delete(r);
+	return n;
+}
+
 static size_t nfailures(void)
 {
 	size_t n = 0;

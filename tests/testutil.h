@@ -39,6 +39,10 @@ void tv_call(struct tvault *t, const char *tool, const char *args_json,
 cJSON *tv_call_json(struct tvault *t, const char *tool, const char *args_json);
 /* Call expecting an error; returns the message (caller frees) or NULL. */
 char *tv_call_err(struct tvault *t, const char *tool, const char *args_json);
+/* Whether the vault file rel holds exactly want (else both are printed). */
+bool tv_file_is(struct tvault *t, const char *rel, const char *want);
+/* search_notes' total for query in mode (fulltext, name, ...). */
+size_t tv_search_total(struct tvault *t, const char *query, const char *mode);
 
 /*
  * Run fn(ud) in a child process with at most max_mem bytes of address
