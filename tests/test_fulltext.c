@@ -90,17 +90,7 @@ static void open_unbuilt(struct tvault *t, int n)
 		snprintf(body, sizeof(body), "bassoon %d\n", i);
 		tv_write(t, p, body);
 	}
-	char *msg = NULL;
-	CU_ASSERT_FATAL(vault_open(t->dir, &t->v, &msg) == 0);
-	char *dir = xasprintf("%s/.cache", t->dir);
-	mkdir(dir, 0700);
-	struct store *s = NULL;
-	char *note = NULL;
-	CU_ASSERT_FATAL(store_open(dir, vault_root(t->v), &s, &note) == 0);
-	free(note);
-	free(dir);
-	vault_attach_store(t->v, s);
-	vault_index_all(t->v, NULL, NULL, NULL);
+	tv_open_with_store(t);
 }
 
 static void update(struct tvault *t, const char *name, const char *content)
@@ -184,16 +174,7 @@ static void test_stop_during_build(void)
 
 	steps_clear(&s);
 	steps_init(&s);
-	char *msg = NULL;
-	CU_ASSERT_FATAL(vault_open(t.dir, &t.v, &msg) == 0);
-	char *dir = xasprintf("%s/.cache", t.dir);
-	struct store *st = NULL;
-	char *note = NULL;
-	CU_ASSERT_FATAL(store_open(dir, vault_root(t.v), &st, &note) == 0);
-	free(note);
-	free(dir);
-	vault_attach_store(t.v, st);
-	vault_index_all(t.v, NULL, NULL, NULL);
+	tv_open_with_store(&t);
 	CU_ASSERT_EQUAL(vault_fulltext_start(t.v, on_step, &s), 0);
 	CU_ASSERT_FATAL(steps_wait(&s, 1, 1));
 	CU_ASSERT_EQUAL(tv_search_total(&t, "bassoon", "fulltext"), 3000);

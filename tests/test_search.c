@@ -140,17 +140,7 @@ static void test_parse_errors(void)
  * dot folder: never a note). */
 static void open_indexed(struct tvault *t)
 {
-	char *msg = NULL;
-	CU_ASSERT_FATAL(vault_open(t->dir, &t->v, &msg) == 0);
-	char *dir = xasprintf("%s/.cache", t->dir);
-	mkdir(dir, 0700);
-	struct store *s = NULL;
-	char *note = NULL;
-	CU_ASSERT_FATAL(store_open(dir, vault_root(t->v), &s, &note) == 0);
-	free(note);
-	free(dir);
-	vault_attach_store(t->v, s);
-	vault_index_all(t->v, NULL, NULL, NULL);
+	tv_open_with_store(t);
 	vault_fulltext_work(t->v);
 }
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "testutil.h"
+#include "store.h"
 #include "fileio.h"
 #include "util.h"
 
@@ -70,6 +71,27 @@ void tv_open(struct tvault *t)
 		fprintf(stderr, "vault_open: %s\n", msg);
 		abort();
 	}
+	vault_index_all(t->v, NULL, NULL, NULL);
+}
+
+void tv_open_with_store(struct tvault *t)
+{
+	char *msg = NULL;
+	if (vault_open(t->dir, &t->v, &msg) < 0) {
+		fprintf(stderr, "vault_open: %s\n", msg);
+		abort();
+	}
+	char *dir = xasprintf("%s/.cache", t->dir);
+	mkdir(dir, 0700);
+	struct store *s = NULL;
+	char *note = NULL;
+	if (store_open(dir, vault_root(t->v), &s, &note) < 0) {
+		fprintf(stderr, "store_open: %s\n", note ? note : "?");
+		abort();
+	}
+	free(note);
+	free(dir);
+	vault_attach_store(t->v, s);
 	vault_index_all(t->v, NULL, NULL, NULL);
 }
 

@@ -22,6 +22,10 @@ void tv_write(struct tvault *t, const char *rel, const char *text);
 /* Open the vault and index it. */
 void tv_open(struct tvault *t);
 void tv_reindex(struct tvault *t);
+/* tv_open() with a search index in a private folder inside the vault
+ * (.cache: a dot folder, never a note), not built beyond what the
+ * first index catches up with by itself. */
+void tv_open_with_store(struct tvault *t);
 void tv_close(struct tvault *t);
 /* Whole text of a file in the vault folder; NULL if missing. */
 char *tv_read(struct tvault *t, const char *rel);
