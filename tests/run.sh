@@ -48,32 +48,29 @@ test)
 	# The unit and end-to-end tests again under AddressSanitizer +
 	# UndefinedBehaviorSanitizer (leak detection on): every daemon and
 	# vault-mcp the tests start is instrumented and aborts on an error.
+	# Each sanitizer reads its own options and ignores the others'.
+	export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+	export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
+	export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 	build build-asan -Db_sanitize=address,undefined -Db_lundef=false \
 		-Dbuildtype=debug
-	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-		UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
-		meson test -C build-asan --suite unit --suite mount --suite e2e \
+	meson test -C build-asan --suite unit --suite mount --suite e2e \
 		--suite stress --print-errorlogs --num-processes 2
 	# Every kind of work at once under ThreadSanitizer, and the mount's
 	# parallel requests: no data race, no lock taken in two orders.
 	build build-tsan -Db_sanitize=thread -Dbuildtype=debug
-	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-		meson test -C build-tsan stress mount --print-errorlogs \
+	meson test -C build-tsan stress mount --print-errorlogs \
 		--num-processes 2
 	# The control socket's workers, lanes and cancellation under it too:
 	# every daemon the limits test starts is instrumented.
-	TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-		sh tests/mcp/run.sh build-tsan limits.test.mjs
+	sh tests/mcp/run.sh build-tsan limits.test.mjs
 	# The long battery (VAULTD_SANITIZE_ALL=1, about an hour on 2 cores):
 	# every other suite under AddressSanitizer + UBSan too, and every
 	# suite under ThreadSanitizer.
 	if [ -n "${VAULTD_SANITIZE_ALL:-}" ]; then
-		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-			UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
-			meson test -C build-asan --suite cli --suite hostile \
+		meson test -C build-asan --suite cli --suite hostile \
 			--print-errorlogs --num-processes 2
-		TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-			meson test -C build-tsan --no-suite style \
+		meson test -C build-tsan --no-suite style \
 			--print-errorlogs --num-processes 2 --timeout-multiplier 4
 	fi
 	echo "all tests passed"
