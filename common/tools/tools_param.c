@@ -9,8 +9,6 @@
 #include "tools.h"
 #include "util.h"
 
-#include <string.h>
-
 /* Every write can be made conditional on the version the caller read
  * (read_note, get_note_metadata), and tried first (dry_run: the diff it
  * would make; the result then carries dry_run and diff). */
@@ -35,12 +33,11 @@ static const struct tool_param *const EXTRA_VERSION[] = {&EXPECTED_VERSION,
 							 NULL};
 static const struct tool_param *const EXTRA_DRY_RUN[] = {&DRY_RUN, NULL};
 
+/* Whether the tool's own list (the table's, without the extras) has key. */
 static bool own_param(const struct tool *t, const char *key)
 {
-	for (size_t i = 0; t->params && t->params[i].name; i++)
-		if (!strcmp(t->params[i].name, key))
-			return true;
-	return false;
+	const struct param_list own = {.tool = t->name, .own = t->params};
+	return params_find(&own, key) != NULL;
 }
 
 struct param_list tool_params(const struct tool *t)
