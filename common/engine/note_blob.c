@@ -230,40 +230,24 @@ struct layout {
 	size_t ntags, naliases, nkeys, nlinks, nprops, ntasks, strs;
 };
 
-/* The frontmatter values (props.h), checked. */
-static void read_props(struct reader *r, struct note *n, struct pack *p,
-		       struct layout *lo)
+/* A packed span valid() accepts (the frontmatter values, props.h; the
+ * task list items, tasks.h): the layout pass counts its size (*count),
+ * the filling pass checks it is that size and copies it to dst. */
+static void read_checked(struct reader *r,
+			 bool (*valid)(const unsigned char *, size_t),
+			 struct pack *p, size_t *count, unsigned char *dst)
 {
-	struct span pr = get_span(r, false);
+	struct span sp = get_span(r, false);
 	if (r->bad)
 		return;
-	if (!props_valid((const unsigned char *)pr.s, pr.n) ||
-	    (p && pr.n != lo->nprops))
+	if (!valid((const unsigned char *)sp.s, sp.n) || (p && sp.n != *count))
 		r->bad = true;
 	if (!p)
-		lo->nprops = pr.n;
+		*count = sp.n;
 	if (!p || r->bad)
 		return;
-	if (pr.n)
-		memcpy((unsigned char *)n->props, pr.s, pr.n);
-}
-
-/* The task list items (tasks.h), checked. */
-static void read_tasks(struct reader *r, struct note *n, struct pack *p,
-		       struct layout *lo)
-{
-	struct span ts = get_span(r, false);
-	if (r->bad)
-		return;
-	if (!tasks_valid((const unsigned char *)ts.s, ts.n) ||
-	    (p && ts.n != lo->ntasks))
-		r->bad = true;
-	if (!p)
-		lo->ntasks = ts.n;
-	if (!p || r->bad)
-		return;
-	if (ts.n)
-		memcpy((unsigned char *)n->tasks, ts.s, ts.n);
+	if (sp.n)
+		memcpy(dst, sp.s, sp.n);
 }
 
 /* A string, then its folded form (its lower case when ASCII). */
@@ -414,9 +398,11 @@ static void read_blob(struct reader *r, const char *path, struct note *n,
 	}
 	read_links(r, n, p, lo);
 	if (!r->bad)
-		read_props(r, n, p, lo);
+		read_checked(r, props_valid, p, &lo->nprops,
+			     p ? (unsigned char *)n->props : NULL);
 	if (!r->bad)
-		read_tasks(r, n, p, lo);
+		read_checked(r, tasks_valid, p, &lo->ntasks,
+			     p ? (unsigned char *)n->tasks : NULL);
 }
 
 static void blob_layout(const char *path, const unsigned char *body, size_t len,
