@@ -250,6 +250,35 @@ static void test_heading_offsets(void)
 	md_doc_clear(&d);
 }
 
+/* The scanners skip plain text 16 bytes at a time: what follows it is
+ * found wherever it falls, up to the text's last byte. */
+static void test_special_at_every_offset(void)
+{
+	for (size_t k = 0; k < 40; k++) {
+		char t[160];
+		memset(t, 'a', k);
+		snprintf(
+			t + k, sizeof(t) - k,
+			" [[Target]] `[[Code]]` \\$ <b> x\n#tag abcdefghijklmnopq");
+		struct md_doc d;
+		scan(t, &d);
+		CU_ASSERT_EQUAL(d.nlinks, 1);
+		CU_ASSERT_PTR_NOT_NULL(link_to(&d, "Target"));
+		CU_ASSERT_PTR_NULL(link_to(&d, "Code"));
+		CU_ASSERT_TRUE(has_tag(&d, "tag"));
+		md_doc_clear(&d);
+		/* A link ending on the text's last byte. */
+		memset(t, 'b', k);
+		snprintf(t + k, sizeof(t) - k, "\n\n#last [[End]]");
+		scan(t, &d);
+		CU_ASSERT_PTR_NOT_NULL(link_to(&d, "End"));
+		CU_ASSERT_TRUE(has_tag(&d, "last"));
+		if (d.nlinks == 1)
+			CU_ASSERT_EQUAL(d.links[0].line, 3);
+		md_doc_clear(&d);
+	}
+}
+
 /* ---- sections ----------------------------------------------------------- */
 
 static const char SECT[] = "# Top\n"
@@ -1238,6 +1267,7 @@ int main(void)
 		{"percent_comments", test_percent_comments},
 		{"html_comments", test_html_comments},
 		{"code_mask", test_code_mask},
+		{"special_at_every_offset", test_special_at_every_offset},
 		{"wikilink_parts", test_wikilink_parts},
 		{"wikilink_escaped_pipe", test_wikilink_escaped_pipe},
 		{"wikilink_embed", test_wikilink_embed},

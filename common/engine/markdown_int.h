@@ -24,5 +24,19 @@ struct wl_parts {
 size_t mdi_line_end(const char *text, size_t len, size_t i);
 size_t mdi_wikilink_at(const char *text, size_t e, size_t i,
 		       struct wl_parts *ret);
-size_t mdi_skip_plain(const bool *special, const char *text, size_t len,
-		      size_t i);
+/* Bytes that may start something a scanner looks at: the table, and the
+ * same bytes each repeated 16 times (MDI_V16; at most MDI_SPECIAL_MAX)
+ * for the 16-bytes-at-once search. */
+#define MDI_SPECIAL_MAX 8
+typedef unsigned char mdi_v16 __attribute__((vector_size(16)));
+#define MDI_V16(c)                                             \
+	{                                                      \
+		c, c, c, c, c, c, c, c, c, c, c, c, c, c, c, c \
+	}
+struct mdi_special {
+	bool tab[256];
+	mdi_v16 set[MDI_SPECIAL_MAX];
+	unsigned n;
+};
+size_t mdi_skip_plain(const struct mdi_special *sp, const char *text,
+		      size_t len, size_t i);

@@ -312,9 +312,17 @@ static size_t inline_math(const char *text, size_t len, size_t i, size_t pe)
 }
 
 /* Bytes that may start something md_code_mask() looks at. */
-static const bool MASK_SPECIAL[256] = {
-	['\n'] = true, ['\\'] = true, ['`'] = true, ['['] = true,
-	['<'] = true,  ['%'] = true,  ['$'] = true,
+static const struct mdi_special MASK_SPECIAL = {
+	.tab = {['\n'] = true,
+		['\\'] = true,
+		['`'] = true,
+		['['] = true,
+		['<'] = true,
+		['%'] = true,
+		['$'] = true},
+	.set = {MDI_V16('\n'), MDI_V16('\\'), MDI_V16('`'), MDI_V16('['),
+		MDI_V16('<'), MDI_V16('%'), MDI_V16('$')},
+	.n = 7,
 };
 
 /* The end of the fenced block whose opening line ends at e (the note's
@@ -420,7 +428,7 @@ unsigned char *md_code_mask(const char *text, size_t len, size_t from)
 				continue;
 			}
 		}
-		i = mdi_skip_plain(MASK_SPECIAL, text, len, i);
+		i = mdi_skip_plain(&MASK_SPECIAL, text, len, i);
 		if (i >= len)
 			break;
 		char c = text[i];
