@@ -15,6 +15,8 @@
 // backlinks within 3 s; the cache never grows across restarts and is
 // <= 1.2 x the markdown bytes; peak RSS <= 1.3 x markdown + 32 MB.
 // Vaults are generated once under BENCH_DIR (default /tmp/vaultd-bench).
+// BENCH_COLD_ONLY=1 runs the cold starts alone (with the page cache
+// dropped when root) and stops each at full-text ready.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { spawnSync } from 'node:child_process';
@@ -26,6 +28,8 @@ const sizes = process.argv.slice(2).map((x) => parseInt(x, 10));
 if (!sizes.length) sizes.push(1000, 10000, 100000);
 const benchDir = process.env.BENCH_DIR || '/tmp/vaultd-bench';
 const RESTARTS = 3;
+// BENCH_COLD_ONLY=1: only the cold starts (to compare builds quickly).
+const coldOnly = !!process.env.BENCH_COLD_ONLY;
 
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 const secs = (ms) => `${(ms / 1000).toFixed(2)} s`;
@@ -258,9 +262,21 @@ for (const n of sizes) {
   const cold = [];
   fresh();
   if (dropCaches()) cold.push(await run('cold start, cold page cache', env, calls, true));
-  fresh();
-  cold.push(await run('cold start, warm page cache', env, calls));
+  if (!coldOnly || !cold.length) {
+    fresh();
+    cold.push(await run('cold start, warm page cache', env, calls));
+  }
   const after1 = cacheBytes(env);
+  if (coldOnly) {
+    const c = cold[0];
+    console.log(
+      `cold: name ${secs(c.name)}, tag ${secs(c.tag)}, backlinks ${secs(c.backlinks)}; fulltext ${secs(c.fulltext)}; ` +
+        `cache at full-text ready ${mb(after1)} (${(after1 / sv.bytes).toFixed(2)} x markdown)`,
+    );
+    if (!process.env.KEEP_BENCH_RUNS) fs.rmSync(root, { recursive: true, force: true });
+    fs.rmSync(path.join(vault, '.vaultd'), { recursive: true, force: true });
+    continue;
+  }
   const warm = [];
   const sizesAfter = [after1];
   for (let i = 1; i <= RESTARTS; i++) {
