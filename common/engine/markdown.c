@@ -418,8 +418,7 @@ void md_scan(const char *text, size_t len, struct md_doc *d)
 {
 	memset(d, 0, sizeof(*d));
 	scan_frontmatter(text, len, d);
-	_cleanup_free_ unsigned char *mask =
-		md_code_mask(text, len, d->body_off);
+	unsigned char *mask = d->mask = md_code_mask(text, len, d->body_off);
 	size_t lcap = 0, hcap = 0, tcap = 0;
 	struct brackets br = {0};
 	int line = d->body_line;
@@ -519,6 +518,7 @@ void md_doc_clear(struct md_doc *d)
 	free(d->links);
 	free(d->headings);
 	free(d->tags);
+	free(d->mask);
 	memset(d, 0, sizeof(*d));
 }
 

@@ -56,6 +56,9 @@ struct md_doc {
 	size_t nheadings;
 	struct md_tag *tags;
 	size_t ntags;
+	/* md_code_mask() of the body, for the caller's other scans of the
+	 * same text (tasks_scan); md_doc_clear() frees it. */
+	unsigned char *mask;
 };
 
 /*

@@ -479,8 +479,7 @@ struct note *note_new(const char *path, const char *text, size_t len,
 
 		struct md_doc d;
 		md_scan(text, len, &d);
-		n->tasks = tasks_scan(text, len, d.body_off, d.body_line,
-				      d.tags, d.ntags, &n->tasks_len);
+		n->tasks = tasks_scan(text, len, &d, &n->tasks_len);
 		for (size_t i = 0; i < d.ntags; i++)
 			uniq_add(&tags, TAKE_PTR(d.tags[i].tag), true);
 		n->links =

@@ -441,18 +441,19 @@ static bool any_task_line(const char *text, size_t len, size_t from)
 	return false;
 }
 
-unsigned char *tasks_scan(const char *text, size_t len, size_t body_off,
-			  int body_line, const struct md_tag *tags,
-			  size_t ntags, uint32_t *ret_len)
+unsigned char *tasks_scan(const char *text, size_t len, const struct md_doc *d,
+			  uint32_t *ret_len)
 {
 	*ret_len = 0;
+	size_t body_off = d->body_off, ntags = d->ntags;
+	const struct md_tag *tags = d->tags;
+	const unsigned char *mask = d->mask;
 	if (!any_task_line(text, len, body_off))
 		return NULL;
-	_cleanup_free_ unsigned char *mask = md_code_mask(text, len, body_off);
 	struct sbuf b = {0};
 	sb_putc(&b, 0);
 	size_t count = 0, ti = 0;
-	int line = body_line;
+	int line = d->body_line;
 	for (size_t i = body_off; i < len; line++) {
 		const char *nl = memchr(text + i, '\n', len - i);
 		size_t e = nl ? (size_t)(nl - text) : len;

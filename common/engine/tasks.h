@@ -114,13 +114,12 @@ struct task {
 };
 
 /*
- * The tasks of a note's text (its body from body_off, its first line
- * number body_line, the inline tags md_scan found): a task string, or
- * NULL (and 0) when the note has none. Caller frees.
+ * The tasks of a note's text as md_scan() read it (its body, first line
+ * number, inline tags and code mask): a task string, or NULL (and 0)
+ * when the note has none. Caller frees.
  */
-unsigned char *tasks_scan(const char *text, size_t len, size_t body_off,
-			  int body_line, const struct md_tag *tags,
-			  size_t ntags, uint32_t *ret_len);
+unsigned char *tasks_scan(const char *text, size_t len, const struct md_doc *d,
+			  uint32_t *ret_len);
 /* Whether a stored task string is well formed. */
 bool tasks_valid(const unsigned char *p, size_t n);
 /* Whether a task of the string has Tasks plugin fields. */
