@@ -320,7 +320,8 @@ for (const n of sizes) {
   fs.rmSync(path.join(vault, '.vaultd'), { recursive: true, force: true });
 }
 
-console.log('\nnotes    markdown   cold name/tag/links  cold fulltext  warm name/tag/links  warm fulltext (worst)  cache 1st / 3rd restart  peak RSS');
+if (summary.length)
+  console.log('\nnotes    markdown   cold name/tag/links  cold fulltext  warm name/tag/links  warm fulltext (worst)  cache 1st / 3rd restart  peak RSS');
 for (const r of summary)
   console.log(
     `${String(r.n).padEnd(8)} ${mb(r.bytes).padStart(9)}  ${secs(Math.max(r.c.name, r.c.tag, r.c.backlinks)).padStart(19)}  ` +
