@@ -225,31 +225,68 @@ void index_put_all(struct index *ix, struct note **notes, size_t n)
 	ix->gen++;
 }
 
+/* The links of one key, and the notes of that name. */
+struct key_links {
+	const char *key;
+	const struct ptrvec *links;
+};
+
 struct resolve_job {
 	const struct index *ix;
-	struct link **links;
+	struct key_links *keys;
 	size_t n;
 	atomic_size_t next;
 };
 
-/* Targets only: lookups in maps nobody changes meanwhile. */
+/* Targets only: lookups in maps nobody changes meanwhile. The notes of
+ * a name are looked up once for all the links written with it. */
 static void *resolve_worker(void *arg)
 {
 	struct resolve_job *j = arg;
 	for (;;) {
-		size_t from = atomic_fetch_add(&j->next, 4096);
+		size_t from = atomic_fetch_add(&j->next, 256);
 		if (from >= j->n)
 			break;
-		size_t to = from + 4096 < j->n ? from + 4096 : j->n;
+		size_t to = from + 256 < j->n ? from + 256 : j->n;
 		for (size_t i = from; i < to; i++) {
-			struct link *l = j->links[i];
-			struct note *file;
-			l->to = ix_resolve_key(j->ix, NULL, l->src, l->target,
-					       l->kind, l->key, &file);
-			l->resolved_file = file != NULL;
+			const struct ptrvec *names =
+				hmap_get(j->ix->by_name, j->keys[i].key);
+			const struct ptrvec *pv = j->keys[i].links;
+			for (size_t k = 0; k < pv->n; k++) {
+				struct link *l = pv->v[k];
+				struct note *file;
+				l->to = ix_resolve_named(j->ix, names, l,
+							 &file);
+				l->resolved_file = file != NULL;
+			}
 		}
 	}
 	return NULL;
+}
+
+/* Every link bound by the resolve workers, key by key. */
+static void resolve_keys(struct index *ix)
+{
+	size_t nk = hmap_size(ix->links_by_key), i = 0, it = 0;
+	struct key_links *keys = xmalloc((nk + 1) * sizeof(*keys));
+	const char *k;
+	void *v;
+	while (hmap_next(ix->links_by_key, &it, &k, &v))
+		keys[i++] = (struct key_links){k, v};
+	struct resolve_job job = {.ix = ix, .keys = keys, .n = nk};
+	atomic_init(&job.next, 0);
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nth = nk < 2000 ? 0 : ncpu > 8 ? 7 : ncpu > 1 ? ncpu - 1 : 0;
+	pthread_t th[8];
+	size_t started = 0;
+	for (size_t t = 0; t < nth; t++)
+		if (pthread_create(&th[started], NULL, resolve_worker, &job) ==
+		    0)
+			started++;
+	resolve_worker(&job);
+	for (size_t t = 0; t < started; t++)
+		pthread_join(th[t], NULL);
+	free(keys);
 }
 
 /*
@@ -273,20 +310,18 @@ void index_resolve_all(struct index *ix)
 		for (size_t i = 0; i < n->nlinks; i++)
 			pv_push(&all, &n->links[i]);
 	}
-	struct resolve_job job = {
-		.ix = ix, .links = (struct link **)all.v, .n = all.n};
-	atomic_init(&job.next, 0);
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t nth = all.n < 20000 ? 0 : ncpu > 8 ? 7 : ncpu > 1 ? ncpu - 1 : 0;
-	pthread_t th[8];
-	size_t started = 0;
-	for (size_t i = 0; i < nth; i++)
-		if (pthread_create(&th[started], NULL, resolve_worker, &job) ==
-		    0)
-			started++;
-	resolve_worker(&job);
-	for (size_t i = 0; i < started; i++)
-		pthread_join(th[i], NULL);
+	/* The links with a key are in links_by_key; the others link to
+	 * their own note ("[[#Heading]]"). */
+	resolve_keys(ix);
+	for (size_t i = 0; i < all.n; i++) {
+		struct link *l = all.v[i];
+		if (l->key)
+			continue;
+		struct note *file;
+		l->to = ix_resolve_key(ix, NULL, l->src, l->target, l->kind,
+				       NULL, &file);
+		l->resolved_file = file != NULL;
+	}
 	/* Each incoming list allocated once, at its size. */
 	for (size_t i = 0; i < all.n; i++) {
 		struct link *l = all.v[i];

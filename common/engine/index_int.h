@@ -68,6 +68,9 @@ struct note *ix_resolve_key(const struct index *ix,
 			    const struct index_moves *mv,
 			    const struct note *src, const char *target,
 			    int kind, const char *key, struct note **ret_file);
+struct note *ix_resolve_named(const struct index *ix,
+			      const struct ptrvec *names, const struct link *l,
+			      struct note **ret_file);
 void ix_link_bind(struct index *ix, struct link *l);
 void ix_link_unbind(struct link *l);
 void ix_reresolve_key(struct index *ix, const char *key);

@@ -319,6 +319,29 @@ struct note *ix_resolve_key(const struct index *ix,
 	return NULL;
 }
 
+/*
+ * ix_resolve_key() for a link of the key whose notes are names (the
+ * by_name bucket of l->key, looked up once for all the links with that
+ * key): a plain [[Name]] looks nothing up; any other link is resolved
+ * the general way.
+ */
+struct note *ix_resolve_named(const struct index *ix,
+			      const struct ptrvec *names, const struct link *l,
+			      struct note **ret_file)
+{
+	const char *t = l->target[0] == '/' ? l->target + 1 : l->target;
+	*ret_file = NULL;
+	if (l->key && *l->target && l->kind != LINK_MD &&
+	    l->kind != LINK_MD_EMBED && !strchr(t, '/')) {
+		struct note *r =
+			pick(names, l->src ? l->src->fold_path : NULL, NULL);
+		if (r || !has_other_ext(t))
+			return r;
+	}
+	return ix_resolve_key(ix, NULL, l->src, l->target, l->kind, l->key,
+			      ret_file);
+}
+
 bool link_is_broken(const struct link *l)
 {
 	return *l->target && !l->to && !l->resolved_file;
