@@ -42,10 +42,10 @@ static int cmp_keyed(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Sorted by hk: a counting sort on the top 16 bits, then each part. */
+/* Sorted by hk: a counting sort on the top 18 bits, then each part. */
 static struct keyed *sort_keyed(const struct keyed *a, size_t n)
 {
-	enum { BITS = 16 };
+	enum { BITS = 18 };
 	size_t *at = xcalloc((1u << BITS) + 1, sizeof(size_t));
 	for (size_t i = 0; i < n; i++)
 		at[(a[i].hk >> (64 - BITS)) + 1]++;
@@ -56,9 +56,26 @@ static struct keyed *sort_keyed(const struct keyed *a, size_t n)
 		s[at[a[i].hk >> (64 - BITS)]++] = a[i];
 	/* at[b] is now where part b + 1 starts. */
 	for (size_t b = 0, from = 0; b < (1u << BITS); from = at[b++]) {
-		size_t len = at[b] - from;
-		if (len > 1)
+		size_t len = at[b] - from, i = from + 1;
+		if (len < 2)
+			continue;
+		/* Most parts hold the links of one key: in order already. */
+		while (i < at[b] && s[i - 1].hk < s[i].hk)
+			i++;
+		if (i == at[b])
+			continue;
+		if (len > 32) {
 			qsort(s + from, len, sizeof(*s), cmp_keyed);
+			continue;
+		}
+		/* A few links: in place. */
+		for (; i < at[b]; i++) {
+			struct keyed x = s[i];
+			size_t k = i;
+			for (; k > from && s[k - 1].hk > x.hk; k--)
+				s[k] = s[k - 1];
+			s[k] = x;
+		}
 	}
 	free(at);
 	return s;
