@@ -259,18 +259,15 @@ void index_resolve_all(struct index *ix)
 	/* The links with a key are in links_by_key; the others link to
 	 * their own note ("[[#Heading]]"). */
 	resolve_keys(ix);
-	for (size_t i = 0; i < all.n; i++) {
-		struct link *l = all.v[i];
-		if (l->key)
-			continue;
-		struct note *file;
-		l->to = ix_resolve_key(ix, NULL, l->src, l->target, l->kind,
-				       NULL, &file);
-		l->resolved_file = file != NULL;
-	}
 	/* Each incoming list allocated once, at its size. */
 	for (size_t i = 0; i < all.n; i++) {
 		struct link *l = all.v[i];
+		if (!l->key) {
+			struct note *file;
+			l->to = ix_resolve_key(ix, NULL, l->src, l->target,
+					       l->kind, NULL, &file);
+			l->resolved_file = file != NULL;
+		}
 		if (l->to && l->to != l->src)
 			l->to->incoming.cap++;
 	}
