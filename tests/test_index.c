@@ -899,6 +899,92 @@ static void test_blob_round_trip(void)
 	note_free(b);
 }
 
+/* ---- the first build ---------------------------------------------------- */
+
+/* The i-th note of the bulk test: shared names in several folders, links
+ * of every kind (bare, paths, relative, markdown, attachments, headings,
+ * non-ASCII, broken). */
+static void bulk_note(int i, char **ret_path, char **ret_text)
+{
+	*ret_path = i % 7 == 0	  ? xasprintf("N%d.md", i % 50)
+		    : i % 11 == 0 ? xasprintf("f%d/sub/" NFC_CAFE "%d.md",
+					      i % 3, i % 9)
+				  : xasprintf("f%d/n%d.md", i % 5, i);
+	*ret_text = xasprintf(
+		"[[N%d]] [[n%d]] [[f%d/n%d]] [[./n%d]] [[../N%d]] "
+		"[x](n%d.md) [y](../N%d.md) ![[img%d.png]] [[doc.pdf]] "
+		"[[#head]] [[" NFD_CAFE "%d]] [[f%d/sub/" NFC_CAFE "%d]] "
+		"[[missing%d]] [[/N%d|alias]] [[N%d.md#h]]",
+		i % 50, (i * 7) % 1300, i % 5, (i * 3) % 1300, i + 5, i % 50,
+		i + 1, i % 40, i % 4, i % 9, i % 3, i % 9, i, i % 30, i % 20);
+}
+
+static void bulk_files(struct index *ix)
+{
+	for (int i = 0; i < 3; i++) {
+		_cleanup_free_ char *p = xasprintf("f%d/img%d.png", i, i);
+		index_put_file(ix, p);
+	}
+	index_put_file(ix, "doc.pdf");
+}
+
+/* The same links, bound to the same notes, in both indexes. */
+static void same_links(struct index *a, struct index *b)
+{
+	size_t it = 0;
+	struct note *n;
+	while (index_next(a, &it, &n)) {
+		struct note *m = index_by_path(b, n->path);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+		CU_ASSERT_EQUAL_FATAL(n->nlinks, m->nlinks);
+		for (size_t k = 0; k < n->nlinks; k++) {
+			CU_ASSERT_STRING_EQUAL(to_path(&n->links[k]),
+					       to_path(&m->links[k]));
+			CU_ASSERT_EQUAL(n->links[k].resolved_file,
+					m->links[k].resolved_file);
+		}
+		CU_ASSERT_EQUAL(n->incoming.n, m->incoming.n);
+		for (size_t k = 0; k < n->incoming.n; k++) {
+			const struct link *l = n->incoming.v[k];
+			CU_ASSERT(incoming_has(m,
+					       index_by_path(b, l->src->path)));
+		}
+	}
+}
+
+static void test_bulk_matches_incremental(void)
+{
+	enum { N = 1300 };
+	struct index *one = index_new(), *all = index_new();
+	struct note **notes = xcalloc(N, sizeof(*notes));
+	size_t n = 0, bound = 0;
+	for (int i = 0; i < N; i++) {
+		_cleanup_free_ char *path = NULL, *text = NULL;
+		bulk_note(i, &path, &text);
+		if (index_by_path(one, path))
+			continue;
+		put(one, path, text);
+		notes[n++] = note_new(path, text, strlen(text), 0);
+	}
+	bulk_files(one);
+	index_put_all(all, notes, n);
+	bulk_files(all);
+	index_resolve_all(all);
+	CU_ASSERT_EQUAL(index_count(one), index_count(all));
+	same_links(one, all);
+	same_links(all, one);
+	size_t it = 0;
+	struct note *x;
+	while (index_next(all, &it, &x))
+		for (size_t k = 0; k < x->nlinks; k++)
+			bound += x->links[k].to || x->links[k].resolved_file;
+	/* Not all broken: the test binds links. */
+	CU_ASSERT(bound > n * 5);
+	free(notes);
+	index_free(one);
+	index_free(all);
+}
+
 int main(void)
 {
 	static const struct test_case tests[] = {
@@ -935,6 +1021,7 @@ int main(void)
 		{"generation", test_generation},
 		{"tags_and_sorted", test_tags_and_sorted},
 		{"blob_round_trip", test_blob_round_trip},
+		{"bulk_matches_incremental", test_bulk_matches_incremental},
 	};
 	return run_tests("index", tests, ARRAY_SIZE(tests));
 }

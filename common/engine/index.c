@@ -117,7 +117,7 @@ void ix_vec_swap_remove(struct ptrvec *pv, const void *p)
 /* ---- notes ----------------------------------------------------------------
  */
 
-static void register_links(struct index *ix, struct note *n)
+void ix_register_links(struct index *ix, struct note *n)
 {
 	for (size_t i = 0; i < n->nlinks; i++)
 		if (n->links[i].key)
@@ -125,8 +125,8 @@ static void register_links(struct index *ix, struct note *n)
 				  &n->links[i]);
 }
 
-/* Everything but the links (register_links). */
-static void register_names(struct index *ix, struct note *n)
+/* Everything but the links (ix_register_links). */
+void ix_register_names(struct index *ix, struct note *n)
 {
 	hmap_put(ix->by_path, n->fold_path, n);
 	ix_mm_add(ix->by_name, n->fold_name, n);
@@ -147,8 +147,8 @@ static void register_names(struct index *ix, struct note *n)
 
 static void register_note(struct index *ix, struct note *n)
 {
-	register_names(ix, n);
-	register_links(ix, n);
+	ix_register_names(ix, n);
+	ix_register_links(ix, n);
 }
 
 static void unregister_note(struct index *ix, struct note *n)
@@ -187,126 +187,6 @@ void index_put_bulk(struct index *ix, struct note *n)
 		note_free(old);
 	}
 	register_note(ix, n);
-	ix->gen++;
-}
-
-struct links_job {
-	struct index *ix;
-	struct note **notes;
-	size_t n;
-};
-
-static void *links_worker(void *arg)
-{
-	struct links_job *j = arg;
-	for (size_t i = 0; i < j->n; i++)
-		register_links(j->ix, j->notes[i]);
-	return NULL;
-}
-
-void index_put_all(struct index *ix, struct note **notes, size_t n)
-{
-	if (hmap_size(ix->by_path)) {
-		for (size_t i = 0; i < n; i++)
-			index_put_bulk(ix, notes[i]);
-		return;
-	}
-	/* The link buckets fill on another CPU meanwhile (other maps). */
-	struct links_job j = {ix, notes, n};
-	pthread_t th;
-	bool threaded =
-		n > 1000 && pthread_create(&th, NULL, links_worker, &j) == 0;
-	for (size_t i = 0; i < n; i++)
-		register_names(ix, notes[i]);
-	if (threaded)
-		pthread_join(th, NULL);
-	else
-		links_worker(&j);
-	ix->gen++;
-}
-
-struct resolve_job {
-	const struct index *ix;
-	struct link **links;
-	size_t n;
-	atomic_size_t next;
-};
-
-/* Targets only: lookups in maps nobody changes meanwhile. */
-static void *resolve_worker(void *arg)
-{
-	struct resolve_job *j = arg;
-	for (;;) {
-		size_t from = atomic_fetch_add(&j->next, 4096);
-		if (from >= j->n)
-			break;
-		size_t to = from + 4096 < j->n ? from + 4096 : j->n;
-		for (size_t i = from; i < to; i++) {
-			struct link *l = j->links[i];
-			struct note *file;
-			l->to = ix_resolve_key(j->ix, NULL, l->src, l->target,
-					       l->kind, l->key, &file);
-			l->resolved_file = file != NULL;
-		}
-	}
-	return NULL;
-}
-
-/*
- * Every link bound afresh. The lookups (most of the work) run on all CPUs;
- * the incoming lists are then filled in one pass, in the same order as
- * binding one link after another would.
- */
-void index_resolve_all(struct index *ix)
-{
-	/* Every link's slot allocated at once (1,000,000 and more). */
-	size_t nlinks = 0, it = 0;
-	void *v;
-	while (hmap_next(ix->by_path, &it, NULL, &v))
-		nlinks += ((struct note *)v)->nlinks;
-	struct ptrvec all = {.v = xmalloc((nlinks + 1) * sizeof(void *)),
-			     .cap = nlinks + 1};
-	it = 0;
-	while (hmap_next(ix->by_path, &it, NULL, &v)) {
-		struct note *n = v;
-		pv_free(&n->incoming);
-		for (size_t i = 0; i < n->nlinks; i++)
-			pv_push(&all, &n->links[i]);
-	}
-	struct resolve_job job = {
-		.ix = ix, .links = (struct link **)all.v, .n = all.n};
-	atomic_init(&job.next, 0);
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t nth = all.n < 20000 ? 0 : ncpu > 8 ? 7 : ncpu > 1 ? ncpu - 1 : 0;
-	pthread_t th[8];
-	size_t started = 0;
-	for (size_t i = 0; i < nth; i++)
-		if (pthread_create(&th[started], NULL, resolve_worker, &job) ==
-		    0)
-			started++;
-	resolve_worker(&job);
-	for (size_t i = 0; i < started; i++)
-		pthread_join(th[i], NULL);
-	/* Each incoming list allocated once, at its size. */
-	for (size_t i = 0; i < all.n; i++) {
-		struct link *l = all.v[i];
-		if (l->to && l->to != l->src)
-			l->to->incoming.cap++;
-	}
-	it = 0;
-	while (hmap_next(ix->by_path, &it, NULL, &v)) {
-		struct note *n = v;
-		if (n->incoming.cap > 0)
-			n->incoming.v =
-				xrealloc(n->incoming.v,
-					 n->incoming.cap * sizeof(void *));
-	}
-	for (size_t i = 0; i < all.n; i++) {
-		struct link *l = all.v[i];
-		if (l->to && l->to != l->src)
-			l->to->incoming.v[l->to->incoming.n++] = l;
-	}
-	pv_free(&all);
 	ix->gen++;
 }
 

@@ -3,7 +3,8 @@
  * The index's private parts, shared by its files (index.c: the maps of
  * notes, names, aliases, tags and links, putting and removing notes;
  * index_resolve.c: resolving a link to a note, now or as if pending moves
- * were made; index_moves.c: the pending moves themselves).
+ * were made; index_moves.c: the pending moves themselves; index_bulk.c:
+ * the first build, every note put and every link bound at once).
  */
 #pragma once
 
@@ -58,6 +59,10 @@ struct index_moves {
 void ix_free_vec_map(struct hmap *m);
 void ix_mm_add(struct hmap *m, const char *key, void *p);
 void ix_vec_swap_remove(struct ptrvec *pv, const void *p);
+/* A note in the maps of paths, names, aliases and tags (not its links). */
+void ix_register_names(struct index *ix, struct note *n);
+/* Its links in links_by_key. */
+void ix_register_links(struct index *ix, struct note *n);
 
 /* index_resolve.c */
 bool ix_path_has_suffix(const char *fold_path, const char *suffix);
@@ -68,6 +73,9 @@ struct note *ix_resolve_key(const struct index *ix,
 			    const struct index_moves *mv,
 			    const struct note *src, const char *target,
 			    int kind, const char *key, struct note **ret_file);
+struct note *ix_resolve_named(const struct index *ix,
+			      const struct ptrvec *names, const struct link *l,
+			      struct note **ret_file);
 void ix_link_bind(struct index *ix, struct link *l);
 void ix_link_unbind(struct link *l);
 void ix_reresolve_key(struct index *ix, const char *key);

@@ -319,6 +319,69 @@ struct note *ix_resolve_key(const struct index *ix,
 	return NULL;
 }
 
+/*
+ * [[dir/Name]] (t, plain, not ending in ".md") with dir in ASCII: the note
+ * at that path, if there is one, is the one of names (the notes whose
+ * folded name is the link's key) in that folder; no folding, no lookup.
+ * NULL: no such note (the general way then looks further).
+ */
+static struct note *named_in_dir(const struct ptrvec *names, const char *t,
+				 const char *key)
+{
+	const char *slash = strrchr(t, '/');
+	size_t dl = (size_t)(slash - t), tl = strlen(t);
+	for (size_t i = 0; i < dl; i++)
+		if ((unsigned char)t[i] >= 0x80)
+			return NULL;
+	if ((tl >= 3 && str_has_suffix_ci(t, ".md")) ||
+	    str_has_suffix(key, ".md") || !path_plain(t))
+		return NULL;
+	for (size_t i = 0; names && i < names->n; i++) {
+		struct note *c = names->v[i];
+		if (c->fold_dirlen != dl)
+			continue;
+		size_t k = 0;
+		for (; k < dl; k++) {
+			unsigned char a = (unsigned char)t[k];
+			if ((a >= 'A' && a <= 'Z' ? a + 32 : a) !=
+			    (unsigned char)c->fold_path[k])
+				break;
+		}
+		if (k == dl)
+			return c;
+	}
+	return NULL;
+}
+
+/*
+ * ix_resolve_key() for a link of the key whose notes are names (the
+ * by_name bucket of l->key, looked up once for all the links with that
+ * key): a plain [[Name]], or a [[dir/Name]] found in names, looks nothing
+ * up; any other link is resolved the general way.
+ */
+struct note *ix_resolve_named(const struct index *ix,
+			      const struct ptrvec *names, const struct link *l,
+			      struct note **ret_file)
+{
+	const char *t = l->target[0] == '/' ? l->target + 1 : l->target;
+	*ret_file = NULL;
+	if (l->key && *l->target && l->kind != LINK_MD &&
+	    l->kind != LINK_MD_EMBED) {
+		if (strchr(t, '/')) {
+			struct note *r = named_in_dir(names, t, l->key);
+			if (r)
+				return r;
+		} else {
+			struct note *r = pick(
+				names, l->src ? l->src->fold_path : NULL, NULL);
+			if (r || !has_other_ext(t))
+				return r;
+		}
+	}
+	return ix_resolve_key(ix, NULL, l->src, l->target, l->kind, l->key,
+			      ret_file);
+}
+
 bool link_is_broken(const struct link *l)
 {
 	return *l->target && !l->to && !l->resolved_file;

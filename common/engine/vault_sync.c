@@ -382,11 +382,13 @@ static struct index *scan_index(struct vault *v, struct scan *s,
 	}
 	*ret_ndirty =
 		vault_fulltext_queue_scan(v, &s->notes, s->cached, s->stored);
+	/* The notes have their own copies: the entries' blocks go before
+	 * the maps are made (the start's peak of memory). */
+	s->stored = store_entries_free(s->stored);
 	for (size_t i = 0; i < s->notes.n; i++)
 		free(s->notes.v[i]);
 	index_put_all(ix, put, nput);
 	free(put);
-	store_entries_free(s->stored);
 	for (size_t i = 0; i < s->files.n; i++) {
 		index_put_file(ix, s->files.v[i]);
 		free(s->files.v[i]);
