@@ -10,6 +10,9 @@
 // Goals: query median <= 10 ms at 10k, <= 50 ms at 100k; warm restart to
 // ready <= 2 s at 100k; first build <= 60 s at 100k; mixed set median
 // <= 2 ms at 10k and <= 8 ms at 100k, p95 <= 3x the median.
+// BENCH_SEARCH_KEEP=DIR: the vault and its cache are not removed (DIR/N/root
+// names the folder) and the mixed set is written to DIR/N/mixed.tsv (one
+// "kind<TAB>query" a line, for bench_search).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -208,6 +211,17 @@ function runGrep(vault, queries) {
   return times;
 }
 
+// The vault (with its search index) kept and the mixed set written, for
+// bench_search.
+const kept = [];
+function keep(v, n, mixed) {
+  const dir = path.join(process.env.BENCH_SEARCH_KEEP, String(n));
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'mixed.tsv'), mixed.map((x) => `${x.kind}\t${x.query}\n`).join(''));
+  fs.writeFileSync(path.join(dir, 'root'), v.root);
+  kept.push(v.root);
+}
+
 const rows = [];
 for (const n of sizes) {
   const v = makeVault({});
@@ -228,6 +242,7 @@ for (const n of sizes) {
         `${si.unchanged_at_start} notes reused, ${si.read_at_start} read`,
     );
     const { q: queries, mixed } = makeQueries(v.vault);
+    if (process.env.BENCH_SEARCH_KEEP) keep(v, n, mixed);
     const client = await mcpClient(v);
     const { times, hits, slow } = await runQueries(client, queries);
     const mx = await runMixed(client, mixed);
@@ -260,7 +275,7 @@ for (const n of sizes) {
     });
   } finally {
     await stopDaemon(v);
-    await v.cleanup();
+    if (!kept.includes(v.root)) await v.cleanup();
   }
 }
 console.log(
