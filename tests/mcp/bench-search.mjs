@@ -16,7 +16,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ctlConnect, makeVault, mcpClient, socketPath, sleep, startDaemon, stopDaemon } from './lib.mjs';
+import { ctlConnect, daemonPid, makeVault, mcpClient, socketPath, sleep, startDaemon, stopDaemon } from './lib.mjs';
 
 const sizes = process.argv.slice(2).map((x) => parseInt(x, 10));
 if (!sizes.length) sizes.push(1000, 10000);
@@ -200,6 +200,17 @@ async function runQueries(client, queries) {
   return { times, hits, slow: slow.slice(0, 5) };
 }
 
+// VmRSS and VmHWM (kB) of process pid, or null.
+function vmKB(pid) {
+  try {
+    const st = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (k) => parseInt(st.match(new RegExp(`^${k}:\\s+(\\d+)`, 'm'))[1], 10);
+    return { VmRSS: kb('VmRSS'), VmHWM: kb('VmHWM') };
+  } catch {
+    return null;
+  }
+}
+
 function runGrep(vault, queries) {
   const times = [];
   for (const { grep } of queries.slice(0, GREP_MAX)) {
@@ -246,6 +257,7 @@ for (const n of sizes) {
     const client = await mcpClient(v);
     const { times, hits, slow } = await runQueries(client, queries);
     const mx = await runMixed(client, mixed);
+    const rss = vmKB(daemonPid(v));
     await client.close();
     const g = runGrep(v.vault, queries);
     console.log(
@@ -261,6 +273,7 @@ for (const n of sizes) {
     );
     const avgBytes = mx.bytes.length ? Math.round(mx.bytes.reduce((a, b) => a + b, 0) / mx.bytes.length) : null;
     console.log(`mixed set answers with 10 results: ${mx.bytes.length}, ${avgBytes ?? '-'} bytes on average`);
+    if (rss) console.log(`vaultd after the queries: RSS ${(rss.VmRSS / 1024).toFixed(0)} MB, peak ${(rss.VmHWM / 1024).toFixed(0)} MB`);
     rows.push({
       n,
       build: first.tReady / 1000,
