@@ -1491,6 +1491,35 @@ static void test_common_words(void)
 	tv_close(&t);
 }
 
+/* A snippet whose words are in two chunks of the stored text (about
+ * 4 KB each, cut at a space): both are read, the window is whole; one
+ * inside a chunk reads that chunk alone, the same way. */
+static void test_snippet_across_chunks(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	struct sbuf b = {0};
+	for (int i = 0; i < 1364; i++)
+		sb_puts(&b, "aa ");
+	sb_puts(&b, "bb cc zebra ee ff gg hh\n");
+	for (int i = 0; i < 1500; i++)
+		sb_puts(&b, "jj ");
+	sb_puts(&b, "kk okapi ll mm\n");
+	tv_write(&t, "Long.md", b.s);
+	sb_free(&b);
+	open_indexed(&t);
+	char *snip = first_snippet(&t, "zebra");
+	ASSERT_STR_EQ(snip, "\xe2\x80\xa6"
+			    "aa bb cc **zebra** ee ff gg hh jj jj jj jj jj jj "
+			    "jj jj jj jj jj jj");
+	free(snip);
+	snip = first_snippet(&t, "okapi");
+	ASSERT_STR_EQ(snip, "\xe2\x80\xa6"
+			    "jj jj kk **okapi** ll mm");
+	free(snip);
+	tv_close(&t);
+}
+
 /* Big notes with a word on every line: ranking and snippets do bounded
  * work per note (FTS5's snippet() took minutes on 5 MB), the snippet is
  * the first hit's window wherever it is. */
@@ -1597,6 +1626,7 @@ int main(void)
 		{"one word or phrase: ranked in one pass, scored by its count",
 		 test_one_pass},
 		{"common words ranked in memory", test_common_words},
+		{"a snippet across two chunks", test_snippet_across_chunks},
 		{"a word in every note: the total without a count",
 		 test_word_in_every_note},
 		{"unicode: Cyrillic, diacritics, CJK", test_unicode},

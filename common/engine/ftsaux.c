@@ -179,7 +179,7 @@ static int stored_window(const Fts5ExtensionApi *api, Fts5Context *fts,
 	int64_t id = api->xRowid(fts);
 	struct docz_part part, next;
 	if (!table || !column || !b ||
-	    docz_read(db, table, column, id, w->first, b, &part) < 0)
+	    docz_read(db, table, column, id, w->first, w->last, b, &part) < 0)
 		return -1;
 	struct win start = *w;
 	for (;;) {
@@ -191,7 +191,8 @@ static int stored_window(const Fts5ExtensionApi *api, Fts5Context *fts,
 		}
 		w->more |= part.more;
 		if (w->pos > w->last || !part.more ||
-		    docz_read(db, table, column, id, w->pos, b, &next) < 0)
+		    docz_read(db, table, column, id, w->pos, w->last, b,
+			      &next) < 0)
 			break;
 		if (next.pos != w->pos) {
 			free(next.text);
