@@ -317,7 +317,12 @@ static cJSON *tool_call(struct ctl_server *s, struct job *j, int *ret_code,
 		cJSON_AddStringToObject(o, "info", r.info);
 	if (r.is_error)
 		cJSON_AddNumberToObject(o, "code", r.code);
-	if (r.structured)
+	/* A caller that reads the text as the structured result when told
+	 * (lean) is not sent the same JSON twice. */
+	if (r.structured && r.text_is_json &&
+	    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(params, "lean")))
+		cJSON_AddTrueToObject(o, "text_is_structured");
+	else if (r.structured)
 		cJSON_AddItemToObject(o, "structured", TAKE_PTR(r.structured));
 	if (r.content)
 		cJSON_AddItemToObject(o, "content", TAKE_PTR(r.content));

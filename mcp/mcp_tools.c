@@ -316,14 +316,35 @@ static void add_blocks(struct mcp_session *s, const struct pending *p,
 	}
 }
 
+/*
+ * The structured result of vaultd's answer dres: its own copy, or (when
+ * vaultd sent it as the text alone, text_is_structured) that text parsed
+ * when it is to be changed here (cut to size, or named by vault), else
+ * left as text in *ret_raw, to be passed on as it is.
+ */
+static cJSON *structured_of(struct mcp_session *s, const cJSON *dres,
+			    const char **ret_raw)
+{
+	*ret_raw = NULL;
+	const cJSON *st = cJSON_GetObjectItem(dres, "structured");
+	const cJSON *txt = cJSON_GetObjectItem(dres, "text");
+	if (st || !cJSON_IsString(txt) ||
+	    !cJSON_IsTrue(cJSON_GetObjectItem(dres, "text_is_structured")))
+		return cJSON_Duplicate(st, 1);
+	if (s->multi || strlen(txt->valuestring) > s->cfg.max_result)
+		return cJSON_Parse(txt->valuestring);
+	*ret_raw = txt->valuestring;
+	return NULL;
+}
+
 void mcp_finish_tool(struct mcp_session *s, struct pending *p,
 		     const cJSON *dres)
 {
 	const cJSON *txt = cJSON_GetObjectItem(dres, "text");
 	bool is_error = cJSON_IsTrue(cJSON_GetObjectItem(dres, "isError"));
 	char *text = xstrdup(cJSON_IsString(txt) ? txt->valuestring : "");
-	cJSON *structured =
-		cJSON_Duplicate(cJSON_GetObjectItem(dres, "structured"), 1);
+	const char *raw;
+	cJSON *structured = structured_of(s, dres, &raw);
 	/* What a text is (a part of a note), apart from it; a text cut
 	 * here says where to read on instead. */
 	const char *info =
@@ -372,6 +393,9 @@ void mcp_finish_tool(struct mcp_session *s, struct pending *p,
 	    mcp_has_structured(p->modern, p->version))
 		cJSON_AddItemToObject(r, "structuredContent",
 				      TAKE_PTR(structured));
+	else if (raw && !is_error && mcp_has_structured(p->modern, p->version))
+		cJSON_AddItemToObject(r, "structuredContent",
+				      cJSON_CreateRaw(raw));
 	if (is_error)
 		cJSON_AddBoolToObject(r, "isError", true);
 	cJSON_Delete(structured);
@@ -488,6 +512,8 @@ void mcp_handle_tools_call(struct mcp_session *s, const cJSON *id,
 	cJSON_AddItemToObject(dp, "arguments", fargs);
 	cJSON_AddStringToObject(dp, "source", "mcp");
 	cJSON_AddStringToObject(dp, "session", s->id);
+	/* A JSON result comes once, as the text (mcp_finish_tool). */
+	cJSON_AddTrueToObject(dp, "lean");
 	const cJSON *meta = cJSON_GetObjectItem(params, "_meta");
 	const cJSON *tok = cJSON_GetObjectItem(meta, "progressToken");
 	bool want_progress = cJSON_IsString(tok) || cJSON_IsNumber(tok);

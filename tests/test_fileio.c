@@ -1102,6 +1102,12 @@ static void test_json_dumps_format(void)
 	s = json_compact(o);
 	ASSERT_STR_EQ(s, "{\"n\":1234567,\"key with \\\"q\\\"\":\"v\"}");
 	free(s);
+	/* JSON text made elsewhere goes in as it is. */
+	cJSON_AddItemToObject(o, "raw", cJSON_CreateRaw("{\"a\":[1,\"x\"]}"));
+	s = json_compact(o);
+	ASSERT_STR_EQ(s, "{\"n\":1234567,\"key with \\\"q\\\"\":\"v\","
+			 "\"raw\":{\"a\":[1,\"x\"]}}");
+	free(s);
 	cJSON_Delete(o);
 }
 

@@ -1431,6 +1431,95 @@ static void test_one_pass(void)
 	tv_close(&t);
 }
 
+/* Every page of query (limit 7) against the one page of the same query
+ * ranked otherwise (other): the same notes, scores and total. */
+static void same_pages(struct tvault *t, const char *query, const char *other,
+		       int total)
+{
+	cJSON *want = ft(t, other, "{\"limit\": 100}");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(want);
+	CU_ASSERT_EQUAL(
+		cJSON_GetNumberValue(cJSON_GetObjectItem(want, "total")),
+		total);
+	size_t pages;
+	CU_ASSERT_EQUAL(page_all(t, query, 7, total, same_as,
+				 cJSON_GetObjectItem(want, "results"), &pages),
+			(size_t)total);
+	cJSON_Delete(want);
+}
+
+/* Words that most notes have are ranked from their notes held in memory:
+ * the same pages and scores as the same query ranked by FTS5 (the NOT
+ * that excludes nothing), the first time and from memory, and after a
+ * write (the notes held are of the generation before it). */
+static void test_common_words(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	int both = 0, alpha = 0, beta = 0;
+	for (int i = 0; i < 200; i++) {
+		char p[64];
+		struct sbuf b = {0};
+		/* A third of the notes each, 100 with either. */
+		bool has_beta = i % 6 == 0 || i % 6 == 2;
+		for (int k = 0; i % 3 == 0 && k <= i % 4; k++)
+			sb_puts(&b, "alpha ");
+		for (int k = 0; has_beta && k <= i % 7; k++)
+			sb_puts(&b, "beta ");
+		alpha += i % 3 == 0;
+		beta += has_beta;
+		both += i % 3 == 0 || has_beta;
+		/* Every note of its own length: no two score the same. */
+		for (int k = 0; k < i; k++)
+			sb_puts(&b, "filler ");
+		snprintf(p, sizeof(p), "c/Note %03d.md", i);
+		tv_write(&t, p, b.s);
+		sb_free(&b);
+	}
+	open_indexed(&t);
+	for (int round = 0; round < 2; round++) {
+		same_pages(&t, "alpha beta", "alpha beta -qqzzx", both);
+		same_pages(&t, "beta", "beta -qqzzx", beta);
+	}
+	cJSON_Delete(tv_call_json(&t, "create_note",
+				  "{\"name\": \"Beta\", \"content\": \"beta "
+				  "alpha beta filler\"}"));
+	CU_ASSERT_EQUAL(tv_search_total(&t, "alpha beta", "fulltext"),
+			both + 1);
+	same_pages(&t, "alpha", "alpha -qqzzx", alpha + 1);
+	same_pages(&t, "beta", "beta -qqzzx", beta + 1);
+	tv_close(&t);
+}
+
+/* A snippet whose words are in two chunks of the stored text (about
+ * 4 KB each, cut at a space): both are read, the window is whole; one
+ * inside a chunk reads that chunk alone, the same way. */
+static void test_snippet_across_chunks(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	struct sbuf b = {0};
+	for (int i = 0; i < 1364; i++)
+		sb_puts(&b, "aa ");
+	sb_puts(&b, "bb cc zebra ee ff gg hh\n");
+	for (int i = 0; i < 1500; i++)
+		sb_puts(&b, "jj ");
+	sb_puts(&b, "kk okapi ll mm\n");
+	tv_write(&t, "Long.md", b.s);
+	sb_free(&b);
+	open_indexed(&t);
+	char *snip = first_snippet(&t, "zebra");
+	ASSERT_STR_EQ(snip, "\xe2\x80\xa6"
+			    "aa bb cc **zebra** ee ff gg hh jj jj jj jj jj jj "
+			    "jj jj jj jj jj jj");
+	free(snip);
+	snip = first_snippet(&t, "okapi");
+	ASSERT_STR_EQ(snip, "\xe2\x80\xa6"
+			    "jj jj kk **okapi** ll mm");
+	free(snip);
+	tv_close(&t);
+}
+
 /* Big notes with a word on every line: ranking and snippets do bounded
  * work per note (FTS5's snippet() took minutes on 5 MB), the snippet is
  * the first hit's window wherever it is. */
@@ -1536,6 +1625,8 @@ int main(void)
 		 test_pruned_pages},
 		{"one word or phrase: ranked in one pass, scored by its count",
 		 test_one_pass},
+		{"common words ranked in memory", test_common_words},
+		{"a snippet across two chunks", test_snippet_across_chunks},
 		{"a word in every note: the total without a count",
 		 test_word_in_every_note},
 		{"unicode: Cyrillic, diacritics, CJK", test_unicode},

@@ -207,9 +207,10 @@ static unsigned char *blob_bytes(sqlite3_blob *b, int off, int n)
 }
 
 /* Chunk k of a 'c' blob (header read into head), the last chunk that
- * starts at or before token tok. */
+ * starts at or before token tok, and the next one when token tok_last is
+ * in it. */
 static int read_chunks(sqlite3_blob *b, const unsigned char *head, int tok,
-		       struct docz_part *ret)
+		       int tok_last, struct docz_part *ret)
 {
 	int size = sqlite3_blob_bytes(b);
 	uint32_t len = get32(head + 1), nc = get32(head + 5);
@@ -223,7 +224,10 @@ static int read_chunks(sqlite3_blob *b, const unsigned char *head, int tok,
 	uint32_t k = 0;
 	while (k + 1 < nc && get32(dir + (k + 1) * ENTRY + 4) <= (uint32_t)tok)
 		k++;
-	uint32_t last = k + 1 < nc ? k + 1 : k;
+	uint32_t last = k + 1 < nc && get32(dir + (k + 1) * ENTRY + 4) <=
+						(uint32_t)tok_last
+				? k + 1
+				: k;
 	uint32_t from, to, zf, zt, f2, t2, zf2, zt2;
 	if (chunk_at(dir, nc, len, ndata, k, &from, &to, &zf, &zt) < 0 ||
 	    chunk_at(dir, nc, len, ndata, last, &f2, &t2, &zf2, &zt2) < 0)
@@ -246,7 +250,7 @@ static int read_chunks(sqlite3_blob *b, const unsigned char *head, int tok,
 }
 
 int docz_read(sqlite3 *db, const char *table, const char *column, int64_t id,
-	      int tok, sqlite3_blob **blob, struct docz_part *ret)
+	      int tok, int tok_last, sqlite3_blob **blob, struct docz_part *ret)
 {
 	sqlite3_blob *b = *blob;
 	if (b && sqlite3_blob_reopen(b, id) != SQLITE_OK) {
@@ -273,6 +277,6 @@ int docz_read(sqlite3 *db, const char *table, const char *column, int64_t id,
 	}
 	if (size >= HEAD && sqlite3_blob_read(b, head, HEAD, 0) == SQLITE_OK &&
 	    head[0] == 'c')
-		return read_chunks(b, head, tok, ret);
+		return read_chunks(b, head, tok, tok_last, ret);
 	return -EIO;
 }

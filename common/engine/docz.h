@@ -37,10 +37,12 @@ struct docz_part {
 
 /*
  * The stored text of row id of table.column (a docz_pack() blob) around
- * the token at position tok: the chunk that holds it.
+ * the tokens at positions tok to tok_last: the chunk that holds tok, and
+ * the next one when tok_last is in it (only those are inflated).
  * *blob: a handle to reuse for the next row (NULL at first; the caller
  * closes it with sqlite3_blob_close()). 0, -ENOENT without such a row,
  * -EIO when it is damaged.
  */
 int docz_read(sqlite3 *db, const char *table, const char *column, int64_t id,
-	      int tok, sqlite3_blob **blob, struct docz_part *ret);
+	      int tok, int tok_last, sqlite3_blob **blob,
+	      struct docz_part *ret);

@@ -179,7 +179,7 @@ static int stored_window(const Fts5ExtensionApi *api, Fts5Context *fts,
 	int64_t id = api->xRowid(fts);
 	struct docz_part part, next;
 	if (!table || !column || !b ||
-	    docz_read(db, table, column, id, w->first, b, &part) < 0)
+	    docz_read(db, table, column, id, w->first, w->last, b, &part) < 0)
 		return -1;
 	struct win start = *w;
 	for (;;) {
@@ -191,7 +191,8 @@ static int stored_window(const Fts5ExtensionApi *api, Fts5Context *fts,
 		}
 		w->more |= part.more;
 		if (w->pos > w->last || !part.more ||
-		    docz_read(db, table, column, id, w->pos, b, &next) < 0)
+		    docz_read(db, table, column, id, w->pos, w->last, b,
+			      &next) < 0)
 			break;
 		if (next.pos != w->pos) {
 			free(next.text);
@@ -320,8 +321,6 @@ static void vsnippet(const Fts5ExtensionApi *api, Fts5Context *fts,
 /* Instances of one phrase counted in a note; past that, the rest of the
  * column is estimated from how far into it they reached. */
 #define COUNT_MAX 64
-#define K1 1.2
-#define B 0.75
 
 /* Per query: the weight of each phrase (its rarity). */
 struct rank_data {
@@ -368,13 +367,63 @@ static struct rank_data *rank_data(const Fts5ExtensionApi *api,
 			hits = sqlite3_value_int64(argv[ncol + p]);
 		else
 			api->xQueryPhrase(fts, p, &hits, count_rows);
-		double idf = log(((double)nrow - (double)hits + 0.5) /
-				 ((double)hits + 0.5));
-		d->idf[p] = hits < 0 ? 1 : idf > 1e-6 ? idf : 1e-6;
+		d->idf[p] = hits < 0 ? 1 : ftsaux_idf(nrow, hits);
 	}
 	if (api->xSetAuxdata(fts, d, rank_data_free) != SQLITE_OK)
 		return NULL; /* freed by xSetAuxdata */
 	return d;
+}
+
+/* BM25's length normalisation of the current note; *ret_nrow: the notes
+ * indexed. */
+static double note_norm(const Fts5ExtensionApi *api, Fts5Context *fts,
+			sqlite3_int64 *ret_nrow)
+{
+	double avgdl = 1;
+	sqlite3_int64 nrow = 0, ntok = 0;
+	if (api->xRowCount(fts, &nrow) == SQLITE_OK &&
+	    api->xColumnTotalSize(fts, -1, &ntok) == SQLITE_OK && nrow > 0)
+		avgdl = (double)ntok / (double)nrow;
+	int dl = 0;
+	api->xColumnSize(fts, -1, &dl);
+	*ret_nrow = nrow;
+	return FTSAUX_K1 *
+	       (1 - FTSAUX_B + FTSAUX_B * (double)dl / (avgdl > 0 ? avgdl : 1));
+}
+
+/* Phrase p's weighted instances in the current note (column c weighs
+ * argv[c]), counted up to COUNT_MAX and the rest estimated; < 0 when
+ * its instances cannot be read. */
+static double phrase_freq(const Fts5ExtensionApi *api, Fts5Context *fts, int p,
+			  int argc, sqlite3_value **argv)
+{
+	int ncol = api->xColumnCount(fts);
+	Fts5PhraseIter it;
+	int c, off, seen = 0, last_col = -1, in_col = 0;
+	double freq = 0;
+	if (api->xPhraseFirst(fts, p, &it, &c, &off) != SQLITE_OK)
+		return -1;
+	for (; c >= 0; api->xPhraseNext(fts, &it, &c, &off)) {
+		if (c != last_col) {
+			last_col = c;
+			in_col = 0;
+		}
+		double w = c < argc && c < ncol ? sqlite3_value_double(argv[c])
+						: 1;
+		if (++seen > COUNT_MAX) {
+			/* Estimate the column's remaining instances from
+			 * the density so far. */
+			int size = 0;
+			api->xColumnSize(fts, c, &size);
+			if (off > 0 && size > off)
+				freq += w * in_col *
+					((double)(size - off) / off);
+			break;
+		}
+		in_col++;
+		freq += w;
+	}
+	return freq;
 }
 
 /*
@@ -396,45 +445,32 @@ static void vrank(const Fts5ExtensionApi *api, Fts5Context *fts,
 		sqlite3_result_error(ctx, "vrank: no statistics", -1);
 		return;
 	}
-	int ncol = api->xColumnCount(fts);
-	double total = 0, avgdl = 1;
-	sqlite3_int64 nrow = 0, ntok = 0;
-	if (api->xRowCount(fts, &nrow) == SQLITE_OK &&
-	    api->xColumnTotalSize(fts, -1, &ntok) == SQLITE_OK && nrow > 0)
-		avgdl = (double)ntok / (double)nrow;
-	int dl = 0;
-	api->xColumnSize(fts, -1, &dl);
-	double norm = K1 * (1 - B + B * (double)dl / (avgdl > 0 ? avgdl : 1));
+	sqlite3_int64 nrow;
+	double total = 0, norm = note_norm(api, fts, &nrow);
 	for (int p = 0; p < d->nphrase; p++) {
-		Fts5PhraseIter it;
-		int c, off, seen = 0, last_col = -1, in_col = 0;
-		double freq = 0;
-		if (api->xPhraseFirst(fts, p, &it, &c, &off) != SQLITE_OK)
-			continue;
-		for (; c >= 0; api->xPhraseNext(fts, &it, &c, &off)) {
-			if (c != last_col) {
-				last_col = c;
-				in_col = 0;
-			}
-			double w = c < argc && c < ncol
-					   ? sqlite3_value_double(argv[c])
-					   : 1;
-			if (++seen > COUNT_MAX) {
-				/* Estimate the column's remaining instances
-				 * from the density so far. */
-				int size = 0;
-				api->xColumnSize(fts, c, &size);
-				if (off > 0 && size > off)
-					freq += w * in_col *
-						((double)(size - off) / off);
-				break;
-			}
-			in_col++;
-			freq += w;
-		}
-		total += d->idf[p] * freq * (K1 + 1) / (freq + norm);
+		double freq = phrase_freq(api, fts, p, argc, argv);
+		if (freq >= 0)
+			total += ftsaux_term(d->idf[p], freq, norm);
 	}
 	sqlite3_result_double(ctx, -total);
+}
+
+/*
+ * vterm(fts, weight of column 0, weight of column 1, ...): what vrank
+ * needs of the current note for the query's first phrase, as a blob of
+ * struct ftsaux_term: its weighted instances, the note's length
+ * normalisation and the notes indexed. NULL when they cannot be read.
+ */
+static void vterm(const Fts5ExtensionApi *api, Fts5Context *fts,
+		  sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct ftsaux_term t;
+	sqlite3_int64 nrow;
+	t.norm = note_norm(api, fts, &nrow);
+	t.nrow = nrow;
+	t.freq = phrase_freq(api, fts, 0, argc, argv);
+	if (t.freq >= 0)
+		sqlite3_result_blob(ctx, &t, sizeof(t), SQLITE_TRANSIENT);
 }
 
 int ftsaux_register(fts5_api *api)
@@ -442,5 +478,7 @@ int ftsaux_register(fts5_api *api)
 	int rc = api->xCreateFunction(api, "vsnippet", NULL, vsnippet, NULL);
 	if (rc == SQLITE_OK)
 		rc = api->xCreateFunction(api, "vrank", NULL, vrank, NULL);
+	if (rc == SQLITE_OK)
+		rc = api->xCreateFunction(api, "vterm", NULL, vterm, NULL);
 	return rc;
 }

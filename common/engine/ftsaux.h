@@ -8,6 +8,10 @@
  * reads every one); with the phrases' document counts given, only those
  * phrases score (a count below zero: its phrase weighs 1).
  *
+ * vterm(fts, w0, w1): what vrank needs of a note for the query's first
+ * phrase (struct ftsaux_term), for scoring outside FTS5 with
+ * ftsaux_idf() and ftsaux_term(), to the bit as vrank does.
+ *
  * The full-text search's snippet, "vsnippet(fts, column [, table,
  * column [, phrases]])": the words
  * around the first hit of the note, hits marked with **. Its work is
@@ -17,7 +21,34 @@
  */
 #pragma once
 
+#include <math.h>
 #include <sqlite3.h>
+
+/* BM25's parameters. */
+#define FTSAUX_K1 1.2
+#define FTSAUX_B 0.75
+
+/* vterm's answer: a phrase's weighted instances in a note, the note's
+ * length normalisation, the notes indexed. */
+struct ftsaux_term {
+	double freq, norm;
+	sqlite3_int64 nrow;
+};
+
+/* The weight of a phrase that nhits of nrow notes have. */
+static inline double ftsaux_idf(sqlite3_int64 nrow, sqlite3_int64 nhits)
+{
+	double idf = log(((double)nrow - (double)nhits + 0.5) /
+			 ((double)nhits + 0.5));
+	return idf > 1e-6 ? idf : 1e-6;
+}
+
+/* A phrase's part of a note's score: its weight idf, its weighted
+ * instances freq, the note's length normalisation norm. */
+static inline double ftsaux_term(double idf, double freq, double norm)
+{
+	return idf * freq * (FTSAUX_K1 + 1) / (freq + norm);
+}
 
 /* Register the functions with the FTS5 module of a connection. */
 int ftsaux_register(fts5_api *api);

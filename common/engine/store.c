@@ -397,6 +397,7 @@ int store_open(const char *dir, const char *root, struct store **ret,
 	pthread_mutex_init(&s->pmu, NULL);
 	pthread_mutex_init(&s->dfmu, NULL);
 	s->df = hmap_new();
+	sto_words_init(s);
 	if (prepare_all(s) < 0) {
 		free(*ret_note);
 		*ret_note = xasprintf("index %s: %s", s->path,
@@ -440,6 +441,7 @@ struct store *store_close(struct store *s)
 	pthread_mutex_destroy(&s->pmu);
 	pthread_mutex_destroy(&s->dfmu);
 	hmap_free(s->df);
+	sto_words_free(s);
 	free(s->path);
 	free(s->root);
 	free(s->error);

@@ -5,7 +5,8 @@
  * and transactions; store_query.c: a query as FTS5 expressions and SQL
  * conditions; store_relax.c: plain queries joined by OR, typo fixes;
  * store_snippet.c: a hit's snippet; store_rank.c: top k without ranking
- * every hit; store_search.c: the searches themselves).
+ * every hit; store_words.c: the common words' notes in memory;
+ * store_search.c: the searches themselves).
  */
 #pragma once
 
@@ -86,6 +87,26 @@ struct store {
 	pthread_mutex_t dfmu;
 	struct hmap *df;
 	uint64_t dfgen;
+	/* The common words' notes (store_words.c: FTS5 expression to
+	 * struct sto_word) for generation wgen, wbytes in all; wtick orders
+	 * their uses. */
+	pthread_mutex_t wmu;
+	struct hmap *words;
+	uint64_t wgen, wtick;
+	size_t wbytes;
+};
+
+/* A common word's notes by id, with what vrank needs of each (its
+ * weighted instances, the note's length normalisation) and the notes
+ * indexed; shared, immutable, counted references. */
+struct sto_word {
+	size_t n;
+	int64_t *id;
+	double *freq, *norm;
+	int64_t nrow;
+	size_t bytes;
+	uint64_t used;
+	atomic_int refs;
 };
 
 /* SQL text with its text parameters, numbered from FIRST_PARAM. */
@@ -140,6 +161,16 @@ void sto_snippets(sqlite3 *db, struct ptrvec *hits, const char *match,
 int sto_topk(struct store *s, sqlite3 *db, const char *match,
 	     const struct qnode *q, uint64_t gen, size_t offset, size_t limit,
 	     struct ptrvec *hits, size_t *ret_total, char **ret_msg);
+
+/* store_words.c: the notes of FTS5 expression expr (a reference, given
+ * back with sto_word_put), cached for generation gen or read now; NULL
+ * on error (*ret_r, *ret_msg). sto_word_cached: whether they are cached. */
+void sto_words_init(struct store *s);
+void sto_words_free(struct store *s);
+struct sto_word *sto_word_get(struct store *s, sqlite3 *db, const char *expr,
+			      uint64_t gen, int *ret_r, char **ret_msg);
+void sto_word_put(struct sto_word *w);
+bool sto_word_cached(struct store *s, const char *expr, uint64_t gen);
 
 /* store_search.c */
 int sto_search_error(struct store *s, sqlite3 *db, char **ret_msg);

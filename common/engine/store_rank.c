@@ -5,6 +5,7 @@
  * with the words' note counts cached per generation; otherwise every hit
  * ranked in one pass that also counts them.
  */
+#include "ftsaux.h"
 #include "store_int.h"
 
 #include <math.h>
@@ -35,6 +36,7 @@ struct prune {
 	char *all;     /* every word OR'ed */
 	char *rank;    /* the rank function, given the counts */
 	char *match;   /* the current plan's expression */
+	int64_t rows;  /* notes */
 };
 
 /* The words of an OR chain of plain words and phrases (not prefixes,
@@ -127,6 +129,7 @@ static bool prune_init(struct store *s, sqlite3 *db, const struct qnode *q,
 		return false;
 	}
 	p->n = words.n;
+	p->rows = rows;
 	p->expr = xcalloc(p->n, sizeof(*p->expr));
 	p->df = xcalloc(p->n, sizeof(*p->df));
 	p->bound = xcalloc(p->n, sizeof(*p->bound));
@@ -396,6 +399,104 @@ static int64_t union_count(struct store *s, sqlite3 *db, const struct prune *p,
 	return rest < 0 ? -1 : p->df[c] + rest;
 }
 
+/* ---- common words in memory ----------------------------------------------
+ * Words that a good part of the notes have (or whose notes are in memory
+ * already) are ranked from their notes in memory (store_words.c): each
+ * note with any of them scored as vrank scores it, phrase by phrase in
+ * the same order (the same double), the best kept in the same heap. MaxScore
+ * cannot spare much there: every such word bounds the others little.
+ */
+
+/* A word in at least 1 / COMMON_SHARE of the notes, and COMMON_MIN. */
+#define COMMON_SHARE 4
+#define COMMON_MIN 64
+
+static bool all_common(struct store *s, const struct prune *p, uint64_t gen)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if ((p->df[i] < COMMON_MIN ||
+		     p->df[i] * COMMON_SHARE < p->rows) &&
+		    !sto_word_cached(s, p->expr[i], gen))
+			return false;
+	return true;
+}
+
+/* The notes of the n words expr (FTS5 phrases, in the order the rank
+ * function has them; df: their counts, NULL: each weighs 1) scored in
+ * memory: the best t->k in t->v, best first; *ret_rows: the notes with
+ * any of them. */
+static int memory_pass(struct store *s, sqlite3 *db, char *const *expr,
+		       size_t n, const int64_t *df, uint64_t gen,
+		       struct topk *t, size_t *ret_rows, char **ret_msg)
+{
+	struct sto_word **w = xcalloc(n, sizeof(*w));
+	size_t *at = xcalloc(n, sizeof(*at)), rows = 0;
+	double *idf = xcalloc(n, sizeof(*idf));
+	int r = 0;
+	for (size_t i = 0; i < n && r == 0; i++) {
+		w[i] = sto_word_get(s, db, expr[i], gen, &r, ret_msg);
+		if (w[i])
+			idf[i] = df ? ftsaux_idf(w[i]->nrow, df[i]) : 1;
+	}
+	t->n = 0;
+	/* FTS5 gives each word's notes by id: one merge of them. */
+	while (r == 0) {
+		int64_t id = INT64_MAX;
+		for (size_t i = 0; i < n; i++)
+			if (at[i] < w[i]->n && w[i]->id[at[i]] < id)
+				id = w[i]->id[at[i]];
+		if (id == INT64_MAX)
+			break;
+		double total = 0;
+		for (size_t i = 0; i < n; i++) {
+			size_t k = at[i];
+			if (k < w[i]->n && w[i]->id[k] == id) {
+				total += ftsaux_term(idf[i], w[i]->freq[k],
+						     w[i]->norm[k]);
+				at[i]++;
+			}
+		}
+		rows++;
+		topk_add(t, id, total);
+	}
+	qsort(t->v, t->n, sizeof(*t->v), cmp_better);
+	for (size_t i = 0; i < n; i++)
+		sto_word_put(w[i]);
+	free(w);
+	free(at);
+	free(idf);
+	*ret_rows = rows;
+	return r;
+}
+
+/* The best t->k hits read by FTS5: of match ranked by RANK, of the one
+ * word or phrase match (one) in its own order, or under p's plans until
+ * one is exact (pruning); *ret_rows: the hits read. */
+static int fts_passes(struct store *s, sqlite3 *db, const char *match, bool one,
+		      bool pruning, struct prune *p, struct topk *t,
+		      size_t *ret_rows, char **ret_msg)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db,
+			       "SELECT rowid, rank FROM fts WHERE fts MATCH ?1"
+			       " AND rank MATCH ?2",
+			       -1, &st, NULL) != SQLITE_OK)
+		return sto_search_error(s, db, ret_msg);
+	int r;
+	for (;;) {
+		r = topk_pass(s, db, st, pruning ? p->match : match,
+			      pruning ? p->rank
+			      : one   ? "vrank(" RANK_WEIGHTS ", -1)"
+				      : RANK,
+			      t, ret_rows, ret_msg);
+		if (r < 0 || !pruning || prune_exact(p, t, t->k) ||
+		    !prune_next(p))
+			break;
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
 /* The page of a query of words alone, match (q parsed): a plain
  * query's words joined by OR without ranking every hit when it can
  * (above), else every hit ranked in one pass that counts them too. gen:
@@ -404,12 +505,6 @@ int sto_topk(struct store *s, sqlite3 *db, const char *match,
 	     const struct qnode *q, uint64_t gen, size_t offset, size_t limit,
 	     struct ptrvec *hits, size_t *ret_total, char **ret_msg)
 {
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT rowid, rank FROM fts WHERE fts MATCH ?1"
-			       " AND rank MATCH ?2",
-			       -1, &st, NULL) != SQLITE_OK)
-		return sto_search_error(s, db, ret_msg);
 	struct prune p;
 	bool pruning = prune_init(s, db, q, gen, &p) && prune_next(&p);
 	/* One word or phrase: its weight (how rare it is) does not change
@@ -420,17 +515,20 @@ int sto_topk(struct store *s, sqlite3 *db, const char *match,
 	t.v = xcalloc(t.k + 1, sizeof(*t.v));
 	size_t rows = 0;
 	int r;
-	for (;;) {
-		r = topk_pass(s, db, st, pruning ? p.match : match,
-			      pruning ? p.rank
-			      : one   ? "vrank(" RANK_WEIGHTS ", -1)"
-				      : RANK,
-			      &t, &rows, ret_msg);
-		if (r < 0 || !pruning || prune_exact(&p, &t, t.k) ||
-		    !prune_next(&p))
-			break;
+	if (one || (pruning && all_common(s, &p, gen))) {
+		/* Every hit, from memory: the plan of all the words. */
+		char *const *expr = pruning ? p.expr : (char *const *)&match;
+		r = memory_pass(s, db, expr, pruning ? p.n : 1,
+				pruning ? p.df : NULL, gen, &t, &rows, ret_msg);
+		if (pruning) {
+			p.m = p.n;
+			free(p.match);
+			p.match = xstrdup(p.all);
+		}
+	} else {
+		r = fts_passes(s, db, match, one, pruning, &p, &t, &rows,
+			       ret_msg);
 	}
-	sqlite3_finalize(st);
 	/* A plan that read only some of the hits: they are counted (once
 	 * per generation: the next page's search counts no more). */
 	bool counted = !pruning || p.m >= p.n;

@@ -228,21 +228,26 @@ struct qnode *sto_relax(struct qnode *q, unsigned stop)
 #define TYPO_MIN 4
 #define TYPO_ALTERNATIVES 3
 
-static bool word_found(sqlite3 *db, const struct qnode *q)
+/* Whether a note has q; *found: the statement that asks, prepared at
+ * the first word and reused for the next ones. */
+static bool word_found(sqlite3 *db, sqlite3_stmt **found, const struct qnode *q)
 {
+	if (!*found &&
+	    sqlite3_prepare_v2(db,
+			       "SELECT 1 FROM fts WHERE fts MATCH ?1 LIMIT 1",
+			       -1, found, NULL) != SQLITE_OK) {
+		sqlite3_finalize(*found);
+		*found = NULL;
+		return true;
+	}
 	struct sbuf e = {0};
 	sto_fts_atom(&e, q);
-	sqlite3_stmt *st;
-	bool found = true;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT 1 FROM fts WHERE fts MATCH ?1 LIMIT 1",
-			       -1, &st, NULL) == SQLITE_OK) {
-		sqlite3_bind_text(st, 1, e.s, -1, SQLITE_STATIC);
-		found = sqlite3_step(st) != SQLITE_DONE;
-		sqlite3_finalize(st);
-	}
+	sqlite3_bind_text(*found, 1, e.s, -1, SQLITE_STATIC);
+	bool r = sqlite3_step(*found) != SQLITE_DONE;
+	sqlite3_reset(*found);
+	sqlite3_clear_bindings(*found);
 	sb_free(&e);
-	return found;
+	return r;
 }
 
 struct alt {
@@ -360,15 +365,15 @@ static bool ascii_word(const char *t)
 
 /* q with its words that no note has replaced by their alternatives (not
  * under a NOT: "-wrod" excludes nothing either way). */
-void sto_fix_typos(sqlite3 *db, struct qnode *q)
+static void fix_typos(sqlite3 *db, sqlite3_stmt **found, struct qnode *q)
 {
 	if (q->kind == Q_AND || q->kind == Q_OR) {
-		sto_fix_typos(db, q->a);
-		sto_fix_typos(db, q->b);
+		fix_typos(db, found, q->a);
+		fix_typos(db, found, q->b);
 		return;
 	}
 	if (!is_word(q) || strlen(q->text) < TYPO_MIN || !ascii_word(q->text) ||
-	    word_found(db, q))
+	    word_found(db, found, q))
 		return;
 	_cleanup_free_ char *w = fold_key(q->text);
 	struct alt alt[TYPO_ALTERNATIVES];
@@ -382,6 +387,13 @@ void sto_fix_typos(sqlite3 *db, struct qnode *q)
 	free(q->text);
 	*q = *any;
 	free(any);
+}
+
+void sto_fix_typos(sqlite3 *db, struct qnode *q)
+{
+	sqlite3_stmt *found = NULL;
+	fix_typos(db, &found, q);
+	sqlite3_finalize(found);
 }
 
 void sto_conjuncts(const struct qnode *q, struct ptrvec *out)

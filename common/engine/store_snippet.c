@@ -116,7 +116,7 @@ static char *snippet_head(sqlite3 *db, const char *cjk, int64_t id)
 	}
 	struct docz_part part;
 	sqlite3_blob *b = NULL;
-	if (!r && docz_read(db, "docz", "body", id, 0, &b, &part) == 0) {
+	if (!r && docz_read(db, "docz", "body", id, 0, 0, &b, &part) == 0) {
 		/* The note's start: about 80 characters. */
 		const char *body = part.text;
 		size_t l = (size_t)part.len, keep = 0, nc = 0;

@@ -79,7 +79,10 @@ static void dump_number(struct sbuf *b, double d)
 static void dump(struct sbuf *b, const cJSON *v, const char *comma,
 		 const char *colon)
 {
-	if (cJSON_IsString(v) || cJSON_IsRaw(v)) {
+	if (cJSON_IsRaw(v)) {
+		/* JSON text made elsewhere, as it is. */
+		sb_puts(b, v->valuestring ? v->valuestring : "null");
+	} else if (cJSON_IsString(v)) {
 		dump_string(b, v->valuestring ? v->valuestring : "");
 	} else if (cJSON_IsNumber(v)) {
 		dump_number(b, v->valuedouble);

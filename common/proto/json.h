@@ -16,7 +16,9 @@ char *json_dumps(const cJSON *v);
  * that are not UTF-8 become U+FFFD. True when something changed. (The
  * dumps above do the same on the way out.) */
 bool json_repair_utf8(cJSON *v);
-/* Compact JSON (no spaces) for the wire; always valid UTF-8 JSON. */
+/* Compact JSON (no spaces) for the wire; always valid UTF-8 JSON. A raw
+ * item (cJSON_CreateRaw) is written as it is: its text must be valid
+ * JSON, on one line. */
 char *json_compact(const cJSON *v);
 
 /*

@@ -207,6 +207,7 @@ static void json_result(struct tool_ctx *c, struct tool_result *ret)
 	ret->text = c->compact ? json_compact(c->json) : json_dumps(c->json);
 	if (cJSON_IsObject(c->json)) {
 		ret->structured = c->json;
+		ret->text_is_json = c->compact;
 	} else {
 		ret->structured = cJSON_CreateObject();
 		cJSON_AddItemToObject(ret->structured, "result", c->json);

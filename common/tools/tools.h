@@ -110,6 +110,7 @@ struct tool_result {
 	int code;	   /* RPC code when is_error */
 	char *text;	   /* the text the seeds show (JSON or plain) */
 	cJSON *structured; /* JSON result as an object, or NULL */
+	bool text_is_json; /* text is structured as compact JSON */
 	char *warning;	   /* text results: said apart from the text */
 	char *info;	   /* text results: what the text is, said apart */
 	cJSON *content;	   /* tool_ctx's content blocks, or NULL */

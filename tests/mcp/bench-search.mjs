@@ -10,10 +10,13 @@
 // Goals: query median <= 10 ms at 10k, <= 50 ms at 100k; warm restart to
 // ready <= 2 s at 100k; first build <= 60 s at 100k; mixed set median
 // <= 2 ms at 10k and <= 8 ms at 100k, p95 <= 3x the median.
+// BENCH_SEARCH_KEEP=DIR: the vault and its cache are not removed (DIR/N/root
+// names the folder) and the mixed set is written to DIR/N/mixed.tsv (one
+// "kind<TAB>query" a line, for bench_search).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ctlConnect, makeVault, mcpClient, socketPath, sleep, startDaemon, stopDaemon } from './lib.mjs';
+import { ctlConnect, daemonPid, makeVault, mcpClient, socketPath, sleep, startDaemon, stopDaemon } from './lib.mjs';
 
 const sizes = process.argv.slice(2).map((x) => parseInt(x, 10));
 if (!sizes.length) sizes.push(1000, 10000);
@@ -197,6 +200,17 @@ async function runQueries(client, queries) {
   return { times, hits, slow: slow.slice(0, 5) };
 }
 
+// VmRSS and VmHWM (kB) of process pid, or null.
+function vmKB(pid) {
+  try {
+    const st = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (k) => parseInt(st.match(new RegExp(`^${k}:\\s+(\\d+)`, 'm'))[1], 10);
+    return { VmRSS: kb('VmRSS'), VmHWM: kb('VmHWM') };
+  } catch {
+    return null;
+  }
+}
+
 function runGrep(vault, queries) {
   const times = [];
   for (const { grep } of queries.slice(0, GREP_MAX)) {
@@ -206,6 +220,17 @@ function runGrep(vault, queries) {
     if (r.status > 1) throw new Error(`grep ${grep}: ${r.stderr}`);
   }
   return times;
+}
+
+// The vault (with its search index) kept and the mixed set written, for
+// bench_search.
+const kept = [];
+function keep(v, n, mixed) {
+  const dir = path.join(process.env.BENCH_SEARCH_KEEP, String(n));
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'mixed.tsv'), mixed.map((x) => `${x.kind}\t${x.query}\n`).join(''));
+  fs.writeFileSync(path.join(dir, 'root'), v.root);
+  kept.push(v.root);
 }
 
 const rows = [];
@@ -228,9 +253,11 @@ for (const n of sizes) {
         `${si.unchanged_at_start} notes reused, ${si.read_at_start} read`,
     );
     const { q: queries, mixed } = makeQueries(v.vault);
+    if (process.env.BENCH_SEARCH_KEEP) keep(v, n, mixed);
     const client = await mcpClient(v);
     const { times, hits, slow } = await runQueries(client, queries);
     const mx = await runMixed(client, mixed);
+    const rss = vmKB(daemonPid(v));
     await client.close();
     const g = runGrep(v.vault, queries);
     console.log(
@@ -246,6 +273,7 @@ for (const n of sizes) {
     );
     const avgBytes = mx.bytes.length ? Math.round(mx.bytes.reduce((a, b) => a + b, 0) / mx.bytes.length) : null;
     console.log(`mixed set answers with 10 results: ${mx.bytes.length}, ${avgBytes ?? '-'} bytes on average`);
+    if (rss) console.log(`vaultd after the queries: RSS ${(rss.VmRSS / 1024).toFixed(0)} MB, peak ${(rss.VmHWM / 1024).toFixed(0)} MB`);
     rows.push({
       n,
       build: first.tReady / 1000,
@@ -260,7 +288,7 @@ for (const n of sizes) {
     });
   } finally {
     await stopDaemon(v);
-    await v.cleanup();
+    if (!kept.includes(v.root)) await v.cleanup();
   }
 }
 console.log(

@@ -61,6 +61,11 @@ describe('fulltext search through MCP', () => {
     assert.match(r.results[1].snippet, /\*\*gardening\*\*/i);
     assert.deepEqual(r.results[0].tags, ['hobby/outdoor']);
     assert.ok(r.results[0].score >= r.results[1].score);
+    // vaultd sends the result's JSON once, as the text; vault-mcp passes
+    // that on as the structured content too.
+    const both = await c.callTool({ name: 'search_notes', arguments: { mode: 'fulltext', query: 'gardening' } });
+    assert.deepEqual(both.structuredContent, JSON.parse(textOf(both)));
+    assert.deepEqual(both.structuredContent, r);
     r = await search(c, { query: 'проект' });
     assert.deepEqual(names(r), ['Проект']);
     r = await search(c, { query: 'ПРОЕКТ' });
