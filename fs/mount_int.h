@@ -129,6 +129,10 @@ struct mount {
 	 * (see shed_shared()). */
 	size_t nshared, max_shared; /* tmu */
 	int shadow_dir;		    /* .vaultd/shadow, for big shadow copies */
+	/* The vault's spare files, for new notes' empty files, once asked
+	 * for (spare_pool()); pool_asked: asked, and none (both atomic). */
+	struct file_pool *pool;
+	bool pool_asked;
 	/* kernel cache invalidations (struct inval), sent from their own
 	 * thread: a work queue of one worker, with its own lock */
 	struct workq *q;

@@ -674,6 +674,29 @@ static void test_spare_writes(void)
 	CU_ASSERT_TRUE(spare);
 	CU_ASSERT_EQUAL(temps_in(&t, "."), 0);
 
+	/* A new note's empty file is an empty spare put in its place:
+	 * made now, 0600 until its maker sets the mode; a name that exists
+	 * stays. */
+	ino_t were[POOL_SCAN];
+	size_t nw = spares(&t, were, POOL_SCAN);
+	int pfd = file_pool_place(pool, root, "placed.md");
+	CU_ASSERT_TRUE_FATAL(pfd >= 0);
+	CU_ASSERT_EQUAL(fstat(pfd, &st), 0);
+	close(pfd);
+	CU_ASSERT_EQUAL(st.st_size, 0);
+	CU_ASSERT_EQUAL(st.st_nlink, 1);
+	CU_ASSERT_EQUAL(st.st_mode & 07777, 0600);
+	CU_ASSERT_TRUE(has_ino(were, nw, st.st_ino));
+	CU_ASSERT_EQUAL(ino_of(&t, "placed.md"), st.st_ino);
+	CU_ASSERT_TRUE(time(NULL) - st.st_mtim.tv_sec < 5);
+	CU_ASSERT_EQUAL(file_pool_place(pool, root, "m.md"), -EEXIST);
+	c = tv_read(&t, "m.md");
+	ASSERT_STR_EQ(c, "one");
+	free(c);
+	char *placed = xasprintf("%s/placed.md", t.dir);
+	CU_ASSERT_EQUAL(unlink(placed), 0);
+	free(placed);
+
 	/* A new note is made in its folder; NOREPLACE still holds. */
 	CU_ASSERT_EQUAL(file_write_pooled(pool, root, "n/new.md", "new", 3,
 					  WRITE_MKDIRS | WRITE_NOREPLACE, NULL),

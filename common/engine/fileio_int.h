@@ -31,6 +31,14 @@ extern mode_t fio_create_mask;
 #define SPARE_RETRY_NS (20 * 1000000ull)
 #define SPARE_TRIES 5
 
+/* A spare: its name in the spare folder, and whether it is empty (made
+ * so, or a note's placeholder given back: file_pool_place() takes only
+ * those). */
+struct spare {
+	char name[SPARE_NAME];
+	bool empty;
+};
+
 /* A file in the spare folder that the pool's thread is to look at
  * (pool_recycle()). */
 struct spare_later {
@@ -45,9 +53,9 @@ struct file_pool {
 	int flags; /* a new spare's inode flags, or -1: constant */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	char (*names)[SPARE_NAME]; /* mu: the spares */
-	size_t n, cap;		   /* mu */
-	size_t fill;		   /* mu: made ahead up to this many */
+	struct spare *spares; /* mu */
+	size_t n, cap;	      /* mu */
+	size_t fill;	      /* mu: made ahead up to this many */
 	/* mu: files given back by writes, recycled by the thread, off the
 	 * writers' path */
 	struct spare_later *later;

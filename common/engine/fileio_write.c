@@ -166,7 +166,7 @@ static int inode_flags(int fd)
 }
 
 /* Keep name as a spare (mu held); false when the pool is full. */
-static bool pool_add_locked(struct file_pool *p, const char *name)
+static bool pool_add_locked(struct file_pool *p, const char *name, bool empty)
 {
 	if (p->n == p->cap) {
 		if (p->cap == POOL_MAX)
@@ -174,9 +174,31 @@ static bool pool_add_locked(struct file_pool *p, const char *name)
 		p->cap = p->cap ? 2 * p->cap : POOL_LOW * 2;
 		if (p->cap > POOL_MAX)
 			p->cap = POOL_MAX;
-		p->names = xrealloc(p->names, p->cap * sizeof(*p->names));
+		p->spares = xrealloc(p->spares, p->cap * sizeof(*p->spares));
 	}
-	snprintf(p->names[p->n++], SPARE_NAME, "%s", name);
+	struct spare *sp = &p->spares[p->n++];
+	snprintf(sp->name, SPARE_NAME, "%s", name);
+	sp->empty = empty;
+	return true;
+}
+
+/* Take a spare out of the pool into name (mu held): the last one of the
+ * kind asked for (empty, or any, the ones with a text first, so that
+ * empty ones are left for file_pool_place()). False when there is none. */
+static bool pool_pop_locked(struct file_pool *p, bool empty,
+			    char name[static SPARE_NAME])
+{
+	size_t i = p->n;
+	while (i > 0 && p->spares[i - 1].empty != empty)
+		i--;
+	if (i == 0 && !empty)
+		i = p->n;
+	if (i == 0)
+		return false;
+	memcpy(name, p->spares[i - 1].name, SPARE_NAME);
+	p->spares[i - 1] = p->spares[--p->n];
+	if (p->n < POOL_LOW || p->n < p->fill)
+		pthread_cond_signal(&p->cv);
 	return true;
 }
 
@@ -312,7 +334,7 @@ static void *pool_main(void *arg)
 		int r = make_spare(p, name);
 		pthread_mutex_lock(&p->mu);
 		if (r == 0) {
-			pool_add_locked(p, name);
+			pool_add_locked(p, name, true);
 		} else if (!p->stop) {
 			/* A full disk, a read-only folder: writes make
 			 * their own files meanwhile. */
@@ -336,14 +358,16 @@ void file_pool_set_fill(struct file_pool *p, size_t n)
  * most SPARE_KEEP_MAX bytes, nothing but what a new spare has (no
  * extended attribute, the same inode flags), and no one else holding it:
  * not vaultd (in_use: -EBUSY), not another process (a write lease is
- * granted only when no one has it open; taken, the caller releases it). */
-static int recyclable(struct file_pool *p, int fd)
+ * granted only when no one has it open; taken, the caller releases it).
+ * *ret_empty: it holds no text. */
+static int recyclable(struct file_pool *p, int fd, bool *ret_empty)
 {
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
 	    st.st_dev != p->dev || st.st_size > SPARE_KEEP_MAX ||
 	    flistxattr(fd, NULL, 0) != 0 || inode_flags(fd) != p->flags)
 		return 0;
+	*ret_empty = st.st_size == 0;
 	pthread_mutex_lock(&p->mu);
 	file_in_use_fn fn = p->in_use;
 	void *ud = p->in_use_ud;
@@ -368,7 +392,8 @@ static int pool_recycle(struct file_pool *p, const char *name, bool may_wait)
 	/* O_NONBLOCK: another process's write lease is not waited for. */
 	int fd = openat(p->dfd, name,
 			O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	int ok = fd >= 0 ? recyclable(p, fd) : 0;
+	bool empty = false;
+	int ok = fd >= 0 ? recyclable(p, fd, &empty) : 0;
 	if (ok == -EBUSY && may_wait) {
 		close(fd);
 		return -EBUSY;
@@ -382,7 +407,7 @@ static int pool_recycle(struct file_pool *p, const char *name, bool may_wait)
 		close(fd);
 	if (keep) {
 		pthread_mutex_lock(&p->mu);
-		keep = pool_add_locked(p, name);
+		keep = pool_add_locked(p, name, empty);
 		pthread_mutex_unlock(&p->mu);
 	}
 	if (!keep)
@@ -445,7 +470,7 @@ struct file_pool *file_pool_free(struct file_pool *p)
 	/* The spares stay for the next run: empty files of vaultd's; so do
 	 * the files given back and not yet looked at (the next run's
 	 * adopt_spares() does). */
-	free(p->names);
+	free(p->spares);
 	free(p->later);
 	close(p->dfd);
 	pthread_mutex_destroy(&p->mu);
@@ -468,11 +493,7 @@ static int pool_take(struct file_pool *p, char name[static SPARE_NAME],
 		     struct stat *ret_st)
 {
 	pthread_mutex_lock(&p->mu);
-	bool have = p->n > 0;
-	if (have)
-		memcpy(name, p->names[--p->n], SPARE_NAME);
-	if (p->n < POOL_LOW || p->n < p->fill)
-		pthread_cond_signal(&p->cv);
+	bool have = pool_pop_locked(p, false, name);
 	pthread_mutex_unlock(&p->mu);
 	if (!have)
 		return -EAGAIN;
@@ -496,8 +517,61 @@ bool fio_pool_fits(const struct file_pool *p, int dfd)
 	struct stat st;
 	if (fstat(dfd, &st) < 0 || st.st_dev != p->dev)
 		return false;
-	return fgetxattr(dfd, "system.posix_acl_default", NULL, 0) < 0 &&
-	       (errno == ENODATA || errno == EOPNOTSUPP);
+	ssize_t r = fgetxattr(dfd, "system.posix_acl_default", NULL, 0);
+	if (r < 0 && errno == EBADF) { /* an O_PATH descriptor */
+		char proc[64];
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dfd);
+		r = getxattr(proc, "system.posix_acl_default", NULL, 0);
+	}
+	return r < 0 && (errno == ENODATA || errno == EOPNOTSUPP);
+}
+
+/* An empty spare taken for file_pool_place() that it cannot use goes
+ * back to the pool (keep), or, not being what a spare is, away. */
+static void place_undo(struct file_pool *p, const char *spare, int fd,
+		       bool keep)
+{
+	if (fd >= 0)
+		close(fd);
+	pthread_mutex_lock(&p->mu);
+	keep = keep && pool_add_locked(p, spare, true);
+	pthread_mutex_unlock(&p->mu);
+	if (!keep)
+		unlinkat(p->dfd, spare, 0);
+}
+
+int file_pool_place(struct file_pool *p, int dfd, const char *name)
+{
+	struct stat dst, st;
+	if (!fio_pool_fits(p, dfd) || fstat(dfd, &dst) < 0)
+		return -EAGAIN;
+	/* The group a file made in the folder gets. */
+	gid_t gid = (dst.st_mode & S_ISGID) ? dst.st_gid : getegid();
+	char spare[SPARE_NAME];
+	pthread_mutex_lock(&p->mu);
+	bool have = pool_pop_locked(p, true, spare);
+	pthread_mutex_unlock(&p->mu);
+	if (!have)
+		return -EAGAIN;
+	int fd = openat(p->dfd, spare, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* Only an empty file with no other name, open to vaultd alone. */
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_nlink != 1 || st.st_size != 0 || (st.st_mode & 07077) != 0) {
+		place_undo(p, spare, fd, false);
+		return -EAGAIN;
+	}
+	if (st.st_uid != geteuid() || st.st_gid != gid) {
+		place_undo(p, spare, fd, true);
+		return -EAGAIN;
+	}
+	/* Made now, as far as anyone can tell. */
+	if (futimens(fd, NULL) < 0 ||
+	    renameat2(p->dfd, spare, dfd, name, RENAME_NOREPLACE) < 0) {
+		int e = errno;
+		place_undo(p, spare, fd, true);
+		return e == EEXIST ? -EEXIST : -EAGAIN;
+	}
+	return fd;
 }
 
 /*
