@@ -30,6 +30,8 @@ extern mode_t fio_create_mask;
  * later, this many times, before it is removed. */
 #define SPARE_RETRY_NS (20 * 1000000ull)
 #define SPARE_TRIES 5
+/* The nice value of the pool's thread (see pool_main()). */
+#define POOL_NICE 10
 
 /* A spare: its name in the spare folder, and whether it is empty (made
  * so, or a note's placeholder given back: file_pool_place() takes only

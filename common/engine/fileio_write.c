@@ -14,6 +14,7 @@
 #include <linux/fs.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -304,10 +305,16 @@ static void pool_wait(struct file_pool *p, uint64_t due)
 }
 
 /* Files given back first (each one kept is a spare not to be made),
- * then new spares while fewer than wanted. */
+ * then new spares while fewer than wanted. The thread yields the CPU
+ * (and, through it, the disk) to the writers it makes spares for: making
+ * a file can cost a millisecond of CPU on a file system that has freed
+ * many inodes lately. */
 static void *pool_main(void *arg)
 {
 	struct file_pool *p = arg;
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), POOL_NICE) < 0) {
+		/* Not allowed: it runs as the writers do. */
+	}
 	adopt_spares(p);
 	pthread_mutex_lock(&p->mu);
 	while (!p->stop) {
