@@ -428,6 +428,36 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_open(req, fi);
 }
 
+/* The vault's spare files (asked for once; the writer lock is taken, so
+ * never while holding a node's fd). */
+static struct file_pool *spare_pool(struct mount *m)
+{
+	struct file_pool *p = __atomic_load_n(&m->pool, __ATOMIC_ACQUIRE);
+	if (p || __atomic_load_n(&m->pool_asked, __ATOMIC_ACQUIRE))
+		return p;
+	p = vault_spare_pool(m->v);
+	__atomic_store_n(&m->pool, p, __ATOMIC_RELEASE);
+	__atomic_store_n(&m->pool_asked, true, __ATOMIC_RELEASE);
+	return p;
+}
+
+/* A new note's empty file: an empty spare of pool put at name when one
+ * fits (no inode is made while the writer waits), else made. -1 and
+ * errno on failure. */
+static int create_note(struct file_pool *pool, int pfd, const char *name,
+		       mode_t mode)
+{
+	int fd = pool ? file_pool_place(pool, pfd, name) : -EAGAIN;
+	if (fd == -EAGAIN)
+		return openat(pfd, name,
+			      O_CREAT | O_EXCL | O_RDONLY | O_CLOEXEC, mode);
+	if (fd < 0) {
+		errno = -fd;
+		return -1;
+	}
+	return fd;
+}
+
 /*
  * Open name in the folder pfd for op_create, making it if need be (then
  * *ret_created). A note is made empty and read-only (the watcher hears of
@@ -435,15 +465,14 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
  * on failure.
  */
 static int create_open(struct mount *m, int pfd, const char *name,
-		       const char *path, bool note, int fiflags, mode_t mode,
-		       bool *ret_created)
+		       const char *path, struct file_pool *pool, bool note,
+		       int fiflags, mode_t mode, bool *ret_created)
 {
 	int flags = PASS_FLAGS(fiflags | O_CREAT);
 	int fd;
 	*ret_created = false;
 	if (note) {
-		fd = openat(pfd, name, O_CREAT | O_EXCL | O_RDONLY | O_CLOEXEC,
-			    mode);
+		fd = create_note(pool, pfd, name, mode);
 		if (fd >= 0)
 			*ret_created = true;
 		else if (errno == EEXIST && !(fiflags & O_EXCL))
@@ -479,6 +508,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 	struct mount *m = mnt(req);
 	char *path = child_path(m, parent, name);
 	bool note = guarded(m, path);
+	struct file_pool *pool = note ? spare_pool(m) : NULL;
 	struct node *p = node_of(m, parent);
 	int pfd = node_get(p);
 	if (note) {
@@ -488,7 +518,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
 		own(m, path, 1);
 	}
 	bool created;
-	int fd = create_open(m, pfd, name, path, note, fi->flags, mode,
+	int fd = create_open(m, pfd, name, path, pool, note, fi->flags, mode,
 			     &created);
 	int err = errno;
 	/* The kernel applied the caller's umask to mode already; vaultd's

@@ -49,6 +49,35 @@ char *source_of(fuse_req_t req)
 	return xasprintf("mount:%s", comm);
 }
 
+/*
+ * The job that ends a delete's grace period, on the mount queue's
+ * GRACE_LANE. It names its delete by number: a save that brings the note
+ * back takes the delete (and frees it) while the job waits or runs.
+ */
+struct grace_job {
+	struct workq_job wq; /* first */
+	uint64_t id;
+};
+
+static void grace_push(struct mount *m, uint64_t id, unsigned delay_ms)
+{
+	struct grace_job *g = xcalloc(1, sizeof(*g));
+	g->wq.lane = GRACE_LANE;
+	g->id = id;
+	workq_push_after(m->q, &g->wq, delay_ms);
+}
+
+static bool grace_of(const struct workq_job *j, void *arg)
+{
+	return j->lane == GRACE_LANE &&
+	       ((const struct grace_job *)j)->id == *(const uint64_t *)arg;
+}
+
+void grace_free(struct workq_job *j)
+{
+	free(j);
+}
+
 struct pending_delete *pending_take(struct mount *m, const char *path)
 {
 	pthread_mutex_lock(&m->pmu);
@@ -61,6 +90,14 @@ struct pending_delete *pending_take(struct mount *m, const char *path)
 		}
 	}
 	pthread_mutex_unlock(&m->pmu);
+	/* Its job no longer waits (one running finds nothing to do). */
+	struct workq_job *j =
+		found ? workq_remove(m->q, grace_of, &found->id) : NULL;
+	while (j) {
+		struct workq_job *next = j->next;
+		grace_free(j);
+		j = next;
+	}
 	return found;
 }
 
@@ -92,9 +129,12 @@ void pending_add(struct mount *m, const char *path, char *text, size_t len,
 	p->source = xstrdup(source);
 	p->deadline = now_ns() + (uint64_t)m->grace_ms * 1000000ull;
 	pthread_mutex_lock(&m->pmu);
+	p->id = ++m->pending_ids;
 	p->next = m->pending;
 	m->pending = p;
+	uint64_t id = p->id;
 	pthread_mutex_unlock(&m->pmu);
+	grace_push(m, id, m->grace_ms);
 }
 
 /* The note came back within the grace period: it was saved, not deleted. */
@@ -145,53 +185,65 @@ int delete_note(struct mount *m, fuse_req_t req, const char *path)
 	return 0;
 }
 
-/* Grace over and the note is still gone: it is deleted. */
-void *timer_thread(void *arg)
+/* While a delete waits on a writer of its note, how often the grace job
+ * looks again. */
+#define GRACE_RECHECK_MS 100
+
+/* The delete the job names, taken out of the list when its grace period
+ * is over and no one has the note open for writing; NULL otherwise (its
+ * job is pushed again while it waits on a writer). */
+static struct pending_delete *grace_due(struct mount *m, uint64_t id)
 {
-	struct mount *m = arg;
-	while (!__atomic_load_n(&m->stop_timer, __ATOMIC_ACQUIRE)) {
-		usleep(100000);
-		uint64_t now = now_ns();
-		pthread_mutex_lock(&m->pmu);
-		struct pending_delete *due = NULL;
-		for (struct pending_delete **p = &m->pending; *p;) {
-			struct pending_delete *x = *p;
-			/* Still open for writing: wait for it. */
-			pthread_mutex_lock(&m->omu);
-			intptr_t users = (intptr_t)hmap_get(m->owned, x->path);
-			pthread_mutex_unlock(&m->omu);
-			if (x->deadline <= now && users <= 1) {
-				*p = x->next;
-				x->next = due;
-				due = x;
-			} else {
-				p = &x->next;
-			}
-		}
-		pthread_mutex_unlock(&m->pmu);
-		while (due) {
-			struct pending_delete *x = due;
-			due = x->next;
-			struct stat st;
-			vault_write_lock(m->v);
-			if (file_stat(vault_rootfd(m->v), x->path, &st) < 0) {
-				vault_forget_note(m->v, x->path, x->source);
-				log_info(
-					"%s: deleted through the mount (%s)%s%s",
-					x->path, x->source,
-					x->trash ? ", kept in " : "",
-					x->trash ? x->trash : "");
-			} else {
-				/* Back without a guarded write (e.g. a hard
-				 * link): judge it like an outside change. */
-				vault_sync_path(m->v, x->path, x->source, 0);
-			}
-			vault_write_unlock(m->v);
-			own(m, x->path, -1);
-			pending_free(x);
-		}
+	uint64_t now = now_ns(), wait_ns = 0;
+	pthread_mutex_lock(&m->pmu);
+	struct pending_delete **p = &m->pending;
+	while (*p && (*p)->id != id)
+		p = &(*p)->next;
+	struct pending_delete *x = *p;
+	if (x) {
+		/* Still open for writing: wait for it. */
+		pthread_mutex_lock(&m->omu);
+		intptr_t users = (intptr_t)hmap_get(m->owned, x->path);
+		pthread_mutex_unlock(&m->omu);
+		if (x->deadline > now)
+			wait_ns = x->deadline - now;
+		else if (users > 1)
+			wait_ns = GRACE_RECHECK_MS * 1000000ull;
+		else
+			*p = x->next;
 	}
-	return NULL;
+	pthread_mutex_unlock(&m->pmu);
+	if (x && wait_ns) {
+		grace_push(m, id, (unsigned)((wait_ns + 999999) / 1000000));
+		return NULL;
+	}
+	return x;
+}
+
+/* Grace over and the note is still gone: it is deleted. At a stop the
+ * deletes left are mount_stop()'s. */
+void grace_run(struct mount *m, struct workq_job *j)
+{
+	if (!__atomic_load_n(&m->mounted, __ATOMIC_ACQUIRE))
+		return;
+	struct pending_delete *x = grace_due(m, ((struct grace_job *)j)->id);
+	if (!x)
+		return;
+	struct stat st;
+	vault_write_lock(m->v);
+	if (file_stat(vault_rootfd(m->v), x->path, &st) < 0) {
+		vault_forget_note(m->v, x->path, x->source);
+		log_info("%s: deleted through the mount (%s)%s%s", x->path,
+			 x->source, x->trash ? ", kept in " : "",
+			 x->trash ? x->trash : "");
+	} else {
+		/* Back without a guarded write (e.g. a hard link): judge it
+		 * like an outside change. */
+		vault_sync_path(m->v, x->path, x->source, 0);
+	}
+	vault_write_unlock(m->v);
+	own(m, x->path, -1);
+	pending_free(x);
 }
 
 /* Copy from's bytes to the start of to. */

@@ -61,6 +61,13 @@ struct node {
 	pthread_rwlock_t fdlock;
 };
 
+/* The lanes of the mount's work queue (struct mount's q), each with a
+ * worker of its own: the kernel cache invalidations and announcements
+ * (struct inval), and the ends of deletes' grace periods (mount_guard.c),
+ * which wait for the vault's writer lock and so must not hold up the
+ * first. */
+enum { INVAL_LANE = 0, GRACE_LANE = 1 };
+
 /* What the inval thread does: drop a kernel cache entry, or announce a
  * change vaultd made to the vault folder (see announce()). */
 enum inval_kind {
@@ -82,6 +89,7 @@ struct inval {
 
 struct pending_delete {
 	struct pending_delete *next;
+	uint64_t id; /* names it to its grace job (see grace_run()) */
 	char *path;
 	char *old_text; /* to put the note back if its new text is refused */
 	size_t len;
@@ -105,7 +113,7 @@ struct pending_delete {
  *   the inval queue's lock     (workq.h) a leaf too
  *
  * Set before the session starts and constant after: v, mountpoint, root,
- * rootlen, se, shadow_dir, grace_ms, max_threads, the *_started flags.
+ * rootlen, se, shadow_dir, grace_ms, max_threads, loop_started.
  */
 struct mount {
 	struct vault *v;
@@ -121,6 +129,10 @@ struct mount {
 	 * (see shed_shared()). */
 	size_t nshared, max_shared; /* tmu */
 	int shadow_dir;		    /* .vaultd/shadow, for big shadow copies */
+	/* The vault's spare files, for new notes' empty files, once asked
+	 * for (spare_pool()); pool_asked: asked, and none (both atomic). */
+	struct file_pool *pool;
+	bool pool_asked;
 	/* kernel cache invalidations (struct inval), sent from their own
 	 * thread: a work queue of one worker, with its own lock */
 	struct workq *q;
@@ -131,14 +143,14 @@ struct mount {
 	pthread_mutex_t amu;
 	char *announcing;    /* amu */
 	bool announce_ghost; /* amu: it looks present, as the ghost file */
-	/* Which of the mount's threads were started. */
-	bool timer_started, loop_started;
-	/* deletes waiting out the grace period */
+	/* Whether the FUSE loop's thread was started. */
+	bool loop_started;
+	/* deletes waiting out the grace period, each with a delayed job on
+	 * q's GRACE_LANE that ends it */
 	pthread_mutex_t pmu;
 	struct pending_delete *pending; /* pmu */
+	uint64_t pending_ids;		/* pmu: the last id given */
 	unsigned grace_ms;
-	pthread_t timer;
-	bool stop_timer; /* atomic (__atomic_*) */
 	/* paths the mount is working on: the watcher leaves them alone */
 	pthread_mutex_t omu;
 	struct hmap *owned; /* omu */
@@ -333,7 +345,9 @@ void pending_free(struct pending_delete *p);
 void pending_add(struct mount *m, const char *path, char *text, size_t len,
 		 const char *trash, const char *source);
 void pending_done(struct mount *m, struct pending_delete *p);
-void *timer_thread(void *arg);
+/* The job of GRACE_LANE: run, and free when done or never run. */
+void grace_run(struct mount *m, struct workq_job *j);
+void grace_free(struct workq_job *j);
 int delete_note(struct mount *m, fuse_req_t req, const char *path);
 int make_shadow(struct mount *m, int from_fd, bool copy, bool *ret_mem);
 void shadow_grow(struct mount *m, struct fh *h, off_t end);

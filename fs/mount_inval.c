@@ -188,8 +188,8 @@ static void announce(struct mount *m, struct inval *q)
 static void inval_thread_start(unsigned lanes, void *ud)
 {
 	struct mount *m = ud;
-	(void)lanes;
-	atomic_store(&m->inval_tid, gettid());
+	if (lanes == 1u << INVAL_LANE)
+		atomic_store(&m->inval_tid, gettid());
 }
 
 /* Never from a request handler (libfuse's rule): from the queue's one
@@ -198,6 +198,10 @@ static void inval_run(struct workq_job *j, void *ud)
 {
 	struct mount *m = ud;
 	struct inval *q = (struct inval *)j;
+	if (j->lane == GRACE_LANE) {
+		grace_run(m, j);
+		return;
+	}
 	if (!__atomic_load_n(&m->mounted, __ATOMIC_ACQUIRE))
 		return;
 	if (q->kind == INVAL_ENTRY)
@@ -213,6 +217,10 @@ static void inval_free(struct workq_job *j, void *ud)
 {
 	struct inval *q = (struct inval *)j;
 	(void)ud;
+	if (j->lane == GRACE_LANE) {
+		grace_free(j);
+		return;
+	}
 	free(q->name);
 	free(q->to);
 	free(q);
@@ -230,9 +238,13 @@ struct workq *inval_queue_new(struct mount *m)
 	return workq_new(&ops);
 }
 
+/* The inval thread, and the thread that ends grace periods. */
 int inval_start(struct mount *m)
 {
-	return workq_start(m->q, 1, 1) == 1 ? 0 : EAGAIN;
+	return workq_start(m->q, 1, 1u << INVAL_LANE) == 1 &&
+			       workq_start(m->q, 1, 1u << GRACE_LANE) == 1
+		       ? 0
+		       : EAGAIN;
 }
 
 /* Drop the listing of path's folder. */

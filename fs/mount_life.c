@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The mount's life cycle: it cleans up a stale mount of the vault, mounts,
- * starts the FUSE loop, the invalidation thread and the grace-period
- * timer, and on stop unmounts without ever hanging on a request in flight,
- * lets deletes in their grace period stand and frees the node table.
+ * starts the FUSE loop and the work queue's threads (invalidations, the
+ * ends of grace periods), and on stop unmounts without ever hanging on a
+ * request in flight, lets deletes in their grace period stand and frees the
+ * node table.
  */
 #include "mount_int.h"
 #include "fileio.h"
@@ -134,14 +135,11 @@ static int session_mount(struct mount *m, const struct mount_config *cfg,
 	return 0;
 }
 
-/* The invalidation thread, the grace-period timer and the FUSE loop. */
+/* The work queue's threads (invalidations, grace periods) and the FUSE
+ * loop. */
 static int start_threads(struct mount *m)
 {
 	int tr = inval_start(m);
-	if (tr == 0) {
-		tr = pthread_create(&m->timer, NULL, timer_thread, m);
-		m->timer_started = tr == 0;
-	}
 	if (tr == 0) {
 		tr = pthread_create(&m->loop, NULL, loop_thread, m);
 		m->loop_started = tr == 0;
@@ -209,10 +207,8 @@ static void session_stop(struct mount *m)
 	if (m->loop_started)
 		pthread_join(m->loop, NULL);
 	__atomic_store_n(&m->mounted, false, __ATOMIC_RELEASE);
-	__atomic_store_n(&m->stop_timer, true, __ATOMIC_RELEASE);
-	if (m->timer_started)
-		pthread_join(m->timer, NULL);
-	/* What is queued still goes (with nothing to tell: unmounted). */
+	/* What is queued still goes (with nothing to tell: unmounted; the
+	 * grace periods left are ended below). */
 	workq_stop(m->q, true);
 	/* An invalidation can wait for a folder lock that a request no one
 	 * will read any more holds (a rename queued in the kernel): the

@@ -211,7 +211,7 @@ static int rename_onto_note(struct mount *m, const struct rename_req *rq)
 	writers_done(m, &w, r == 0 && !(rq->flags & RENAME_EXCHANGE), rq->to,
 		     rq->req);
 	/* A note moved away in its grace period is back: saved, not
-	 * deleted (the timer thread waits for the writer lock). */
+	 * deleted (the grace job waits for the writer lock). */
 	struct pending_delete *pd = r == 0 ? pending_take(m, rq->to) : NULL;
 	if (pd)
 		pending_done(m, pd);

@@ -76,6 +76,14 @@ void file_pool_set_fill(struct file_pool *p, size_t n);
 int file_write_pooled(struct file_pool *pool, int rootfd, const char *rel,
 		      const char *data, size_t len, unsigned flags,
 		      struct stat *ret_st);
+/*
+ * A new empty file at name in the folder dfd, as openat(O_CREAT |
+ * O_EXCL) would make it there (mode 0600 until the caller sets it), from
+ * an empty spare: no inode is made while the caller waits. Returns a
+ * descriptor of it open for reading, -EEXIST when name exists, or
+ * -EAGAIN when no empty spare fits (nothing done: the caller makes it).
+ */
+int file_pool_place(struct file_pool *p, int dfd, const char *name);
 
 /*
  * Several files replaced together, each one atomically, for the cost of

@@ -25,6 +25,29 @@ extern mode_t fio_create_mask;
 #define POOL_MAX 2048
 #define SPARE_KEEP_MAX (32 * 1024)
 #define SPARE_NAME 48
+/* A file given back while vaultd still holds it (a node of the mount that
+ * has yet to follow the note's new file) is looked at again this much
+ * later, this many times, before it is removed. */
+#define SPARE_RETRY_NS (20 * 1000000ull)
+#define SPARE_TRIES 5
+/* The nice value of the pool's thread (see pool_main()). */
+#define POOL_NICE 10
+
+/* A spare: its name in the spare folder, and whether it is empty (made
+ * so, or a note's placeholder given back: file_pool_place() takes only
+ * those). */
+struct spare {
+	char name[SPARE_NAME];
+	bool empty;
+};
+
+/* A file in the spare folder that the pool's thread is to look at
+ * (pool_recycle()). */
+struct spare_later {
+	char name[SPARE_NAME];
+	uint64_t due; /* now_ns() */
+	int tries;
+};
 
 struct file_pool {
 	int dfd;   /* .vaultd/spare: constant */
@@ -32,14 +55,18 @@ struct file_pool {
 	int flags; /* a new spare's inode flags, or -1: constant */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	char (*names)[SPARE_NAME]; /* mu: the spares */
-	size_t n, cap;		   /* mu */
-	size_t fill;		   /* mu: made ahead up to this many */
-	bool stop;		   /* mu */
-	atomic_bool quit;	   /* stop, for the taking of old spares */
-	bool running;		   /* the thread was started */
-	file_in_use_fn in_use;	   /* mu */
-	void *in_use_ud;	   /* mu */
+	struct spare *spares; /* mu */
+	size_t n, cap;	      /* mu */
+	size_t fill;	      /* mu: made ahead up to this many */
+	/* mu: files given back by writes, recycled by the thread, off the
+	 * writers' path */
+	struct spare_later *later;
+	size_t nlater, caplater;
+	bool stop;	       /* mu */
+	atomic_bool quit;      /* stop, for the taking of old spares */
+	bool running;	       /* the thread was started */
+	file_in_use_fn in_use; /* mu */
+	void *in_use_ud;       /* mu */
 	pthread_t th;
 };
 

@@ -14,6 +14,7 @@
 #include <linux/fs.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
@@ -166,7 +167,7 @@ static int inode_flags(int fd)
 }
 
 /* Keep name as a spare (mu held); false when the pool is full. */
-static bool pool_add_locked(struct file_pool *p, const char *name)
+static bool pool_add_locked(struct file_pool *p, const char *name, bool empty)
 {
 	if (p->n == p->cap) {
 		if (p->cap == POOL_MAX)
@@ -174,9 +175,31 @@ static bool pool_add_locked(struct file_pool *p, const char *name)
 		p->cap = p->cap ? 2 * p->cap : POOL_LOW * 2;
 		if (p->cap > POOL_MAX)
 			p->cap = POOL_MAX;
-		p->names = xrealloc(p->names, p->cap * sizeof(*p->names));
+		p->spares = xrealloc(p->spares, p->cap * sizeof(*p->spares));
 	}
-	snprintf(p->names[p->n++], SPARE_NAME, "%s", name);
+	struct spare *sp = &p->spares[p->n++];
+	snprintf(sp->name, SPARE_NAME, "%s", name);
+	sp->empty = empty;
+	return true;
+}
+
+/* Take a spare out of the pool into name (mu held): the last one of the
+ * kind asked for (empty, or any, the ones with a text first, so that
+ * empty ones are left for file_pool_place()). False when there is none. */
+static bool pool_pop_locked(struct file_pool *p, bool empty,
+			    char name[static SPARE_NAME])
+{
+	size_t i = p->n;
+	while (i > 0 && p->spares[i - 1].empty != empty)
+		i--;
+	if (i == 0 && !empty)
+		i = p->n;
+	if (i == 0)
+		return false;
+	memcpy(name, p->spares[i - 1].name, SPARE_NAME);
+	p->spares[i - 1] = p->spares[--p->n];
+	if (p->n < POOL_LOW || p->n < p->fill)
+		pthread_cond_signal(&p->cv);
 	return true;
 }
 
@@ -202,7 +225,7 @@ static int make_spare(struct file_pool *p, char name[static SPARE_NAME])
 	return 0;
 }
 
-static void pool_recycle(struct file_pool *p, const char *name);
+static int pool_recycle(struct file_pool *p, const char *name, bool may_wait);
 
 /* The spares an earlier run left (their texts, if any, are written
  * over when they are used): taken by the pool's thread, off the path of
@@ -224,19 +247,93 @@ static void adopt_spares(struct file_pool *p)
 		if (!strncmp(de->d_name, "spare-", 6) &&
 		    strncmp(de->d_name, own, (size_t)ol) != 0 &&
 		    strlen(de->d_name) < SPARE_NAME)
-			pool_recycle(p, de->d_name);
+			pool_recycle(p, de->d_name, false);
 	closedir(d);
 }
 
+/* name is to be looked at by the thread once due (mu held). */
+static void later_add_locked(struct file_pool *p, const char *name,
+			     uint64_t due, int tries)
+{
+	if (p->nlater == p->caplater) {
+		p->caplater = p->caplater ? 2 * p->caplater : POOL_LOW;
+		p->later = xrealloc(p->later, p->caplater * sizeof(*p->later));
+	}
+	struct spare_later *l = &p->later[p->nlater++];
+	snprintf(l->name, sizeof(l->name), "%s", name);
+	l->due = due;
+	l->tries = tries;
+}
+
+/* Take a file given back that is due now into *ret: true; else false,
+ * and *ret_next: when the soonest is due (0: none waits). mu held. */
+static bool later_take_locked(struct file_pool *p, struct spare_later *ret,
+			      uint64_t *ret_next)
+{
+	uint64_t now = now_ns(), next = 0;
+	for (size_t i = 0; i < p->nlater; i++) {
+		if (p->later[i].due <= now) {
+			*ret = p->later[i];
+			p->later[i] = p->later[--p->nlater];
+			return true;
+		}
+		if (!next || p->later[i].due < next)
+			next = p->later[i].due;
+	}
+	*ret_next = next;
+	return false;
+}
+
+/* Wait for a signal, or until the monotonic time due (0: no end). mu
+ * held. */
+static void pool_wait(struct file_pool *p, uint64_t due)
+{
+	if (!due) {
+		pthread_cond_wait(&p->cv, &p->mu);
+		return;
+	}
+	uint64_t now = now_ns(), ns = due > now ? due - now : 0;
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)(ns / 1000000000u);
+	until.tv_nsec += (long)(ns % 1000000000u);
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&p->cv, &p->mu, &until);
+}
+
+/* Files given back first (each one kept is a spare not to be made),
+ * then new spares while fewer than wanted. The thread yields the CPU
+ * (and, through it, the disk) to the writers it makes spares for: making
+ * a file can cost a millisecond of CPU on a file system that has freed
+ * many inodes lately. */
 static void *pool_main(void *arg)
 {
 	struct file_pool *p = arg;
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), POOL_NICE) < 0) {
+		/* Not allowed: it runs as the writers do. */
+	}
 	adopt_spares(p);
 	pthread_mutex_lock(&p->mu);
 	while (!p->stop) {
+		struct spare_later l;
+		uint64_t next = 0;
+		if (later_take_locked(p, &l, &next)) {
+			pthread_mutex_unlock(&p->mu);
+			bool wait = l.tries + 1 < SPARE_TRIES;
+			int r = pool_recycle(p, l.name, wait);
+			pthread_mutex_lock(&p->mu);
+			if (r == -EBUSY)
+				later_add_locked(p, l.name,
+						 now_ns() + SPARE_RETRY_NS,
+						 l.tries + 1);
+			continue;
+		}
 		size_t want = p->fill > POOL_LOW ? p->fill : POOL_LOW;
 		if (p->n >= want) {
-			pthread_cond_wait(&p->cv, &p->mu);
+			pool_wait(p, next);
 			continue;
 		}
 		pthread_mutex_unlock(&p->mu);
@@ -244,14 +341,12 @@ static void *pool_main(void *arg)
 		int r = make_spare(p, name);
 		pthread_mutex_lock(&p->mu);
 		if (r == 0) {
-			pool_add_locked(p, name);
+			pool_add_locked(p, name, true);
 		} else if (!p->stop) {
 			/* A full disk, a read-only folder: writes make
 			 * their own files meanwhile. */
-			struct timespec until;
-			clock_gettime(CLOCK_REALTIME, &until);
-			until.tv_sec++;
-			pthread_cond_timedwait(&p->cv, &p->mu, &until);
+			uint64_t sec = now_ns() + 1000000000ull;
+			pool_wait(p, next && next < sec ? next : sec);
 		}
 	}
 	pthread_mutex_unlock(&p->mu);
@@ -266,25 +361,26 @@ void file_pool_set_fill(struct file_pool *p, size_t n)
 	pthread_mutex_unlock(&p->mu);
 }
 
-/* Whether the file open as fd may become a spare: one name, at most
- * SPARE_KEEP_MAX bytes, nothing but what a new spare has (no extended
- * attribute, the same inode flags),
- * and no one else holding it: not vaultd (in_use), not another process
- * (a write lease is granted only when no one has it open; taken, the
- * caller releases it). */
-static bool recyclable(struct file_pool *p, int fd)
+/* Whether the file open as fd may become a spare (1, or 0): one name, at
+ * most SPARE_KEEP_MAX bytes, nothing but what a new spare has (no
+ * extended attribute, the same inode flags), and no one else holding it:
+ * not vaultd (in_use: -EBUSY), not another process (a write lease is
+ * granted only when no one has it open; taken, the caller releases it).
+ * *ret_empty: it holds no text. */
+static int recyclable(struct file_pool *p, int fd, bool *ret_empty)
 {
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
 	    st.st_dev != p->dev || st.st_size > SPARE_KEEP_MAX ||
 	    flistxattr(fd, NULL, 0) != 0 || inode_flags(fd) != p->flags)
-		return false;
+		return 0;
+	*ret_empty = st.st_size == 0;
 	pthread_mutex_lock(&p->mu);
 	file_in_use_fn fn = p->in_use;
 	void *ud = p->in_use_ud;
 	pthread_mutex_unlock(&p->mu);
 	if (fn && fn(ud, st.st_dev, st.st_ino))
-		return false;
+		return -EBUSY;
 	return fcntl(fd, F_SETLEASE, F_WRLCK) == 0;
 }
 
@@ -295,13 +391,21 @@ static bool recyclable(struct file_pool *p, int fd)
  * alone, when recyclable(), else removed, as a rename over the note
  * would have. It is not emptied: the write that takes it writes over
  * its blocks (freeing blocks can cost a discard on the device each).
+ * With may_wait, one that vaultd still holds is left as it is: -EBUSY
+ * (else 0).
  */
-static void pool_recycle(struct file_pool *p, const char *name)
+static int pool_recycle(struct file_pool *p, const char *name, bool may_wait)
 {
 	/* O_NONBLOCK: another process's write lease is not waited for. */
 	int fd = openat(p->dfd, name,
 			O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	bool keep = fd >= 0 && recyclable(p, fd);
+	bool empty = false;
+	int ok = fd >= 0 ? recyclable(p, fd, &empty) : 0;
+	if (ok == -EBUSY && may_wait) {
+		close(fd);
+		return -EBUSY;
+	}
+	bool keep = ok == 1;
 	if (keep) {
 		keep = fchmod(fd, 0600) == 0;
 		fcntl(fd, F_SETLEASE, F_UNLCK);
@@ -310,11 +414,12 @@ static void pool_recycle(struct file_pool *p, const char *name)
 		close(fd);
 	if (keep) {
 		pthread_mutex_lock(&p->mu);
-		keep = pool_add_locked(p, name);
+		keep = pool_add_locked(p, name, empty);
 		pthread_mutex_unlock(&p->mu);
 	}
 	if (!keep)
 		unlinkat(p->dfd, name, 0);
+	return 0;
 }
 
 struct file_pool *file_pool_new(int rootfd)
@@ -369,8 +474,11 @@ struct file_pool *file_pool_free(struct file_pool *p)
 	pthread_mutex_unlock(&p->mu);
 	if (p->running)
 		pthread_join(p->th, NULL);
-	/* The spares stay for the next run: empty files of vaultd's. */
-	free(p->names);
+	/* The spares stay for the next run: empty files of vaultd's; so do
+	 * the files given back and not yet looked at (the next run's
+	 * adopt_spares() does). */
+	free(p->spares);
+	free(p->later);
 	close(p->dfd);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
@@ -392,11 +500,7 @@ static int pool_take(struct file_pool *p, char name[static SPARE_NAME],
 		     struct stat *ret_st)
 {
 	pthread_mutex_lock(&p->mu);
-	bool have = p->n > 0;
-	if (have)
-		memcpy(name, p->names[--p->n], SPARE_NAME);
-	if (p->n < POOL_LOW || p->n < p->fill)
-		pthread_cond_signal(&p->cv);
+	bool have = pool_pop_locked(p, false, name);
 	pthread_mutex_unlock(&p->mu);
 	if (!have)
 		return -EAGAIN;
@@ -420,8 +524,61 @@ bool fio_pool_fits(const struct file_pool *p, int dfd)
 	struct stat st;
 	if (fstat(dfd, &st) < 0 || st.st_dev != p->dev)
 		return false;
-	return fgetxattr(dfd, "system.posix_acl_default", NULL, 0) < 0 &&
-	       (errno == ENODATA || errno == EOPNOTSUPP);
+	ssize_t r = fgetxattr(dfd, "system.posix_acl_default", NULL, 0);
+	if (r < 0 && errno == EBADF) { /* an O_PATH descriptor */
+		char proc[64];
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dfd);
+		r = getxattr(proc, "system.posix_acl_default", NULL, 0);
+	}
+	return r < 0 && (errno == ENODATA || errno == EOPNOTSUPP);
+}
+
+/* An empty spare taken for file_pool_place() that it cannot use goes
+ * back to the pool (keep), or, not being what a spare is, away. */
+static void place_undo(struct file_pool *p, const char *spare, int fd,
+		       bool keep)
+{
+	if (fd >= 0)
+		close(fd);
+	pthread_mutex_lock(&p->mu);
+	keep = keep && pool_add_locked(p, spare, true);
+	pthread_mutex_unlock(&p->mu);
+	if (!keep)
+		unlinkat(p->dfd, spare, 0);
+}
+
+int file_pool_place(struct file_pool *p, int dfd, const char *name)
+{
+	struct stat dst, st;
+	if (!fio_pool_fits(p, dfd) || fstat(dfd, &dst) < 0)
+		return -EAGAIN;
+	/* The group a file made in the folder gets. */
+	gid_t gid = (dst.st_mode & S_ISGID) ? dst.st_gid : getegid();
+	char spare[SPARE_NAME];
+	pthread_mutex_lock(&p->mu);
+	bool have = pool_pop_locked(p, true, spare);
+	pthread_mutex_unlock(&p->mu);
+	if (!have)
+		return -EAGAIN;
+	int fd = openat(p->dfd, spare, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	/* Only an empty file with no other name, open to vaultd alone. */
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    st.st_nlink != 1 || st.st_size != 0 || (st.st_mode & 07077) != 0) {
+		place_undo(p, spare, fd, false);
+		return -EAGAIN;
+	}
+	if (st.st_uid != geteuid() || st.st_gid != gid) {
+		place_undo(p, spare, fd, true);
+		return -EAGAIN;
+	}
+	/* Made now, as far as anyone can tell. */
+	if (futimens(fd, NULL) < 0 ||
+	    renameat2(p->dfd, spare, dfd, name, RENAME_NOREPLACE) < 0) {
+		int e = errno;
+		place_undo(p, spare, fd, true);
+		return e == EEXIST ? -EEXIST : -EAGAIN;
+	}
+	return fd;
 }
 
 /*
@@ -493,24 +650,30 @@ int fio_exchange_in(int fdir, const char *from, int dfd, const char *base)
  * After fio_exchange_in(): the old file, now under name in fdir (the spare
  * folder, or beside the note), becomes a spare once its folder is
  * durable (synced), else it is removed (a crash could otherwise find the
- * note's name on the emptied file).
+ * note's name on the emptied file). Whether it can be a spare is the
+ * pool's thread's to find out, off the writer's path: a node of the
+ * mount may still hold the file for a moment.
  */
 void fio_donate(struct file_pool *p, int fdir, const char *name, bool synced)
 {
+	char spare[SPARE_NAME];
 	if (synced && fdir != p->dfd) {
-		char spare[SPARE_NAME];
 		snprintf(spare, sizeof(spare), "spare-%d-%x", (int)getpid(),
 			 (unsigned)now_ns() & 0xffffff);
-		if (renameat2(fdir, name, p->dfd, spare, RENAME_NOREPLACE) ==
-		    0) {
-			pool_recycle(p, spare);
-			return;
-		}
+		if (renameat2(fdir, name, p->dfd, spare, RENAME_NOREPLACE) < 0)
+			synced = false;
+	} else if (snprintf(spare, sizeof(spare), "%s", name) >=
+		   (int)sizeof(spare)) {
+		synced = false;
 	}
-	if (synced && fdir == p->dfd)
-		pool_recycle(p, name);
-	else
+	if (!synced) {
 		unlinkat(fdir, name, 0);
+		return;
+	}
+	pthread_mutex_lock(&p->mu);
+	later_add_locked(p, spare, 0, 0);
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
 }
 
 /* rel's new text through a spare (the file to replace is old); -EAGAIN:

@@ -167,6 +167,10 @@ void vault_write_unlock(struct vault *v);
  * says vaultd holds it nowhere else (the mount's nodes); fn takes no
  * vault lock. NULL: none. Takes the writer lock. */
 void vault_set_file_in_use(struct vault *v, file_in_use_fn fn, void *ud);
+/* The spare files of the vault's writes (fileio.h), for a new note's
+ * empty file (file_pool_place()), or NULL; valid until the vault is
+ * freed. Takes the writer lock. */
+struct file_pool *vault_spare_pool(struct vault *v);
 /* Valid under the read lock or the writer lock. */
 struct index *vault_index(struct vault *v);
 /* The policy now, as a reference of the caller's own (policy_free() it;

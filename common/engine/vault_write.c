@@ -121,6 +121,14 @@ void vault_set_file_in_use(struct vault *v, file_in_use_fn fn, void *ud)
 	vault_write_unlock(v);
 }
 
+struct file_pool *vault_spare_pool(struct vault *v)
+{
+	vault_write_lock(v);
+	struct file_pool *p = vault_write_pool(v);
+	vault_write_unlock(v);
+	return p;
+}
+
 int vault_commit(struct vault *v, const char *path, const char *text,
 		 size_t len, const struct write_opts *o,
 		 struct write_outcome *out, char **ret_msg)
