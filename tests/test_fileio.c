@@ -772,16 +772,20 @@ static void test_spare_writes(void)
 	CU_ASSERT_EQUAL(file_write_pooled(pool, root, "m.md", "x", 1, 0, NULL),
 			0);
 	CU_ASSERT_TRUE(spare_settles(&t, before, false));
-	/* One that vaultd lets go of a moment after the write (a node of
-	 * the mount following the note's new file) is a spare all the
-	 * same. */
-	ino_t let_go = ino_of(&t, "m.md");
-	file_pool_set_in_use(pool, in_use_of, &let_go);
+	/* One that vaultd holds when the write is done (a node of the
+	 * mount) has no name left once the write returns: the node then
+	 * follows the note's new file (a node whose file keeps a name is a
+	 * hard link's and stays with it). */
+	ino_t held_ino = ino_of(&t, "m.md");
+	file_pool_set_in_use(pool, in_use_of, &held_ino);
 	CU_ASSERT_EQUAL(file_write_pooled(pool, root, "m.md", "y", 1, 0, NULL),
 			0);
-	nanosleep(&(struct timespec){0, 5000000}, NULL);
+	struct stat hst;
+	CU_ASSERT_FALSE(spare_stat(&t, held_ino, &hst));
 	file_pool_set_in_use(pool, NULL, NULL);
-	CU_ASSERT_TRUE(spare_settles(&t, let_go, true));
+	CU_ASSERT_TRUE(spare_settles(&t, held_ino, false));
+	CU_ASSERT_EQUAL(stat(mp, &hst), 0);
+	CU_ASSERT_NOT_EQUAL(hst.st_ino, held_ino);
 
 	/* Freed: the spares stay (0600) for the next run, which takes
 	 * them, and those a killed run left (made 0600); one with a

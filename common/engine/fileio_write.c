@@ -646,13 +646,28 @@ int fio_exchange_in(int fdir, const char *from, int dfd, const char *base)
 	return 1;
 }
 
+/* Whether vaultd holds the file under spare (a node of the mount). */
+static bool held_by_vaultd(struct file_pool *p, const char *spare)
+{
+	struct stat st;
+	pthread_mutex_lock(&p->mu);
+	file_in_use_fn fn = p->in_use;
+	void *ud = p->in_use_ud;
+	pthread_mutex_unlock(&p->mu);
+	return fn && fstatat(p->dfd, spare, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	       fn(ud, st.st_dev, st.st_ino);
+}
+
 /*
  * After fio_exchange_in(): the old file, now under name in fdir (the spare
  * folder, or beside the note), becomes a spare once its folder is
  * durable (synced), else it is removed (a crash could otherwise find the
  * note's name on the emptied file). Whether it can be a spare is the
- * pool's thread's to find out, off the writer's path: a node of the
- * mount may still hold the file for a moment.
+ * pool's thread's to find out, off the writer's path. One that vaultd
+ * holds (a node of the mount) is removed at once, before the write is
+ * told to anyone: the node follows the note's new file only when its old
+ * one has no name left (a name it keeps is a hard link's, whose node
+ * stays with it).
  */
 void fio_donate(struct file_pool *p, int fdir, const char *name, bool synced)
 {
@@ -668,6 +683,10 @@ void fio_donate(struct file_pool *p, int fdir, const char *name, bool synced)
 	}
 	if (!synced) {
 		unlinkat(fdir, name, 0);
+		return;
+	}
+	if (held_by_vaultd(p, spare)) {
+		unlinkat(p->dfd, spare, 0);
 		return;
 	}
 	pthread_mutex_lock(&p->mu);
