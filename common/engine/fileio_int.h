@@ -25,11 +25,6 @@ extern mode_t fio_create_mask;
 #define POOL_MAX 2048
 #define SPARE_KEEP_MAX (32 * 1024)
 #define SPARE_NAME 48
-/* A file given back while vaultd still holds it (a node of the mount that
- * has yet to follow the note's new file) is looked at again this much
- * later, this many times, before it is removed. */
-#define SPARE_RETRY_NS (20 * 1000000ull)
-#define SPARE_TRIES 5
 /* The nice value of the pool's thread (see pool_main()). */
 #define POOL_NICE 10
 
@@ -41,14 +36,6 @@ struct spare {
 	bool empty;
 };
 
-/* A file in the spare folder that the pool's thread is to look at
- * (pool_recycle()). */
-struct spare_later {
-	char name[SPARE_NAME];
-	uint64_t due; /* now_ns() */
-	int tries;
-};
-
 struct file_pool {
 	int dfd;   /* .vaultd/spare: constant */
 	dev_t dev; /* its file system: constant */
@@ -58,10 +45,10 @@ struct file_pool {
 	struct spare *spares; /* mu */
 	size_t n, cap;	      /* mu */
 	size_t fill;	      /* mu: made ahead up to this many */
-	/* mu: files given back by writes, recycled by the thread, off the
-	 * writers' path */
-	struct spare_later *later;
-	size_t nlater, caplater;
+	/* mu: the names in the spare folder of files given back by writes,
+	 * for the thread to look at (pool_recycle()), off the writers' path */
+	char (*given)[SPARE_NAME];
+	size_t ngiven, capgiven;
 	bool stop;	       /* mu */
 	atomic_bool quit;      /* stop, for the taking of old spares */
 	bool running;	       /* the thread was started */

@@ -225,7 +225,7 @@ static int make_spare(struct file_pool *p, char name[static SPARE_NAME])
 	return 0;
 }
 
-static int pool_recycle(struct file_pool *p, const char *name, bool may_wait);
+static void pool_recycle(struct file_pool *p, const char *name);
 
 /* The spares an earlier run left (their texts, if any, are written
  * over when they are used): taken by the pool's thread, off the path of
@@ -247,61 +247,18 @@ static void adopt_spares(struct file_pool *p)
 		if (!strncmp(de->d_name, "spare-", 6) &&
 		    strncmp(de->d_name, own, (size_t)ol) != 0 &&
 		    strlen(de->d_name) < SPARE_NAME)
-			pool_recycle(p, de->d_name, false);
+			pool_recycle(p, de->d_name);
 	closedir(d);
 }
 
-/* name is to be looked at by the thread once due (mu held). */
-static void later_add_locked(struct file_pool *p, const char *name,
-			     uint64_t due, int tries)
+/* name, given back by a write, is for the thread to look at (mu held). */
+static void given_add_locked(struct file_pool *p, const char *name)
 {
-	if (p->nlater == p->caplater) {
-		p->caplater = p->caplater ? 2 * p->caplater : POOL_LOW;
-		p->later = xrealloc(p->later, p->caplater * sizeof(*p->later));
+	if (p->ngiven == p->capgiven) {
+		p->capgiven = p->capgiven ? 2 * p->capgiven : POOL_LOW;
+		p->given = xrealloc(p->given, p->capgiven * sizeof(*p->given));
 	}
-	struct spare_later *l = &p->later[p->nlater++];
-	snprintf(l->name, sizeof(l->name), "%s", name);
-	l->due = due;
-	l->tries = tries;
-}
-
-/* Take a file given back that is due now into *ret: true; else false,
- * and *ret_next: when the soonest is due (0: none waits). mu held. */
-static bool later_take_locked(struct file_pool *p, struct spare_later *ret,
-			      uint64_t *ret_next)
-{
-	uint64_t now = now_ns(), next = 0;
-	for (size_t i = 0; i < p->nlater; i++) {
-		if (p->later[i].due <= now) {
-			*ret = p->later[i];
-			p->later[i] = p->later[--p->nlater];
-			return true;
-		}
-		if (!next || p->later[i].due < next)
-			next = p->later[i].due;
-	}
-	*ret_next = next;
-	return false;
-}
-
-/* Wait for a signal, or until the monotonic time due (0: no end). mu
- * held. */
-static void pool_wait(struct file_pool *p, uint64_t due)
-{
-	if (!due) {
-		pthread_cond_wait(&p->cv, &p->mu);
-		return;
-	}
-	uint64_t now = now_ns(), ns = due > now ? due - now : 0;
-	struct timespec until;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += (time_t)(ns / 1000000000u);
-	until.tv_nsec += (long)(ns % 1000000000u);
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
-	pthread_cond_timedwait(&p->cv, &p->mu, &until);
+	snprintf(p->given[p->ngiven++], SPARE_NAME, "%s", name);
 }
 
 /* Files given back first (each one kept is a spare not to be made),
@@ -318,22 +275,17 @@ static void *pool_main(void *arg)
 	adopt_spares(p);
 	pthread_mutex_lock(&p->mu);
 	while (!p->stop) {
-		struct spare_later l;
-		uint64_t next = 0;
-		if (later_take_locked(p, &l, &next)) {
+		if (p->ngiven) {
+			char name[SPARE_NAME];
+			memcpy(name, p->given[--p->ngiven], SPARE_NAME);
 			pthread_mutex_unlock(&p->mu);
-			bool wait = l.tries + 1 < SPARE_TRIES;
-			int r = pool_recycle(p, l.name, wait);
+			pool_recycle(p, name);
 			pthread_mutex_lock(&p->mu);
-			if (r == -EBUSY)
-				later_add_locked(p, l.name,
-						 now_ns() + SPARE_RETRY_NS,
-						 l.tries + 1);
 			continue;
 		}
 		size_t want = p->fill > POOL_LOW ? p->fill : POOL_LOW;
 		if (p->n >= want) {
-			pool_wait(p, next);
+			pthread_cond_wait(&p->cv, &p->mu);
 			continue;
 		}
 		pthread_mutex_unlock(&p->mu);
@@ -345,8 +297,10 @@ static void *pool_main(void *arg)
 		} else if (!p->stop) {
 			/* A full disk, a read-only folder: writes make
 			 * their own files meanwhile. */
-			uint64_t sec = now_ns() + 1000000000ull;
-			pool_wait(p, next && next < sec ? next : sec);
+			struct timespec until;
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec++;
+			pthread_cond_timedwait(&p->cv, &p->mu, &until);
 		}
 	}
 	pthread_mutex_unlock(&p->mu);
@@ -361,26 +315,32 @@ void file_pool_set_fill(struct file_pool *p, size_t n)
 	pthread_mutex_unlock(&p->mu);
 }
 
-/* Whether the file open as fd may become a spare (1, or 0): one name, at
- * most SPARE_KEEP_MAX bytes, nothing but what a new spare has (no
- * extended attribute, the same inode flags), and no one else holding it:
- * not vaultd (in_use: -EBUSY), not another process (a write lease is
- * granted only when no one has it open; taken, the caller releases it).
- * *ret_empty: it holds no text. */
-static int recyclable(struct file_pool *p, int fd, bool *ret_empty)
+/* Whether vaultd holds the file dev/ino (a node of the mount). */
+static bool held_by_vaultd(struct file_pool *p, dev_t dev, ino_t ino)
+{
+	pthread_mutex_lock(&p->mu);
+	file_in_use_fn fn = p->in_use;
+	void *ud = p->in_use_ud;
+	pthread_mutex_unlock(&p->mu);
+	return fn && fn(ud, dev, ino);
+}
+
+/* Whether the file open as fd may become a spare: one name, at most
+ * SPARE_KEEP_MAX bytes, nothing but what a new spare has (no extended
+ * attribute, the same inode flags), and no one else holding it: not
+ * vaultd (in_use), not another process (a write lease is granted only
+ * when no one has it open; taken, the caller releases it). *ret_empty:
+ * it holds no text. */
+static bool recyclable(struct file_pool *p, int fd, bool *ret_empty)
 {
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
 	    st.st_dev != p->dev || st.st_size > SPARE_KEEP_MAX ||
 	    flistxattr(fd, NULL, 0) != 0 || inode_flags(fd) != p->flags)
-		return 0;
+		return false;
 	*ret_empty = st.st_size == 0;
-	pthread_mutex_lock(&p->mu);
-	file_in_use_fn fn = p->in_use;
-	void *ud = p->in_use_ud;
-	pthread_mutex_unlock(&p->mu);
-	if (fn && fn(ud, st.st_dev, st.st_ino))
-		return -EBUSY;
+	if (held_by_vaultd(p, st.st_dev, st.st_ino))
+		return false;
 	return fcntl(fd, F_SETLEASE, F_WRLCK) == 0;
 }
 
@@ -391,21 +351,14 @@ static int recyclable(struct file_pool *p, int fd, bool *ret_empty)
  * alone, when recyclable(), else removed, as a rename over the note
  * would have. It is not emptied: the write that takes it writes over
  * its blocks (freeing blocks can cost a discard on the device each).
- * With may_wait, one that vaultd still holds is left as it is: -EBUSY
- * (else 0).
  */
-static int pool_recycle(struct file_pool *p, const char *name, bool may_wait)
+static void pool_recycle(struct file_pool *p, const char *name)
 {
 	/* O_NONBLOCK: another process's write lease is not waited for. */
 	int fd = openat(p->dfd, name,
 			O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	bool empty = false;
-	int ok = fd >= 0 ? recyclable(p, fd, &empty) : 0;
-	if (ok == -EBUSY && may_wait) {
-		close(fd);
-		return -EBUSY;
-	}
-	bool keep = ok == 1;
+	bool keep = fd >= 0 && recyclable(p, fd, &empty);
 	if (keep) {
 		keep = fchmod(fd, 0600) == 0;
 		fcntl(fd, F_SETLEASE, F_UNLCK);
@@ -419,7 +372,6 @@ static int pool_recycle(struct file_pool *p, const char *name, bool may_wait)
 	}
 	if (!keep)
 		unlinkat(p->dfd, name, 0);
-	return 0;
 }
 
 struct file_pool *file_pool_new(int rootfd)
@@ -478,7 +430,7 @@ struct file_pool *file_pool_free(struct file_pool *p)
 	 * the files given back and not yet looked at (the next run's
 	 * adopt_spares() does). */
 	free(p->spares);
-	free(p->later);
+	free(p->given);
 	close(p->dfd);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->cv);
@@ -646,18 +598,6 @@ int fio_exchange_in(int fdir, const char *from, int dfd, const char *base)
 	return 1;
 }
 
-/* Whether vaultd holds the file under spare (a node of the mount). */
-static bool held_by_vaultd(struct file_pool *p, const char *spare)
-{
-	struct stat st;
-	pthread_mutex_lock(&p->mu);
-	file_in_use_fn fn = p->in_use;
-	void *ud = p->in_use_ud;
-	pthread_mutex_unlock(&p->mu);
-	return fn && fstatat(p->dfd, spare, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	       fn(ud, st.st_dev, st.st_ino);
-}
-
 /*
  * After fio_exchange_in(): the old file, now under name in fdir (the spare
  * folder, or beside the note), becomes a spare once its folder is
@@ -685,12 +625,14 @@ void fio_donate(struct file_pool *p, int fdir, const char *name, bool synced)
 		unlinkat(fdir, name, 0);
 		return;
 	}
-	if (held_by_vaultd(p, spare)) {
+	struct stat st;
+	if (fstatat(p->dfd, spare, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    held_by_vaultd(p, st.st_dev, st.st_ino)) {
 		unlinkat(p->dfd, spare, 0);
 		return;
 	}
 	pthread_mutex_lock(&p->mu);
-	later_add_locked(p, spare, 0, 0);
+	given_add_locked(p, spare);
 	pthread_cond_signal(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 }
