@@ -3,9 +3,9 @@
 #include "tokenizer.h"
 #include "util.h"
 
+#include "zpack.h"
+
 #include <errno.h>
-#include <libdeflate.h>
-#include <pthread.h>
 
 #define HEAD 9
 #define ENTRY 12
@@ -58,75 +58,9 @@ static void *raw(const char *text, size_t len, size_t *ret_len)
 	return r;
 }
 
-/*
- * Each chunk is its own raw deflate stream (no header or checksum: the
- * chunk's size is known, and a checksum costs as much as inflating),
- * made and read by libdeflate, which works on whole buffers: at 10,000
- * notes in 4 KiB chunks, its level 4 makes 4.6 % fewer bytes than zlib's
- * level 1 (with its window and hash table sized for a chunk) in 39 % less
- * time, and inflates in 60 % less. The streams are plain deflate, so a
- * text packed by zlib reads the same.
- */
-#define ZLEVEL 4
-
-/* A compressor and a decompressor per thread (the compressor's tables
- * are hundreds of KiB: made once, not per text), freed with the
- * thread. */
-struct coders {
-	struct libdeflate_compressor *c;
-	struct libdeflate_decompressor *d;
-};
-
-static pthread_key_t coders_key;
-static pthread_once_t coders_once = PTHREAD_ONCE_INIT;
-static bool coders_ok;
-
-static void coders_free(void *p)
-{
-	struct coders *k = p;
-	if (k->c)
-		libdeflate_free_compressor(k->c);
-	if (k->d)
-		libdeflate_free_decompressor(k->d);
-	free(k);
-}
-
-static void coders_init(void)
-{
-	coders_ok = pthread_key_create(&coders_key, coders_free) == 0;
-}
-
-static struct coders *coders(void)
-{
-	pthread_once(&coders_once, coders_init);
-	if (!coders_ok)
-		return NULL;
-	struct coders *k = pthread_getspecific(coders_key);
-	if (!k) {
-		k = xcalloc(1, sizeof(*k));
-		if (pthread_setspecific(coders_key, k) != 0) {
-			free(k);
-			return NULL;
-		}
-	}
-	return k;
-}
-
-static struct libdeflate_compressor *compressor(void)
-{
-	struct coders *k = coders();
-	if (k && !k->c)
-		k->c = libdeflate_alloc_compressor(ZLEVEL);
-	return k ? k->c : NULL;
-}
-
-static struct libdeflate_decompressor *decompressor(void)
-{
-	struct coders *k = coders();
-	if (k && !k->d)
-		k->d = libdeflate_alloc_decompressor();
-	return k ? k->d : NULL;
-}
+/* Each chunk is its own raw deflate stream (zpack.h), as zlib made them
+ * before: a chunk's size is known, and a checksum costs as much as
+ * inflating. */
 
 /* Where chunk i of n (starting at at[]) ends in a text of len bytes. */
 static size_t chunk_end(const int *at, size_t n, size_t len, size_t i)
@@ -143,13 +77,9 @@ void *docz_pack(const char *text, size_t len, size_t *ret_len)
 	_cleanup_free_ int *pos = xcalloc(n, sizeof(int));
 	if (n > 1 && tokenizer_positions(text, (int)len, at, (int)n, pos) < 0)
 		n = 1;
-	struct libdeflate_compressor *c = compressor();
-	if (!c)
-		return raw(text, len, ret_len);
 	size_t dir = HEAD + n * ENTRY, cap = dir;
 	for (size_t i = 0; i < n; i++)
-		cap += libdeflate_deflate_compress_bound(
-			c, chunk_end(at, n, len, i) - (size_t)at[i]);
+		cap += zpack_bound(chunk_end(at, n, len, i) - (size_t)at[i]);
 	unsigned char *z = xmalloc(cap);
 	z[0] = 'c';
 	put32(z + 1, (uint32_t)len);
@@ -162,8 +92,8 @@ void *docz_pack(const char *text, size_t len, size_t *ret_len)
 		put32(e, (uint32_t)from);
 		put32(e + 4, (uint32_t)pos[i]);
 		put32(e + 8, (uint32_t)(used - dir));
-		size_t zl = libdeflate_deflate_compress(
-			c, text + from, to - from, z + used, cap - used);
+		size_t zl = zpack_deflate(text + from, to - from, z + used,
+					  cap - used);
 		if (!zl) {
 			free(z);
 			return raw(text, len, ret_len);
@@ -177,12 +107,7 @@ void *docz_pack(const char *text, size_t len, size_t *ret_len)
 /* zn bytes of one raw deflate stream at z, inflated into out (n bytes). */
 static int inflate_to(const unsigned char *z, size_t zn, char *out, size_t n)
 {
-	struct libdeflate_decompressor *d = decompressor();
-	size_t got;
-	if (!d || libdeflate_deflate_decompress(d, z, zn, out, n, &got) !=
-			  LIBDEFLATE_SUCCESS)
-		return -EIO;
-	return got == n ? 0 : -EIO;
+	return zpack_inflate(z, zn, out, n);
 }
 
 /* Where chunk i of a directory of nc entries is: text [*from, *to),

@@ -23,7 +23,7 @@
 
 /* The layout; a database with another one is rebuilt. NOTE_FORMAT is part
  * of it: stored entries are only as good as the parser that made them. */
-#define LAYOUT (9 * 1000 + NOTE_FORMAT)
+#define LAYOUT (8 * 1000 + NOTE_FORMAT)
 #define POOL_MAX 8
 /* Ranking: BM25 with a note's name and aliases weighing ten times its
  * text, with bounded work per note (ftsaux.h). */
