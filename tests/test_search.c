@@ -4,6 +4,7 @@
  * search through the on-disk index: ranking, paging, Unicode, snippets,
  * keeping in step with writes, reuse at restart, rebuilding when damaged.
  */
+#include "docz.h"
 #include "json.h"
 #include "query.h"
 #include "store.h"
@@ -1492,14 +1493,14 @@ static void test_common_words(void)
 }
 
 /* A snippet whose words are in two chunks of the stored text (about
- * 4 KB each, cut at a space): both are read, the window is whole; one
- * inside a chunk reads that chunk alone, the same way. */
+ * DOCZ_CHUNK bytes each, cut at a space): both are read, the window is
+ * whole; one inside a chunk reads that chunk alone, the same way. */
 static void test_snippet_across_chunks(void)
 {
 	struct tvault t;
 	tv_init(&t);
 	struct sbuf b = {0};
-	for (int i = 0; i < 1364; i++)
+	for (int i = 0; i < DOCZ_CHUNK / 3 - 1; i++)
 		sb_puts(&b, "aa ");
 	sb_puts(&b, "bb cc zebra ee ff gg hh\n");
 	for (int i = 0; i < 1500; i++)
@@ -1547,8 +1548,8 @@ static void test_big_notes(void)
 	tv_write(&t, "Mixed.md", b.s);
 	sb_free(&b);
 	/* A window across the first cut between chunks (a space at or
-	 * after 4096 bytes). */
-	for (int i = 0; i < 2045; i++)
+	 * after DOCZ_CHUNK bytes). */
+	for (int i = 0; i < DOCZ_CHUNK / 2 - 3; i++)
 		sb_puts(&b, "x ");
 	sb_puts(&b, "one two three four five six seven eight\n");
 	tv_write(&t, "Across.md", b.s);
