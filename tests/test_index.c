@@ -932,55 +932,6 @@ static void test_blob_round_trip(void)
 	note_free(b);
 }
 
-/* The stored form: deflated when that is smaller, read back the same,
- * refused when cut or when its size is wrong. */
-static void test_stored_blob(void)
-{
-	struct sbuf t = {0};
-	sb_puts(&t, "---\ntags: [project/a, Über]\n---\n");
-	for (int i = 0; i < 40; i++)
-		sb_printf(&t, "[[folder/Target %d|alias]] #tag%d\n", i, i % 5);
-	struct note *a = note_new("f/Many.md", t.s, t.len, 0);
-	sb_free(&t);
-	size_t rlen, len;
-	_cleanup_free_ void *raw = note_to_blob(a, &rlen);
-	_cleanup_free_ unsigned char *blob = note_to_stored_blob(a, &len);
-	CU_ASSERT(len < rlen / 2);
-	struct note *b = note_from_blob(a->path, blob, len);
-	CU_ASSERT_PTR_NOT_NULL_FATAL(b);
-	assert_same_note(a, b);
-	note_free(b);
-	for (size_t cut = 0; cut < len; cut++)
-		CU_ASSERT_PTR_NULL(note_from_blob(a->path, blob, cut));
-	/* The size after the first byte, one more and one less. */
-	for (int d = -1; d <= 1; d += 2) {
-		_cleanup_free_ unsigned char *bad = xmalloc(len + 1);
-		uint32_t n = 0;
-		size_t at = 1;
-		for (int shift = 0;; shift += 7) {
-			n |= (uint32_t)(blob[at] & 0x7f) << shift;
-			if (!(blob[at++] & 0x80))
-				break;
-		}
-		n = (uint32_t)((int64_t)n + d);
-		size_t k = 1;
-		bad[0] = blob[0];
-		for (; n >= 0x80; n >>= 7)
-			bad[k++] = (unsigned char)(n | 0x80);
-		bad[k++] = (unsigned char)n;
-		memcpy(bad + k, blob + at, len - at);
-		CU_ASSERT_PTR_NULL(note_from_blob(a->path, bad, k + len - at));
-	}
-	/* A small entry is kept as it is. */
-	struct note *s = note_new("S.md", "x", 1, 0);
-	_cleanup_free_ void *sraw = note_to_blob(s, &rlen);
-	_cleanup_free_ void *sst = note_to_stored_blob(s, &len);
-	CU_ASSERT_EQUAL(len, rlen);
-	CU_ASSERT(!memcmp(sraw, sst, len));
-	note_free(s);
-	note_free(a);
-}
-
 /* ---- the first build ---------------------------------------------------- */
 
 /* The i-th note of the bulk test: shared names in several folders, links
@@ -1103,7 +1054,6 @@ int main(void)
 		{"generation", test_generation},
 		{"tags_and_sorted", test_tags_and_sorted},
 		{"blob_round_trip", test_blob_round_trip},
-		{"stored_blob", test_stored_blob},
 		{"bulk_matches_incremental", test_bulk_matches_incremental},
 	};
 	return run_tests("index", tests, ARRAY_SIZE(tests));

@@ -141,9 +141,8 @@ bool note_made_from(const struct note *n, const struct stat *st,
 		    uint32_t text_hash);
 
 /* Bumped whenever parsing changes what a note's index entry holds, or
- * how it is stored (7: the blob's head gives its layout; 8: varints, and
- * deflated when that is smaller): a database of another format is made
- * anew, once. */
+ * how it is stored (7: the blob's head gives its layout; 8: varints): a
+ * database of another format is made anew, once. */
 #define NOTE_FORMAT 8
 
 /*
@@ -153,10 +152,6 @@ bool note_made_from(const struct note *n, const struct stat *st,
  * cannot read.
  */
 void *note_to_blob(const struct note *n, size_t *ret_len);
-/* The blob as the on-disk index stores it: deflated when that makes it
- * smaller (a third of the notes table at 10,000 notes); note_from_blob()
- * reads both forms. */
-void *note_to_stored_blob(const struct note *n, size_t *ret_len);
 struct note *note_from_blob(const char *path, const void *blob, size_t len);
 /* A copy of the note as the index keeps it, the stat it was read at
  * included (not its incoming links, which belong to an index). */

@@ -8,7 +8,6 @@
 #include "props.h"
 #include "tasks.h"
 #include "util.h"
-#include "zpack.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -29,13 +28,6 @@
  * 40 % of the notes table at 10,000 notes).
  */
 #define BLOB_VERSION 6
-/* The same, deflated (zpack.h): this byte, the blob's size as a varint,
- * then its deflate stream. */
-#define BLOB_DEFLATED 7
-/* Below this, deflating saves little and costs a call per note. */
-#define DEFLATE_MIN 64
-/* Deflate makes at most 1032 bytes of one. */
-#define DEFLATE_RATIO 1032
 
 /* Version and flags, then varints: the frontmatter's error line and the
  * layout's seven counts. */
@@ -176,29 +168,6 @@ void *note_to_blob(const struct note *n, size_t *ret_len)
 	sb_add(&b, body.s, body.len);
 	*ret_len = b.len;
 	return sb_steal(&b);
-}
-
-void *note_to_stored_blob(const struct note *n, size_t *ret_len)
-{
-	size_t len;
-	void *blob = note_to_blob(n, &len);
-	*ret_len = len;
-	if (len < DEFLATE_MIN)
-		return blob;
-	_cleanup_sb_ struct sbuf head = {0};
-	sb_putc(&head, BLOB_DEFLATED);
-	put_u32(&head, (uint32_t)len);
-	/* Kept only when it saves something. */
-	unsigned char *z = xmalloc(len);
-	size_t zl = zpack_deflate(blob, len, z + head.len, len - head.len - 1);
-	if (!zl) {
-		free(z);
-		return blob;
-	}
-	memcpy(z, head.s, head.len);
-	free(blob);
-	*ret_len = head.len + zl;
-	return z;
 }
 
 struct reader {
@@ -502,9 +471,9 @@ static bool blob_head(struct reader *r, size_t pl, uint32_t *ret_err_line,
 	       lo->ntasks <= body && lo->strs <= 3 * body + 4 * (pl + 1);
 }
 
-static struct note *from_raw(const char *path, const unsigned char *b,
-			     size_t len)
+struct note *note_from_blob(const char *path, const void *blob, size_t len)
 {
+	const unsigned char *b = blob;
 	if (len < BLOB_FIXED || b[0] != BLOB_VERSION)
 		return NULL;
 	unsigned flags = b[1];
@@ -530,26 +499,6 @@ static struct note *from_raw(const char *path, const unsigned char *b,
 	n->read_flags = (flags & 8) ? NOTE_READ_LEGACY_PROPERTIES : 0;
 	note_distinct_folds(n);
 	return n;
-}
-
-struct note *note_from_blob(const char *path, const void *blob, size_t len)
-{
-	const unsigned char *b = blob;
-	if (!len || b[0] != BLOB_DEFLATED)
-		return from_raw(path, b, len);
-	struct reader r = {b + 1, b + len, false};
-	uint32_t n = get_u32(&r);
-	size_t zn = (size_t)(r.end - r.p);
-	if (r.bad || n > zn * DEFLATE_RATIO)
-		return NULL;
-	/* Most blobs are under a KiB: no allocation for them. */
-	unsigned char small[4096];
-	_cleanup_free_ unsigned char *big =
-		n > sizeof(small) ? malloc(n) : NULL;
-	unsigned char *raw = n > sizeof(small) ? big : small;
-	if (!raw || zpack_inflate(r.p, zn, raw, n) < 0)
-		return NULL;
-	return from_raw(path, raw, n);
 }
 
 struct note *note_copy(const struct note *n)

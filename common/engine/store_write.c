@@ -369,7 +369,7 @@ int store_put_text(struct store *s, const struct note *n, struct store_text *t)
 	}
 	bool cjk = t->cjk || sto_has_cjk(title.s, title.len);
 	size_t blen;
-	_cleanup_free_ void *blob = note_to_stored_blob(n, &blen);
+	_cleanup_free_ void *blob = note_to_blob(n, &blen);
 	_cleanup_free_ char *folder = fold_key_n(note_path(n), note_dirlen(n));
 	int64_t old = find_id(s, note_path(n));
 	int r = 0;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Raw deflate of whole buffers, for what the on-disk index compresses
- * (the stored texts, docz.h; the stored note entries, note.h): libdeflate
+ * (the stored texts, docz.h): libdeflate
  * with a compressor and a decompressor per thread, made at a thread's
  * first use and freed with the thread (a compressor's tables are hundreds
  * of KiB: made once, not per buffer). No header or checksum: the caller
