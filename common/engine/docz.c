@@ -2,7 +2,6 @@
 #include "docz.h"
 #include "tokenizer.h"
 #include "util.h"
-
 #include "zpack.h"
 
 #include <errno.h>
