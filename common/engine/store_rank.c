@@ -53,15 +53,15 @@ static bool or_words(const struct qnode *q, struct ptrvec *out)
 
 static int64_t count_of(sqlite3 *db, const char *sql, const char *match)
 {
-	sqlite3_stmt *st;
+	sqlite3_stmt *st = sto_stmt(db, sql);
 	int64_t n = -1;
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+	if (!st)
 		return -1;
 	if (match)
 		sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		n = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	sto_stmt_done(st);
 	return n;
 }
 
@@ -90,18 +90,17 @@ static int cmp_bound(const void *a, const void *b, void *ud)
  * are kept. */
 #define DF_CACHE_MAX 4096
 
-/* The notes that match expr, counted or from the cache, for a search
- * that began at generation gen; -1 on error. */
-static int64_t word_count(struct store *s, sqlite3 *db, const char *expr,
-			  uint64_t gen)
+/* The count of sql (expr, if any, as ?1), counted or from the cache
+ * (under key), for a search that began at generation gen; -1 on error. */
+static int64_t cached_count(struct store *s, sqlite3 *db, const char *key,
+			    const char *sql, const char *expr, uint64_t gen)
 {
 	pthread_mutex_lock(&s->dfmu);
-	void *v = s->dfgen == gen ? hmap_get(s->df, expr) : NULL;
+	void *v = s->dfgen == gen ? hmap_get(s->df, key) : NULL;
 	pthread_mutex_unlock(&s->dfmu);
 	if (v)
 		return (int64_t)(intptr_t)v - 1;
-	int64_t n = count_of(db, "SELECT count(*) FROM fts WHERE fts MATCH ?1",
-			     expr);
+	int64_t n = count_of(db, sql, expr);
 	/* A write committed meanwhile: the count may be of before it. */
 	if (n < 0 || atomic_load(&s->gen) != gen)
 		return n;
@@ -111,9 +110,28 @@ static int64_t word_count(struct store *s, sqlite3 *db, const char *expr,
 		s->df = hmap_new();
 		s->dfgen = gen;
 	}
-	hmap_put(s->df, expr, (void *)(intptr_t)(n + 1));
+	hmap_put(s->df, key, (void *)(intptr_t)(n + 1));
 	pthread_mutex_unlock(&s->dfmu);
 	return n;
+}
+
+/* The notes that match expr (cached as cached_count). */
+static int64_t word_count(struct store *s, sqlite3 *db, const char *expr,
+			  uint64_t gen)
+{
+	return cached_count(s, db, expr,
+			    "SELECT count(*) FROM fts WHERE fts MATCH ?1", expr,
+			    gen);
+}
+
+/* The rows of a table (cached as cached_count; the key, which no FTS5
+ * expression is, starts with a control character). */
+static int64_t rows_of(struct store *s, sqlite3 *db, const char *table,
+		       uint64_t gen)
+{
+	_cleanup_free_ char *key = xasprintf("\x01%s", table);
+	_cleanup_free_ char *sql = xasprintf("SELECT count(*) FROM %s", table);
+	return cached_count(s, db, key, sql, NULL, gen);
 }
 
 /* The words of q and their counts; false when q is not such a query or
@@ -123,7 +141,7 @@ static bool prune_init(struct store *s, sqlite3 *db, const struct qnode *q,
 {
 	struct ptrvec words = {0};
 	memset(p, 0, sizeof(*p));
-	int64_t rows = count_of(db, "SELECT count(*) FROM notes", NULL);
+	int64_t rows = rows_of(s, db, "notes", gen);
 	if (!or_words(q, &words) || words.n < 2 || rows < 0) {
 		pv_free(&words);
 		return false;
@@ -314,21 +332,23 @@ static int topk_page(struct store *s, sqlite3 *db, const struct topk *t,
 		     size_t offset, const char *match, int64_t nphrase,
 		     const char *rescore, struct ptrvec *hits, char **ret_msg)
 {
-	sqlite3_stmt *note = NULL, *snip = NULL;
 	/* The rank column is computed whenever it is selected: only with
 	 * rescore (vrank without the counts would count every phrase). */
-	if (sqlite3_prepare_v2(db, "SELECT path, name FROM notes WHERE id = ?1",
-			       -1, &note, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(
-		    db,
-		    rescore ? "SELECT vsnippet(fts, 1, 'docz', 'body', ?3),"
-			      " rank FROM fts WHERE fts MATCH ?1 AND"
-			      " rowid = ?2 AND rank MATCH ?4"
-			    : "SELECT vsnippet(fts, 1, 'docz', 'body', ?3)"
-			      " FROM fts WHERE fts MATCH ?1 AND rowid = ?2",
-		    -1, &snip, NULL) != SQLITE_OK) {
+	sqlite3_stmt *note =
+		sto_stmt(db, "SELECT path, name FROM notes WHERE id = ?1");
+	sqlite3_stmt *snip =
+		note ? sto_stmt(db,
+				rescore ? "SELECT vsnippet(fts, 1, 'docz',"
+					  " 'body', ?3), rank FROM fts WHERE"
+					  " fts MATCH ?1 AND rowid = ?2 AND"
+					  " rank MATCH ?4"
+					: "SELECT vsnippet(fts, 1, 'docz',"
+					  " 'body', ?3) FROM fts WHERE fts"
+					  " MATCH ?1 AND rowid = ?2")
+		     : NULL;
+	if (!snip) {
 		int r = sto_search_error(s, db, ret_msg);
-		sqlite3_finalize(note);
+		sto_stmt_done(note);
 		return r;
 	}
 	sqlite3_bind_text(snip, 1, match, -1, SQLITE_STATIC);
@@ -346,8 +366,8 @@ static int topk_page(struct store *s, sqlite3 *db, const struct topk *t,
 		free(page[i].name);
 	}
 	free(page);
-	sqlite3_finalize(note);
-	sqlite3_finalize(snip);
+	sto_stmt_done(note);
+	sto_stmt_done(snip);
 	return 0;
 }
 
@@ -368,9 +388,10 @@ static bool prune_exact(const struct prune *p, const struct topk *t,
 
 /* The notes indexed when a word of p is in every one of them (then so
  * are the query's hits), else -1: their count needs no pass. */
-static int64_t every_note(sqlite3 *db, const struct prune *p)
+static int64_t every_note(struct store *s, sqlite3 *db, const struct prune *p,
+			  uint64_t gen)
 {
-	int64_t all = count_of(db, "SELECT count(*) FROM fts_docsize", NULL);
+	int64_t all = rows_of(s, db, "fts_docsize", gen);
 	for (size_t i = 0; all > 0 && i < p->n; i++)
 		if (p->df[i] == all)
 			return all;
@@ -476,11 +497,9 @@ static int fts_passes(struct store *s, sqlite3 *db, const char *match, bool one,
 		      bool pruning, struct prune *p, struct topk *t,
 		      size_t *ret_rows, char **ret_msg)
 {
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT rowid, rank FROM fts WHERE fts MATCH ?1"
-			       " AND rank MATCH ?2",
-			       -1, &st, NULL) != SQLITE_OK)
+	sqlite3_stmt *st = sto_stmt(db, "SELECT rowid, rank FROM fts WHERE"
+					" fts MATCH ?1 AND rank MATCH ?2");
+	if (!st)
 		return sto_search_error(s, db, ret_msg);
 	int r;
 	for (;;) {
@@ -493,7 +512,7 @@ static int fts_passes(struct store *s, sqlite3 *db, const char *match, bool one,
 		    !prune_next(p))
 			break;
 	}
-	sqlite3_finalize(st);
+	sto_stmt_done(st);
 	return r;
 }
 
@@ -533,7 +552,7 @@ int sto_topk(struct store *s, sqlite3 *db, const char *match,
 	 * per generation: the next page's search counts no more). */
 	bool counted = !pruning || p.m >= p.n;
 	if (r == 0 && !counted) {
-		int64_t n = every_note(db, &p);
+		int64_t n = every_note(s, db, &p, gen);
 		if (n < 0)
 			n = union_count(s, db, &p, gen);
 		if (n < 0)

@@ -146,11 +146,9 @@ static void grow(struct sto_word *w, size_t *cap)
 static struct sto_word *read_word(struct store *s, sqlite3 *db,
 				  const char *expr, int *ret_r, char **ret_msg)
 {
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT rowid, vterm(fts, " RANK_WEIGHTS
-			       ") FROM fts WHERE fts MATCH ?1",
-			       -1, &st, NULL) != SQLITE_OK) {
+	sqlite3_stmt *st = sto_stmt(db, "SELECT rowid, vterm(fts, " RANK_WEIGHTS
+					") FROM fts WHERE fts MATCH ?1");
+	if (!st) {
 		*ret_r = sto_search_error(s, db, ret_msg);
 		return NULL;
 	}
@@ -182,11 +180,11 @@ static struct sto_word *read_word(struct store *s, sqlite3 *db,
 		*ret_r = sto_search_error(s, db, ret_msg);
 	}
 	if (!ok || r != SQLITE_DONE) {
-		sqlite3_finalize(st);
+		sto_stmt_done(st);
 		word_unref(w);
 		return NULL;
 	}
-	sqlite3_finalize(st);
+	sto_stmt_done(st);
 	w->bytes =
 		sizeof(*w) + strlen(expr) +
 		w->n * (sizeof(*w->id) + sizeof(*w->freq) + sizeof(*w->norm));
