@@ -263,7 +263,10 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 	sto_first_cjk_word(q, false, &cjk);
 
 	_cleanup_free_ char *sel = NULL, *cnt = NULL;
-	bool topk = match && !w.s.len && !has_prefix(q);
+	/* A prefix alone: sto_topk too (its snippets in one query). */
+	bool topk = match && !w.s.len &&
+		    (!has_prefix(q) ||
+		     (sto_text_atom(q) && q->prefix && !q->title));
 	if (!topk)
 		selects(match, &w, rank.len > 0, &sel, &cnt);
 	const char *driver = match ? match : rank.len ? rank.s : NULL;

@@ -27,7 +27,8 @@ import { ctlConnect, daemonPid, makeVault, mcpClient, socketPath, sleep, startDa
 const sizes = process.argv.slice(2).map((x) => parseInt(x, 10));
 if (!sizes.length) sizes.push(1000, 10000);
 const QUERIES = 200;
-const GREP_MAX = 40; // grep runs per vault (each reads every file)
+// grep runs per vault (each reads every file); BENCH_SEARCH_GREP=N: N runs.
+const GREP_MAX = parseInt(process.env.BENCH_SEARCH_GREP ?? '40', 10);
 
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 function pct(a, p) {
@@ -293,7 +294,7 @@ for (const n of sizes) {
         `median ${ms(pct(times, 50))}, p95 ${ms(pct(times, 95))}, max ${ms(Math.max(...times))}`,
     );
     console.log(`slowest: ${slow.map(([t, q]) => `${q} (${ms(t)})`).join('; ')}`);
-    console.log(`grep -ril (${g.length} of the same queries): median ${ms(pct(g, 50))}, p95 ${ms(pct(g, 95))}`);
+    if (g.length) console.log(`grep -ril (${g.length} of the same queries): median ${ms(pct(g, 50))}, p95 ${ms(pct(g, 95))}`);
     console.log(
       `mixed set (${mx.all.length} queries): median ${ms(pct(mx.all, 50))}, p95 ${ms(pct(mx.all, 95))} ` +
         `(p95/median ${(pct(mx.all, 95) / pct(mx.all, 50)).toFixed(1)}); ` +
@@ -310,7 +311,7 @@ for (const n of sizes) {
       mb: bytes / 1e6,
       med: pct(times, 50),
       p95: pct(times, 95),
-      grep: pct(g, 50),
+      grep: g.length ? pct(g, 50) : NaN,
       mmed: pct(mx.all, 50),
       mp95: pct(mx.all, 95),
     });
