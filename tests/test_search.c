@@ -1413,8 +1413,10 @@ static void test_one_pass(void)
 	static const char *const q[][2] = {
 		{"lark", "lark -qqzzx"},
 		{"\"sea lark\"", "\"sea lark\" -qqzzx"},
+		/* A prefix alone: its page's snippets in one query. */
+		{"lar*", "lar* -qqzzx"},
 	};
-	static const int totals[] = {31, 23};
+	static const int totals[] = {31, 23, 31};
 	for (size_t i = 0; i < ARRAY_SIZE(q); i++) {
 		cJSON *want = ft(&t, q[i][1], "{\"limit\": 100}");
 		CU_ASSERT_PTR_NOT_NULL_FATAL(want);
@@ -1429,6 +1431,20 @@ static void test_one_pass(void)
 		CU_ASSERT_EQUAL(pages, (size_t)(totals[i] + 3) / 4);
 		cJSON_Delete(want);
 	}
+	/* The prefix's snippets (made in one query for the page) mark the
+	 * word of each note. */
+	cJSON *r = ft(&t, "lar*", "{\"limit\": 7}");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	const cJSON *it;
+	int marked = 0;
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(r, "results"))
+	{
+		const char *sn = cJSON_GetStringValue(
+			cJSON_GetObjectItem(it, "snippet"));
+		marked += sn && strstr(sn, "**lark**") != NULL;
+	}
+	CU_ASSERT_EQUAL(marked, 6);
+	cJSON_Delete(r);
 	tv_close(&t);
 }
 

@@ -215,7 +215,7 @@ void sto_release(struct store *s, sqlite3 *db)
 	}
 	pthread_mutex_unlock(&s->pmu);
 	if (db)
-		sqlite3_close(db);
+		sto_close_reader(db);
 }
 
 static void remove_files(const char *path)
@@ -376,7 +376,7 @@ static void close_all(struct store *s)
 	s->w = NULL;
 	pthread_mutex_lock(&s->pmu);
 	for (int i = 0; i < s->npool; i++)
-		sqlite3_close(s->pool[i]);
+		sto_close_reader(s->pool[i]);
 	s->npool = 0;
 	pthread_mutex_unlock(&s->pmu);
 }

@@ -6,7 +6,8 @@
  * conditions; store_relax.c: plain queries joined by OR, typo fixes;
  * store_snippet.c: a hit's snippet; store_rank.c: top k without ranking
  * every hit; store_words.c: the common words' notes in memory;
- * store_search.c: the searches themselves).
+ * store_search.c: the searches themselves; store_stmt.c: the statements
+ * a reader connection keeps).
  */
 #pragma once
 
@@ -171,6 +172,16 @@ struct sto_word *sto_word_get(struct store *s, sqlite3 *db, const char *expr,
 			      uint64_t gen, int *ret_r, char **ret_msg);
 void sto_word_put(struct sto_word *w);
 bool sto_word_cached(struct store *s, const char *expr, uint64_t gen);
+
+/* store_stmt.c: sto_stmt gives db's kept statement of sql (prepared at
+ * its first use on db; NULL: it cannot be prepared), held by the thread
+ * until sto_stmt_done resets it; sto_run_kept runs such a statement that
+ * returns no rows (true: done); sto_close_reader finalizes db's kept
+ * statements and closes it. */
+sqlite3_stmt *sto_stmt(sqlite3 *db, const char *sql);
+void sto_stmt_done(sqlite3_stmt *st);
+bool sto_run_kept(sqlite3 *db, const char *sql);
+void sto_close_reader(sqlite3 *db);
 
 /* store_search.c */
 int sto_search_error(struct store *s, sqlite3 *db, char **ret_msg);

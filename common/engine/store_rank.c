@@ -53,15 +53,15 @@ static bool or_words(const struct qnode *q, struct ptrvec *out)
 
 static int64_t count_of(sqlite3 *db, const char *sql, const char *match)
 {
-	sqlite3_stmt *st;
+	sqlite3_stmt *st = sto_stmt(db, sql);
 	int64_t n = -1;
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+	if (!st)
 		return -1;
 	if (match)
 		sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		n = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	sto_stmt_done(st);
 	return n;
 }
 
@@ -90,18 +90,17 @@ static int cmp_bound(const void *a, const void *b, void *ud)
  * are kept. */
 #define DF_CACHE_MAX 4096
 
-/* The notes that match expr, counted or from the cache, for a search
- * that began at generation gen; -1 on error. */
-static int64_t word_count(struct store *s, sqlite3 *db, const char *expr,
-			  uint64_t gen)
+/* The count of sql (expr, if any, as ?1), counted or from the cache
+ * (under key), for a search that began at generation gen; -1 on error. */
+static int64_t cached_count(struct store *s, sqlite3 *db, const char *key,
+			    const char *sql, const char *expr, uint64_t gen)
 {
 	pthread_mutex_lock(&s->dfmu);
-	void *v = s->dfgen == gen ? hmap_get(s->df, expr) : NULL;
+	void *v = s->dfgen == gen ? hmap_get(s->df, key) : NULL;
 	pthread_mutex_unlock(&s->dfmu);
 	if (v)
 		return (int64_t)(intptr_t)v - 1;
-	int64_t n = count_of(db, "SELECT count(*) FROM fts WHERE fts MATCH ?1",
-			     expr);
+	int64_t n = count_of(db, sql, expr);
 	/* A write committed meanwhile: the count may be of before it. */
 	if (n < 0 || atomic_load(&s->gen) != gen)
 		return n;
@@ -111,9 +110,28 @@ static int64_t word_count(struct store *s, sqlite3 *db, const char *expr,
 		s->df = hmap_new();
 		s->dfgen = gen;
 	}
-	hmap_put(s->df, expr, (void *)(intptr_t)(n + 1));
+	hmap_put(s->df, key, (void *)(intptr_t)(n + 1));
 	pthread_mutex_unlock(&s->dfmu);
 	return n;
+}
+
+/* The notes that match expr (cached as cached_count). */
+static int64_t word_count(struct store *s, sqlite3 *db, const char *expr,
+			  uint64_t gen)
+{
+	return cached_count(s, db, expr,
+			    "SELECT count(*) FROM fts WHERE fts MATCH ?1", expr,
+			    gen);
+}
+
+/* The rows of a table (cached as cached_count; the key, which no FTS5
+ * expression is, starts with a control character). */
+static int64_t rows_of(struct store *s, sqlite3 *db, const char *table,
+		       uint64_t gen)
+{
+	_cleanup_free_ char *key = xasprintf("\x01%s", table);
+	_cleanup_free_ char *sql = xasprintf("SELECT count(*) FROM %s", table);
+	return cached_count(s, db, key, sql, NULL, gen);
 }
 
 /* The words of q and their counts; false when q is not such a query or
@@ -123,7 +141,7 @@ static bool prune_init(struct store *s, sqlite3 *db, const struct qnode *q,
 {
 	struct ptrvec words = {0};
 	memset(p, 0, sizeof(*p));
-	int64_t rows = count_of(db, "SELECT count(*) FROM notes", NULL);
+	int64_t rows = rows_of(s, db, "notes", gen);
 	if (!or_words(q, &words) || words.n < 2 || rows < 0) {
 		pv_free(&words);
 		return false;
@@ -279,10 +297,18 @@ static int cmp_named(const void *a, const void *b)
 	return c ? c : strcmp(x->h->path, y->h->path);
 }
 
+/* A page hit's snippet and, when the page is scored again, its score
+ * (row: the snippet's query returned the hit). */
+struct snipped {
+	char *text;
+	double score;
+	bool row;
+};
+
 /* One hit of the page: its note's path and name (none: the note is not
- * in the notes table, and the hit is left out) and its snippet. */
-static bool page_hit(sqlite3_stmt *note, sqlite3_stmt *snip, bool rescore,
-		     const struct scored *sc, struct named *out)
+ * in the notes table, and the hit is left out) and its snippet sn. */
+static bool page_hit(sqlite3_stmt *note, bool rescore, const struct scored *sc,
+		     struct snipped *sn, struct named *out)
 {
 	sqlite3_bind_int64(note, 1, sc->id);
 	if (sqlite3_step(note) != SQLITE_ROW) {
@@ -293,62 +319,143 @@ static bool page_hit(sqlite3_stmt *note, sqlite3_stmt *snip, bool rescore,
 	h->path = xstrdup((const char *)sqlite3_column_text(note, 0));
 	out->name = xstrdup((const char *)sqlite3_column_text(note, 1));
 	sqlite3_reset(note);
-	h->score = sc->score;
+	h->score = sn->row && rescore ? sn->score : sc->score;
 	/* The id rides in line until the snippet is made. */
 	h->line = (int)sc->id;
-	sqlite3_bind_int64(snip, 2, sc->id);
-	bool row = sqlite3_step(snip) == SQLITE_ROW;
-	const char *t = row ? (const char *)sqlite3_column_text(snip, 0) : NULL;
-	h->snippet = xstrdup(t ? t : "");
-	if (row && rescore)
-		h->score = -sqlite3_column_double(snip, 1);
-	sqlite3_reset(snip);
+	h->snippet = sn->text ? sn->text : xstrdup("");
+	sn->text = NULL;
 	out->h = h;
 	return true;
 }
 
-/* The page: t's hits from offset, ordered by score, name and path, with
- * their snippets around the first nphrase phrases of match; with
- * rescore, scored again by the rank function rescore. */
-static int topk_page(struct store *s, sqlite3 *db, const struct topk *t,
-		     size_t offset, const char *match, int64_t nphrase,
-		     const char *rescore, struct ptrvec *hits, char **ret_msg)
+/* The snippet query's columns for the hit it returned. */
+static void snipped_of(sqlite3_stmt *st, int col, bool rescore,
+		       struct snipped *sn)
 {
-	sqlite3_stmt *note = NULL, *snip = NULL;
+	const char *t = (const char *)sqlite3_column_text(st, col);
+	free(sn->text);
+	sn->text = xstrdup(t ? t : "");
+	sn->row = true;
+	if (rescore)
+		sn->score = -sqlite3_column_double(st, col + 1);
+}
+
+/* The snippets of the n hits v, one query each ("rowid = ?" takes FTS5
+ * straight to the hit). */
+static int snippets_each(struct store *s, sqlite3 *db, const struct scored *v,
+			 size_t n, const char *match, int64_t nphrase,
+			 const char *rescore, struct snipped *out,
+			 char **ret_msg)
+{
 	/* The rank column is computed whenever it is selected: only with
 	 * rescore (vrank without the counts would count every phrase). */
-	if (sqlite3_prepare_v2(db, "SELECT path, name FROM notes WHERE id = ?1",
-			       -1, &note, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(
-		    db,
-		    rescore ? "SELECT vsnippet(fts, 1, 'docz', 'body', ?3),"
-			      " rank FROM fts WHERE fts MATCH ?1 AND"
-			      " rowid = ?2 AND rank MATCH ?4"
-			    : "SELECT vsnippet(fts, 1, 'docz', 'body', ?3)"
-			      " FROM fts WHERE fts MATCH ?1 AND rowid = ?2",
-		    -1, &snip, NULL) != SQLITE_OK) {
-		int r = sto_search_error(s, db, ret_msg);
-		sqlite3_finalize(note);
-		return r;
-	}
+	sqlite3_stmt *snip =
+		sto_stmt(db, rescore ? "SELECT vsnippet(fts, 1, 'docz',"
+				       " 'body', ?3), rank FROM fts WHERE"
+				       " fts MATCH ?1 AND rowid = ?2 AND"
+				       " rank MATCH ?4"
+				     : "SELECT vsnippet(fts, 1, 'docz',"
+				       " 'body', ?3) FROM fts WHERE fts"
+				       " MATCH ?1 AND rowid = ?2");
+	if (!snip)
+		return sto_search_error(s, db, ret_msg);
 	sqlite3_bind_text(snip, 1, match, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(snip, 3, nphrase);
 	if (rescore)
 		sqlite3_bind_text(snip, 4, rescore, -1, SQLITE_STATIC);
+	for (size_t i = 0; i < n; i++) {
+		sqlite3_bind_int64(snip, 2, v[i].id);
+		if (sqlite3_step(snip) == SQLITE_ROW)
+			snipped_of(snip, 0, rescore != NULL, &out[i]);
+		sqlite3_reset(snip);
+	}
+	sto_stmt_done(snip);
+	return 0;
+}
+
+/* The snippets of the n hits v in one query over the hits in their range
+ * of ids: for a prefix, which FTS5 expands (reading every word it
+ * starts) for each query it runs, not for each hit. */
+static int snippets_ranged(struct store *s, sqlite3 *db, const struct scored *v,
+			   size_t n, const char *match, int64_t nphrase,
+			   const char *rescore, struct snipped *out,
+			   char **ret_msg)
+{
+	if (!n)
+		return 0;
+	int64_t lo = v[0].id, hi = v[0].id;
+	struct sbuf sql = {0};
+	sb_printf(&sql,
+		  "SELECT rowid, vsnippet(fts, 1, 'docz', 'body', ?3)%s"
+		  " FROM fts WHERE fts MATCH ?1%s AND rowid >= ?5 AND"
+		  " rowid <= ?6 AND +rowid IN (",
+		  rescore ? ", rank" : "", rescore ? " AND rank MATCH ?4" : "");
+	for (size_t i = 0; i < n; i++) {
+		sb_printf(&sql, "%s%lld", i ? ", " : "", (long long)v[i].id);
+		lo = v[i].id < lo ? v[i].id : lo;
+		hi = v[i].id > hi ? v[i].id : hi;
+	}
+	sb_puts(&sql, ")");
+	sqlite3_stmt *st;
+	int r = 0;
+	if (sqlite3_prepare_v2(db, sql.s, -1, &st, NULL) != SQLITE_OK) {
+		sb_free(&sql);
+		return sto_search_error(s, db, ret_msg);
+	}
+	sb_free(&sql);
+	sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, nphrase);
+	if (rescore)
+		sqlite3_bind_text(st, 4, rescore, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 5, lo);
+	sqlite3_bind_int64(st, 6, hi);
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		for (size_t i = 0; i < n; i++)
+			if (v[i].id == id)
+				snipped_of(st, 1, rescore != NULL, &out[i]);
+	}
+	if (rc != SQLITE_DONE)
+		r = sto_search_error(s, db, ret_msg);
+	sqlite3_finalize(st);
+	return r;
+}
+
+/* The page: t's hits from offset, ordered by score, name and path, with
+ * their snippets around the first nphrase phrases of match (ranged:
+ * read in one query, snippets_ranged); with rescore, scored again by
+ * the rank function rescore. */
+static int topk_page(struct store *s, sqlite3 *db, const struct topk *t,
+		     size_t offset, const char *match, int64_t nphrase,
+		     const char *rescore, bool ranged, struct ptrvec *hits,
+		     char **ret_msg)
+{
 	size_t n = t->n > offset ? t->n - offset : 0, got = 0;
+	struct snipped *sn = xcalloc(n + 1, sizeof(*sn));
+	int r = (ranged ? snippets_ranged : snippets_each)(
+		s, db, t->v + offset, n, match, nphrase, rescore, sn, ret_msg);
+	sqlite3_stmt *note =
+		r == 0 ? sto_stmt(db,
+				  "SELECT path, name FROM notes WHERE id = ?1")
+		       : NULL;
+	if (r == 0 && !note)
+		r = sto_search_error(s, db, ret_msg);
 	struct named *page = xcalloc(n + 1, sizeof(*page));
-	for (size_t i = 0; i < n; i++)
-		got += page_hit(note, snip, rescore != NULL, &t->v[offset + i],
-				&page[got]);
+	for (size_t i = 0; i < n && r == 0; i++)
+		got += page_hit(note, rescore != NULL, &t->v[offset + i],
+				&sn[i], &page[got]);
 	qsort(page, got, sizeof(*page), cmp_named);
 	for (size_t i = 0; i < got; i++) {
 		pv_push(hits, page[i].h);
 		free(page[i].name);
 	}
+	for (size_t i = 0; i < n; i++)
+		free(sn[i].text);
+	free(sn);
 	free(page);
-	sqlite3_finalize(note);
-	sqlite3_finalize(snip);
-	return 0;
+	sto_stmt_done(note);
+	return r;
 }
 
 /* Whether the best need hits found under the current plan are those of
@@ -368,9 +475,10 @@ static bool prune_exact(const struct prune *p, const struct topk *t,
 
 /* The notes indexed when a word of p is in every one of them (then so
  * are the query's hits), else -1: their count needs no pass. */
-static int64_t every_note(sqlite3 *db, const struct prune *p)
+static int64_t every_note(struct store *s, sqlite3 *db, const struct prune *p,
+			  uint64_t gen)
 {
-	int64_t all = count_of(db, "SELECT count(*) FROM fts_docsize", NULL);
+	int64_t all = rows_of(s, db, "fts_docsize", gen);
 	for (size_t i = 0; all > 0 && i < p->n; i++)
 		if (p->df[i] == all)
 			return all;
@@ -476,11 +584,9 @@ static int fts_passes(struct store *s, sqlite3 *db, const char *match, bool one,
 		      bool pruning, struct prune *p, struct topk *t,
 		      size_t *ret_rows, char **ret_msg)
 {
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT rowid, rank FROM fts WHERE fts MATCH ?1"
-			       " AND rank MATCH ?2",
-			       -1, &st, NULL) != SQLITE_OK)
+	sqlite3_stmt *st = sto_stmt(db, "SELECT rowid, rank FROM fts WHERE"
+					" fts MATCH ?1 AND rank MATCH ?2");
+	if (!st)
 		return sto_search_error(s, db, ret_msg);
 	int r;
 	for (;;) {
@@ -493,7 +599,7 @@ static int fts_passes(struct store *s, sqlite3 *db, const char *match, bool one,
 		    !prune_next(p))
 			break;
 	}
-	sqlite3_finalize(st);
+	sto_stmt_done(st);
 	return r;
 }
 
@@ -511,6 +617,9 @@ int sto_topk(struct store *s, sqlite3 *db, const char *match,
 	 * the order of its hits, and they are counted as they are ranked;
 	 * the page is scored with the count. */
 	bool one = !pruning && sto_text_atom(q) && !q->prefix && !q->title;
+	/* A prefix alone: every hit ranked by RANK (a word it stands for
+	 * weighs by its own rarity), the page's snippets in one query. */
+	bool ranged = !pruning && sto_text_atom(q) && q->prefix;
 	struct topk t = {.k = offset + limit};
 	t.v = xcalloc(t.k + 1, sizeof(*t.v));
 	size_t rows = 0;
@@ -533,7 +642,7 @@ int sto_topk(struct store *s, sqlite3 *db, const char *match,
 	 * per generation: the next page's search counts no more). */
 	bool counted = !pruning || p.m >= p.n;
 	if (r == 0 && !counted) {
-		int64_t n = every_note(db, &p);
+		int64_t n = every_note(s, db, &p, gen);
 		if (n < 0)
 			n = union_count(s, db, &p, gen);
 		if (n < 0)
@@ -544,8 +653,8 @@ int sto_topk(struct store *s, sqlite3 *db, const char *match,
 		one ? xasprintf("vrank(" RANK_WEIGHTS ", %zu)", rows) : NULL;
 	if (r == 0)
 		r = topk_page(s, db, &t, offset, pruning ? p.match : match,
-			      pruning ? (int64_t)p.n : INT32_MAX, rescore, hits,
-			      ret_msg);
+			      pruning ? (int64_t)p.n : INT32_MAX, rescore,
+			      ranged, hits, ret_msg);
 	*ret_total = rows;
 	free(t.v);
 	if (pruning)

@@ -232,14 +232,11 @@ struct qnode *sto_relax(struct qnode *q, unsigned stop)
  * the first word and reused for the next ones. */
 static bool word_found(sqlite3 *db, sqlite3_stmt **found, const struct qnode *q)
 {
-	if (!*found &&
-	    sqlite3_prepare_v2(db,
-			       "SELECT 1 FROM fts WHERE fts MATCH ?1 LIMIT 1",
-			       -1, found, NULL) != SQLITE_OK) {
-		sqlite3_finalize(*found);
-		*found = NULL;
+	if (!*found)
+		*found = sto_stmt(db, "SELECT 1 FROM fts WHERE fts MATCH ?1"
+				      " LIMIT 1");
+	if (!*found)
 		return true;
-	}
 	struct sbuf e = {0};
 	sto_fts_atom(&e, q);
 	sqlite3_bind_text(*found, 1, e.s, -1, SQLITE_STATIC);
@@ -393,7 +390,7 @@ void sto_fix_typos(sqlite3 *db, struct qnode *q)
 {
 	sqlite3_stmt *found = NULL;
 	fix_typos(db, &found, q);
-	sqlite3_finalize(found);
+	sto_stmt_done(found);
 }
 
 void sto_conjuncts(const struct qnode *q, struct ptrvec *out)

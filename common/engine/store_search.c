@@ -55,9 +55,9 @@ static size_t count_rows(struct store *s, sqlite3 *db, const char *sql,
 			 const char *match, const struct sql *w, int *ret_r,
 			 char **ret_msg)
 {
-	sqlite3_stmt *st;
+	sqlite3_stmt *st = sto_stmt(db, sql);
 	size_t n = 0;
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+	if (!st) {
 		*ret_r = sto_search_error(s, db, ret_msg);
 		return 0;
 	}
@@ -68,7 +68,7 @@ static size_t count_rows(struct store *s, sqlite3 *db, const char *sql,
 		n = (size_t)sqlite3_column_int64(st, 0);
 	else
 		*ret_r = sto_search_error(s, db, ret_msg);
-	sqlite3_finalize(st);
+	sto_stmt_done(st);
 	return n;
 }
 
@@ -102,8 +102,8 @@ static int ranked(struct store *s, sqlite3 *db, const char *sel,
 		  const char *driver, const struct sql *w, size_t offset,
 		  size_t limit, struct ptrvec *hits, char **ret_msg)
 {
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(db, sel, -1, &st, NULL) != SQLITE_OK)
+	sqlite3_stmt *st = sto_stmt(db, sel);
+	if (!st)
 		return sto_search_error(s, db, ret_msg);
 	if (driver)
 		sqlite3_bind_text(st, 1, driver, -1, SQLITE_STATIC);
@@ -111,7 +111,7 @@ static int ranked(struct store *s, sqlite3 *db, const char *sel,
 	sqlite3_bind_int64(st, 3, (sqlite3_int64)offset);
 	sto_bind_params(st, w);
 	int r = collect(s, db, st, hits, ret_msg);
-	sqlite3_finalize(st);
+	sto_stmt_done(st);
 	return r;
 }
 
@@ -263,7 +263,10 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 	sto_first_cjk_word(q, false, &cjk);
 
 	_cleanup_free_ char *sel = NULL, *cnt = NULL;
-	bool topk = match && !w.s.len && !has_prefix(q);
+	/* A prefix alone: sto_topk too (its snippets in one query). */
+	bool topk = match && !w.s.len &&
+		    (!has_prefix(q) ||
+		     (sto_text_atom(q) && q->prefix && !q->title));
 	if (!topk)
 		selects(match, &w, rank.len > 0, &sel, &cnt);
 	const char *driver = match ? match : rank.len ? rank.s : NULL;
@@ -280,7 +283,7 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 	}
 	/* One snapshot for the total, the words' counts and the page (the
 	 * bound that spares ranking every hit relies on it). */
-	bool txn = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) == SQLITE_OK;
+	bool txn = sto_run_kept(db, "BEGIN");
 	if (topk) {
 		r = sto_topk(s, db, match, q, gen, offset, limit, &hits, &total,
 			     ret_msg);
@@ -292,8 +295,8 @@ int store_search(struct store *s, const struct qnode *query, bool cs,
 	}
 	if (r == 0)
 		sto_snippets(db, &hits, rank.len ? rank.s : NULL, cjk);
-	if (txn && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-		sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	if (txn && !sto_run_kept(db, "COMMIT"))
+		sto_run_kept(db, "ROLLBACK");
 out:
 	if (db)
 		sto_release(s, db);
@@ -342,8 +345,8 @@ int store_search_text(struct store *s, const char *query, size_t offset,
 	int r = 0;
 	struct ptrvec hits = {0};
 	size_t total = count_rows(s, db, csql, grams, &w, &r, ret_msg);
-	sqlite3_stmt *st = NULL;
-	if (r == 0 && sqlite3_prepare_v2(db, ssql, -1, &st, NULL) != SQLITE_OK)
+	sqlite3_stmt *st = r == 0 ? sto_stmt(db, ssql) : NULL;
+	if (r == 0 && !st)
 		r = sto_search_error(s, db, ret_msg);
 	if (r == 0) {
 		if (grams)
@@ -369,7 +372,7 @@ int store_search_text(struct store *s, const char *query, size_t offset,
 		if (sr != SQLITE_DONE)
 			r = sto_search_error(s, db, ret_msg);
 	}
-	sqlite3_finalize(st);
+	sto_stmt_done(st);
 	sto_release(s, db);
 	sto_sql_free(&w);
 	if (r < 0) {

@@ -103,16 +103,16 @@ static char *one_line(const char *s)
  * around a CJK substring. */
 static char *snippet_head(sqlite3 *db, const char *cjk, int64_t id)
 {
-	sqlite3_stmt *st;
+	sqlite3_stmt *st =
+		cjk ? sto_stmt(db, "SELECT body FROM docs WHERE id = ?") : NULL;
 	char *r = NULL;
-	if (cjk && sqlite3_prepare_v2(db, "SELECT body FROM docs WHERE id = ?",
-				      -1, &st, NULL) == SQLITE_OK) {
+	if (st) {
 		sqlite3_bind_int64(st, 1, id);
 		if (sqlite3_step(st) == SQLITE_ROW &&
 		    sqlite3_column_text(st, 0))
 			r = marked_fragment(
 				(const char *)sqlite3_column_text(st, 0), cjk);
-		sqlite3_finalize(st);
+		sto_stmt_done(st);
 	}
 	struct docz_part part;
 	sqlite3_blob *b = NULL;
@@ -138,14 +138,11 @@ static char *snippet_head(sqlite3 *db, const char *cjk, int64_t id)
 void sto_snippets(sqlite3 *db, struct ptrvec *hits, const char *match,
 		  const char *cjk)
 {
-	sqlite3_stmt *st = NULL;
-	if (match &&
-	    sqlite3_prepare_v2(db,
-			       "SELECT vsnippet(fts, 1, 'docz', 'body')"
-			       " FROM fts WHERE fts MATCH ?1 AND"
-			       " rowid = ?2",
-			       -1, &st, NULL) != SQLITE_OK)
-		st = NULL;
+	sqlite3_stmt *st =
+		match ? sto_stmt(db, "SELECT vsnippet(fts, 1, 'docz', 'body')"
+				     " FROM fts WHERE fts MATCH ?1 AND"
+				     " rowid = ?2")
+		      : NULL;
 	if (st)
 		sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
 	for (size_t i = 0; i < hits->n; i++) {
@@ -171,7 +168,7 @@ void sto_snippets(sqlite3 *db, struct ptrvec *hits, const char *match,
 		h->snippet = one_line(r ? r : "");
 		free(r);
 	}
-	sqlite3_finalize(st);
+	sto_stmt_done(st);
 }
 
 /* The ranked rows: path, score, id, and the snippet if the query made

@@ -16,8 +16,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The memory the words' notes may take, all words together. */
-#define WORDS_BYTES_MAX (32u << 20)
+/* The memory the words' notes may take, all words together: 32 MiB, or
+ * room for WORDS_KEPT words that every note has (a search's common words
+ * come from a few dozen: at 100k notes, more than 32 MiB; a word read
+ * again costs a pass over its notes' positions, half a second there). */
+#define WORDS_BYTES_MIN ((size_t)32 << 20)
+#define WORDS_KEPT 32
+
+static size_t words_budget(const struct sto_word *w)
+{
+	size_t per_note = sizeof(*w->id) + sizeof(*w->freq) + sizeof(*w->norm);
+	size_t all =
+		(size_t)(w->nrow > 0 ? w->nrow : 0) * per_note * WORDS_KEPT;
+	return all > WORDS_BYTES_MIN ? all : WORDS_BYTES_MIN;
+}
 
 static void word_unref(struct sto_word *w)
 {
@@ -112,7 +124,8 @@ bool sto_word_cached(struct store *s, const char *expr, uint64_t gen)
 static void keep(struct store *s, const char *expr, uint64_t gen,
 		 struct sto_word *w)
 {
-	if (atomic_load(&s->gen) != gen || w->bytes > WORDS_BYTES_MAX / 4)
+	size_t budget = words_budget(w);
+	if (atomic_load(&s->gen) != gen || w->bytes > budget / 4)
 		return;
 	pthread_mutex_lock(&s->wmu);
 	if (s->wgen != gen) {
@@ -120,8 +133,7 @@ static void keep(struct store *s, const char *expr, uint64_t gen,
 		s->wgen = gen;
 	}
 	if (!hmap_get(s->words, expr)) {
-		while (s->wbytes + w->bytes > WORDS_BYTES_MAX &&
-		       hmap_size(s->words))
+		while (s->wbytes + w->bytes > budget && hmap_size(s->words))
 			evict_one(s);
 		atomic_fetch_add(&w->refs, 1);
 		w->used = ++s->wtick;
@@ -146,11 +158,9 @@ static void grow(struct sto_word *w, size_t *cap)
 static struct sto_word *read_word(struct store *s, sqlite3 *db,
 				  const char *expr, int *ret_r, char **ret_msg)
 {
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(db,
-			       "SELECT rowid, vterm(fts, " RANK_WEIGHTS
-			       ") FROM fts WHERE fts MATCH ?1",
-			       -1, &st, NULL) != SQLITE_OK) {
+	sqlite3_stmt *st = sto_stmt(db, "SELECT rowid, vterm(fts, " RANK_WEIGHTS
+					") FROM fts WHERE fts MATCH ?1");
+	if (!st) {
 		*ret_r = sto_search_error(s, db, ret_msg);
 		return NULL;
 	}
@@ -182,11 +192,11 @@ static struct sto_word *read_word(struct store *s, sqlite3 *db,
 		*ret_r = sto_search_error(s, db, ret_msg);
 	}
 	if (!ok || r != SQLITE_DONE) {
-		sqlite3_finalize(st);
+		sto_stmt_done(st);
 		word_unref(w);
 		return NULL;
 	}
-	sqlite3_finalize(st);
+	sto_stmt_done(st);
 	w->bytes =
 		sizeof(*w) + strlen(expr) +
 		w->n * (sizeof(*w->id) + sizeof(*w->freq) + sizeof(*w->norm));

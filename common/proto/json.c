@@ -9,6 +9,26 @@
 #include <stdio.h>
 #include <sys/random.h>
 
+/* The end of the run at p that needs no escape: printable ASCII but for
+ * '"' and '\\', and whole UTF-8 characters. */
+static const unsigned char *plain_run(const unsigned char *p, const char *end)
+{
+	for (;;) {
+		if (*p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\') {
+			p++;
+			continue;
+		}
+		int32_t cp;
+		int l = *p >= 0x80 ? u8_decode((const char *)p,
+					       (size_t)(end - (const char *)p),
+					       &cp)
+				   : 0;
+		if (l <= 0)
+			return p;
+		p += l;
+	}
+}
+
 /* Text that is not UTF-8 (a note with stray bytes) is written with U+FFFD
  * in their place: every JSON text that leaves here is valid UTF-8. */
 static void dump_string(struct sbuf *b, const char *s)
@@ -16,24 +36,17 @@ static void dump_string(struct sbuf *b, const char *s)
 	sb_putc(b, '"');
 	const char *end = s + strlen(s);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		/* A run that needs no escape goes in at once. */
+		/* A run that needs no escape (characters of UTF-8 too) goes
+		 * in at once. */
 		const unsigned char *run = p;
-		while (*p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
-			p++;
+		p = plain_run(p, end);
 		if (p > run)
 			sb_add(b, (const char *)run, (size_t)(p - run));
 		if (!*p)
 			break;
 		if (*p >= 0x80) {
-			int32_t cp;
-			int l = u8_decode((const char *)p,
-					  (size_t)(end - (const char *)p), &cp);
-			if (l < 0) {
-				sb_puts(b, U8_REPLACEMENT);
-			} else {
-				sb_add(b, (const char *)p, (size_t)l);
-				p += l - 1;
-			}
+			/* Not UTF-8: the byte is replaced. */
+			sb_puts(b, U8_REPLACEMENT);
 			continue;
 		}
 		switch (*p) {

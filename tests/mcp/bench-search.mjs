@@ -13,6 +13,12 @@
 // BENCH_SEARCH_KEEP=DIR: the vault and its cache are not removed (DIR/N/root
 // names the folder) and the mixed set is written to DIR/N/mixed.tsv (one
 // "kind<TAB>query" a line, for bench_search).
+// BENCH_SEARCH_ROOT=DIR (one size): the vault and its cache live in DIR and
+// are kept; a later run with the same DIR starts warm on them (the first
+// build's figures are then those of a warm start), so that two builds can
+// be compared on the same large vault without building it each time.
+// BENCH_SEARCH_FROM=VAULT: DIR's vault is a copy of VAULT, not generated.
+// The mixed set is written to DIR/mixed.tsv.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -21,7 +27,8 @@ import { ctlConnect, daemonPid, makeVault, mcpClient, socketPath, sleep, startDa
 const sizes = process.argv.slice(2).map((x) => parseInt(x, 10));
 if (!sizes.length) sizes.push(1000, 10000);
 const QUERIES = 200;
-const GREP_MAX = 40; // grep runs per vault (each reads every file)
+// grep runs per vault (each reads every file); BENCH_SEARCH_GREP=N: N runs.
+const GREP_MAX = parseInt(process.env.BENCH_SEARCH_GREP ?? '40', 10);
 
 const now = () => Number(process.hrtime.bigint()) / 1e6;
 function pct(a, p) {
@@ -233,12 +240,33 @@ function keep(v, n, mixed) {
   kept.push(v.root);
 }
 
+// The vault of one size: new, or the one kept in BENCH_SEARCH_ROOT.
+function vaultFor(n) {
+  const root = process.env.BENCH_SEARCH_ROOT;
+  if (!root) return { v: makeVault({}), desc: null };
+  const v = makeVault({});
+  fs.rmSync(v.root, { recursive: true, force: true });
+  const abs = path.resolve(root);
+  const reuse = fs.existsSync(path.join(abs, 'vault'));
+  Object.assign(v, { root: abs, vault: path.join(abs, 'vault'), runtime: path.join(abs, 'run') });
+  Object.assign(v.env, { HOME: abs, XDG_RUNTIME_DIR: v.runtime, XDG_CACHE_HOME: path.join(abs, 'cache'), OBSIDIAN_VAULT_PATH: v.vault });
+  kept.push(abs);
+  if (reuse) return { v, desc: `${v.vault} (kept, warm start)` };
+  fs.mkdirSync(v.runtime, { recursive: true, mode: 0o700 });
+  const from = process.env.BENCH_SEARCH_FROM;
+  if (!from) return { v, desc: null };
+  const r = spawnSync('cp', ['-a', from, v.vault]);
+  if (r.status !== 0) throw new Error(`cp ${from}: ${r.stderr}`);
+  return { v, desc: `a copy of ${from}` };
+}
+
 const rows = [];
 for (const n of sizes) {
-  const v = makeVault({});
+  const { v, desc } = vaultFor(n);
   try {
-    console.log(`\n== ${n} notes: ${generate(v.vault, n)}`);
+    console.log(`\n== ${n} notes: ${desc ?? generate(v.vault, n)}`);
     const first = await startTimed(v, true);
+    first.tSub ??= first.tReady;
     const bytes = first.st.search_index.bytes;
     console.log(
       `first start: notes index ready in ${ms(first.tIndex)}, full-text search ready in ${(first.tReady / 1000).toFixed(1)} s, ` +
@@ -254,6 +282,7 @@ for (const n of sizes) {
     );
     const { q: queries, mixed } = makeQueries(v.vault);
     if (process.env.BENCH_SEARCH_KEEP) keep(v, n, mixed);
+    if (process.env.BENCH_SEARCH_ROOT) fs.writeFileSync(path.join(v.root, 'mixed.tsv'), mixed.map((x) => `${x.kind}\t${x.query}\n`).join(''));
     const client = await mcpClient(v);
     const { times, hits, slow } = await runQueries(client, queries);
     const mx = await runMixed(client, mixed);
@@ -265,7 +294,7 @@ for (const n of sizes) {
         `median ${ms(pct(times, 50))}, p95 ${ms(pct(times, 95))}, max ${ms(Math.max(...times))}`,
     );
     console.log(`slowest: ${slow.map(([t, q]) => `${q} (${ms(t)})`).join('; ')}`);
-    console.log(`grep -ril (${g.length} of the same queries): median ${ms(pct(g, 50))}, p95 ${ms(pct(g, 95))}`);
+    if (g.length) console.log(`grep -ril (${g.length} of the same queries): median ${ms(pct(g, 50))}, p95 ${ms(pct(g, 95))}`);
     console.log(
       `mixed set (${mx.all.length} queries): median ${ms(pct(mx.all, 50))}, p95 ${ms(pct(mx.all, 95))} ` +
         `(p95/median ${(pct(mx.all, 95) / pct(mx.all, 50)).toFixed(1)}); ` +
@@ -282,7 +311,7 @@ for (const n of sizes) {
       mb: bytes / 1e6,
       med: pct(times, 50),
       p95: pct(times, 95),
-      grep: pct(g, 50),
+      grep: g.length ? pct(g, 50) : NaN,
       mmed: pct(mx.all, 50),
       mp95: pct(mx.all, 95),
     });
