@@ -820,6 +820,49 @@ static void test_spare_writes(void)
 	tv_close(&t);
 }
 
+/* A note's old file that vaultd holds only until the write returns (the
+ * mount's node, pointed at the new file by the commit: WRITE_FOLLOWED)
+ * still becomes a spare, no inode freed; one still held after that
+ * goes, as a rename over it would. */
+static void test_spare_followed(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, ".vaultd/x", "");
+	tv_write(&t, "m.md", "zero");
+	int root = open_root(&t);
+	struct file_pool *pool = file_pool_new(root);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+	ino_t made[POOL_SCAN];
+	CU_ASSERT_TRUE(spares(&t, made, POOL_SCAN) > 0);
+	ino_t held = ino_of(&t, "m.md");
+	file_pool_set_in_use(pool, in_use_of, &held);
+	CU_ASSERT_EQUAL(file_write_pooled(pool, root, "m.md", "one", 3,
+					  WRITE_FOLLOWED, NULL),
+			0);
+	/* Let go of, as the commit does right after. */
+	file_pool_set_in_use(pool, NULL, NULL);
+	CU_ASSERT_TRUE(spare_settles(&t, held, true));
+	char *c = tv_read(&t, "m.md");
+	ASSERT_STR_EQ(c, "one");
+	free(c);
+
+	ino_t kept = ino_of(&t, "m.md");
+	file_pool_set_in_use(pool, in_use_of, &kept);
+	CU_ASSERT_EQUAL(file_write_pooled(pool, root, "m.md", "two", 3,
+					  WRITE_FOLLOWED, NULL),
+			0);
+	CU_ASSERT_TRUE(spare_settles(&t, kept, false));
+	file_pool_set_in_use(pool, NULL, NULL);
+	c = tv_read(&t, "m.md");
+	ASSERT_STR_EQ(c, "two");
+	free(c);
+	CU_ASSERT_EQUAL(temps_in(&t, "."), 0);
+	file_pool_free(pool);
+	close(root);
+	tv_close(&t);
+}
+
 /* A batch given a pool writes through spares and recycles the files it
  * replaced: each file new, its mode kept, nothing left beside it. */
 static void test_batch_pooled(void)
@@ -1365,6 +1408,7 @@ int main(void)
 		{"batch_write_fails", test_batch_write_fails},
 		{"spare_writes", test_spare_writes},
 		{"batch_pooled", test_batch_pooled},
+		{"spare_followed", test_spare_followed},
 		{"file_read", test_file_read},
 		{"file_rename", test_file_rename},
 		{"url_decode", test_url_decode},

@@ -265,7 +265,7 @@ int file_batch_apply(struct file_batch *b)
 			if (!o[j]->swapped)
 				continue;
 			fio_donate(b->pool, o[j]->spare ? b->pool->dfd : dfd,
-				   o[j]->tmp, synced);
+				   o[j]->tmp, synced, false);
 			o[j]->swapped = false;
 			o[j]->tmp[0] = 0;
 		}

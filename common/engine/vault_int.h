@@ -104,7 +104,7 @@ struct vault {
 	/* Spare files for writes (fileio.h), made on the first write. */
 	struct file_pool *pool; /* wmu */
 	bool pool_tried;	/* wmu */
-	size_t pool_fill;	/* wmu: the spares asked of it */
+	size_t pool_fill;	/* wmu: the spares asked of it ahead */
 	file_in_use_fn in_use;	/* wmu: files vaultd holds elsewhere */
 	void *in_use_ud;	/* wmu */
 };
