@@ -110,6 +110,10 @@ struct file_batch *file_batch_new(int rootfd, struct file_pool *pool);
 int file_batch_add(struct file_batch *b, const char *rel, const char *data,
 		   size_t len);
 int file_batch_sync(struct file_batch *b, size_t *ret_failed);
+/* The same, with fn(ud) run on the caller's thread while other threads
+ * sync (work that waits for no file: the disk is busy meanwhile). */
+int file_batch_sync_during(struct file_batch *b, void (*fn)(void *ud), void *ud,
+			   size_t *ret_failed);
 void file_batch_sync_folder(struct file_batch *b, const char *rel);
 /* The folder from (holding files of the batch, their temp files beside
  * them) was renamed to to: the batch follows it. */
