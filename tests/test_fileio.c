@@ -863,6 +863,76 @@ static void test_spare_followed(void)
 	tv_close(&t);
 }
 
+/* How many empty spares (made by the pool) there are. */
+static size_t empty_spares(struct tvault *t)
+{
+	char *p = xasprintf("%s/.vaultd/spare", t->dir);
+	DIR *d = opendir(p);
+	struct dirent *e;
+	size_t n = 0;
+	struct stat st;
+	while (d && (e = readdir(d)))
+		n += !strncmp(e->d_name, "spare-", 6) &&
+		     fstatat(dirfd(d), e->d_name, &st, 0) == 0 &&
+		     st.st_size == 0;
+	if (d)
+		closedir(d);
+	free(p);
+	return n;
+}
+
+/* The pool keeps a small reserve at first; a batch that finds too few
+ * spares makes the rest beside its files, and the reserve grows by them:
+ * the next batch of that size finds one for each. */
+static void test_pool_grows(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, ".vaultd/x", "");
+	/* Too big to be kept as spares once replaced. */
+	char *big = xmalloc(40001);
+	memset(big, 'B', 40000);
+	big[40000] = 0;
+	char rel[32];
+	for (int i = 0; i < 40; i++) {
+		snprintf(rel, sizeof(rel), "b%02d.md", i);
+		tv_write(&t, rel, big);
+	}
+	free(big);
+	int root = open_root(&t);
+	struct file_pool *pool = file_pool_new(root);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+	size_t n = 0;
+	for (int i = 0; i < 500 && n < 16; i++) {
+		n = empty_spares(&t);
+		if (n < 16)
+			nanosleep(&(struct timespec){0, 10000000}, NULL);
+	}
+	CU_ASSERT_EQUAL(n, 16);
+	struct file_batch *b = file_batch_new(root, pool);
+	for (int i = 0; i < 40; i++) {
+		snprintf(rel, sizeof(rel), "b%02d.md", i);
+		CU_ASSERT_EQUAL(file_batch_add(b, rel, "small", 5), 0);
+	}
+	size_t bad = 0;
+	CU_ASSERT_EQUAL(file_batch_sync(b, &bad), 0);
+	CU_ASSERT_EQUAL(file_batch_apply(b), 0);
+	file_batch_free(b);
+	char *c = tv_read(&t, "b39.md");
+	ASSERT_STR_EQ(c, "small");
+	free(c);
+	for (int i = 0; i < 500 && n < 40; i++) {
+		n = empty_spares(&t);
+		if (n < 40)
+			nanosleep(&(struct timespec){0, 10000000}, NULL);
+	}
+	CU_ASSERT_TRUE(n >= 40);
+	CU_ASSERT_EQUAL(temps_in(&t, "."), 0);
+	file_pool_free(pool);
+	close(root);
+	tv_close(&t);
+}
+
 /* A batch given a pool writes through spares and recycles the files it
  * replaced: each file new, its mode kept, nothing left beside it. */
 static void test_batch_pooled(void)
@@ -1409,6 +1479,7 @@ int main(void)
 		{"spare_writes", test_spare_writes},
 		{"batch_pooled", test_batch_pooled},
 		{"spare_followed", test_spare_followed},
+		{"pool_grows", test_pool_grows},
 		{"file_read", test_file_read},
 		{"file_rename", test_file_rename},
 		{"url_decode", test_url_decode},
