@@ -324,7 +324,7 @@ static void given_add_locked(struct file_pool *p, const char *name, bool soon)
  * looked at again; held then, it is removed. */
 #define SOON_NS (5 * 1000000ull)
 
-/* The first file given back, looked at (mu held, dropped meanwhile). */
+/* The last file given back, looked at (mu held, dropped meanwhile). */
 static void pool_take_given(struct file_pool *p)
 {
 	struct given g = p->given[--p->ngiven];
