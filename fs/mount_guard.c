@@ -500,7 +500,9 @@ int commit(struct mount *m, struct fh *h, enum commit_kind kind)
 		return commit_errno(r);
 	}
 	struct vault *v = m->v;
-	struct write_opts o = {.source = h->source, .save_rejected = true};
+	/* The node follows the new file below (node_swap()). */
+	struct write_opts o = {
+		.source = h->source, .save_rejected = true, .followed = true};
 	struct write_outcome out = {0};
 	_cleanup_free_ char *msg = NULL;
 	vault_write_lock(v);

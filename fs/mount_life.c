@@ -169,6 +169,11 @@ int mount_start(struct vault *v, const struct mount_config *cfg,
 	}
 	vault_add_listener(v, on_vault_event, m);
 	vault_set_file_in_use(v, holds_file, m);
+	/* The spare files from now, not from the first write: their thread
+	 * takes back those an earlier run left before a write (a rename's
+	 * batch, right after the start) looks for them. */
+	__atomic_store_n(&m->pool, vault_spare_pool(v), __ATOMIC_RELEASE);
+	__atomic_store_n(&m->pool_asked, true, __ATOMIC_RELEASE);
 	m->listening = true;
 	if (start_threads(m) != 0) {
 		*ret_msg = xasprintf("cannot serve the mount at %s: out of "

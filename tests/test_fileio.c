@@ -820,6 +820,58 @@ static void test_spare_writes(void)
 	tv_close(&t);
 }
 
+/* A note's old file that vaultd holds only until the write returns (the
+ * mount's node, pointed at the new file by the commit: WRITE_FOLLOWED)
+ * still becomes a spare, no inode freed; one still held after that
+ * goes, as a rename over it would. */
+static void test_spare_followed(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, ".vaultd/x", "");
+	tv_write(&t, "m.md", "zero");
+	int root = open_root(&t);
+	struct file_pool *pool = file_pool_new(root);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+	/* Enough that the two writes below make the pool make none (a new
+	 * spare could take the inode number of a file removed). */
+	file_pool_set_fill(pool, 40);
+	ino_t made[POOL_SCAN];
+	size_t have = 0;
+	for (int i = 0; i < 500 && have < 40; i++) {
+		have = spares(&t, made, POOL_SCAN);
+		if (have < 40)
+			nanosleep(&(struct timespec){0, 10000000}, NULL);
+	}
+	CU_ASSERT_TRUE(have >= 40);
+	ino_t held = ino_of(&t, "m.md");
+	file_pool_set_in_use(pool, in_use_of, &held);
+	CU_ASSERT_EQUAL(file_write_pooled(pool, root, "m.md", "one", 3,
+					  WRITE_FOLLOWED, NULL),
+			0);
+	/* Let go of, as the commit does right after. */
+	file_pool_set_in_use(pool, NULL, NULL);
+	CU_ASSERT_TRUE(spare_settles(&t, held, true));
+	char *c = tv_read(&t, "m.md");
+	ASSERT_STR_EQ(c, "one");
+	free(c);
+
+	ino_t kept = ino_of(&t, "m.md");
+	file_pool_set_in_use(pool, in_use_of, &kept);
+	CU_ASSERT_EQUAL(file_write_pooled(pool, root, "m.md", "two", 3,
+					  WRITE_FOLLOWED, NULL),
+			0);
+	CU_ASSERT_TRUE(spare_settles(&t, kept, false));
+	file_pool_set_in_use(pool, NULL, NULL);
+	c = tv_read(&t, "m.md");
+	ASSERT_STR_EQ(c, "two");
+	free(c);
+	CU_ASSERT_EQUAL(temps_in(&t, "."), 0);
+	file_pool_free(pool);
+	close(root);
+	tv_close(&t);
+}
+
 /* A batch given a pool writes through spares and recycles the files it
  * replaced: each file new, its mode kept, nothing left beside it. */
 static void test_batch_pooled(void)
@@ -845,7 +897,7 @@ static void test_batch_pooled(void)
 			nanosleep(&(struct timespec){0, 10000000}, NULL);
 	}
 	CU_ASSERT_TRUE(have >= 40);
-	ino_t old_a = ino_of(&t, "a.md");
+	ino_t old_a = ino_of(&t, "a.md"), old_b = ino_of(&t, "d/b.md");
 	struct file_batch *b = file_batch_new(root, pool);
 	CU_ASSERT_EQUAL(file_batch_add(b, "a.md", "a1", 2), 0);
 	CU_ASSERT_EQUAL(file_batch_add(b, "d/b.md", "b1", 2), 0);
@@ -873,6 +925,9 @@ static void test_batch_pooled(void)
 	CU_ASSERT_EQUAL(temps_in(&t, "d"), 0);
 	size_t n = spares(&t, made, POOL_SCAN);
 	CU_ASSERT_TRUE(has_ino(made, n, old_a));
+	/* The files replaced are the pool thread's to take, then spares. */
+	CU_ASSERT_TRUE(spare_settles(&t, old_a, true));
+	CU_ASSERT_TRUE(spare_settles(&t, old_b, true));
 
 	/* Not applied: the spares written go, the files stay. */
 	b = file_batch_new(root, pool);
@@ -1365,6 +1420,7 @@ int main(void)
 		{"batch_write_fails", test_batch_write_fails},
 		{"spare_writes", test_spare_writes},
 		{"batch_pooled", test_batch_pooled},
+		{"spare_followed", test_spare_followed},
 		{"file_read", test_file_read},
 		{"file_rename", test_file_rename},
 		{"url_decode", test_url_decode},

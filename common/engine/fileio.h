@@ -42,6 +42,10 @@ int file_read(int rootfd, const char *rel, size_t max, char **ret,
 enum {
 	WRITE_NOREPLACE = 1 << 0, /* fail with -EEXIST if it exists */
 	WRITE_MKDIRS = 1 << 1,	  /* create missing folders */
+	/* The caller points what of vaultd's holds the file replaced (the
+	 * mount's node) at the new one once the write returns: held only
+	 * until then, it may still become a spare (file_write_pooled()). */
+	WRITE_FOLLOWED = 1 << 2,
 };
 
 /*
@@ -71,7 +75,9 @@ struct file_pool *file_pool_new(int rootfd);
 struct file_pool *file_pool_free(struct file_pool *p);
 void file_pool_set_in_use(struct file_pool *p, file_in_use_fn fn, void *ud);
 /* Make spares ahead of time until there are n (at most 2,048): what a
- * batch of n files takes without making a file. */
+ * batch of n files takes without making a file. Without it the pool
+ * keeps a small reserve that grows with the spares asked of it and not
+ * found. */
 void file_pool_set_fill(struct file_pool *p, size_t n);
 int file_write_pooled(struct file_pool *pool, int rootfd, const char *rel,
 		      const char *data, size_t len, unsigned flags,
@@ -104,6 +110,10 @@ struct file_batch *file_batch_new(int rootfd, struct file_pool *pool);
 int file_batch_add(struct file_batch *b, const char *rel, const char *data,
 		   size_t len);
 int file_batch_sync(struct file_batch *b, size_t *ret_failed);
+/* The same, with fn(ud) run on the caller's thread while other threads
+ * sync (work that waits for no file: the disk is busy meanwhile). */
+int file_batch_sync_during(struct file_batch *b, void (*fn)(void *ud), void *ud,
+			   size_t *ret_failed);
 void file_batch_sync_folder(struct file_batch *b, const char *rel);
 /* The folder from (holding files of the batch, their temp files beside
  * them) was renamed to to: the batch follows it. */

@@ -196,14 +196,23 @@ static void *batch_sync_main(void *arg)
 
 int file_batch_sync(struct file_batch *b, size_t *ret_failed)
 {
+	return file_batch_sync_during(b, NULL, NULL, ret_failed);
+}
+
+int file_batch_sync_during(struct file_batch *b, void (*fn)(void *ud), void *ud,
+			   size_t *ret_failed)
+{
 	struct batch_sync j = {.b = b};
 	size_t want = b->n / 8 < SYNC_THREADS ? b->n / 8 : SYNC_THREADS;
 	pthread_t th[SYNC_THREADS];
 	size_t started = 0;
-	for (size_t i = 1; i < want; i++)
+	/* The caller's thread is one of them, once fn is done. */
+	for (size_t i = fn ? 0 : 1; i < want; i++)
 		if (pthread_create(&th[started], NULL, batch_sync_main, &j) ==
 		    0)
 			started++;
+	if (fn)
+		fn(ud);
 	batch_sync_main(&j);
 	for (size_t i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
@@ -265,7 +274,7 @@ int file_batch_apply(struct file_batch *b)
 			if (!o[j]->swapped)
 				continue;
 			fio_donate(b->pool, o[j]->spare ? b->pool->dfd : dfd,
-				   o[j]->tmp, synced);
+				   o[j]->tmp, synced, false);
 			o[j]->swapped = false;
 			o[j]->tmp[0] = 0;
 		}

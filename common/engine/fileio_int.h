@@ -21,10 +21,15 @@
 /* Taken out of new files' modes (file_set_umask). */
 extern mode_t fio_create_mask;
 
+/* The reserve of new spares the pool keeps at first; it grows with the
+ * spares writers asked for and did not find, up to POOL_MAX kept. */
 #define POOL_LOW 16
 #define POOL_MAX 2048
 #define SPARE_KEEP_MAX (32 * 1024)
 #define SPARE_NAME 48
+/* Beyond the first POOL_LOW, spares are made once writers have taken
+ * none for this long (see pool_main()). */
+#define POOL_IDLE_NS (50 * 1000000ull)
 /* The nice value of the pool's thread (see pool_main()). */
 #define POOL_NICE 10
 
@@ -36,6 +41,14 @@ struct spare {
 	bool empty;
 };
 
+/* A file given back by a write, for the pool's thread; soon: vaultd
+ * holds it, but lets go of it once the write is done (see
+ * fio_donate()). */
+struct given {
+	char name[SPARE_NAME];
+	bool soon;
+};
+
 struct file_pool {
 	int dfd;   /* .vaultd/spare: constant */
 	dev_t dev; /* its file system: constant */
@@ -44,10 +57,17 @@ struct file_pool {
 	pthread_cond_t cv;
 	struct spare *spares; /* mu */
 	size_t n, cap;	      /* mu */
-	size_t fill;	      /* mu: made ahead up to this many */
+	size_t fill;	      /* mu: made ahead up to this many (asked) */
+	/* mu: the reserve wanted (spares of any kind, and empty ones), at
+	 * least fill: the thread makes new spares when fewer than half are
+	 * left, up to it; each spare asked for and not found grows it by
+	 * one */
+	size_t want, want_empty;
+	size_t nempty;	    /* mu: spares in the pool that are empty */
+	uint64_t last_take; /* mu: when a writer last took one (now_ns()) */
 	/* mu: the names in the spare folder of files given back by writes,
 	 * for the thread to look at (pool_recycle()), off the writers' path */
-	char (*given)[SPARE_NAME];
+	struct given *given;
 	size_t ngiven, capgiven;
 	bool stop;	       /* mu */
 	atomic_bool quit;      /* stop, for the taking of old spares */
@@ -71,4 +91,5 @@ int fio_spare_fill(struct file_pool *p, const struct stat *old,
 		   const char *data, size_t len, bool sync,
 		   char name[static SPARE_NAME], struct stat *ret_st);
 int fio_exchange_in(int fdir, const char *from, int dfd, const char *base);
-void fio_donate(struct file_pool *p, int fdir, const char *name, bool synced);
+void fio_donate(struct file_pool *p, int fdir, const char *name, bool synced,
+		bool soon);

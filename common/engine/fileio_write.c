@@ -149,12 +149,16 @@ int fio_replaceable(int dfd, const char *base, unsigned flags,
  * time). So a write swaps its spare with the note (RENAME_EXCHANGE) and
  * the note's old file, once nothing else can see it, becomes the next
  * spare (its text is written over when it is used, see fio_spare_fill()): in
- * steady use no inode is made or freed. A thread makes new spares while
- * fewer than POOL_LOW are left, and ahead of time up to the number the
- * vault asks for (file_pool_set_fill(): so many that a rename's batch
- * finds a spare for each note it rewrites); up to POOL_MAX are kept, and
- * across
- * restarts (a spare is a file of vaultd's, mode 0600). A spare keeps its
+ * steady use no inode is made or freed. A thread makes new spares, off
+ * the writers' path, only as they are used: when fewer than half of the
+ * reserve are left it makes them up to the reserve, which is POOL_LOW at
+ * first and grows by one for each spare a writer asked for and did not
+ * find (a burst of new notes, a rename's batch: the next one finds
+ * them), or up to the number asked for ahead (file_pool_set_fill()).
+ * Making files ahead of need would cost the very inodes the pool is
+ * there to save (and their removal when too many pile up). Up to
+ * POOL_MAX are kept, and across restarts (a spare is a file of vaultd's,
+ * mode 0600). A spare keeps its
  * blocks for the text written over it, so files over SPARE_KEEP_MAX are
  * not kept: the spares never hold more than POOL_MAX * SPARE_KEEP_MAX
  * bytes (64 MiB).
@@ -180,7 +184,55 @@ static bool pool_add_locked(struct file_pool *p, const char *name, bool empty)
 	struct spare *sp = &p->spares[p->n++];
 	snprintf(sp->name, SPARE_NAME, "%s", name);
 	sp->empty = empty;
+	p->nempty += empty;
 	return true;
+}
+
+/* The thread is to make spares (mu held): fewer than half of the reserve
+ * left. */
+static bool pool_low_locked(const struct file_pool *p)
+{
+	size_t want = p->fill > p->want ? p->fill : p->want;
+	return p->n < (want + 1) / 2 || p->nempty < (p->want_empty + 1) / 2;
+}
+
+/* The thread has made enough (mu held): the reserve is full again. */
+static bool pool_full_locked(const struct file_pool *p)
+{
+	size_t want = p->fill > p->want ? p->fill : p->want;
+	return p->n >= POOL_MAX || (p->n >= want && p->nempty >= p->want_empty);
+}
+
+/* So few left that the thread makes more at once, writers busy or not
+ * (mu held). */
+static bool pool_urgent_locked(const struct file_pool *p)
+{
+	return p->n < POOL_LOW || p->nempty < POOL_LOW / 2;
+}
+
+/* Wait on the pool's condition for at most ns (mu held). */
+static void pool_wait_locked(struct file_pool *p, uint64_t ns)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)(ns / 1000000000u);
+	until.tv_nsec += (long)(ns % 1000000000u);
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&p->cv, &p->mu, &until);
+}
+
+/* A spare asked for and not found (mu held): the reserve grows by one. */
+static void pool_missed_locked(struct file_pool *p, bool empty)
+{
+	p->last_take = now_ns();
+	if (empty && p->want_empty < POOL_MAX)
+		p->want_empty++;
+	else if (!empty && p->want < POOL_MAX)
+		p->want++;
+	pthread_cond_signal(&p->cv);
 }
 
 /* Take a spare out of the pool into name (mu held): the last one of the
@@ -194,11 +246,15 @@ static bool pool_pop_locked(struct file_pool *p, bool empty,
 		i--;
 	if (i == 0 && !empty)
 		i = p->n;
-	if (i == 0)
+	if (i == 0) {
+		pool_missed_locked(p, empty);
 		return false;
+	}
 	memcpy(name, p->spares[i - 1].name, SPARE_NAME);
+	p->last_take = now_ns();
+	p->nempty -= p->spares[i - 1].empty;
 	p->spares[i - 1] = p->spares[--p->n];
-	if (p->n < POOL_LOW || p->n < p->fill)
+	if (pool_low_locked(p))
 		pthread_cond_signal(&p->cv);
 	return true;
 }
@@ -225,7 +281,7 @@ static int make_spare(struct file_pool *p, char name[static SPARE_NAME])
 	return 0;
 }
 
-static void pool_recycle(struct file_pool *p, const char *name);
+static bool pool_recycle(struct file_pool *p, const char *name, bool soon);
 
 /* The spares an earlier run left (their texts, if any, are written
  * over when they are used): taken by the pool's thread, off the path of
@@ -247,25 +303,50 @@ static void adopt_spares(struct file_pool *p)
 		if (!strncmp(de->d_name, "spare-", 6) &&
 		    strncmp(de->d_name, own, (size_t)ol) != 0 &&
 		    strlen(de->d_name) < SPARE_NAME)
-			pool_recycle(p, de->d_name);
+			pool_recycle(p, de->d_name, false);
 	closedir(d);
 }
 
 /* name, given back by a write, is for the thread to look at (mu held). */
-static void given_add_locked(struct file_pool *p, const char *name)
+static void given_add_locked(struct file_pool *p, const char *name, bool soon)
 {
 	if (p->ngiven == p->capgiven) {
 		p->capgiven = p->capgiven ? 2 * p->capgiven : POOL_LOW;
 		p->given = xrealloc(p->given, p->capgiven * sizeof(*p->given));
 	}
-	snprintf(p->given[p->ngiven++], SPARE_NAME, "%s", name);
+	struct given *g = &p->given[p->ngiven++];
+	snprintf(g->name, SPARE_NAME, "%s", name);
+	g->soon = soon;
+}
+
+/* How long a file vaultd still holds, given back by a write whose caller
+ * lets go of it right after (WRITE_FOLLOWED), is waited for before it is
+ * looked at again; held then, it is removed. */
+#define SOON_NS (5 * 1000000ull)
+
+/* The last file given back, looked at (mu held, dropped meanwhile). */
+static void pool_take_given(struct file_pool *p)
+{
+	struct given g = p->given[--p->ngiven];
+	pthread_mutex_unlock(&p->mu);
+	bool held = !pool_recycle(p, g.name, g.soon);
+	pthread_mutex_lock(&p->mu);
+	if (!held)
+		return;
+	/* Once more, after its holder had the time to let go. */
+	given_add_locked(p, g.name, false);
+	if (!p->stop)
+		pool_wait_locked(p, SOON_NS);
 }
 
 /* Files given back first (each one kept is a spare not to be made),
- * then new spares while fewer than wanted. The thread yields the CPU
- * (and, through it, the disk) to the writers it makes spares for: making
- * a file can cost a millisecond of CPU on a file system that has freed
- * many inodes lately. */
+ * then new spares, from when fewer than half of the reserve are left
+ * until it is full (pool_low_locked(), pool_full_locked()): while
+ * writers take spares, only as long as very few are left
+ * (pool_urgent_locked()), the others in the pauses between them. The
+ * thread yields the CPU (and, through it, the disk) to the writers it
+ * makes spares for: making a file can cost a millisecond of CPU on a
+ * file system that has freed many inodes lately. */
 static void *pool_main(void *arg)
 {
 	struct file_pool *p = arg;
@@ -274,18 +355,20 @@ static void *pool_main(void *arg)
 	}
 	adopt_spares(p);
 	pthread_mutex_lock(&p->mu);
+	bool filling = false;
 	while (!p->stop) {
 		if (p->ngiven) {
-			char name[SPARE_NAME];
-			memcpy(name, p->given[--p->ngiven], SPARE_NAME);
-			pthread_mutex_unlock(&p->mu);
-			pool_recycle(p, name);
-			pthread_mutex_lock(&p->mu);
+			pool_take_given(p);
 			continue;
 		}
-		size_t want = p->fill > POOL_LOW ? p->fill : POOL_LOW;
-		if (p->n >= want) {
+		filling = filling ? !pool_full_locked(p) : pool_low_locked(p);
+		if (!filling) {
 			pthread_cond_wait(&p->cv, &p->mu);
+			continue;
+		}
+		uint64_t since = now_ns() - p->last_take;
+		if (!pool_urgent_locked(p) && since < POOL_IDLE_NS) {
+			pool_wait_locked(p, POOL_IDLE_NS - since);
 			continue;
 		}
 		pthread_mutex_unlock(&p->mu);
@@ -297,10 +380,7 @@ static void *pool_main(void *arg)
 		} else if (!p->stop) {
 			/* A full disk, a read-only folder: writes make
 			 * their own files meanwhile. */
-			struct timespec until;
-			clock_gettime(CLOCK_REALTIME, &until);
-			until.tv_sec++;
-			pthread_cond_timedwait(&p->cv, &p->mu, &until);
+			pool_wait_locked(p, 1000000000u);
 		}
 	}
 	pthread_mutex_unlock(&p->mu);
@@ -328,10 +408,11 @@ static bool held_by_vaultd(struct file_pool *p, dev_t dev, ino_t ino)
 /* Whether the file open as fd may become a spare: one name, at most
  * SPARE_KEEP_MAX bytes, nothing but what a new spare has (no extended
  * attribute, the same inode flags), and no one else holding it: not
- * vaultd (in_use), not another process (a write lease is granted only
- * when no one has it open; taken, the caller releases it). *ret_empty:
- * it holds no text. */
-static bool recyclable(struct file_pool *p, int fd, bool *ret_empty)
+ * vaultd (in_use; then *ret_held), not another process (a write lease
+ * is granted only when no one has it open; taken, the caller releases
+ * it). *ret_empty: it holds no text. */
+static bool recyclable(struct file_pool *p, int fd, bool *ret_empty,
+		       bool *ret_held)
 {
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1 ||
@@ -339,8 +420,10 @@ static bool recyclable(struct file_pool *p, int fd, bool *ret_empty)
 	    flistxattr(fd, NULL, 0) != 0 || inode_flags(fd) != p->flags)
 		return false;
 	*ret_empty = st.st_size == 0;
-	if (held_by_vaultd(p, st.st_dev, st.st_ino))
+	if (held_by_vaultd(p, st.st_dev, st.st_ino)) {
+		*ret_held = true;
 		return false;
+	}
 	return fcntl(fd, F_SETLEASE, F_WRLCK) == 0;
 }
 
@@ -351,14 +434,20 @@ static bool recyclable(struct file_pool *p, int fd, bool *ret_empty)
  * alone, when recyclable(), else removed, as a rename over the note
  * would have. It is not emptied: the write that takes it writes over
  * its blocks (freeing blocks can cost a discard on the device each).
+ * One that vaultd holds and is to let go of soon is left as it is:
+ * false.
  */
-static void pool_recycle(struct file_pool *p, const char *name)
+static bool pool_recycle(struct file_pool *p, const char *name, bool soon)
 {
 	/* O_NONBLOCK: another process's write lease is not waited for. */
 	int fd = openat(p->dfd, name,
 			O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	bool empty = false;
-	bool keep = fd >= 0 && recyclable(p, fd, &empty);
+	bool empty = false, held = false;
+	bool keep = fd >= 0 && recyclable(p, fd, &empty, &held);
+	if (held && soon) {
+		close(fd);
+		return false;
+	}
 	if (keep) {
 		keep = fchmod(fd, 0600) == 0;
 		fcntl(fd, F_SETLEASE, F_UNLCK);
@@ -372,6 +461,7 @@ static void pool_recycle(struct file_pool *p, const char *name)
 	}
 	if (!keep)
 		unlinkat(p->dfd, name, 0);
+	return true;
 }
 
 struct file_pool *file_pool_new(int rootfd)
@@ -394,6 +484,7 @@ struct file_pool *file_pool_new(int rootfd)
 	struct file_pool *p = xcalloc(1, sizeof(*p));
 	p->dfd = dfd;
 	p->dev = st.st_dev;
+	p->want = p->want_empty = POOL_LOW;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
 	/* The flags every new file here gets, which a recycled one must
@@ -607,9 +698,12 @@ int fio_exchange_in(int fdir, const char *from, int dfd, const char *base)
  * holds (a node of the mount) is removed at once, before the write is
  * told to anyone: the node follows the note's new file only when its old
  * one has no name left (a name it keeps is a hard link's, whose node
- * stays with it).
+ * stays with it). Unless soon: the writer points its node at the new
+ * file itself once the write returns (WRITE_FOLLOWED), and the thread
+ * looks at the file after that.
  */
-void fio_donate(struct file_pool *p, int fdir, const char *name, bool synced)
+void fio_donate(struct file_pool *p, int fdir, const char *name, bool synced,
+		bool soon)
 {
 	char spare[SPARE_NAME];
 	if (synced && fdir != p->dfd) {
@@ -626,13 +720,13 @@ void fio_donate(struct file_pool *p, int fdir, const char *name, bool synced)
 		return;
 	}
 	struct stat st;
-	if (fstatat(p->dfd, spare, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	if (!soon && fstatat(p->dfd, spare, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    held_by_vaultd(p, st.st_dev, st.st_ino)) {
 		unlinkat(p->dfd, spare, 0);
 		return;
 	}
 	pthread_mutex_lock(&p->mu);
-	given_add_locked(p, spare);
+	given_add_locked(p, spare, soon);
 	pthread_cond_signal(&p->cv);
 	pthread_mutex_unlock(&p->mu);
 }
@@ -641,7 +735,7 @@ void fio_donate(struct file_pool *p, int fdir, const char *name, bool synced)
  * no spare to be had, nothing done. */
 static int spare_write(struct file_pool *p, int dfd, const char *base,
 		       const struct stat *old, const char *data, size_t len,
-		       struct stat *ret_st)
+		       unsigned flags, struct stat *ret_st)
 {
 	char name[SPARE_NAME];
 	struct stat st;
@@ -655,7 +749,7 @@ static int spare_write(struct file_pool *p, int dfd, const char *base,
 	}
 	bool synced = fio_sync_folder(dfd);
 	if (r == 1)
-		fio_donate(p, p->dfd, name, synced);
+		fio_donate(p, p->dfd, name, synced, flags & WRITE_FOLLOWED);
 	*ret_st = st;
 	return 0;
 }
@@ -691,7 +785,7 @@ int file_write_pooled(struct file_pool *pool, int rootfd, const char *rel,
 	/* A note replaced: through a spare when one fits. A new one is made
 	 * in its folder, which decides its group and default ACL. */
 	if (pool && exists && fio_pool_fits(pool, dfd)) {
-		r = spare_write(pool, dfd, base, &old, data, len, &st);
+		r = spare_write(pool, dfd, base, &old, data, len, flags, &st);
 		if (r == 0 && ret_st)
 			*ret_st = st;
 		if (r != -EAGAIN)
@@ -728,7 +822,7 @@ int file_write_pooled(struct file_pool *pool, int rootfd, const char *rel,
 	/* Make the rename itself durable. */
 	bool synced = fio_sync_folder(dfd);
 	if (swap && r == 1)
-		fio_donate(pool, dfd, tmp, synced);
+		fio_donate(pool, dfd, tmp, synced, flags & WRITE_FOLLOWED);
 	if (ret_st)
 		*ret_st = st;
 	return 0;

@@ -207,6 +207,9 @@ struct write_opts {
 	bool create;	    /* the note must not exist yet */
 	bool skip_guard;    /* vaultd's own link rewrites */
 	bool save_rejected; /* keep refused text under .vaultd/rejected */
+	/* The writer points its own hold on the note's file (the mount's
+	 * node) at the new file once the commit returns (WRITE_FOLLOWED). */
+	bool followed;
 };
 
 struct write_outcome {

@@ -104,7 +104,7 @@ struct vault {
 	/* Spare files for writes (fileio.h), made on the first write. */
 	struct file_pool *pool; /* wmu */
 	bool pool_tried;	/* wmu */
-	size_t pool_fill;	/* wmu: the spares asked of it */
+	size_t pool_fill;	/* wmu: the spares asked of it ahead */
 	file_in_use_fn in_use;	/* wmu: files vaultd holds elsewhere */
 	void *in_use_ud;	/* wmu */
 };
@@ -188,6 +188,9 @@ struct pending {
 	char *old; /* the text it was rewritten from (dry runs) */
 	size_t old_len;
 	char *new_path; /* where a moving note goes, or NULL */
+	/* text parsed, for the index, while the batch is synced
+	 * (vault_prepare_sources(); a note staying where it is), or NULL */
+	struct note *parsed;
 };
 
 void vault_pending_free(struct pending *p, size_t n);
@@ -205,7 +208,7 @@ int vault_rewrite_sources(struct vault *v, struct ptrvec *srcs,
 			  char **ret_msg);
 /* The rewritten linking notes written beside them and made durable, not
  * yet in place (wmu held); a failure changes nothing. */
-int vault_prepare_sources(struct vault *v, const struct pending *p, size_t n,
+int vault_prepare_sources(struct vault *v, struct pending *p, size_t n,
 			  struct file_batch **ret_b, char **ret_msg);
 /* Put the prepared linking notes in place, then in the index. */
 int vault_apply_sources(struct vault *v, struct pending *p, size_t n,

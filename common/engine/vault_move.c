@@ -22,6 +22,7 @@ void vault_pending_free(struct pending *p, size_t n)
 		free(p[i].text);
 		free(p[i].old);
 		free(p[i].new_path);
+		note_free(p[i].parsed);
 	}
 	free(p);
 }
@@ -191,12 +192,32 @@ int vault_moved_add_source_diffs(struct vault *v, struct vault_moved *m,
 	return 0;
 }
 
+struct parse_job {
+	struct vault *v;
+	struct pending *p;
+	size_t n;
+};
+
+/* The new texts of the notes that stay where they are, parsed for the
+ * index (index_sources()) while the disk syncs them. */
+static void parse_sources(void *ud)
+{
+	struct parse_job *j = ud;
+	unsigned flags = vault_note_flags(j->v);
+	for (size_t i = 0; i < j->n; i++) {
+		struct pending *q = &j->p[i];
+		if (!q->new_path && !q->parsed)
+			q->parsed = note_new(note_path(q->src), q->text, q->len,
+					     flags);
+	}
+}
+
 /*
  * The rewritten linking notes, each written to a temp file beside it and
  * all made durable in one pass: nothing visible has changed yet, and a
  * failure (a full disk, a folder that cannot be written) changes nothing.
  */
-int vault_prepare_sources(struct vault *v, const struct pending *p, size_t n,
+int vault_prepare_sources(struct vault *v, struct pending *p, size_t n,
 			  struct file_batch **ret_b, char **ret_msg)
 {
 	struct file_batch *b = file_batch_new(v->rootfd, vault_write_pool(v));
@@ -208,8 +229,9 @@ int vault_prepare_sources(struct vault *v, const struct pending *p, size_t n,
 							p[i].text, p[i].len);
 		bad = i;
 	}
+	struct parse_job job = {.v = v, .p = p, .n = n};
 	if (r == 0)
-		r = file_batch_sync(b, &bad);
+		r = file_batch_sync_during(b, parse_sources, &job, &bad);
 	if (r < 0) {
 		file_batch_free(b);
 		*ret_msg = r == -ECANCELED
@@ -250,8 +272,9 @@ static int index_sources(struct vault *v, struct pending *p, size_t n,
 				  note_path(p[i].src), strerror(-r));
 			continue;
 		}
-		nn[i] = note_new(note_path(p[i].src), p[i].text, p[i].len,
-				 vault_note_flags(v));
+		nn[i] = p[i].parsed ? TAKE_PTR(p[i].parsed)
+				    : note_new(note_path(p[i].src), p[i].text,
+					       p[i].len, vault_note_flags(v));
 		note_set_stat(nn[i], &st, note_btime(p[i].src), p[i].text,
 			      p[i].len);
 		old_ino[i] = note_ino(p[i].src);
@@ -630,7 +653,7 @@ static void moving_free(struct moving *m, size_t n)
  */
 static int folder_move(struct vault *v, const char *from, const char *to,
 		       bool replace, const struct moving *m, size_t nmoves,
-		       const struct pending *p, size_t np, size_t nout,
+		       struct pending *p, size_t np, size_t nout,
 		       struct file_batch **ret_b, char **ret_msg)
 {
 	struct file_batch *b = NULL;

@@ -93,8 +93,12 @@ int vault_guard(struct vault *v, const char *path, const char *text, size_t len,
 }
 
 /* The spare files for a write (writer lock held), or NULL. As many are
- * made ahead as there are notes: a rename whose every other note links
- * to the note renamed finds a spare for each. */
+ * made ahead as there were notes (up to the pool's 2,048), so that a
+ * rename whose every other note links to the note renamed finds a spare
+ * for each; asked again only when the notes doubled (the index still
+ * loading at the first write), not at each new note: the pool makes
+ * them when it runs low, in the pauses between writes, and each new
+ * note made would otherwise ask for one more. */
 struct file_pool *vault_write_pool(struct vault *v)
 {
 	if (!v->pool_tried) {
@@ -104,7 +108,7 @@ struct file_pool *vault_write_pool(struct vault *v)
 			file_pool_set_in_use(v->pool, v->in_use, v->in_use_ud);
 	}
 	size_t n = index_count(v->ix);
-	if (v->pool && n != v->pool_fill) {
+	if (v->pool && n > 2 * v->pool_fill) {
 		v->pool_fill = n;
 		file_pool_set_fill(v->pool, n);
 	}
@@ -155,7 +159,8 @@ int vault_commit(struct vault *v, const char *path, const char *text,
 	vault_keep_original(v, path);
 	struct stat st;
 	r = file_write_pooled(vault_write_pool(v), v->rootfd, path, text, len,
-			      WRITE_MKDIRS | (o->create ? WRITE_NOREPLACE : 0),
+			      WRITE_MKDIRS | (o->create ? WRITE_NOREPLACE : 0) |
+				      (o->followed ? WRITE_FOLLOWED : 0),
 			      &st);
 	if (r < 0) {
 		note_free(after);
