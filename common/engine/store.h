@@ -83,6 +83,9 @@ struct store_entries *store_entries_free(struct store_entries *es);
 /* Writes, grouped in transactions (one writer at a time). */
 int store_begin(struct store *s);
 int store_commit(struct store *s);
+/* Index the texts put so far in the open transaction now rather than at
+ * its commit (a long transaction's tokenising, spread over its life). */
+int store_flush(struct store *s);
 void store_rollback(struct store *s);
 /* The note's entry and its text (the whole file; NULL: no text). */
 int store_put(struct store *s, const struct note *n, const char *text,
@@ -94,6 +97,9 @@ int store_put(struct store *s, const struct note *n, const char *text,
  */
 struct store_text;
 struct store_text *store_text_new(const char *text, size_t len);
+/* Tokenize it for the index ahead as well (tokenizer.h), off the
+ * writer's thread. */
+void store_text_tokenize(struct store_text *t);
 /* Bytes of memory it holds. */
 size_t store_text_size(const struct store_text *t);
 struct store_text *store_text_free(struct store_text *t);
