@@ -83,9 +83,6 @@ struct store_entries *store_entries_free(struct store_entries *es);
 /* Writes, grouped in transactions (one writer at a time). */
 int store_begin(struct store *s);
 int store_commit(struct store *s);
-/* Index the texts put so far in the open transaction now rather than at
- * its commit (a long transaction's tokenising, spread over its life). */
-int store_flush(struct store *s);
 void store_rollback(struct store *s);
 /* The note's entry and its text (the whole file; NULL: no text). */
 int store_put(struct store *s, const struct note *n, const char *text,

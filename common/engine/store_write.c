@@ -152,7 +152,8 @@ int store_begin(struct store *s)
 		       : sto_write_failed(s);
 }
 
-int store_flush(struct store *s)
+/* Write the queued FTS rows (at the commit). */
+static int flush_ops(struct store *s)
 {
 	int r = 0;
 	for (size_t i = 0; i < s->nops; i++) {
@@ -170,7 +171,7 @@ int store_commit(struct store *s)
 {
 	bool changed = s->dirty || s->nops;
 	s->dirty = false;
-	int r = store_flush(s);
+	int r = flush_ops(s);
 	if (r == 0 &&
 	    sqlite3_exec(s->w, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) {
 		/* What searches counted before is out of date. */

@@ -534,17 +534,13 @@ static void put_prepared(struct vault *v, struct prep_job *j, size_t *bytes)
  */
 #define BUILD_COMMIT_NS 2000000000ull
 #define BUILD_COMMIT_BYTES (32u << 20)
-/* Within it, the texts put are indexed (tokenised into FTS5's pending
- * terms) every this much text, without the writer lock, while the
- * read-ahead goes on, rather than all at the commit while it waits. */
-#define BUILD_FLUSH_BYTES (8u << 20)
 
 /* vault_fulltext_work()'s store transaction (smu held while it works;
  * open across slices with store_txn set). */
 struct work_txn {
 	bool open, ok;
 	uint64_t since;
-	size_t bytes, flushed;
+	size_t bytes;
 };
 
 /* Commit (or, after a failure, roll back) the open transaction (smu
@@ -717,14 +713,6 @@ void vault_fulltext_work(struct vault *v)
 		struct big_put big = {0};
 		size_t done = work_slice(v, &t, &prep, &big, &starved);
 		work_put_big(v, &t, &big);
-		/* A build's texts are indexed as they come (smu held, not
-		 * the writer lock). */
-		if (building && t.ok &&
-		    t.bytes - t.flushed >= BUILD_FLUSH_BYTES) {
-			t.flushed = t.bytes;
-			if (store_flush(v->store) < 0)
-				t.ok = false;
-		}
 		if (work_end(v, &t, prep, building, done))
 			break;
 		if (starved)

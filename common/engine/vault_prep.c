@@ -14,8 +14,10 @@
 #include "vault_int.h"
 #include "store.h"
 
-/* Texts (and bytes of them) ready ahead of the writer at most. */
-#define PREP_AHEAD 256
+/* Texts (and bytes of them) ready ahead of the writer at most: enough to
+ * go on through a build's commit (BUILD_COMMIT_BYTES of text indexed),
+ * whose texts were made ready before it. */
+#define PREP_AHEAD 4096
 #define PREP_AHEAD_BYTES (32u << 20)
 /* The machine's other CPU, shared with the writer: two threads keep it
  * busy while the writer waits for its lock or commits. */
