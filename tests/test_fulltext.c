@@ -3,11 +3,13 @@
  * Unit tests for the search index's background work
  * (vault_fulltext_start(): its rounds on a work queue): a first build
  * and the substring backfill after it, writes put a moment later with a
- * burst gathered into one round, and a stop in the middle of a build.
- * Also run under ThreadSanitizer.
+ * burst gathered into one round, and a stop in the middle of a build;
+ * the tokens a build's read-ahead makes, which the index must take as
+ * if it had tokenised the text itself. Also run under ThreadSanitizer.
  */
 #include "store.h"
 #include "testutil.h"
+#include "tokenizer.h"
 #include "util.h"
 
 #include <pthread.h>
@@ -182,12 +184,101 @@ static void test_stop_during_build(void)
 	steps_clear(&s);
 }
 
+/* Every token instance of FTS table tab (term, row, column, offset) as
+ * one string. */
+static char *vocab(sqlite3 *db, const char *tab)
+{
+	char *sql = xasprintf("CREATE VIRTUAL TABLE temp.v_%s USING "
+			      "fts5vocab(main, %s, instance)",
+			      tab, tab);
+	CU_ASSERT_EQUAL_FATAL(sqlite3_exec(db, sql, NULL, NULL, NULL),
+			      SQLITE_OK);
+	free(sql);
+	sql = xasprintf("SELECT term, doc, col, offset FROM v_%s", tab);
+	sqlite3_stmt *st;
+	CU_ASSERT_EQUAL_FATAL(sqlite3_prepare_v2(db, sql, -1, &st, NULL),
+			      SQLITE_OK);
+	free(sql);
+	struct sbuf b = {0};
+	while (sqlite3_step(st) == SQLITE_ROW)
+		sb_printf(&b, "%s %lld %s %d\n",
+			  (const char *)sqlite3_column_text(st, 0),
+			  (long long)sqlite3_column_int64(st, 1),
+			  (const char *)sqlite3_column_text(st, 2),
+			  sqlite3_column_int(st, 3));
+	sqlite3_finalize(st);
+	return sb_steal(&b);
+}
+
+/* Insert text as row id of tab, replaying toks for it (NULL: none). */
+static void insert(sqlite3 *db, const char *tab, int id, const char *text,
+		   const struct tokens *toks, const char *replayed)
+{
+	char *sql = xasprintf("INSERT INTO %s(rowid, title, body) "
+			      "VALUES(?, 'Title of it', ?)",
+			      tab);
+	sqlite3_stmt *st;
+	CU_ASSERT_EQUAL_FATAL(sqlite3_prepare_v2(db, sql, -1, &st, NULL),
+			      SQLITE_OK);
+	free(sql);
+	sqlite3_bind_int(st, 1, id);
+	sqlite3_bind_text(st, 2, text, -1, SQLITE_STATIC);
+	tokenizer_replay(toks, replayed, (int)strlen(replayed));
+	CU_ASSERT_EQUAL(sqlite3_step(st), SQLITE_DONE);
+	tokenizer_replay(NULL, NULL, 0);
+	sqlite3_finalize(st);
+}
+
+/* Tokens made ahead give the index what tokenising the text gives it
+ * (stems, CJK pairs, folded diacritics, offsets); a text they were not
+ * made for is tokenised as usual. */
+static void test_tokens_made_ahead(void)
+{
+	static const char *const texts[] = {
+		"The churches were running; the church runs. Straße café "
+		"naïve résumé 42 x2 a",
+		"Налоги и налогов в России: новые правила для всех",
+		"東京都に住んでいます。中文分词 mixed 漢字 text",
+		"Der Hund und die Katze sind in dem Haus, aber nicht hier",
+		"",
+	};
+	sqlite3 *db;
+	CU_ASSERT_EQUAL_FATAL(sqlite3_open(":memory:", &db), SQLITE_OK);
+	CU_ASSERT_EQUAL_FATAL(tokenizer_register(db), SQLITE_OK);
+	CU_ASSERT_EQUAL_FATAL(
+		sqlite3_exec(db,
+			     "CREATE VIRTUAL TABLE a USING fts5(title, body, "
+			     "tokenize = 'vaultd remove_diacritics 2');"
+			     "CREATE VIRTUAL TABLE b USING fts5(title, body, "
+			     "tokenize = 'vaultd remove_diacritics 2');",
+			     NULL, NULL, NULL),
+		SQLITE_OK);
+	for (size_t i = 0; i < ARRAY_SIZE(texts); i++) {
+		struct tokens *toks =
+			tokenizer_tokens(texts[i], (int)strlen(texts[i]));
+		CU_ASSERT_PTR_NOT_NULL_FATAL(toks);
+		insert(db, "a", (int)i + 1, texts[i], NULL, "");
+		insert(db, "b", (int)i + 1, texts[i], toks, texts[i]);
+		/* Named for another text: not used. */
+		insert(db, "a", (int)i + 100, texts[0], NULL, "");
+		insert(db, "b", (int)i + 100, texts[0], toks, texts[i]);
+		tokens_free(toks);
+	}
+	char *va = vocab(db, "a"), *vb = vocab(db, "b");
+	CU_ASSERT(strlen(va) > 100);
+	CU_ASSERT_STRING_EQUAL(va, vb);
+	free(va);
+	free(vb);
+	sqlite3_close(db);
+}
+
 int main(void)
 {
 	static const struct test_case tests[] = {
 		{"background rounds: build, delayed writes, bursts",
 		 test_background_rounds},
 		{"stop during a first build", test_stop_during_build},
+		{"tokens made ahead", test_tokens_made_ahead},
 	};
 	return run_tests("fulltext", tests, ARRAY_SIZE(tests));
 }

@@ -51,11 +51,14 @@ enum {
 };
 
 /* A change to the FTS tables, held until the transaction commits. */
+struct tokens;
+
 struct fts_op {
 	bool del;
 	int64_t id;
 	char *title, *body;
 	int tlen, blen;
+	struct tokens *toks; /* the body's, made ahead (tokenizer.h), or NULL */
 };
 
 struct store {

@@ -152,17 +152,26 @@ int store_begin(struct store *s)
 		       : sto_write_failed(s);
 }
 
-int store_commit(struct store *s)
+/* Write the queued FTS rows (at the commit). */
+static int flush_ops(struct store *s)
 {
 	int r = 0;
-	bool changed = s->dirty || s->nops;
-	s->dirty = false;
 	for (size_t i = 0; i < s->nops; i++) {
 		struct fts_op *o = &s->ops[i];
+		tokenizer_replay(o->toks, o->body, o->blen);
 		r |= sto_fts_rows(s, o->del, o->id, o->title, o->tlen, o->body,
 				  o->blen);
+		tokenizer_replay(NULL, NULL, 0);
 	}
 	sto_drop_ops(s);
+	return r ? sto_write_failed(s) : 0;
+}
+
+int store_commit(struct store *s)
+{
+	bool changed = s->dirty || s->nops;
+	s->dirty = false;
+	int r = flush_ops(s);
 	if (r == 0 &&
 	    sqlite3_exec(s->w, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) {
 		/* What searches counted before is out of date. */
@@ -231,9 +240,10 @@ static int run_id(struct store *s, int which, int64_t id)
 	return sto_run(s->st[which]);
 }
 
-/* Queue a change; the op takes title and body (malloc'd) over. */
+/* Queue a change; the op takes title, body (malloc'd) and the body's
+ * tokens, if made ahead, over. */
 static void queue_op(struct store *s, bool del, int64_t id, char *title,
-		     int tlen, char *body, int blen)
+		     int tlen, char *body, int blen, struct tokens *toks)
 {
 	if (s->nops == s->capops) {
 		s->capops = s->capops ? 2 * s->capops : 64;
@@ -246,6 +256,7 @@ static void queue_op(struct store *s, bool del, int64_t id, char *title,
 		.body = body,
 		.tlen = tlen,
 		.blen = blen,
+		.toks = toks,
 	};
 }
 
@@ -254,6 +265,7 @@ void sto_drop_ops(struct store *s)
 	for (size_t i = 0; i < s->nops; i++) {
 		free(s->ops[i].title);
 		free(s->ops[i].body);
+		tokens_free(s->ops[i].toks);
 	}
 	s->nops = 0;
 }
@@ -290,7 +302,7 @@ static int unindex(struct store *s, int64_t id)
 		int tl = sqlite3_column_bytes(st, 0),
 		    bl = sqlite3_column_bytes(st, 1);
 		queue_op(s, true, id, xstrndup(t ? t : "", (size_t)tl), tl,
-			 xstrndup(b ? b : "", (size_t)bl), bl);
+			 xstrndup(b ? b : "", (size_t)bl), bl, NULL);
 	}
 	sqlite3_reset(st);
 	return r == SQLITE_ROW || r == SQLITE_DONE ? 0 : -EIO;
@@ -303,6 +315,7 @@ struct store_text {
 	bool cjk;
 	void *z; /* the body as stored (docz_pack) */
 	size_t zlen;
+	struct tokens *toks; /* the body's, made ahead, or NULL */
 };
 
 struct store_text *store_text_new(const char *text, size_t len)
@@ -332,9 +345,15 @@ struct store_text *store_text_new(const char *text, size_t len)
 	return t;
 }
 
+void store_text_tokenize(struct store_text *t)
+{
+	if (!t->toks)
+		t->toks = tokenizer_tokens(t->body, (int)t->blen);
+}
+
 size_t store_text_size(const struct store_text *t)
 {
-	return t->blen + t->zlen;
+	return t->blen + t->zlen + tokens_size(t->toks);
 }
 
 struct store_text *store_text_free(struct store_text *t)
@@ -343,6 +362,7 @@ struct store_text *store_text_free(struct store_text *t)
 		return NULL;
 	free(t->body);
 	free(t->z);
+	tokens_free(t->toks);
 	free(t);
 	return NULL;
 }
@@ -412,7 +432,7 @@ int store_put_text(struct store *s, const struct note *n, struct store_text *t)
 	r |= sto_run(st);
 	int tlen = (int)title.len;
 	queue_op(s, false, id, sb_steal(&title), tlen, TAKE_PTR(t->body),
-		 (int)t->blen);
+		 (int)t->blen, TAKE_PTR(t->toks));
 	store_text_free(t);
 	s->dirty = true;
 	atomic_fetch_add(&s->gen, 1);

@@ -172,12 +172,117 @@ static void tok_delete(Fts5Tokenizer *p)
 	free(t);
 }
 
+/* ---- token streams ---------------------------------------------------------
+ * One token after another: its flags (a byte), then as varints its
+ * length, its start (zigzag, from the last token's) and its end (from
+ * its start), then its bytes.
+ */
+struct tokens {
+	unsigned char *b;
+	size_t len, cap;
+	int last; /* the last token's start, while recording */
+};
+
+/* What this thread's inserts replay (tokenizer_replay). */
+static _Thread_local struct {
+	const struct tokens *toks;
+	const char *text;
+	int n;
+} replay;
+
+static void put_varint(struct tokens *t, uint32_t x)
+{
+	while (x >= 0x80) {
+		t->b[t->len++] = (unsigned char)(x | 0x80);
+		x >>= 7;
+	}
+	t->b[t->len++] = (unsigned char)x;
+}
+
+static uint32_t get_varint(const unsigned char **p)
+{
+	uint32_t x = 0;
+	for (int sh = 0;; sh += 7) {
+		unsigned char c = *(*p)++;
+		x |= (uint32_t)(c & 0x7f) << sh;
+		if (c < 0x80)
+			return x;
+	}
+}
+
+static int on_record(void *ctx, int tflags, const char *tok, int ntok,
+		     int start, int end)
+{
+	struct tokens *t = ctx;
+	/* A flag byte, three varints of 5 bytes at most, the token. */
+	size_t need = 16 + (size_t)ntok;
+	if (t->cap - t->len < need) {
+		t->cap = 2 * t->cap + need;
+		t->b = xrealloc(t->b, t->cap);
+	}
+	int d = start - t->last;
+	t->b[t->len++] = (unsigned char)tflags;
+	put_varint(t, (uint32_t)ntok);
+	put_varint(t, d < 0 ? ((uint32_t)-d << 1) - 1 : (uint32_t)d << 1);
+	put_varint(t, (uint32_t)(end - start));
+	memcpy(t->b + t->len, tok, (size_t)ntok);
+	t->len += (size_t)ntok;
+	t->last = start;
+	return SQLITE_OK;
+}
+
+static int tokens_replay(const struct tokens *t, void *ctx,
+			 int (*emit)(void *, int, const char *, int, int, int))
+{
+	const unsigned char *p = t->b, *e = t->b + t->len;
+	int start = 0, rc = SQLITE_OK;
+	while (p < e && rc == SQLITE_OK) {
+		int tflags = *p++;
+		int ntok = (int)get_varint(&p);
+		uint32_t z = get_varint(&p);
+		start += z & 1 ? -(int)((z + 1) >> 1) : (int)(z >> 1);
+		int end = start + (int)get_varint(&p);
+		rc = emit(ctx, tflags, (const char *)p, ntok, start, end);
+		p += ntok;
+	}
+	return rc;
+}
+
+static bool replay_matches(const char *text, int n)
+{
+	return replay.toks && replay.n == n &&
+	       (replay.text == text || !memcmp(replay.text, text, (size_t)n));
+}
+
+void tokenizer_replay(const struct tokens *t, const char *text, int n)
+{
+	replay.toks = t;
+	replay.text = text;
+	replay.n = n;
+}
+
+size_t tokens_size(const struct tokens *t)
+{
+	return t ? t->cap : 0;
+}
+
+struct tokens *tokens_free(struct tokens *t)
+{
+	if (t) {
+		free(t->b);
+		free(t);
+	}
+	return NULL;
+}
+
 static int tok_tokenize(Fts5Tokenizer *p, void *ctx, int flags,
 			const char *text, int n,
 			int (*emit)(void *, int, const char *, int, int, int))
 {
 	struct tok *t = (struct tok *)p;
 	struct call c = {ctx, emit, text, t->stem, 0};
+	if (flags == FTS5_TOKENIZE_DOCUMENT && replay_matches(text, n))
+		return tokens_replay(replay.toks, ctx, emit);
 	if (flags & FTS5_TOKENIZE_DOCUMENT) {
 		/* A long text of no known language: English, a short one
 		 * (a name, aliases) every language's stems. */
@@ -271,6 +376,20 @@ static struct local *local_get(void)
 	}
 	pthread_setspecific(local_key, l);
 	return l;
+}
+
+struct tokens *tokenizer_tokens(const char *text, int n)
+{
+	struct local *l = local_get();
+	if (!l)
+		return NULL;
+	struct tokens *t = xcalloc(1, sizeof(*t));
+	t->cap = (size_t)n + (size_t)n / 2 + 64;
+	t->b = xmalloc(t->cap);
+	if (l->api.xTokenize(l->tok, t, FTS5_TOKENIZE_DOCUMENT, text, n,
+			     on_record) != SQLITE_OK)
+		return tokens_free(t);
+	return t;
 }
 
 struct counting {

@@ -17,6 +17,7 @@
 
 #include <sqlite3.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define TOKENIZER_LANGS '\x1b'
@@ -38,3 +39,18 @@ bool tokenizer_is_cjk(int32_t cp);
  */
 int tokenizer_positions(const char *text, int n, const int *offs, int noffs,
 			int *pos);
+
+/*
+ * A note's text tokenized ahead, on any thread (a first build's
+ * read-ahead): the tokens, in order, that this tokenizer gives for it as
+ * a document. An insert on a thread that names it (tokenizer_replay)
+ * takes them instead of tokenizing a document text equal to the one
+ * named; any other text is tokenized as usual. NULL when no tokenizer
+ * could be made on this thread.
+ */
+struct tokens;
+struct tokens *tokenizer_tokens(const char *text, int n);
+size_t tokens_size(const struct tokens *t);
+struct tokens *tokens_free(struct tokens *t);
+/* t for text[0..n) on this thread's inserts from now on; t NULL: none. */
+void tokenizer_replay(const struct tokens *t, const char *text, int n);

@@ -483,141 +483,17 @@ static char *dirty_pop_locked(struct vault *v)
 	return p;
 }
 
-/* ---- the build's read-ahead ------------------------------------------- */
+/* ---- the build's read-ahead (vault_prep.c) ---------------------------- */
 
-/*
- * While full-text search is not ready (a first build), the notes' text
- * is read and prepared (store_text_new(): the body normalised and
- * compressed, half the work) on another CPU, a little ahead of the
- * writer, which then only puts it. The writer checks each text against
- * the index as work_one() does: the stat it was read with must be the
- * index's.
- */
-#define PREP_AHEAD 256 /* texts */
-#define PREP_AHEAD_BYTES (32u << 20)
-#define PREP_MIN_QUEUE 256 /* fewer queued notes: not worth a thread */
+#define PREP_MIN_QUEUE 256 /* fewer queued notes: not worth the threads */
 
-struct prep_job {
-	char *path;
-	struct stat st;
-	struct store_text *t; /* NULL: not read (gone, unreadable) */
-	uint32_t hash;	      /* note_text_hash() of the text */
-	size_t bytes;
-};
-
-struct prepper {
-	struct vault *v;
-	pthread_t th;
-	pthread_mutex_t mu; /* innermost */
-	pthread_cond_t cv;
-	struct prep_job ring[PREP_AHEAD]; /* mu: ring[head .. head + n) */
-	size_t head, n, bytes;		  /* mu */
-	bool stop, done;		  /* mu */
-};
-
-static void *prep_main(void *arg)
+/* The read-ahead's next path. */
+static char *dirty_pop(struct vault *v)
 {
-	struct prepper *p = arg;
-	for (;;) {
-		pthread_mutex_lock(&p->mu);
-		while (!p->stop &&
-		       (p->n == PREP_AHEAD || p->bytes >= PREP_AHEAD_BYTES))
-			pthread_cond_wait(&p->cv, &p->mu);
-		bool stop = p->stop;
-		pthread_mutex_unlock(&p->mu);
-		if (stop)
-			break;
-		pthread_mutex_lock(&p->v->ft->fmu);
-		char *path = dirty_pop_locked(p->v);
-		pthread_mutex_unlock(&p->v->ft->fmu);
-		if (!path)
-			break;
-		struct prep_job j = {.path = path};
-		char *text;
-		size_t len;
-		int64_t btime;
-		if (vault_read_note_file(p->v->rootfd, path, &text, &len, &j.st,
-					 &btime) == 0) {
-			j.t = store_text_new(text, len);
-			j.hash = text ? note_text_hash(text, len) : 0;
-			j.bytes = store_text_size(j.t);
-			free(text);
-		}
-		pthread_mutex_lock(&p->mu);
-		p->ring[(p->head + p->n) % PREP_AHEAD] = j;
-		p->n++;
-		p->bytes += j.bytes;
-		pthread_cond_broadcast(&p->cv);
-		pthread_mutex_unlock(&p->mu);
-	}
-	pthread_mutex_lock(&p->mu);
-	p->done = true;
-	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&p->mu);
-	return NULL;
-}
-
-static struct prepper *prep_start(struct vault *v)
-{
-	struct prepper *p = xcalloc(1, sizeof(*p));
-	p->v = v;
-	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->cv, NULL);
-	if (pthread_create(&p->th, NULL, prep_main, p) != 0) {
-		pthread_mutex_destroy(&p->mu);
-		pthread_cond_destroy(&p->cv);
-		free(p);
-		return NULL;
-	}
-	return p;
-}
-
-/* Stop it; the texts it prepared and not handed out are dropped (their
- * notes are queued again by whatever stopped it: a rebuild). */
-static struct prepper *prep_stop(struct prepper *p)
-{
-	if (!p)
-		return NULL;
-	pthread_mutex_lock(&p->mu);
-	p->stop = true;
-	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&p->mu);
-	pthread_join(p->th, NULL);
-	for (size_t i = 0; i < p->n; i++) {
-		struct prep_job *j = &p->ring[(p->head + i) % PREP_AHEAD];
-		free(j->path);
-		store_text_free(j->t);
-	}
-	pthread_mutex_destroy(&p->mu);
-	pthread_cond_destroy(&p->cv);
-	free(p);
-	return NULL;
-}
-
-/* The next prepared text: 1, 0 when none is ready yet, -1 when there will
- * be none (the queue was empty). */
-static int prep_take(struct prepper *p, struct prep_job *ret)
-{
-	pthread_mutex_lock(&p->mu);
-	int r = p->n ? 1 : p->done ? -1 : 0;
-	if (r > 0) {
-		*ret = p->ring[p->head];
-		p->head = (p->head + 1) % PREP_AHEAD;
-		p->n--;
-		p->bytes -= ret->bytes;
-		pthread_cond_broadcast(&p->cv);
-	}
-	pthread_mutex_unlock(&p->mu);
-	return r;
-}
-
-/* Wait (holding no vault lock) until a text is ready or none will be. */
-static void prep_wait(struct prepper *p)
-{
-	pthread_mutex_lock(&p->mu);
-	while (!p->n && !p->done)
-		pthread_cond_wait(&p->cv, &p->mu);
-	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_lock(&v->ft->fmu);
+	char *path = dirty_pop_locked(v);
+	pthread_mutex_unlock(&v->ft->fmu);
+	return path;
 }
 
 /* work_one() for a prepared text (writer lock and smu held). */
@@ -717,7 +593,7 @@ static bool work_begin(struct vault *v, struct work_txn *t,
 	}
 	bool building = !atomic_load(&v->ft->ready);
 	if (building && !*prep && queued >= PREP_MIN_QUEUE)
-		*prep = prep_start(v);
+		*prep = prep_start(v, dirty_pop);
 	pthread_mutex_lock(&v->smu);
 	if (!t->open) {
 		*t = (struct work_txn){.open = true,

@@ -7,7 +7,8 @@
  * and the sync of a path; vault_write.c the guard and the guarded write;
  * vault_move.c renames of notes and folders (and the rewrite of the links
  * they change, which vault_trash.c's delete uses too); vault_fulltext.c
- * the on-disk index's work queue (struct fulltext); vault_violations.c
+ * the on-disk index's work queue (struct fulltext); vault_prep.c a first
+ * build's read-ahead (struct prepper); vault_violations.c
  * the recorded policy violations.
  *
  * Locks, and the order they nest in (a lock may be taken while holding
@@ -23,8 +24,10 @@
  *             round of its work is pending), with ft->fcv (ready)
  *   vmu       the violations ring and `gone`
  *   polmu     the policy pointer; innermost, nothing is taken inside it
- *   prep.mu   the full-text build's read-ahead (struct prepper in
- *             vault_fulltext.c); innermost
+ *   prep.popmu the full-text build's read-ahead (struct prepper in
+ *             vault_prep.c): its threads take it holding nothing, and
+ *             ft->fmu inside it to take a path off the queue
+ *   prep.mu   the read-ahead's ring of prepared texts; innermost
  *   ft->q     the full-text work's queue (workq.h; its rounds are pushed
  *             under ft->fmu); innermost. Its worker runs the work
  *             holding none of these; ft->q is stopped and joined holding
@@ -166,6 +169,34 @@ struct store_entries;
 size_t vault_fulltext_queue_scan(struct vault *v, const struct ptrvec *paths,
 				 const bool *cached,
 				 struct store_entries *stored);
+
+/* ---- vault_prep.c: a first build's read-ahead ---- */
+
+/* A queued note read and prepared for the store. */
+struct prep_job {
+	char *path;
+	struct stat st;
+	struct store_text *t; /* NULL: not read (gone, unreadable) */
+	uint32_t hash;	      /* note_text_hash() of the text */
+	size_t bytes;
+};
+
+/* The next queued path to prepare (taken off the queue; the caller frees
+ * it), or NULL when the queue is empty. */
+typedef char *(*prep_next_fn)(struct vault *v);
+struct prepper;
+/* Threads that read and prepare what next hands out; NULL if none could
+ * be started. */
+struct prepper *prep_start(struct vault *v, prep_next_fn next);
+/* Stop it; the texts it prepared and not handed out are dropped (their
+ * notes are queued again by whatever stopped it: a rebuild). */
+struct prepper *prep_stop(struct prepper *p);
+/* The next prepared text, in the order next handed the paths out: 1, 0
+ * when it is not ready yet, -1 when there will be none (the queue was
+ * seen empty). */
+int prep_take(struct prepper *p, struct prep_job *ret);
+/* Wait (holding no vault lock) until a text is ready or none will be. */
+void prep_wait(struct prepper *p);
 
 /* ---- vault_violations.c ---- */
 
