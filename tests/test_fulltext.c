@@ -5,7 +5,8 @@
  * and the substring backfill after it, writes put a moment later with a
  * burst gathered into one round, and a stop in the middle of a build;
  * the tokens a build's read-ahead makes, which the index must take as
- * if it had tokenised the text itself. Also run under ThreadSanitizer.
+ * if it had tokenised the text itself; the word index's segments merged
+ * after a build. Also run under ThreadSanitizer.
  */
 #include "store.h"
 #include "testutil.h"
@@ -272,6 +273,64 @@ static void test_tokens_made_ahead(void)
 	sqlite3_close(db);
 }
 
+/* The word index's segments in the store's database (a leaf's row id
+ * holds its segment's id above bit 37). */
+static int segments(struct tvault *t)
+{
+	sqlite3 *db;
+	int n = -1;
+	if (sqlite3_open_v2(store_path(vault_store(t->v)), &db,
+			    SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+		sqlite3_stmt *q;
+		if (sqlite3_prepare_v2(db,
+				       "SELECT count(DISTINCT id >> 37)"
+				       " FROM fts_data WHERE id > 10",
+				       -1, &q, NULL) == SQLITE_OK &&
+		    sqlite3_step(q) == SQLITE_ROW)
+			n = sqlite3_column_int(q, 0);
+		sqlite3_finalize(q);
+	}
+	sqlite3_close(db);
+	return n;
+}
+
+/* A first build's segments are merged into one before the substrings
+ * are filled; store_fts_merge() merges what writes added, ends, and the
+ * answers stay. */
+static void test_merge_segments(void)
+{
+	struct tvault t;
+	struct steps s;
+	steps_init(&s);
+	open_unbuilt(&t, 3000);
+	CU_ASSERT_EQUAL(vault_fulltext_start(t.v, on_step, &s), 0);
+	CU_ASSERT_FATAL(steps_wait(&s, 1, 1));
+	CU_ASSERT_EQUAL(segments(&t), 1);
+	/* Each round of writes commits a segment. */
+	for (int i = 0; i < 6; i++) {
+		char content[32];
+		snprintf(content, sizeof(content), "piccolo %d", i);
+		update(&t, i % 2 ? "N0001" : "N0002", content);
+		CU_ASSERT_FATAL(steps_wait(&s, 2 + i, 2 + i));
+	}
+	/* Merged here, the background stopped. */
+	vault_fulltext_stop(t.v);
+	CU_ASSERT(segments(&t) > 1);
+	int r, steps = 0;
+	while ((r = store_fts_merge(vault_store(t.v), 1000000000u)) == 1 &&
+	       steps < 1000)
+		steps++;
+	CU_ASSERT_EQUAL(r, 0);
+	CU_ASSERT_EQUAL(segments(&t), 1);
+	CU_ASSERT_EQUAL(store_fts_merge(vault_store(t.v), 1000000000u), 0);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "piccolo", "fulltext"), 2);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "bassoon", "fulltext"), 2998);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "\\\"piccolo 5\\\"", "fulltext"),
+			1);
+	tv_close(&t);
+	steps_clear(&s);
+}
+
 int main(void)
 {
 	static const struct test_case tests[] = {
@@ -279,6 +338,7 @@ int main(void)
 		 test_background_rounds},
 		{"stop during a first build", test_stop_during_build},
 		{"tokens made ahead", test_tokens_made_ahead},
+		{"a build's segments merged", test_merge_segments},
 	};
 	return run_tests("fulltext", tests, ARRAY_SIZE(tests));
 }

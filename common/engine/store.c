@@ -477,6 +477,39 @@ bool store_sub_ready(struct store *s)
 	return atomic_load(&s->sub_cursor) < 0;
 }
 
+int store_fts_merge(struct store *s, uint64_t budget_ns)
+{
+	if (store_begin(s) < 0)
+		return -EIO;
+	/* A negative page count merges every segment into one, 256 pages
+	 * at a time; a step that changes no row besides its own found one
+	 * segment. */
+	sqlite3_stmt *q = NULL;
+	int r = sqlite3_prepare_v2(s->w,
+				   "INSERT INTO fts(fts, rank)"
+				   " VALUES('merge', -256)",
+				   -1, &q, NULL) == SQLITE_OK
+			? 1
+			: -EIO;
+	uint64_t t0 = now_ns();
+	while (r == 1 && now_ns() - t0 < budget_ns) {
+		int64_t before = sqlite3_total_changes64(s->w);
+		if (sto_run(q) < 0)
+			r = -EIO;
+		else if (sqlite3_total_changes64(s->w) - before < 2)
+			r = 0;
+		sqlite3_reset(q);
+	}
+	sqlite3_finalize(q);
+	if (r < 0) {
+		sto_write_failed(s);
+		store_rollback(s);
+		return -EIO;
+	}
+	/* The same notes and words: the generation stays. */
+	return store_commit(s) < 0 ? -EIO : r;
+}
+
 int store_sub_backfill(struct store *s, uint64_t budget_ns, size_t *ret_done)
 {
 	*ret_done = 0;

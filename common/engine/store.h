@@ -59,6 +59,14 @@ bool store_failed(struct store *s);
  */
 bool store_sub_ready(struct store *s);
 int store_sub_backfill(struct store *s, uint64_t budget_ns, size_t *ret_done);
+/*
+ * A build leaves the word index in several segments (one per commit,
+ * partly merged); every search reads each word's list once per segment.
+ * store_fts_merge() merges them into one for about budget_ns (writer
+ * side, no transaction open): 1 when more is left, 0 when the index is
+ * one segment, <0 on error. The answers do not change.
+ */
+int store_fts_merge(struct store *s, uint64_t budget_ns);
 const char *store_error(struct store *s);
 /* Delete the database and create it empty. */
 int store_reset(struct store *s, char **ret_note);

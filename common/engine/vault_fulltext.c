@@ -47,6 +47,9 @@ struct fulltext {
 	atomic_bool off;	   /* atomic; set once, never cleared */
 	atomic_size_t done, total; /* atomic: this build's progress */
 	atomic_bool ready;	   /* atomic */
+	/* A build finished in this process: its segments are merged in the
+	 * background (store_fts_merge) before the substrings are filled. */
+	atomic_bool merge; /* atomic */
 	/* A build's store transaction spans slices (vault_fulltext_work()):
 	 * writers that find it open queue their note as if smu were busy. */
 	bool store_txn; /* smu */
@@ -693,6 +696,8 @@ static bool work_end(struct vault *v, struct work_txn *t,
 			v->ft->dirty_head >= v->ft->dirty.n && !v->ft->reset &&
 			!store_failed(v->store);
 	if (finished) {
+		if (building)
+			atomic_store(&v->ft->merge, true);
 		atomic_store(&v->ft->ready, true);
 		atomic_store(&v->ft->done, 0);
 		atomic_store(&v->ft->total, 0);
@@ -733,11 +738,19 @@ size_t vault_substrings_work(struct vault *v)
 			break;
 		size_t done = 0;
 		pthread_mutex_lock(&v->smu);
-		int r = store_sub_ready(v->store) || v->ft->store_txn
+		bool txn = v->ft->store_txn;
+		bool merge = !txn && atomic_load(&v->ft->merge);
+		int r = txn	? 0
+			: merge ? store_fts_merge(v->store, SUB_SLICE_NS)
+			: store_sub_ready(v->store)
 				? 0
 				: store_sub_backfill(v->store, SUB_SLICE_NS,
 						     &done);
 		pthread_mutex_unlock(&v->smu);
+		if (merge && r == 0) {
+			atomic_store(&v->ft->merge, false);
+			r = 1; /* on to the substrings */
+		}
 		total += done;
 		if (r < 0) {
 			store_broke(v);
