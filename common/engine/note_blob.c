@@ -8,6 +8,7 @@
 #include "props.h"
 #include "tasks.h"
 #include "util.h"
+#include "varint.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -45,14 +46,8 @@ static void blob_layout(const char *path, const unsigned char *body, size_t len,
 
 static void put_u32(struct sbuf *b, uint32_t v)
 {
-	char buf[5];
-	size_t n = 0;
-	while (v >= 0x80) {
-		buf[n++] = (char)(v | 0x80);
-		v >>= 7;
-	}
-	buf[n++] = (char)v;
-	sb_add(b, buf, n);
+	unsigned char buf[VARINT_MAX];
+	sb_add(b, (const char *)buf, varint_put(buf, v));
 }
 
 static void put_strn(struct sbuf *b, const char *s, size_t n)
@@ -185,20 +180,9 @@ static bool ends_md(const char *s, size_t n)
 
 static uint32_t get_u32(struct reader *r)
 {
-	uint32_t v = 0;
-	for (int shift = 0; shift < 35; shift += 7) {
-		if (r->p >= r->end) {
-			r->bad = true;
-			return 0;
-		}
-		unsigned char c = *r->p++;
-		/* The fifth byte has 4 bits left. */
-		if (shift == 28 && c > 0x0f)
-			break;
-		v |= (uint32_t)(c & 0x7f) << shift;
-		if (!(c & 0x80))
-			return v;
-	}
+	uint32_t v;
+	if (varint_get(&r->p, r->end, &v))
+		return v;
 	r->bad = true;
 	return 0;
 }

@@ -4,6 +4,7 @@
 #include "stem.h"
 #include "u8.h"
 #include "util.h"
+#include "varint.h"
 
 #include <pthread.h>
 
@@ -190,26 +191,6 @@ static _Thread_local struct {
 	int n;
 } replay;
 
-static void put_varint(struct tokens *t, uint32_t x)
-{
-	while (x >= 0x80) {
-		t->b[t->len++] = (unsigned char)(x | 0x80);
-		x >>= 7;
-	}
-	t->b[t->len++] = (unsigned char)x;
-}
-
-static uint32_t get_varint(const unsigned char **p)
-{
-	uint32_t x = 0;
-	for (int sh = 0;; sh += 7) {
-		unsigned char c = *(*p)++;
-		x |= (uint32_t)(c & 0x7f) << sh;
-		if (c < 0x80)
-			return x;
-	}
-}
-
 static int on_record(void *ctx, int tflags, const char *tok, int ntok,
 		     int start, int end)
 {
@@ -222,9 +203,10 @@ static int on_record(void *ctx, int tflags, const char *tok, int ntok,
 	}
 	int d = start - t->last;
 	t->b[t->len++] = (unsigned char)tflags;
-	put_varint(t, (uint32_t)ntok);
-	put_varint(t, d < 0 ? ((uint32_t)-d << 1) - 1 : (uint32_t)d << 1);
-	put_varint(t, (uint32_t)(end - start));
+	t->len += varint_put(t->b + t->len, (uint32_t)ntok);
+	t->len += varint_put(t->b + t->len, d < 0 ? ((uint32_t)-d << 1) - 1
+						  : (uint32_t)d << 1);
+	t->len += varint_put(t->b + t->len, (uint32_t)(end - start));
 	memcpy(t->b + t->len, tok, (size_t)ntok);
 	t->len += (size_t)ntok;
 	t->last = start;
@@ -238,11 +220,13 @@ static int tokens_replay(const struct tokens *t, void *ctx,
 	int start = 0, rc = SQLITE_OK;
 	while (p < e && rc == SQLITE_OK) {
 		int tflags = *p++;
-		int ntok = (int)get_varint(&p);
-		uint32_t z = get_varint(&p);
+		uint32_t ntok, z, len;
+		if (!varint_get(&p, e, &ntok) || !varint_get(&p, e, &z) ||
+		    !varint_get(&p, e, &len) || ntok > (size_t)(e - p))
+			return SQLITE_ERROR;
 		start += z & 1 ? -(int)((z + 1) >> 1) : (int)(z >> 1);
-		int end = start + (int)get_varint(&p);
-		rc = emit(ctx, tflags, (const char *)p, ntok, start, end);
+		rc = emit(ctx, tflags, (const char *)p, (int)ntok, start,
+			  start + (int)len);
 		p += ntok;
 	}
 	return rc;
