@@ -166,6 +166,13 @@ struct mount {
 	pthread_mutex_t lmu;
 	pthread_cond_t lcv; /* loop_done was set */
 	bool loop_done;	    /* lmu */
+	/* Nodes whose files a writer replaced (a note written, the links a
+	 * rename rewrote): the kernel's caches of them go as that writer
+	 * lets go of the vault (settle_take/settle_run), before it answers.
+	 * Vault writer lock; settling: how many writers are dropping theirs
+	 * (atomic), waited for by mount_stop(). */
+	struct ptrvec replaced;
+	int settling;
 };
 
 /* An empty file that stands in, for the announcer, for a note already
@@ -331,9 +338,9 @@ struct workq *inval_queue_new(struct mount *m);
 int inval_start(struct mount *m);
 void inval_path(struct mount *m, const char *path);
 fuse_ino_t follow_replaced(struct mount *m, uint64_t old_ino, const char *path);
-void follow_rewritten(struct mount *m, uint64_t old_ino, const char *path,
-		      struct ptrvec *inos);
-void inval_now(struct mount *m, struct ptrvec *inos);
+void follow_rewritten(struct mount *m, uint64_t old_ino, const char *path);
+void *settle_take(void *ud);
+void settle_run(void *taken, void *ud);
 void on_vault_event(const struct vault_event *ev, void *ud);
 
 /* ---- mount_guard.c: shadow copies, commits, reverts, the grace period */

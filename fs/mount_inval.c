@@ -322,9 +322,9 @@ fuse_ino_t follow_replaced(struct mount *m, uint64_t old_ino, const char *path)
 }
 
 /* A note renamed by vaultd, now at path, whose links were rewritten
- * there (a new file): its node follows; its number goes to *inos. */
-void follow_rewritten(struct mount *m, uint64_t old_ino, const char *path,
-		      struct ptrvec *inos)
+ * there (a new file): its node follows, and loses its kernel caches as
+ * the writer lets go of the vault (writer lock held). */
+void follow_rewritten(struct mount *m, uint64_t old_ino, const char *path)
 {
 	struct stat st;
 	fuse_ino_t k = 0;
@@ -332,23 +332,47 @@ void follow_rewritten(struct mount *m, uint64_t old_ino, const char *path,
 	    (uint64_t)st.st_ino != old_ino)
 		k = follow_replaced(m, old_ino, path);
 	if (k)
-		pv_push(inos, (void *)(uintptr_t)k);
+		pv_push(&m->replaced, (void *)(uintptr_t)k);
 }
 
 /*
- * Drop what the kernel caches of the nodes inos (freed) before the rename
- * that replaced their files is answered: a read right after it must not
- * get the old size. Called with no vault lock held. The kernel's rename
- * holds the folders' locks, not these files' attributes or pages, and
- * there is no writeback cache: nothing here waits on another request.
+ * The writer lets go of the vault (writer lock held): the nodes whose
+ * files it replaced are handed to settle_run().
  */
-void inval_now(struct mount *m, struct ptrvec *inos)
+void *settle_take(void *ud)
 {
+	struct mount *m = ud;
+	if (!m->replaced.n)
+		return NULL;
+	struct ptrvec *inos = xmalloc(sizeof(*inos));
+	*inos = m->replaced;
+	m->replaced = (struct ptrvec){0};
+	__atomic_add_fetch(&m->settling, 1, __ATOMIC_ACQ_REL);
+	return inos;
+}
+
+/*
+ * Drop what the kernel caches of the nodes whose files a writer replaced,
+ * before that writer answers (a rename through the mount, an MCP tool):
+ * a read after the answer gets the new text and size. Left to the inval
+ * thread, the drop could land while such a read is in flight: the kernel
+ * then keeps the old size over the new text (zeros past its end, or the
+ * text cut short). On the writer's thread with no vault lock held; for a
+ * mount request, libfuse's rule against notifying from a handler is
+ * about locks the kernel holds for it: a rename holds its folders',
+ * not these files' attributes or pages, and there is no writeback cache.
+ */
+void settle_run(void *taken, void *ud)
+{
+	struct mount *m = ud;
+	struct ptrvec *inos = taken;
 	for (size_t i = 0; i < inos->n; i++)
 		if (__atomic_load_n(&m->mounted, __ATOMIC_ACQUIRE))
 			fuse_lowlevel_notify_inval_inode(
 				m->se, (fuse_ino_t)(uintptr_t)inos->v[i], 0, 0);
 	pv_free(inos);
+	free(inos);
+	__atomic_sub_fetch(&m->settling, 1, __ATOMIC_ACQ_REL);
 }
 
 /* The vault changed a note (MCP tools, link rewrites, inotify). */
@@ -361,7 +385,7 @@ void on_vault_event(const struct vault_event *ev, void *ud)
 	if (ev->type == VEV_CHANGED && ev->old_ino && !external) {
 		fuse_ino_t k = follow_replaced(m, ev->old_ino, ev->path);
 		if (k)
-			queue_inval(m, false, k, NULL);
+			pv_push(&m->replaced, (void *)(uintptr_t)k);
 		else
 			inval_path(m, ev->path);
 	}

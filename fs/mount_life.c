@@ -168,6 +168,7 @@ int mount_start(struct vault *v, const struct mount_config *cfg,
 		return r;
 	}
 	vault_add_listener(v, on_vault_event, m);
+	vault_set_settle(v, settle_take, settle_run, m);
 	vault_set_file_in_use(v, holds_file, m);
 	/* The spare files from now, not from the first write: their thread
 	 * takes back those an earlier run left before a write (a rename's
@@ -184,6 +185,22 @@ int mount_start(struct vault *v, const struct mount_config *cfg,
 		return -EAGAIN;
 	}
 	*ret = m;
+	return 0;
+}
+
+/* Writers still dropping kernel caches (settle_run()) are done, by until
+ * (NULL: no limit); -1 when not. */
+static int settle_wait(struct mount *m, const struct timespec *until)
+{
+	struct timespec now;
+	while (__atomic_load_n(&m->settling, __ATOMIC_ACQUIRE)) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		if (until && (now.tv_sec > until->tv_sec ||
+			      (now.tv_sec == until->tv_sec &&
+			       now.tv_nsec >= until->tv_nsec)))
+			return -1;
+		usleep(1000);
+	}
 	return 0;
 }
 
@@ -224,11 +241,12 @@ static void session_stop(struct mount *m)
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000L;
 	}
-	if (workq_join(m->q, &until) < 0) {
+	if (workq_join(m->q, &until) < 0 || settle_wait(m, &until) < 0) {
 		if (!m->conn.dev || fuseconn_abort(m->conn.dev) < 0)
 			log_warn("%s: cannot abort the FUSE connection",
 				 m->mountpoint);
 		workq_join(m->q, NULL);
+		settle_wait(m, NULL);
 	}
 	fuse_session_unmount(m->se);
 	fuse_session_destroy(m->se);
@@ -242,6 +260,7 @@ struct mount *mount_stop(struct mount *m)
 	if (m->listening) {
 		vault_set_file_in_use(m->v, NULL, NULL);
 		vault_remove_listener(m->v, on_vault_event, m);
+		vault_set_settle(m->v, NULL, NULL, NULL);
 	}
 	if (m->se)
 		session_stop(m);
@@ -255,6 +274,7 @@ struct mount *mount_stop(struct mount *m)
 		pending_free(p);
 	}
 	nodes_free(m);
+	pv_free(&m->replaced);
 	/* Invalidations that never ran (the thread did not start). */
 	m->q = workq_free(m->q);
 	if (m->root_node.fd >= 0)

@@ -168,17 +168,15 @@ static int rename_note(struct mount *m, const struct rename_req *rq)
 	mount_origin(m, &o, rq->from, rq->to);
 	int r = vault_rename(m->v, n, rq->to, rq->src, false, NULL, &msg);
 	vault_set_origin(m->v, NULL);
-	struct ptrvec replaced = {0};
 	if (r == 0) {
 		follow_rename(m, rq->from, rq->to);
-		follow_rewritten(m, ino, rq->to, &replaced);
+		follow_rewritten(m, ino, rq->to);
 	}
 	if (r < 0)
 		log_warn("rename %s -> %s refused (%s): %s", rq->from, rq->to,
 			 rq->src, msg ? msg : strerror(-r));
 	free(msg);
 	vault_write_unlock(m->v);
-	inval_now(m, &replaced);
 	return r < 0 ? r : 0;
 }
 
@@ -261,12 +259,11 @@ static int rename_folder(struct mount *m, const struct rename_req *rq)
 				    NULL, &msg);
 	vault_set_origin(m->v, NULL);
 	size_t fl = strlen(rq->from);
-	struct ptrvec replaced = {0};
 	for (size_t i = 0; i < paths.n; i++) {
 		_cleanup_free_ char *np =
 			xasprintf("%s%s", rq->to, (char *)paths.v[i] + fl);
 		if (r == 0 && inos[i])
-			follow_rewritten(m, inos[i], np, &replaced);
+			follow_rewritten(m, inos[i], np);
 		free(paths.v[i]);
 	}
 	pv_free(&paths);
@@ -277,7 +274,6 @@ static int rename_folder(struct mount *m, const struct rename_req *rq)
 		log_warn("rename %s -> %s refused (%s): %s", rq->from, rq->to,
 			 rq->src, msg ? msg : strerror(-r));
 	vault_write_unlock(m->v);
-	inval_now(m, &replaced);
 	free(msg);
 	return r;
 }

@@ -2560,6 +2560,69 @@ static void test_rename_open_fd(void)
 	CU_ASSERT(access(old, F_OK) < 0);
 }
 
+/* path through the mount, read whole, is the vault folder's text:
+ * never the old size over the new text (zeros past its end, or cut). */
+static bool mount_shows(const char *rel, const char *step, int i)
+{
+	_cleanup_free_ char *mp = xasprintf("%s/%s", g_mnt, rel);
+	_cleanup_free_ char *vp = vpath(rel);
+	size_t ml = 0, vl = 0;
+	_cleanup_free_ char *mt = slurp(mp, &ml);
+	_cleanup_free_ char *vt = slurp(vp, &vl);
+	bool ok = mt && vt && ml == vl && !memcmp(mt, vt, ml);
+	if (!ok)
+		fprintf(stderr,
+			"%s, round %d: the mount read %zu bytes of %s, "
+			"the folder has %zu\n",
+			step, i, ml, rel, vl);
+	return ok;
+}
+
+/*
+ * The files vaultd replaces under a writer's request (the links a folder
+ * rename rewrites elsewhere, a note an MCP tool appends to) are read
+ * whole through the mount as soon as that request is answered, with
+ * the kernel holding their old sizes from just before.
+ */
+static void test_replaced_read(void)
+{
+	static const char *names[] = {"RF", "RFolderLonger"};
+	_cleanup_free_ char *d0 = xasprintf("%s/%s", g_mnt, names[0]);
+	CU_ASSERT_EQUAL_FATAL(mkdir(d0, 0755), 0);
+	_cleanup_free_ char *n0 = xasprintf("%s/N.md", d0);
+	note_put(n0, "n\n");
+	_cleanup_free_ char *ref = xasprintf("%s/Ref.md", g_mnt);
+	note_put(ref, "[x](RF/N.md) [[RF/N]]\n");
+	int bad = 0;
+	for (int i = 0; i < 200 && bad < 3; i++) {
+		struct stat st;
+		CU_ASSERT_EQUAL(stat(ref, &st), 0); /* the kernel holds it */
+		_cleanup_free_ char *a =
+			xasprintf("%s/%s", g_mnt, names[i % 2]);
+		_cleanup_free_ char *b =
+			xasprintf("%s/%s", g_mnt, names[(i + 1) % 2]);
+		CU_ASSERT_EQUAL_FATAL(rename(a, b), 0);
+		bad += !mount_shows("Ref.md", "folder rename", i);
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+	const char *ctl = getenv("VAULTCTL_BIN");
+	if (!ctl || access(ctl, X_OK) < 0)
+		return;
+	_cleanup_free_ char *ap = xasprintf("%s/Appended.md", g_mnt);
+	note_put(ap, "start\n");
+	bad = 0;
+	for (int i = 0; i < 40 && bad < 3; i++) {
+		CU_ASSERT(mount_shows("Appended.md", "before", i));
+		_cleanup_free_ char *cmd = xasprintf(
+			"%s --socket %s call append_note name=Appended "
+			"'text=line %d' >/dev/null",
+			ctl, g_sock, i);
+		CU_ASSERT_EQUAL(shell(cmd), 0);
+		bad += !mount_shows("Appended.md", "MCP append", i);
+	}
+	CU_ASSERT_EQUAL(bad, 0);
+}
+
 /* A second name for a note is a way around the guard: refused. */
 static void test_hard_links(void)
 {
@@ -2953,6 +3016,7 @@ int main(void)
 		{"redirect", test_redirect},
 		{"rename_open_fd", test_rename_open_fd},
 		{"hard_links", test_hard_links},
+		{"replaced_read", test_replaced_read},
 		{"still_mounted", test_still_mounted},
 		{"crash_mounts", test_crash_mounts},
 		{"still_mounted_after", test_still_mounted},

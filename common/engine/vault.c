@@ -217,6 +217,21 @@ void vault_write_lock(struct vault *v)
 void vault_write_unlock(struct vault *v)
 {
 	v->origin = NULL;
+	void *taken = v->settle_take ? v->settle_take(v->settle_ud) : NULL;
+	vault_settle_run_fn run = v->settle_run;
+	void *ud = v->settle_ud;
+	pthread_mutex_unlock(&v->wmu);
+	if (taken)
+		run(taken, ud);
+}
+
+void vault_set_settle(struct vault *v, vault_settle_take_fn take,
+		      vault_settle_run_fn run, void *ud)
+{
+	pthread_mutex_lock(&v->wmu);
+	v->settle_take = take;
+	v->settle_run = run;
+	v->settle_ud = ud;
 	pthread_mutex_unlock(&v->wmu);
 }
 

@@ -202,6 +202,20 @@ struct vault_origin {
 };
 void vault_set_origin(struct vault *v, const struct vault_origin *o);
 
+/*
+ * What a listener queued under the writer lock and must finish before
+ * the writer answers anyone (the mount: dropping the kernel's caches of
+ * the files a write replaced). take() runs as a writer lets go of the
+ * lock, still under it, and hands over what was queued (NULL: nothing);
+ * run() gets it right after, on the writer's thread, no lock held. One
+ * at a time; set with take NULL to remove (a run() may still be going:
+ * the caller waits for it its own way).
+ */
+typedef void *(*vault_settle_take_fn)(void *ud);
+typedef void (*vault_settle_run_fn)(void *taken, void *ud);
+void vault_set_settle(struct vault *v, vault_settle_take_fn take,
+		      vault_settle_run_fn run, void *ud);
+
 struct write_opts {
 	const char *source; /* who writes, for events and violations */
 	bool create;	    /* the note must not exist yet */

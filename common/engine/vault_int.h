@@ -80,6 +80,10 @@ struct vault {
 	/* Who makes the changes under the writer lock (vault_set_origin),
 	 * cleared at vault_write_unlock. */
 	const struct vault_origin *origin; /* wmu */
+	/* vault_set_settle() */
+	vault_settle_take_fn settle_take; /* wmu */
+	vault_settle_run_fn settle_run;	  /* wmu */
+	void *settle_ud;		  /* wmu */
 	/* Ring of recent violations, oldest first. */
 	pthread_mutex_t vmu;
 	struct vault_violation *violations; /* vmu */

@@ -429,7 +429,7 @@ static void index_install(struct vault *v, struct index *ix,
 	pv_free(&again);
 	/* The spares, made ahead now rather than at the first write. */
 	vault_write_pool(v);
-	pthread_mutex_unlock(&v->wmu);
+	vault_write_unlock(v);
 	index_free(old);
 }
 
