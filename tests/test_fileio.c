@@ -820,6 +820,75 @@ static void test_spare_writes(void)
 	tv_close(&t);
 }
 
+/* How many of the files inos have a name in the spare folder. */
+static size_t spares_among(struct tvault *t, const ino_t *inos, size_t n)
+{
+	ino_t now[POOL_SCAN];
+	size_t k = spares(t, now, POOL_SCAN), c = 0;
+	for (size_t i = 0; i < n; i++)
+		c += has_ino(now, k, inos[i]);
+	return c;
+}
+
+/* A spare that got a second name while in the pool is not written
+ * through: the write makes its own file, and the spare's name goes (the
+ * other name keeps the file and its text). */
+static void test_spare_linked(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	int root = open_root(&t);
+	tv_write(&t, ".vaultd/keep", "");
+	tv_write(&t, "m.md", "zero");
+	struct file_pool *pool = file_pool_new(root);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+	ino_t made[POOL_SCAN];
+	size_t n = 0;
+	for (int i = 0; i < 500 && n < 16; i++) {
+		n = spares(&t, made, POOL_SCAN);
+		if (n < 16)
+			nanosleep(&(struct timespec){0, 10000000}, NULL);
+	}
+	CU_ASSERT_TRUE_FATAL(n >= 16);
+	char *dir = xasprintf("%s/.vaultd/spare", t.dir);
+	DIR *d = opendir(dir);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+	struct dirent *e;
+	size_t linked = 0;
+	ino_t inos[POOL_SCAN];
+	while ((e = readdir(d)) && linked < POOL_SCAN) {
+		if (strncmp(e->d_name, "spare-", 6))
+			continue;
+		char *to = xasprintf("%s/other-%zu", t.dir, linked);
+		if (linkat(dirfd(d), e->d_name, AT_FDCWD, to, 0) == 0)
+			inos[linked++] = e->d_ino;
+		free(to);
+	}
+	closedir(d);
+	free(dir);
+	CU_ASSERT_TRUE_FATAL(linked >= 16);
+	CU_ASSERT_EQUAL(spares_among(&t, inos, linked), linked);
+	CU_ASSERT_EQUAL(
+		file_write_pooled(pool, root, "m.md", "one", 3, 0, NULL), 0);
+	char *c = tv_read(&t, "m.md");
+	ASSERT_STR_EQ(c, "one");
+	free(c);
+	CU_ASSERT_FALSE(has_ino(inos, linked, ino_of(&t, "m.md")));
+	CU_ASSERT_EQUAL(spares_among(&t, inos, linked), linked - 1);
+	for (size_t i = 0; i < linked; i++) {
+		char *rel = xasprintf("other-%zu", i);
+		struct stat st;
+		char *p = xasprintf("%s/%s", t.dir, rel);
+		CU_ASSERT_EQUAL(stat(p, &st), 0);
+		CU_ASSERT_EQUAL(st.st_ino, inos[i]);
+		free(p);
+		free(rel);
+	}
+	file_pool_free(pool);
+	close(root);
+	tv_close(&t);
+}
+
 /* A note's old file that vaultd holds only until the write returns (the
  * mount's node, pointed at the new file by the commit: WRITE_FOLLOWED)
  * still becomes a spare, no inode freed; one still held after that
@@ -1421,6 +1490,7 @@ int main(void)
 		{"spare_writes", test_spare_writes},
 		{"batch_pooled", test_batch_pooled},
 		{"spare_followed", test_spare_followed},
+		{"spare_linked", test_spare_linked},
 		{"file_read", test_file_read},
 		{"file_rename", test_file_rename},
 		{"url_decode", test_url_decode},

@@ -537,6 +537,20 @@ void file_pool_set_in_use(struct file_pool *p, file_in_use_fn fn, void *ud)
 	pthread_mutex_unlock(&p->mu);
 }
 
+/* A spare taken that cannot be used goes back to the pool (keep; empty:
+ * known to be empty), or, not being what a spare is, away. */
+static void spare_undo(struct file_pool *p, const char *spare, int fd,
+		       bool keep, bool empty)
+{
+	if (fd >= 0)
+		close(fd);
+	pthread_mutex_lock(&p->mu);
+	keep = keep && pool_add_locked(p, spare, empty);
+	pthread_mutex_unlock(&p->mu);
+	if (!keep)
+		unlinkat(p->dfd, spare, 0);
+}
+
 /* A spare, open for writing (its name in name, its stat in *ret_st), or
  * -EAGAIN. */
 static int pool_take(struct file_pool *p, char name[static SPARE_NAME],
@@ -552,8 +566,9 @@ static int pool_take(struct file_pool *p, char name[static SPARE_NAME],
 	if (fd >= 0 && fstat(fd, ret_st) == 0 && S_ISREG(ret_st->st_mode) &&
 	    ret_st->st_nlink == 1 && (ret_st->st_mode & 07077) == 0)
 		return fd;
-	if (fd >= 0)
-		close(fd);
+	/* Out of descriptors: still a spare. */
+	spare_undo(p, name, fd, fd < 0 && (errno == EMFILE || errno == ENFILE),
+		   false);
 	return -EAGAIN;
 }
 
@@ -576,20 +591,6 @@ bool fio_pool_fits(const struct file_pool *p, int dfd)
 	return r < 0 && (errno == ENODATA || errno == EOPNOTSUPP);
 }
 
-/* An empty spare taken for file_pool_place() that it cannot use goes
- * back to the pool (keep), or, not being what a spare is, away. */
-static void place_undo(struct file_pool *p, const char *spare, int fd,
-		       bool keep)
-{
-	if (fd >= 0)
-		close(fd);
-	pthread_mutex_lock(&p->mu);
-	keep = keep && pool_add_locked(p, spare, true);
-	pthread_mutex_unlock(&p->mu);
-	if (!keep)
-		unlinkat(p->dfd, spare, 0);
-}
-
 int file_pool_place(struct file_pool *p, int dfd, const char *name)
 {
 	struct stat dst, st;
@@ -607,18 +608,18 @@ int file_pool_place(struct file_pool *p, int dfd, const char *name)
 	/* Only an empty file with no other name, open to vaultd alone. */
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 	    st.st_nlink != 1 || st.st_size != 0 || (st.st_mode & 07077) != 0) {
-		place_undo(p, spare, fd, false);
+		spare_undo(p, spare, fd, false, true);
 		return -EAGAIN;
 	}
 	if (st.st_uid != geteuid() || st.st_gid != gid) {
-		place_undo(p, spare, fd, true);
+		spare_undo(p, spare, fd, true, true);
 		return -EAGAIN;
 	}
 	/* Made now, as far as anyone can tell. */
 	if (futimens(fd, NULL) < 0 ||
 	    renameat2(p->dfd, spare, dfd, name, RENAME_NOREPLACE) < 0) {
 		int e = errno;
-		place_undo(p, spare, fd, true);
+		spare_undo(p, spare, fd, true, true);
 		return e == EEXIST ? -EEXIST : -EAGAIN;
 	}
 	return fd;
