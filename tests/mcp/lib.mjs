@@ -69,13 +69,26 @@ export function socketPath(v) {
   return s ? path.join(dir, s) : null;
 }
 
-export function daemonPid(v) {
+// The pids of the daemons serving this runtime folder (one per vault:
+// vault-mcp starts one for each of its vaults).
+function daemonPids(v) {
   const dir = path.join(v.runtime, 'vaultd');
-  if (!fs.existsSync(dir)) return null;
-  const lock = fs.readdirSync(dir).find((f) => f.endsWith('.sock.lock'));
-  if (!lock) return null;
-  const pid = parseInt(fs.readFileSync(path.join(dir, lock), 'utf8'), 10);
-  return Number.isFinite(pid) ? pid : null;
+  if (!fs.existsSync(dir)) return [];
+  return fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.sock.lock'))
+    .map((f) => {
+      try {
+        return parseInt(fs.readFileSync(path.join(dir, f), 'utf8'), 10);
+      } catch {
+        return NaN;
+      }
+    })
+    .filter((pid) => Number.isFinite(pid));
+}
+
+export function daemonPid(v) {
+  return daemonPids(v)[0] ?? null;
 }
 
 // Running, and not a zombie waiting for its reaper (PID 1 may be slow).
@@ -88,16 +101,21 @@ function alive(pid) {
   }
 }
 
+// Stop every daemon of this runtime folder (SIGTERM, then SIGKILL after
+// 5 s): a test's folders are removed only once none writes in them.
 export async function stopDaemon(v) {
-  const pid = daemonPid(v);
-  if (!pid) return;
-  try {
-    process.kill(pid, 'SIGTERM');
-  } catch {
-    return;
-  }
-  for (let i = 0; i < 100 && alive(pid); i++) await sleep(50);
-  if (alive(pid)) process.kill(pid, 'SIGKILL');
+  const pids = daemonPids(v).filter((pid) => {
+    try {
+      process.kill(pid, 'SIGTERM');
+      return true;
+    } catch {
+      return false;
+    }
+  });
+  for (let i = 0; i < 100 && pids.some(alive); i++) await sleep(50);
+  const left = pids.filter(alive);
+  for (const pid of left) process.kill(pid, 'SIGKILL');
+  for (let i = 0; i < 100 && left.some(alive); i++) await sleep(20);
 }
 
 async function cleanup(root, runtime) {
