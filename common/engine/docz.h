@@ -10,8 +10,9 @@
  * 'c', the text's size (4 bytes, little-endian), the number of chunks
  * (4), per chunk its text offset, its first token's position and its
  * offset among the compressed bytes (4 each), then the deflate streams;
- * 'z', the dictionary's key (8), then the same with zstd frames; or, for
- * a short text, 'r' and the text as is.
+ * 'z', the dictionary's key (8), the size and the number of chunks as
+ * varints, the same table (none for a text of one chunk), then zstd
+ * frames; or, for a short text, 'r' and the text as is.
  */
 #pragma once
 
