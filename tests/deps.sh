@@ -3,7 +3,7 @@
 set -eu
 PKGS="build-essential pkg-config meson ninja-build scdoc
 libfuse3-dev fuse3 libcjson-dev libyaml-dev libcunit1-dev
-libsqlite3-dev libstemmer-dev zlib1g-dev libdeflate-dev libgit2-dev libutf8proc-dev libsystemd-dev
+libsqlite3-dev libstemmer-dev zlib1g-dev libdeflate-dev libzstd-dev libgit2-dev libutf8proc-dev libsystemd-dev
 libvips-dev"
 if [ "${1:-}" = test ]; then
 	# Real editors for the mount tests; fuse3 for mounting; man, bash

@@ -7,6 +7,7 @@
  */
 #include "store_int.h"
 #include "docz.h"
+#include "docz_dict.h"
 #include "tokenizer.h"
 #include "u8.h"
 
@@ -32,6 +33,8 @@ static const char SCHEMA_SQL[] =
 	 * frontmatter, compressed in chunks (docz.h). Both FTS tables index the
 	 * view docs, which reads it back. */
 	"CREATE TABLE docz(id INTEGER PRIMARY KEY, title TEXT, body BLOB);"
+	/* The dictionary the bodies are compressed with (docz_dict.h). */
+	"CREATE TABLE zdict(id INTEGER PRIMARY KEY, dict BLOB NOT NULL);"
 	"CREATE VIEW docs(id, title, body) AS"
 	" SELECT id, title, vunzip(body) FROM docz;"
 	"CREATE VIRTUAL TABLE fts USING fts5(title, body, content = 'docs',"
@@ -166,14 +169,20 @@ static int open_conn(const char *path, bool create, sqlite3 **ret)
 	}
 	sqlite3_busy_timeout(db, 10000);
 	/* A cache: WAL without fsync per commit. A crash may lose the last
-	 * commits, never consistency; stat checks at start catch up. */
-	sqlite3_exec(db,
-		     "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
-		     "PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16000;"
-		     /* A build's large transactions leave the WAL no
-		      * larger than this once checkpointed. */
-		     "PRAGMA journal_size_limit = 16777216;",
-		     NULL, NULL, NULL);
+	 * commits, never consistency; stat checks at start catch up. A new
+	 * database (these two do nothing to one with tables) has pages of
+	 * 8 KiB: rows of the notes table (about 900 bytes) and the texts'
+	 * overflow pages leave less of each page unused than in 4 KiB; and
+	 * it can give back the pages a build's merges freed (trim()). */
+	sqlite3_exec(
+		db,
+		"PRAGMA page_size = 8192; PRAGMA auto_vacuum = INCREMENTAL;"
+		"PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
+		"PRAGMA temp_store = MEMORY; PRAGMA cache_size = -16000;"
+		/* A build's large transactions leave the WAL no
+		 * larger than this once checkpointed. */
+		"PRAGMA journal_size_limit = 16777216;",
+		NULL, NULL, NULL);
 	sqlite3_create_function_v2(db, "vcontains", 2,
 				   SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
 				   sql_vcontains, NULL, NULL, NULL);
@@ -286,6 +295,43 @@ static const char *check(sqlite3 *db, const char *root)
 	return NULL;
 }
 
+/* The texts' dictionary in db (*ret NULL: none yet); -EIO when it cannot
+ * be read or used. */
+static int load_dict(sqlite3 *db, struct docz_dict **ret)
+{
+	*ret = NULL;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db, "SELECT dict FROM zdict WHERE id = 1", -1,
+			       &st, NULL) != SQLITE_OK)
+		return -EIO;
+	int r = sqlite3_step(st);
+	if (r == SQLITE_ROW)
+		*ret = docz_dict_new(sqlite3_column_blob(st, 0),
+				     (size_t)sqlite3_column_bytes(st, 0));
+	sqlite3_finalize(st);
+	return r == SQLITE_DONE || *ret ? 0 : -EIO;
+}
+
+int sto_save_dict(struct store *s, uint64_t key)
+{
+	const struct docz_dict *d = docz_coder_dict(s->coder);
+	if (!d || d->key != key)
+		return -EIO;
+	/* Keyed by id 1: a reset's new database gets the same one. */
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(s->w,
+			       "INSERT OR REPLACE INTO zdict(id, dict)"
+			       " VALUES(1, ?)",
+			       -1, &st, NULL) != SQLITE_OK)
+		return -EIO;
+	sqlite3_bind_blob(st, 1, d->bytes, (int)d->n, SQLITE_STATIC);
+	int r = sto_run(st);
+	sqlite3_finalize(st);
+	if (r == 0)
+		s->dict_saved = key;
+	return r;
+}
+
 static int create_schema(sqlite3 *db, const char *root)
 {
 	if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
@@ -319,9 +365,10 @@ static int create_schema(sqlite3 *db, const char *root)
 	return 0;
 }
 
-/* Open the writer, rebuilding a database that cannot be used. */
+/* Open the writer, rebuilding a database that cannot be used; with its
+ * texts' dictionary (NULL: none yet). */
 static int open_writer(const char *path, const char *root, sqlite3 **ret,
-		       char **ret_note)
+		       struct docz_dict **ret_dict, char **ret_note)
 {
 	sqlite3 *db = NULL;
 	const char *why = NULL;
@@ -331,6 +378,8 @@ static int open_writer(const char *path, const char *root, sqlite3 **ret,
 		if (!why && user_version(db) == 0 &&
 		    create_schema(db, root) < 0)
 			why = "its tables cannot be created";
+		if (!why && load_dict(db, ret_dict) < 0)
+			why = "its dictionary cannot be read (damaged?)";
 		if (!why)
 			break;
 		/* Never a reason to stop: the notes are in the vault. */
@@ -387,13 +436,16 @@ int store_open(const char *dir, const char *root, struct store **ret,
 	*ret_note = NULL;
 	_cleanup_free_ char *path = xasprintf("%s/index.sqlite", dir);
 	sqlite3 *db;
-	int r = open_writer(path, root, &db, ret_note);
+	struct docz_dict *dict;
+	int r = open_writer(path, root, &db, &dict, ret_note);
 	if (r < 0)
 		return r;
 	struct store *s = xcalloc(1, sizeof(*s));
 	s->path = TAKE_PTR(path);
 	s->root = xstrdup(root);
 	s->w = db;
+	s->coder = docz_coder_new(dict);
+	s->dict_saved = dict ? dict->key : 0;
 	pthread_mutex_init(&s->pmu, NULL);
 	pthread_mutex_init(&s->dfmu, NULL);
 	s->df = hmap_new();
@@ -416,7 +468,12 @@ int store_reset(struct store *s, char **ret_note)
 	*ret_note = NULL;
 	close_all(s);
 	remove_files(s->path);
-	int r = open_writer(s->path, s->root, &s->w, ret_note);
+	/* The coder keeps its dictionary (made of this vault's texts): the
+	 * new database is given it with the next text packed with it. */
+	struct docz_dict *dict = NULL;
+	s->dict_saved = 0;
+	int r = open_writer(s->path, s->root, &s->w, &dict, ret_note);
+	docz_dict_free(dict);
 	if (r == 0 && prepare_all(s) < 0)
 		r = -EIO;
 	if (r < 0 && !*ret_note)
@@ -442,6 +499,7 @@ struct store *store_close(struct store *s)
 	pthread_mutex_destroy(&s->dfmu);
 	hmap_free(s->df);
 	sto_words_free(s);
+	docz_coder_free(s->coder);
 	free(s->path);
 	free(s->root);
 	free(s->error);
@@ -477,6 +535,15 @@ bool store_sub_ready(struct store *s)
 	return atomic_load(&s->sub_cursor) < 0;
 }
 
+/* The free pages given back, the file made shorter by them: after the
+ * word index is merged and after the trigram index is filled, which
+ * leave megabytes of pages free (3 MB at 100,000 notes) that later
+ * writes would take a long time to use. */
+static void trim(struct store *s)
+{
+	sqlite3_exec(s->w, "PRAGMA incremental_vacuum", NULL, NULL, NULL);
+}
+
 int store_fts_merge(struct store *s, uint64_t budget_ns)
 {
 	if (store_begin(s) < 0)
@@ -507,7 +574,11 @@ int store_fts_merge(struct store *s, uint64_t budget_ns)
 		return -EIO;
 	}
 	/* The same notes and words: the generation stays. */
-	return store_commit(s) < 0 ? -EIO : r;
+	if (store_commit(s) < 0)
+		return -EIO;
+	if (r == 0)
+		trim(s);
+	return r;
 }
 
 int store_sub_backfill(struct store *s, uint64_t budget_ns, size_t *ret_done)
@@ -570,6 +641,8 @@ int store_sub_backfill(struct store *s, uint64_t budget_ns, size_t *ret_done)
 	}
 	if (store_commit(s) < 0)
 		return -EIO;
+	if (next < 0)
+		trim(s);
 	/* Content searches give the same answers from the trigram index
 	 * as from the stored text: the generation stays. */
 	atomic_store(&s->sub_cursor, next);

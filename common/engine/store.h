@@ -96,12 +96,14 @@ void store_rollback(struct store *s);
 int store_put(struct store *s, const struct note *n, const char *text,
 	      size_t len);
 /*
- * The same in two steps, the first of which needs no store (another
- * thread may do it): a note's text as the store keeps it (the body,
- * normalised and compressed), then the put (which takes t over).
+ * The same in two steps, the first of which any thread may do (it
+ * needs no transaction, only the store's dictionary): a note's text as
+ * the store keeps it (the body, normalised and compressed), then the put
+ * (which takes t over).
  */
 struct store_text;
-struct store_text *store_text_new(const char *text, size_t len);
+struct store_text *store_text_new(struct store *s, const char *text,
+				  size_t len);
 /* Tokenize it for the index ahead as well (tokenizer.h), off the
  * writer's thread. */
 void store_text_tokenize(struct store_text *t);

@@ -24,7 +24,7 @@
 
 /* The layout; a database with another one is rebuilt. NOTE_FORMAT is part
  * of it: stored entries are only as good as the parser that made them. */
-#define LAYOUT (8 * 1000 + NOTE_FORMAT)
+#define LAYOUT (9 * 1000 + NOTE_FORMAT)
 #define POOL_MAX 8
 /* Ranking: BM25 with a note's name and aliases weighing ten times its
  * text, with bounded work per note (ftsaux.h). */
@@ -86,6 +86,11 @@ struct store {
 	atomic_int_fast64_t sub_cursor;
 	atomic_bool failed;
 	char *error;
+	/* Packs the texts (docz_dict.h); kept across a reset. dict_saved:
+	 * the key of its dictionary once the zdict table holds it (the
+	 * writer's; 0 until then). */
+	struct docz_coder *coder;
+	uint64_t dict_saved;
 	/* How many notes each word of recent queries is in (FTS5
 	 * expression to count + 1), for generation dfgen. */
 	pthread_mutex_t dfmu;
@@ -127,6 +132,9 @@ bool sto_ascii_only(const char *s, size_t n);
 sqlite3 *sto_acquire(struct store *s);
 void sto_release(struct store *s, sqlite3 *db);
 int sto_write_failed(struct store *s);
+/* The coder's dictionary (of that key) saved; -EIO when it is not the
+ * coder's, or cannot be written. */
+int sto_save_dict(struct store *s, uint64_t key);
 
 /* store_write.c */
 int sto_run(sqlite3_stmt *st);

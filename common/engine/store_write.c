@@ -6,6 +6,7 @@
  */
 #include "store_int.h"
 #include "docz.h"
+#include "docz_dict.h"
 #include "markdown.h"
 #include "tokenizer.h"
 #include "u8.h"
@@ -186,6 +187,8 @@ int store_commit(struct store *s)
 
 void store_rollback(struct store *s)
 {
+	/* The dictionary may have been saved in this transaction. */
+	s->dict_saved = 0;
 	sto_drop_ops(s);
 	if (s->w && !sqlite3_get_autocommit(s->w))
 		sqlite3_exec(s->w, "ROLLBACK", NULL, NULL, NULL);
@@ -318,7 +321,7 @@ struct store_text {
 	struct tokens *toks; /* the body's, made ahead, or NULL */
 };
 
-struct store_text *store_text_new(const char *text, size_t len)
+struct store_text *store_text_new(struct store *s, const char *text, size_t len)
 {
 	struct store_text *t = xcalloc(1, sizeof(*t));
 	/* The text searched: after the frontmatter, NFC (names are NFC,
@@ -341,7 +344,7 @@ struct store_text *store_text_new(const char *text, size_t len)
 	for (size_t i = 0; i < body; i++)
 		t->body_line += text[i] == '\n';
 	t->cjk = sto_has_cjk(t->body, t->blen);
-	t->z = docz_pack(t->body, t->blen, &t->zlen);
+	t->z = docz_coder_pack(s->coder, t->body, t->blen, &t->zlen);
 	return t;
 }
 
@@ -372,7 +375,22 @@ int store_put(struct store *s, const struct note *n, const char *text,
 {
 	if (!s->w)
 		return -EIO;
-	return store_put_text(s, n, store_text_new(text, len));
+	return store_put_text(s, n, store_text_new(s, text, len));
+}
+
+/* The dictionary t's packed body needs, saved in the store if it is not
+ * yet (the body is packed again with deflate when it cannot be). */
+static int need_dict(struct store *s, struct store_text *t)
+{
+	uint64_t key = docz_key(t->z, t->zlen);
+	if (!key || key == s->dict_saved)
+		return 0;
+	int r = sto_save_dict(s, key);
+	if (r < 0) {
+		free(t->z);
+		t->z = docz_pack(t->body, t->blen, &t->zlen);
+	}
+	return r;
 }
 
 int store_put_text(struct store *s, const struct note *n, struct store_text *t)
@@ -425,6 +443,7 @@ int store_put_text(struct store *s, const struct note *n, struct store_text *t)
 		sqlite3_bind_int64(s->st[ST_ADD_TAG], 2, id);
 		r |= sto_run(s->st[ST_ADD_TAG]);
 	}
+	r |= need_dict(s, t);
 	st = s->st[ST_PUT_DOC];
 	sqlite3_bind_int64(st, 1, id);
 	sqlite3_bind_text(st, 2, title.s, (int)title.len, SQLITE_STATIC);

@@ -512,8 +512,9 @@ static void put_prepared(struct vault *v, struct prep_job *j, size_t *bytes)
 		*bytes += note_too_big(n) ? 0 : store_text_size(j->t);
 		unsettled_put(v, n);
 		store_put_text(v->store, n,
-			       note_too_big(n) ? store_text_new(NULL, 0)
-					       : j->t);
+			       note_too_big(n)
+				       ? store_text_new(v->store, NULL, 0)
+				       : j->t);
 		if (note_too_big(n))
 			store_text_free(j->t);
 	}

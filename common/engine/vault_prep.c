@@ -83,7 +83,7 @@ static void *prep_main(void *arg)
 		int64_t btime;
 		if (vault_read_note_file(p->v->rootfd, path, &text, &len, &j.st,
 					 &btime) == 0) {
-			j.t = store_text_new(text, len);
+			j.t = store_text_new(p->v->store, text, len);
 			store_text_tokenize(j.t);
 			j.hash = text ? note_text_hash(text, len) : 0;
 			j.bytes = store_text_size(j.t);
