@@ -158,6 +158,8 @@ static void *index_thread(void *arg)
 	uint64_t t0 = now_ns();
 	cancel_bind(&stopping);
 	open_search_index(ix->v, ix->o->cache);
+	/* The stored entries are read while the watcher is set up. */
+	vault_preload_entries(ix->v);
 	/* Watching before indexing: nothing changed meanwhile is missed. */
 	_cleanup_free_ char *wmsg = NULL;
 	if (watch_start(ix->v, &ix->watch, &wmsg) < 0)
