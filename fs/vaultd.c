@@ -64,12 +64,18 @@ struct indexer {
 
 /* Records the notes as they are at start, then commits what writers
  * change, a batch at a time. Writers only queue their changes; the
- * commits run at the lowest priority (nice 19), so that on a busy
- * machine git's work takes the CPU time the writers leave. */
+ * record at start and the commits run at the lowest priority (nice 19),
+ * so that on a busy machine git's work takes the CPU time the writers
+ * and the first searches leave (the record at start compares every
+ * note with the history: 0.66 s at 100,000 notes unchanged, which ran
+ * beside the first full-text search, on the same two cores). */
 static void *history_thread(void *arg)
 {
 	struct vault *v = arg;
 	struct history *h = vault_history(v);
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 19) < 0)
+		log_warn("history: cannot lower its priority: %s",
+			 strerror(errno));
 	/* A first search index build comes first (both read every note;
 	 * the search index is what clients wait for). Writes meanwhile are
 	 * recorded as they come. */
@@ -96,9 +102,6 @@ static void *history_thread(void *arg)
 			 "%s)",
 			 r, r == 1 ? "" : "s", (double)(now_ns() - t0) / 1e9,
 			 versions, (double)bytes / 1e6, history_path(h));
-	if (setpriority(PRIO_PROCESS, (id_t)gettid(), 19) < 0)
-		log_warn("history: cannot lower its priority: %s",
-			 strerror(errno));
 	for (;;) {
 		int p = history_pack_due(h) ? history_pack(h) : 0;
 		if (p == -ECANCELED)
@@ -158,6 +161,8 @@ static void *index_thread(void *arg)
 	uint64_t t0 = now_ns();
 	cancel_bind(&stopping);
 	open_search_index(ix->v, ix->o->cache);
+	/* The stored entries are read while the watcher is set up. */
+	vault_preload_entries(ix->v);
 	/* Watching before indexing: nothing changed meanwhile is missed. */
 	_cleanup_free_ char *wmsg = NULL;
 	if (watch_start(ix->v, &ix->watch, &wmsg) < 0)

@@ -100,6 +100,7 @@ struct vault *vault_free(struct vault *v)
 {
 	if (!v)
 		return NULL;
+	vault_preload_drop(v);
 	vault_fulltext_close(v);
 	file_pool_free(v->pool);
 	index_free(v->ix);

@@ -97,6 +97,11 @@ int vault_history_scan(struct vault *v);
 
 struct store;
 void vault_attach_store(struct vault *v, struct store *s);
+/* Start reading the stored entries on a thread of their own (after
+ * vault_attach_store(), from the thread that then calls
+ * vault_index_all(), which takes them): the read overlaps what that
+ * thread does meanwhile, such as setting up a watcher. */
+void vault_preload_entries(struct vault *v);
 /* NULL when there is none (or it could not be rebuilt). Valid under the
  * read lock. */
 struct store *vault_store(struct vault *v);

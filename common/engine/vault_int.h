@@ -97,6 +97,9 @@ struct vault {
 	 * own locks (store.c) and smu for its writer connection. */
 	struct store *_Atomic store; /* atomic: published to readers */
 	pthread_mutex_t smu;
+	/* The stored entries being read ahead (vault_preload_entries()),
+	 * taken by the next build; only the thread that builds uses it. */
+	struct entries_load *preload;
 	/* The history: attached and detached under wmu (or while no writer
 	 * runs); used by writers under wmu, by readers through its own
 	 * locks (history.c). */
@@ -128,6 +131,8 @@ void vault_emit(struct vault *v, enum vault_event_type t, const char *path,
 unsigned vault_note_flags(struct vault *v);
 
 /* ---- vault_sync.c ---- */
+/* A read ahead of the stored entries that no build took (closing). */
+void vault_preload_drop(struct vault *v);
 
 /* A note file's text and stat, read through one descriptor (the text
  * and the stat belong together). *ret_text is NULL for a note too big to

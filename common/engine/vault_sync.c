@@ -2,11 +2,12 @@
 /*
  * The vault's notes as the folder has them: the first index build (a
  * walk of the folder, the notes read by several threads or taken from
- * the on-disk index's entries, the new index swapped in) and the sync of
- * one path changed outside vaultd. The build reads without the vault's
- * locks, takes smu to read the stored entries and wmu then rw for
- * writing to put the new index in place; vault_sync_path() is called
- * with wmu held and takes rw for writing around its index change.
+ * the on-disk index's entries, which may be read ahead on a thread of
+ * their own, the new index swapped in) and the sync of one path changed
+ * outside vaultd. The build reads without the vault's locks, takes smu
+ * to read the stored entries and wmu then rw for writing to put the new
+ * index in place; vault_sync_path() is called with wmu held and takes rw
+ * for writing around its index change.
  */
 #include "vault_int.h"
 #include "store.h"
@@ -314,20 +315,85 @@ static int index_cancelled(struct vault *v, struct scan *s, char **ret_msg)
 	return -ECANCELED;
 }
 
-/* The folder walked and the stored entries read, side by side. */
+/* The stored entries read ahead of a build (vault_preload_entries). */
+struct entries_load {
+	struct vault *v;
+	pthread_t th;
+	bool want_stat; /* the store has entries */
+	struct store_entries *es;
+};
+
+/* The store's connection is the full-text work's too (a rebuild runs
+ * while it works): smu around every use. */
+static struct store_entries *load_entries(struct vault *v)
+{
+	pthread_mutex_lock(&v->smu);
+	struct store_entries *es = store_load(v->store);
+	pthread_mutex_unlock(&v->smu);
+	return es;
+}
+
+static bool store_has_entries(struct vault *v)
+{
+	pthread_mutex_lock(&v->smu);
+	bool r = v->store && !store_empty(v->store);
+	pthread_mutex_unlock(&v->smu);
+	return r;
+}
+
+static void *preload_main(void *arg)
+{
+	struct entries_load *l = arg;
+	l->es = load_entries(l->v);
+	return NULL;
+}
+
+void vault_preload_entries(struct vault *v)
+{
+	if (!v->store || v->preload)
+		return;
+	struct entries_load *l = xcalloc(1, sizeof(*l));
+	l->v = v;
+	l->want_stat = store_has_entries(v);
+	if (pthread_create(&l->th, NULL, preload_main, l) != 0) {
+		free(l); /* the build reads them itself */
+		return;
+	}
+	v->preload = l;
+}
+
+/* The entries read ahead, once read (NULL if none were). */
+static struct entries_load *preload_take(struct vault *v)
+{
+	struct entries_load *l = TAKE_PTR(v->preload);
+	if (l)
+		pthread_join(l->th, NULL);
+	return l;
+}
+
+void vault_preload_drop(struct vault *v)
+{
+	struct entries_load *l = preload_take(v);
+	if (l) {
+		store_entries_free(l->es);
+		free(l);
+	}
+}
+
+/* The folder walked and the stored entries read, side by side (or read
+ * ahead already). */
 static void scan_walk(struct vault *v, struct scan *s)
 {
-	/* The store's connection is the full-text work's too (a rebuild
-	 * runs while it works): smu around every use. */
-	pthread_mutex_lock(&v->smu);
-	s->want_stat = v->store && !store_empty(v->store);
-	pthread_mutex_unlock(&v->smu);
+	struct entries_load *pre = v->preload;
+	s->want_stat = pre ? pre->want_stat : store_has_entries(v);
 	pthread_t wt;
 	bool walking = pthread_create(&wt, NULL, walk_main, s) == 0;
-	if (v->store) {
-		pthread_mutex_lock(&v->smu);
-		s->stored = store_load(v->store);
-		pthread_mutex_unlock(&v->smu);
+	if (pre) {
+		pre = preload_take(v);
+		s->stored = pre->es;
+		free(pre);
+	} else if (v->store) {
+		s->stored = load_entries(v);
 	}
 	if (walking)
 		pthread_join(wt, NULL);
