@@ -1500,46 +1500,6 @@ static void same_pages(struct tvault *t, const char *query, const char *other,
 	cJSON_Delete(want);
 }
 
-/* OR chains that MaxScore leaves (a field, a prefix) are scored after
- * the one pass that also counts each phrase's notes: the same pages,
- * scores and totals as FTS5's ranking of the same query (the NOT that
- * excludes nothing), before and after a write. */
-static void test_scored_after_pass(void)
-{
-	struct tvault t;
-	tv_init(&t);
-	for (int i = 0; i < 40; i++) {
-		char p[64];
-		struct sbuf b = {0};
-		for (int k = 0; i % 3 == 0 && k <= i % 4; k++)
-			sb_puts(&b, "kestrel ");
-		for (int k = 0; i % 5 == 0 && k <= i % 3; k++)
-			sb_puts(&b, "plover ");
-		/* Every note of its own length: no two score the same. */
-		for (int k = 0; k < i; k++)
-			sb_puts(&b, "filler ");
-		snprintf(p, sizeof(p),
-			 i % 10 == 3 ? "k/Kestrel %02d.md" : "k/Note %02d.md",
-			 i);
-		tv_write(&t, p, b.s);
-		sb_free(&b);
-	}
-	open_indexed(&t);
-	same_pages(&t, "title:kestrel OR plover",
-		   "(title:kestrel OR plover) -qqzzx", 12);
-	same_pages(&t, "title:kestrel", "title:kestrel -qqzzx", 4);
-	same_pages(&t, "kest*", "kest* -qqzzx", 16);
-	same_pages(&t, "plover OR title:kest*",
-		   "(plover OR title:kest*) -qqzzx", 12);
-	cJSON_Delete(tv_call_json(&t, "create_note",
-				  "{\"name\": \"Kestrel plover\", \"content\":"
-				  " \"plover kestrel filler\"}"));
-	same_pages(&t, "title:kestrel OR plover",
-		   "(title:kestrel OR plover) -qqzzx", 13);
-	same_pages(&t, "kest*", "kest* -qqzzx", 17);
-	tv_close(&t);
-}
-
 /* Words that most notes have are ranked from their notes held in memory:
  * the same pages and scores as the same query ranked by FTS5 (the NOT
  * that excludes nothing), the first time and from memory, and after a
@@ -1718,7 +1678,6 @@ int main(void)
 		{"one word or phrase: ranked in one pass, scored by its count",
 		 test_one_pass},
 		{"common words ranked in memory", test_common_words},
-		{"OR chains scored after one pass", test_scored_after_pass},
 		{"typos among close words", test_typo_neighbours},
 		{"a snippet across two chunks", test_snippet_across_chunks},
 		{"a word in every note: the total without a count",

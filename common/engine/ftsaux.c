@@ -473,34 +473,6 @@ static void vterm(const Fts5ExtensionApi *api, Fts5Context *fts,
 		sqlite3_result_blob(ctx, &t, sizeof(t), SQLITE_TRANSIENT);
 }
 
-/*
- * vterms(fts, weight of column 0, weight of column 1, ...): what vrank
- * needs of the current note for every phrase of the query, as a blob of
- * struct ftsaux_terms: the note's length normalisation, the notes
- * indexed, and each phrase's weighted instances (0: none in this note,
- * below zero: they cannot be read). A pass over a query's hits then
- * counts each phrase's notes and scores them without vrank counting
- * every phrase's notes first (a query of its own per phrase).
- */
-static void vterms(const Fts5ExtensionApi *api, Fts5Context *fts,
-		   sqlite3_context *ctx, int argc, sqlite3_value **argv)
-{
-	int n = api->xPhraseCount(fts);
-	size_t size = sizeof(struct ftsaux_terms) +
-		      (size_t)(n > 0 ? n : 0) * sizeof(double);
-	struct ftsaux_terms *t = sqlite3_malloc64(size);
-	if (!t) {
-		sqlite3_result_error_nomem(ctx);
-		return;
-	}
-	sqlite3_int64 nrow;
-	t->norm = note_norm(api, fts, &nrow);
-	t->nrow = nrow;
-	for (int p = 0; p < n; p++)
-		t->freq[p] = phrase_freq(api, fts, p, argc, argv);
-	sqlite3_result_blob64(ctx, t, size, sqlite3_free);
-}
-
 int ftsaux_register(fts5_api *api)
 {
 	int rc = api->xCreateFunction(api, "vsnippet", NULL, vsnippet, NULL);
@@ -508,7 +480,5 @@ int ftsaux_register(fts5_api *api)
 		rc = api->xCreateFunction(api, "vrank", NULL, vrank, NULL);
 	if (rc == SQLITE_OK)
 		rc = api->xCreateFunction(api, "vterm", NULL, vterm, NULL);
-	if (rc == SQLITE_OK)
-		rc = api->xCreateFunction(api, "vterms", NULL, vterms, NULL);
 	return rc;
 }

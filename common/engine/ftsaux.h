@@ -12,10 +12,6 @@
  * phrase (struct ftsaux_term), for scoring outside FTS5 with
  * ftsaux_idf() and ftsaux_term(), to the bit as vrank does.
  *
- * vterms(fts, w0, w1): the same for every phrase of the query (struct
- * ftsaux_terms), for a pass that counts the phrases' notes as it scores
- * them.
- *
  * The full-text search's snippet, "vsnippet(fts, column [, table,
  * column [, phrases]])": the words
  * around the first hit of the note, hits marked with **. Its work is
@@ -37,14 +33,6 @@
 struct ftsaux_term {
 	double freq, norm;
 	sqlite3_int64 nrow;
-};
-
-/* vterms' answer: the note's length normalisation, the notes indexed,
- * each phrase's weighted instances (below zero: unreadable). */
-struct ftsaux_terms {
-	double norm;
-	sqlite3_int64 nrow;
-	double freq[];
 };
 
 /* The weight of a phrase that nhits of nrow notes have. */

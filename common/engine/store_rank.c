@@ -2,15 +2,12 @@
 /*
  * The ranked page of a search of words alone: for a plain query's words
  * joined by OR, the top k without ranking every hit (MaxScore, below),
- * with the words' note counts cached per generation; an OR chain with a
- * field or a prefix scored after the one pass that counts its hits and
- * each phrase's notes; otherwise every hit ranked in one pass that also
- * counts them.
+ * with the words' note counts cached per generation; otherwise every hit
+ * ranked in one pass that also counts them.
  */
 #include "ftsaux.h"
 #include "store_int.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -580,119 +577,6 @@ static int memory_pass(struct store *s, sqlite3 *db, char *const *expr,
 	return r;
 }
 
-/* ---- hits scored after their pass ------------------------------------------
- * vrank weighs each phrase of a query by the notes it is in, and counts
- * them first, each phrase with a query of its own over its notes (for a
- * prefix, every word it begins expanded again). When every note with one
- * of the phrases is a hit (an OR chain), the pass over the hits sees
- * every note of every phrase: it reads what vrank needs of each hit
- * (vterms), counts each phrase's notes as it goes, and the hits are
- * scored after it, as vrank scores them (the same doubles, phrase by
- * phrase in the same order).
- */
-
-/* An OR chain of words, phrases and prefixes (in any column, not CJK). */
-static bool or_chain(const struct qnode *q)
-{
-	if (q->kind == Q_OR)
-		return or_chain(q->a) && or_chain(q->b);
-	return sto_text_atom(q) && !sto_cjk_atom(q);
-}
-
-/* The hits of one pass: each one's id, then its length normalisation
- * and its phrases' weighted instances (per = 1 + nphrase doubles). */
-struct pass_hits {
-	int64_t *id;
-	double *v;
-	size_t n, cap, per;
-	int64_t nrow;
-};
-
-/* One row's vterms blob b (size bytes) into h; false if malformed. */
-static bool pass_add(struct pass_hits *h, int64_t id, const void *b,
-		     size_t size)
-{
-	struct ftsaux_terms head;
-	if (!b || size < sizeof(head) || (size - sizeof(head)) % sizeof(double))
-		return false;
-	size_t per = 1 + (size - sizeof(head)) / sizeof(double);
-	if (h->n && per != h->per)
-		return false;
-	h->per = per;
-	if (h->n == h->cap) {
-		h->cap = h->cap ? h->cap * 2 : 1024;
-		h->id = xrealloc(h->id, h->cap * sizeof(*h->id));
-		h->v = xrealloc(h->v, h->cap * per * sizeof(*h->v));
-	}
-	memcpy(&head, b, sizeof(head));
-	double *row = h->v + h->n * per;
-	row[0] = head.norm;
-	memcpy(row + 1, (const char *)b + sizeof(head),
-	       (per - 1) * sizeof(double));
-	h->id[h->n++] = id;
-	h->nrow = head.nrow;
-	return true;
-}
-
-/* h scored into t (the phrases weighed by their notes among h). */
-static void pass_score(const struct pass_hits *h, struct topk *t)
-{
-	size_t np = h->per ? h->per - 1 : 0;
-	double *idf = xcalloc(np + 1, sizeof(*idf));
-	for (size_t p = 0; p < np; p++) {
-		int64_t df = 0;
-		for (size_t i = 0; i < h->n; i++)
-			df += h->v[i * h->per + 1 + p] > 0;
-		idf[p] = ftsaux_idf(h->nrow, df);
-	}
-	t->n = 0;
-	for (size_t i = 0; i < h->n; i++) {
-		const double *row = h->v + i * h->per;
-		double total = 0;
-		for (size_t p = 0; p < np; p++)
-			if (row[1 + p] >= 0)
-				total +=
-					ftsaux_term(idf[p], row[1 + p], row[0]);
-		topk_add(t, h->id[i], total);
-	}
-	qsort(t->v, t->n, sizeof(*t->v), cmp_better);
-	free(idf);
-}
-
-/* The best t->k hits of the OR chain match, scored after one pass;
- * *ret_rows: the hits. */
-static int scored_pass(struct store *s, sqlite3 *db, const char *match,
-		       struct topk *t, size_t *ret_rows, char **ret_msg)
-{
-	sqlite3_stmt *st =
-		sto_stmt(db, "SELECT rowid, vterms(fts, " RANK_WEIGHTS
-			     ") FROM fts WHERE fts MATCH ?1");
-	if (!st)
-		return sto_search_error(s, db, ret_msg);
-	sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
-	struct pass_hits h = {0};
-	int rc, r = 0;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (!pass_add(&h, sqlite3_column_int64(st, 0),
-			      sqlite3_column_blob(st, 1),
-			      (size_t)sqlite3_column_bytes(st, 1))) {
-			r = -EIO;
-			*ret_msg = xstrdup("Search failed: a note's statistics "
-					   "cannot be read");
-			break;
-		}
-	}
-	if (r == 0 && rc != SQLITE_DONE)
-		r = sto_search_error(s, db, ret_msg);
-	sto_stmt_done(st);
-	if (r == 0)
-		pass_score(&h, t);
-	*ret_rows = h.n;
-	free(h.id);
-	free(h.v);
-	return r;
-}
-
 /* The best t->k hits read by FTS5: of match ranked by RANK, of the one
  * word or phrase match (one) in its own order, or under p's plans until
  * one is exact (pruning); *ret_rows: the hits read. */
@@ -740,10 +624,7 @@ int sto_topk(struct store *s, sqlite3 *db, const char *match,
 	t.v = xcalloc(t.k + 1, sizeof(*t.v));
 	size_t rows = 0;
 	int r;
-	if (!one && !pruning && or_chain(q)) {
-		/* Every hit, scored after the pass that counts the phrases. */
-		r = scored_pass(s, db, match, &t, &rows, ret_msg);
-	} else if (one || (pruning && all_common(s, &p, gen))) {
+	if (one || (pruning && all_common(s, &p, gen))) {
 		/* Every hit, from memory: the plan of all the words. */
 		char *const *expr = pruning ? p.expr : (char *const *)&match;
 		r = memory_pass(s, db, expr, pruning ? p.n : 1,
