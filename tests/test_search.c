@@ -412,6 +412,41 @@ static void test_plain_queries(void)
 	tv_close(&t);
 }
 
+/* A word no note has, among many words close to it in the index: the
+ * three most frequent words one edit away, whichever look-ups find them
+ * (the words between the candidates are skipped, not every candidate
+ * looked up). */
+static void test_typo_neighbours(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	/* One edit from "gravle": grave (4 notes), graple (3), gravel (2),
+	 * gravlet (1: the fourth, left out); the others are two or more. */
+	static const char *const words[][2] = {
+		{"grave", "4"},	  {"graple", "3"},  {"gravel", "2"},
+		{"gravlet", "1"}, {"gravity", "5"}, {"gravy", "5"},
+		{"gravlax", "5"}, {"grapple", "5"}, {"gr", "5"},
+		{"grbvle", "0"},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
+		int n = atoi(words[i][1]);
+		for (int k = 0; k < (n ? n : 1); k++) {
+			char p[64], body[64];
+			snprintf(p, sizeof(p), "g/%s %d.md", words[i][0], k);
+			snprintf(body, sizeof(body), "%s\n",
+				 n ? words[i][0] : "unrelated");
+			tv_write(&t, p, body);
+		}
+	}
+	open_indexed(&t);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "gravle", "fulltext"), 9);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "gravlet", "fulltext"), 1);
+	/* Past the last word of the index, and before the first. */
+	CU_ASSERT_EQUAL(tv_search_total(&t, "zzyzzyqq", "fulltext"), 0);
+	CU_ASSERT_EQUAL(tv_search_total(&t, "aaaab", "fulltext"), 0);
+	tv_close(&t);
+}
+
 /* Every page of a full-text query, limit results a page: each note comes
  * once and every page gives the total; check (may be NULL) sees each
  * result in order. The number of results; *ret_pages the pages. */
@@ -1643,6 +1678,7 @@ int main(void)
 		{"one word or phrase: ranked in one pass, scored by its count",
 		 test_one_pass},
 		{"common words ranked in memory", test_common_words},
+		{"typos among close words", test_typo_neighbours},
 		{"a snippet across two chunks", test_snippet_across_chunks},
 		{"a word in every note: the total without a count",
 		 test_word_in_every_note},

@@ -307,48 +307,82 @@ static struct ptrvec edits(const char *w)
 	return out;
 }
 
+/* t among the n best alternatives in out (the most frequent first; of
+ * as frequent ones, the first found), if it is one of them. */
+static size_t keep_alt(struct alt *out, size_t n, const char *t, int64_t d)
+{
+	size_t at = n;
+	while (at > 0 && out[at - 1].docs < d)
+		at--;
+	if (at >= TYPO_ALTERNATIVES)
+		return n;
+	if (n == TYPO_ALTERNATIVES)
+		free(out[--n].term);
+	memmove(out + at + 1, out + at, (n - at) * sizeof(*out));
+	out[at] = (struct alt){xstrdup(t), d};
+	return n + 1;
+}
+
 /* The index's words one edit away from w (lower case ASCII), from
  * those that start with its first or second letter, the most frequent
- * first: each candidate looked up (a few hundred lookups of one term
- * each), not the index's words read (every word with that first letter
- * and its counts: tens of milliseconds). */
+ * first. The candidates, in order, are walked along the index's words:
+ * one look-up gives the first word at or after a candidate (from the
+ * instances' view, which counts nothing), and every candidate before
+ * that word is skipped (most of them: a few dozen look-ups for a word
+ * of several hundred candidates, not one each); a candidate that is a
+ * word has its notes counted. Reading the index's words with their
+ * counts would take tens of milliseconds. */
 static size_t alternatives(sqlite3 *db, const char *w, struct alt *out)
 {
 	size_t n = 0;
-	sqlite3_stmt *st;
+	sqlite3_stmt *st = NULL, *next = NULL;
 	if (sqlite3_exec(db,
 			 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab USING"
-			 " fts5vocab(main, fts, row)",
+			 " fts5vocab(main, fts, row);"
+			 " CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_at"
+			 " USING fts5vocab(main, fts, instance)",
 			 NULL, NULL, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "SELECT doc FROM temp.vocab WHERE term = ?1",
-			       -1, &st, NULL) != SQLITE_OK)
+			       -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db,
+			       "SELECT term FROM temp.vocab_at WHERE term >= ?1"
+			       " LIMIT 1",
+			       -1, &next, NULL) != SQLITE_OK) {
+		sqlite3_finalize(st);
 		return 0;
+	}
 	struct ptrvec cand = edits(w);
+	_cleanup_free_ char *word = NULL;
 	for (size_t i = 0; i < cand.n; i++) {
 		const char *t = cand.v[i];
+		if (!word || strcmp(t, word) > 0) {
+			/* Past the last word found: the next one. */
+			free(word);
+			word = NULL;
+			sqlite3_bind_text(next, 1, t, -1, SQLITE_STATIC);
+			if (sqlite3_step(next) == SQLITE_ROW)
+				word = xstrdup(
+					(const char *)sqlite3_column_text(next,
+									  0));
+			sqlite3_reset(next);
+			if (!word)
+				break; /* no word at or after t */
+		}
+		if (strcmp(t, word) != 0)
+			continue;
 		sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
 		int64_t d = sqlite3_step(st) == SQLITE_ROW
 				    ? sqlite3_column_int64(st, 0)
 				    : 0;
 		sqlite3_reset(st);
-		if (d <= 0)
-			continue;
-		/* Keep the most frequent ones. */
-		size_t at = n;
-		while (at > 0 && out[at - 1].docs < d)
-			at--;
-		if (at >= TYPO_ALTERNATIVES)
-			continue;
-		if (n == TYPO_ALTERNATIVES)
-			free(out[--n].term);
-		memmove(out + at + 1, out + at, (n - at) * sizeof(*out));
-		out[at] = (struct alt){xstrdup(t), d};
-		n++;
+		if (d > 0)
+			n = keep_alt(out, n, t, d);
 	}
 	for (size_t i = 0; i < cand.n; i++)
 		free(cand.v[i]);
 	pv_free(&cand);
 	sqlite3_finalize(st);
+	sqlite3_finalize(next);
 	return n;
 }
 
