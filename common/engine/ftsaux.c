@@ -169,12 +169,18 @@ static sqlite3_blob **blob_slot(const Fts5ExtensionApi *api, Fts5Context *fts)
 /* The window w from the stored text (table argv[1], column argv[2]):
  * the chunk where it starts, and the next one when it runs on. */
 static int stored_window(const Fts5ExtensionApi *api, Fts5Context *fts,
-			 sqlite3_context *ctx, sqlite3_value **argv,
+			 sqlite3_context *ctx, int argc, sqlite3_value **argv,
 			 struct win *w, char **ret_text, int *ret_len)
 {
 	const char *table = (const char *)sqlite3_value_text(argv[1]);
 	const char *column = (const char *)sqlite3_value_text(argv[2]);
-	sqlite3_blob **b = blob_slot(api, fts);
+	/* The caller's handle when it gives one (kept across its rows,
+	 * which the query's own would not be: FTS5 drops it on a reset). */
+	sqlite3_blob **b = NULL;
+	if (argc >= 5)
+		b = sqlite3_value_pointer(argv[4], FTSAUX_BLOB);
+	if (!b)
+		b = blob_slot(api, fts);
 	sqlite3 *db = sqlite3_context_db_handle(ctx);
 	int64_t id = api->xRowid(fts);
 	struct docz_part part, next;
@@ -219,7 +225,8 @@ static int stored_window(const Fts5ExtensionApi *api, Fts5Context *fts,
  * **, a cut start with an ellipsis; NULL without a hit in that column.
  * With table and column, the text is read from there (a docz_pack()
  * blob in the row of the same id), only the part around the hits. With
- * phrases, only the first that many phrases of the query are shown.
+ * phrases, only the first that many phrases of the query are shown; with
+ * a handle (FTSAUX_BLOB), the stored text is read through it.
  */
 static void vsnippet(const Fts5ExtensionApi *api, Fts5Context *fts,
 		     sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -242,7 +249,8 @@ static void vsnippet(const Fts5ExtensionApi *api, Fts5Context *fts,
 	const char *text;
 	int len;
 	if (argc >= 3) {
-		if (stored_window(api, fts, ctx, argv, &w, &owned, &len) < 0)
+		if (stored_window(api, fts, ctx, argc, argv, &w, &owned, &len) <
+		    0)
 			return;
 		text = owned;
 	} else {

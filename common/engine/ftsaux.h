@@ -13,7 +13,7 @@
  * ftsaux_idf() and ftsaux_term(), to the bit as vrank does.
  *
  * The full-text search's snippet, "vsnippet(fts, column [, table,
- * column [, phrases]])": the words
+ * column [, phrases [, handle]]])": the words
  * around the first hit of the note, hits marked with **. Its work is
  * bounded whatever the note's size or number of hits (FTS5's own
  * snippet() compares every hit with every other one: a 5 MB note of one
@@ -23,6 +23,12 @@
 
 #include <math.h>
 #include <sqlite3.h>
+
+/* The type of vsnippet's handle argument: a sqlite3_blob ** bound with
+ * sqlite3_bind_pointer(), through which the stored texts are read (its
+ * owner closes it), so that one handle serves a page of hits queried one
+ * by one. */
+#define FTSAUX_BLOB "docz_blob"
 
 /* BM25's parameters. */
 #define FTSAUX_K1 1.2

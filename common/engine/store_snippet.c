@@ -6,6 +6,7 @@
  */
 #include "store_int.h"
 #include "docz.h"
+#include "ftsaux.h"
 #include "u8.h"
 
 #include <stdlib.h>
@@ -101,7 +102,8 @@ static char *one_line(const char *s)
 
 /* The snippet of a hit from its text's start (no hit in the body), or
  * around a CJK substring. */
-static char *snippet_head(sqlite3 *db, const char *cjk, int64_t id)
+static char *snippet_head(sqlite3 *db, const char *cjk, int64_t id,
+			  sqlite3_blob **blob)
 {
 	sqlite3_stmt *st =
 		cjk ? sto_stmt(db, "SELECT body FROM docs WHERE id = ?") : NULL;
@@ -115,8 +117,7 @@ static char *snippet_head(sqlite3 *db, const char *cjk, int64_t id)
 		sto_stmt_done(st);
 	}
 	struct docz_part part;
-	sqlite3_blob *b = NULL;
-	if (!r && docz_read(db, "docz", "body", id, 0, 0, &b, &part) == 0) {
+	if (!r && docz_read(db, "docz", "body", id, 0, 0, blob, &part) == 0) {
 		/* The note's start: about 80 characters. */
 		const char *body = part.text;
 		size_t l = (size_t)part.len, keep = 0, nc = 0;
@@ -126,23 +127,25 @@ static char *snippet_head(sqlite3 *db, const char *cjk, int64_t id)
 			      keep < l || part.more ? "\xe2\x80\xa6" : "");
 		free(part.text);
 	}
-	sqlite3_blob_close(b);
 	return r;
 }
 
 /*
  * The hits' snippets, one line each: those the ranked query made, else
- * around the words of match (a statement prepared once for all hits),
- * else from the start of the text.
+ * around the words of match (a statement prepared once for all hits, and
+ * one handle on their stored texts), else from the start of the text.
  */
 void sto_snippets(sqlite3 *db, struct ptrvec *hits, const char *match,
 		  const char *cjk)
 {
 	sqlite3_stmt *st =
-		match ? sto_stmt(db, "SELECT vsnippet(fts, 1, 'docz', 'body')"
-				     " FROM fts WHERE fts MATCH ?1 AND"
-				     " rowid = ?2")
+		match ? sto_stmt(db, "SELECT vsnippet(fts, 1, 'docz', 'body',"
+				     " 2147483647, ?3) FROM fts WHERE fts"
+				     " MATCH ?1 AND rowid = ?2")
 		      : NULL;
+	/* One handle on the stored texts for all the hits: opening one
+	 * per hit cost more than reading its text. */
+	sqlite3_blob *blob = NULL;
 	if (st)
 		sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
 	for (size_t i = 0; i < hits->n; i++) {
@@ -151,6 +154,7 @@ void sto_snippets(sqlite3 *db, struct ptrvec *hits, const char *match,
 		h->line = 0;
 		if (!h->snippet && st) {
 			sqlite3_bind_int64(st, 2, id);
+			sqlite3_bind_pointer(st, 3, &blob, FTSAUX_BLOB, NULL);
 			const char *t =
 				sqlite3_step(st) == SQLITE_ROW
 					? (const char *)sqlite3_column_text(st,
@@ -164,11 +168,13 @@ void sto_snippets(sqlite3 *db, struct ptrvec *hits, const char *match,
 			free(h->snippet);
 			h->snippet = NULL;
 		}
-		char *r = h->snippet ? h->snippet : snippet_head(db, cjk, id);
+		char *r = h->snippet ? h->snippet
+				     : snippet_head(db, cjk, id, &blob);
 		h->snippet = one_line(r ? r : "");
 		free(r);
 	}
 	sto_stmt_done(st);
+	sqlite3_blob_close(blob);
 }
 
 /* The ranked rows: path, score, id, and the snippet if the query made
