@@ -265,20 +265,6 @@ static void count_packed(struct tvault *t, int *ret_z, int *ret_dicts)
 	sqlite3_close(db);
 }
 
-static char *snippet_of(struct tvault *t, const char *query)
-{
-	char *args =
-		xasprintf("{\"query\": \"%s\", \"mode\": \"fulltext\"}", query);
-	cJSON *r = tv_call_json(t, "search_notes", args);
-	free(args);
-	const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(
-		cJSON_GetArrayItem(cJSON_GetObjectItem(r, "results"), 0),
-		"snippet"));
-	char *copy = xstrdup(s ? s : "");
-	cJSON_Delete(r);
-	return copy;
-}
-
 static void test_store_dictionary(void)
 {
 	struct tvault t;
@@ -292,7 +278,7 @@ static void test_store_dictionary(void)
 	CU_ASSERT(nz > NOTES / 2);
 	CU_ASSERT_EQUAL(nd, 1);
 	CU_ASSERT_EQUAL(tv_search_total(&t, "bassoon", "fulltext"), NOTES);
-	_cleanup_free_ char *first = snippet_of(&t, "marimba599");
+	_cleanup_free_ char *first = tv_first_snippet(&t, "marimba599");
 	ASSERT_CONTAINS(first, "**marimba599** bassoon");
 	/* A restart reads the dictionary back: nothing is read again,
 	 * and answers are the same. */
@@ -303,7 +289,7 @@ static void test_store_dictionary(void)
 	vault_store_state(t.v, &st);
 	CU_ASSERT_EQUAL(st.parsed, 0);
 	CU_ASSERT_EQUAL(tv_search_total(&t, "bassoon", "fulltext"), NOTES);
-	_cleanup_free_ char *again = snippet_of(&t, "marimba599");
+	_cleanup_free_ char *again = tv_first_snippet(&t, "marimba599");
 	CU_ASSERT_STRING_EQUAL(again, first);
 	/* A note written now is packed with the same dictionary. */
 	_cleanup_free_ char *body = make_text(5000, 4242);

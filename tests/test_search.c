@@ -337,17 +337,6 @@ static void test_ranking(void)
 }
 
 /* The snippet of the first result. */
-static char *first_snippet(struct tvault *t, const char *query)
-{
-	cJSON *r = ft(t, query, NULL);
-	const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(
-		cJSON_GetArrayItem(cJSON_GetObjectItem(r, "results"), 0),
-		"snippet"));
-	char *copy = xstrdup(s ? s : "");
-	cJSON_Delete(r);
-	return copy;
-}
-
 /* Plain queries: any of their words, more of them first, without stop
  * words; other forms of a word (stems) in the notes' languages; a CJK
  * sentence by its character pairs; operators keep their meaning. */
@@ -385,7 +374,7 @@ static void test_plain_queries(void)
 	expect_names(&t, "roman -taxes", "Roads");
 	/* Stop words neither match nor are marked. */
 	expect_names(&t, "the of", "Churches,Rivers,Taxes,Other,Roads");
-	char *snip = first_snippet(&t, "the publicani");
+	char *snip = tv_first_snippet(&t, "the publicani");
 	ASSERT_CONTAINS(snip, "**publicani**");
 	CU_ASSERT_PTR_NULL(strstr(snip, "**The**"));
 	CU_ASSERT_PTR_NULL(strstr(snip, "**the**"));
@@ -1362,7 +1351,7 @@ static void test_pruned_pages(void)
 	CU_ASSERT_EQUAL(page_all(&t, "common zebrine okapine", 3, 40,
 				 rare_first, &last, &pages),
 			40);
-	char *snip = first_snippet(&t, "common okapine");
+	char *snip = tv_first_snippet(&t, "common okapine");
 	ASSERT_CONTAINS(snip, "**okapine**");
 	free(snip);
 	tv_close(&t);
@@ -1560,12 +1549,12 @@ static void test_snippet_across_chunks(void)
 	tv_write(&t, "Long.md", b.s);
 	sb_free(&b);
 	open_indexed(&t);
-	char *snip = first_snippet(&t, "zebra");
+	char *snip = tv_first_snippet(&t, "zebra");
 	ASSERT_STR_EQ(snip, "\xe2\x80\xa6"
 			    "aa bb cc **zebra** ee ff gg hh jj jj jj jj jj jj "
 			    "jj jj jj jj jj jj");
 	free(snip);
-	snip = first_snippet(&t, "okapi");
+	snip = tv_first_snippet(&t, "okapi");
 	ASSERT_STR_EQ(snip, "\xe2\x80\xa6"
 			    "jj jj kk **okapi** ll mm");
 	free(snip);
@@ -1628,10 +1617,10 @@ static void test_big_notes(void)
 				     "very end a "
 				     "**lonely** orchard appears.");
 	cJSON_Delete(r);
-	char *mixed = first_snippet(&t, "zebra");
+	char *mixed = tv_first_snippet(&t, "zebra");
 	ASSERT_CONTAINS(mixed, "the hidden **zebra** stands here");
 	free(mixed);
-	char *across = first_snippet(&t, "one");
+	char *across = tv_first_snippet(&t, "one");
 	ASSERT_CONTAINS(across, "x x **one** two three four five six seven");
 	free(across);
 	/* A note over NOTE_MAX_INDEXED (sparse: no disk used) is named in

@@ -172,6 +172,23 @@ cJSON *tv_call_json(struct tvault *t, const char *tool, const char *args_json)
 	return j;
 }
 
+char *tv_first_snippet(struct tvault *t, const char *query)
+{
+	cJSON *a = cJSON_CreateObject();
+	cJSON_AddStringToObject(a, "query", query);
+	cJSON_AddStringToObject(a, "mode", "fulltext");
+	char *args = cJSON_PrintUnformatted(a);
+	cJSON_Delete(a);
+	cJSON *r = tv_call_json(t, "search_notes", args);
+	free(args);
+	const char *s = cJSON_GetStringValue(cJSON_GetObjectItem(
+		cJSON_GetArrayItem(cJSON_GetObjectItem(r, "results"), 0),
+		"snippet"));
+	char *copy = xstrdup(s ? s : "");
+	cJSON_Delete(r);
+	return copy;
+}
+
 char *tv_call_err(struct tvault *t, const char *tool, const char *args_json)
 {
 	struct tool_result r;

@@ -41,6 +41,8 @@ void tv_call(struct tvault *t, const char *tool, const char *args_json,
 	     struct tool_result *ret);
 /* Call and parse the JSON text result (NULL on error results). */
 cJSON *tv_call_json(struct tvault *t, const char *tool, const char *args_json);
+/* The snippet of a full-text search's first result ("" when none). */
+char *tv_first_snippet(struct tvault *t, const char *query);
 /* Call expecting an error; returns the message (caller frees) or NULL. */
 char *tv_call_err(struct tvault *t, const char *tool, const char *args_json);
 /* Whether the vault file rel holds exactly want (else both are printed). */
