@@ -321,13 +321,7 @@ static void test_old_layout_rebuilt(void)
 	CU_ASSERT(sqlite3_exec(db, "PRAGMA user_version = 8008", NULL, NULL,
 			       NULL) == SQLITE_OK);
 	sqlite3_close(db);
-	_cleanup_free_ char *dir = xasprintf("%s/.cache", t.dir);
-	struct store *s = NULL;
-	char *note = NULL;
-	CU_ASSERT_FATAL(store_open(dir, t.dir, &s, &note) == 0);
-	ASSERT_CONTAINS(note, "rebuilt");
-	free(note);
-	store_close(s);
+	CU_ASSERT(tv_store_rebuilt(&t));
 	tv_open_with_store(&t);
 	vault_fulltext_work(t.v);
 	struct vault_store_state st;

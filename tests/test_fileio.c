@@ -589,6 +589,19 @@ static bool spare_stat(struct tvault *t, ino_t ino, struct stat *ret)
 	return found;
 }
 
+/* The spares, once there are at least want of them (up to 5 s). */
+static size_t spares_at_least(struct tvault *t, ino_t *ret, size_t max,
+			      size_t want)
+{
+	size_t n = 0;
+	for (int i = 0; i < 500 && n < want; i++) {
+		n = spares(t, ret, max);
+		if (n < want)
+			nanosleep(&(struct timespec){0, 10000000}, NULL);
+	}
+	return n;
+}
+
 /* Whether rel's mode becomes mode (or, mode 0, rel goes) within 5 s:
  * the pool's thread takes the spares an earlier run left. */
 static bool becomes(struct tvault *t, const char *rel, mode_t mode)
@@ -646,12 +659,7 @@ static void test_spare_writes(void)
 	/* Taken, then new ones made up to the pool's 16: all of them in
 	 * the pool, none made after. */
 	ino_t made[64];
-	size_t n = 0;
-	for (int i = 0; i < 500 && n < 16; i++) {
-		n = spares(&t, made, 64);
-		if (n < 16)
-			nanosleep(&(struct timespec){0, 10000000}, NULL);
-	}
+	size_t n = spares_at_least(&t, made, 64, 16);
 	CU_ASSERT_TRUE(n >= 16);
 
 	/* A note replaced through a spare: its text, its mode, the stat
@@ -843,12 +851,7 @@ static void test_spare_linked(void)
 	struct file_pool *pool = file_pool_new(root);
 	CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
 	ino_t made[POOL_SCAN];
-	size_t n = 0;
-	for (int i = 0; i < 500 && n < 16; i++) {
-		n = spares(&t, made, POOL_SCAN);
-		if (n < 16)
-			nanosleep(&(struct timespec){0, 10000000}, NULL);
-	}
+	size_t n = spares_at_least(&t, made, POOL_SCAN, 16);
 	CU_ASSERT_TRUE_FATAL(n >= 16);
 	char *dir = xasprintf("%s/.vaultd/spare", t.dir);
 	DIR *d = opendir(dir);
@@ -906,12 +909,7 @@ static void test_spare_followed(void)
 	 * spare could take the inode number of a file removed). */
 	file_pool_set_fill(pool, 40);
 	ino_t made[POOL_SCAN];
-	size_t have = 0;
-	for (int i = 0; i < 500 && have < 40; i++) {
-		have = spares(&t, made, POOL_SCAN);
-		if (have < 40)
-			nanosleep(&(struct timespec){0, 10000000}, NULL);
-	}
+	size_t have = spares_at_least(&t, made, POOL_SCAN, 40);
 	CU_ASSERT_TRUE(have >= 40);
 	ino_t held = ino_of(&t, "m.md");
 	file_pool_set_in_use(pool, in_use_of, &held);
@@ -959,12 +957,7 @@ static void test_batch_pooled(void)
 	CU_ASSERT_TRUE(spares(&t, made, POOL_SCAN) > 0);
 	/* Asked for more, the pool makes them ahead of time. */
 	file_pool_set_fill(pool, 40);
-	size_t have = 0;
-	for (int i = 0; i < 500 && have < 40; i++) {
-		have = spares(&t, made, POOL_SCAN);
-		if (have < 40)
-			nanosleep(&(struct timespec){0, 10000000}, NULL);
-	}
+	size_t have = spares_at_least(&t, made, POOL_SCAN, 40);
 	CU_ASSERT_TRUE(have >= 40);
 	ino_t old_a = ino_of(&t, "a.md"), old_b = ino_of(&t, "d/b.md");
 	struct file_batch *b = file_batch_new(root, pool);

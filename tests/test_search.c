@@ -1046,13 +1046,10 @@ static void test_damaged_index_rebuilt(void)
 
 	/* The header: not a database any more. */
 	corrupt(db, 0, 100);
+	CU_ASSERT(tv_store_rebuilt(&t));
 	char *dir = xasprintf("%s/.cache", t.dir);
 	struct store *s = NULL;
 	char *note = NULL;
-	CU_ASSERT_FATAL(store_open(dir, t.dir, &s, &note) == 0);
-	ASSERT_CONTAINS(note, "rebuilt");
-	free(note);
-	store_close(s);
 	reopen_indexed(&t);
 	CU_ASSERT_EQUAL(tv_search_total(&t, "violin", "fulltext"), 30);
 	t.v = vault_free(t.v);

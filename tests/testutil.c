@@ -172,6 +172,18 @@ cJSON *tv_call_json(struct tvault *t, const char *tool, const char *args_json)
 	return j;
 }
 
+bool tv_store_rebuilt(struct tvault *t)
+{
+	_cleanup_free_ char *dir = xasprintf("%s/.cache", t->dir);
+	struct store *s = NULL;
+	char *note = NULL;
+	bool rebuilt = store_open(dir, t->dir, &s, &note) == 0 && note &&
+		       strstr(note, "rebuilt");
+	free(note);
+	store_close(s);
+	return rebuilt;
+}
+
 char *tv_first_snippet(struct tvault *t, const char *query)
 {
 	cJSON *a = cJSON_CreateObject();

@@ -41,6 +41,9 @@ void tv_call(struct tvault *t, const char *tool, const char *args_json,
 	     struct tool_result *ret);
 /* Call and parse the JSON text result (NULL on error results). */
 cJSON *tv_call_json(struct tvault *t, const char *tool, const char *args_json);
+/* The store of t's cache (.cache), opened with no vault open, says it was
+ * rebuilt; closed again. */
+bool tv_store_rebuilt(struct tvault *t);
 /* The snippet of a full-text search's first result ("" when none). */
 char *tv_first_snippet(struct tvault *t, const char *query);
 /* Call expecting an error; returns the message (caller frees) or NULL. */
