@@ -9,11 +9,14 @@
 #include "query.h"
 #include "store.h"
 #include "testutil.h"
+#include "tokenizer.h"
 #include "u8.h"
 #include "util.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <pthread.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <utime.h>
@@ -1529,6 +1532,150 @@ static void test_common_words(void)
 	tv_close(&t);
 }
 
+/* query's first page of up to 100 hits on t's store (the writes queued
+ * put first, as search_notes does); *ret_n of them, *ret_total in all. */
+static struct store_hit *store_page(struct tvault *t, const char *query,
+				    size_t *ret_n, size_t *ret_total)
+{
+	struct qnode *q = NULL;
+	char *msg = NULL;
+	struct store_hit *h = NULL;
+	*ret_n = *ret_total = 0;
+	CU_ASSERT_FATAL(query_parse(query, &q, &msg) == 0);
+	vault_fulltext_flush(t->v);
+	CU_ASSERT_FATAL(store_search(vault_store(t->v), q, false, 0, 100, &h,
+				     ret_n, ret_total, &msg) == 0);
+	query_free(q);
+	return h;
+}
+
+/* FTS5's own bm25() of the note at path for the one word w (weights as
+ * vaultd's: the name ten times the text), read from the store's
+ * database; 0 when the note does not have the word. */
+static double fts5_bm25(sqlite3 *db, const char *w, const char *path)
+{
+	sqlite3_stmt *st;
+	double sc = 0;
+	CU_ASSERT_FATAL(
+		sqlite3_prepare_v2(db,
+				   "SELECT bm25(fts, 10.0, 1.0) FROM fts WHERE"
+				   " fts MATCH ?1 AND rowid = (SELECT id FROM"
+				   " notes WHERE path = ?2)",
+				   -1, &st, NULL) == SQLITE_OK);
+	sqlite3_bind_text(st, 1, w, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, path, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		sc = sqlite3_column_double(st, 0);
+	sqlite3_finalize(st);
+	return sc;
+}
+
+static bool close_to(double a, double b)
+{
+	return fabs(a - b) <= 1e-12 * (fabs(a) > 1 ? fabs(a) : 1);
+}
+
+/* query, ranked from the notes in memory, has the page (paths, scores,
+ * total) of other, the same query ranked by FTS5. */
+static void same_store_page(struct tvault *t, const char *query,
+			    const char *other)
+{
+	size_t n, m, total, total_other;
+	struct store_hit *a = store_page(t, query, &n, &total);
+	struct store_hit *b = store_page(t, other, &m, &total_other);
+	CU_ASSERT(n > 0);
+	CU_ASSERT_EQUAL(n, m);
+	CU_ASSERT_EQUAL(total, total_other);
+	for (size_t i = 0; i < n && i < m; i++) {
+		CU_ASSERT_STRING_EQUAL(a[i].path, b[i].path);
+		CU_ASSERT(close_to(a[i].score, b[i].score));
+	}
+	store_hits_free(a, n);
+	store_hits_free(b, m);
+}
+
+/* The checks of test_lengths_change: a rare word (its notes' lengths
+ * looked up one by one), two common ones (every length read in one
+ * scan, kept), another rare one (from the lengths kept). */
+static void lengths_check(struct tvault *t, sqlite3 *db)
+{
+	same_store_page(t, "gamma", "gamma -qqzzx");
+	same_store_page(t, "alpha beta", "alpha beta -qqzzx");
+	size_t n, total;
+	struct store_hit *h = store_page(t, "alpha beta", &n, &total);
+	for (size_t i = 0; i < n; i++) {
+		double want = -(fts5_bm25(db, "alpha", h[i].path) +
+				fts5_bm25(db, "beta", h[i].path));
+		CU_ASSERT(fabs(h[i].score - want) <= 1e-9 * fabs(want));
+	}
+	store_hits_free(h, n);
+	same_store_page(t, "delta", "delta -qqzzx");
+}
+
+/* The notes' lengths that the ranking of common words reads itself
+ * (fts_docsize) follow writes that change them: scores stay those of
+ * FTS5's bm25() and of FTS5's own pass, before and after. */
+static void test_lengths_change(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	for (int i = 0; i < 200; i++) {
+		char p[64];
+		struct sbuf b = {0};
+		for (int k = 0; i % 3 == 0 && k <= i % 4; k++)
+			sb_puts(&b, "alpha ");
+		for (int k = 0; (i % 6 == 0 || i % 6 == 2) && k <= i % 7; k++)
+			sb_puts(&b, "beta ");
+		if (i % 25 == 0)
+			sb_puts(&b, "gamma ");
+		if (i % 30 == 1)
+			sb_puts(&b, "delta ");
+		/* Every note of its own length: no two score the same. */
+		for (int k = 0; k < i; k++)
+			sb_puts(&b, "filler ");
+		snprintf(p, sizeof(p), "l/Note %03d.md", i);
+		tv_write(&t, p, b.s);
+		sb_free(&b);
+	}
+	open_indexed(&t);
+	sqlite3 *db;
+	CU_ASSERT_FATAL(sqlite3_open_v2(store_path(vault_store(t.v)), &db,
+					SQLITE_OPEN_READONLY,
+					NULL) == SQLITE_OK);
+	CU_ASSERT_FATAL(tokenizer_register(db) == SQLITE_OK);
+	lengths_check(&t, db);
+	/* Longer, shorter, gone, new: lengths and the average change. */
+	struct sbuf b = {0};
+	sb_puts(&b, "{\"name\": \"Note 003\", \"content\": \"alpha gamma");
+	for (int k = 0; k < 400; k++)
+		sb_puts(&b, " filler");
+	sb_puts(&b, "\"}");
+	cJSON_Delete(tv_call_json(&t, "update_note", b.s));
+	sb_free(&b);
+	cJSON_Delete(tv_call_json(&t, "update_note",
+				  "{\"name\": \"Note 198\", \"content\": "
+				  "\"beta delta alpha\"}"));
+	cJSON_Delete(tv_call_json(&t, "append_note",
+				  "{\"name\": \"Note 002\", \"text\": \"beta "
+				  "filler filler filler\"}"));
+	cJSON_Delete(
+		tv_call_json(&t, "delete_note", "{\"name\": \"Note 150\"}"));
+	cJSON_Delete(tv_call_json(&t, "create_note",
+				  "{\"name\": \"Fresh\", \"content\": \"alpha "
+				  "beta gamma delta\"}"));
+	lengths_check(&t, db);
+	/* Each write on its own, searched in between. */
+	cJSON_Delete(tv_call_json(&t, "update_note",
+				  "{\"name\": \"Note 000\", \"content\": "
+				  "\"alpha\"}"));
+	lengths_check(&t, db);
+	cJSON_Delete(
+		tv_call_json(&t, "delete_note", "{\"name\": \"Note 006\"}"));
+	lengths_check(&t, db);
+	sqlite3_close(db);
+	tv_close(&t);
+}
+
 /* A snippet whose words are in two chunks of the stored text (about
  * DOCZ_CHUNK bytes each, cut at a space): both are read, the window is
  * whole; one inside a chunk reads that chunk alone, the same way. */
@@ -1664,6 +1811,8 @@ int main(void)
 		{"one word or phrase: ranked in one pass, scored by its count",
 		 test_one_pass},
 		{"common words ranked in memory", test_common_words},
+		{"common words: notes' lengths follow writes",
+		 test_lengths_change},
 		{"typos among close words", test_typo_neighbours},
 		{"a snippet across two chunks", test_snippet_across_chunks},
 		{"a word in every note: the total without a count",

@@ -9,8 +9,10 @@
  * phrases score (a count below zero: its phrase weighs 1).
  *
  * vterm(fts, w0, w1): what vrank needs of a note for the query's first
- * phrase (struct ftsaux_term), for scoring outside FTS5 with
- * ftsaux_idf() and ftsaux_term(), to the bit as vrank does.
+ * phrase (struct ftsaux_term) but the note's length, which the caller
+ * reads itself (from the table fts_docsize, all notes in one scan: FTS5
+ * looks each one up), for scoring outside FTS5 with ftsaux_idf(),
+ * ftsaux_norm() and ftsaux_term(), to the bit as vrank does.
  *
  * The full-text search's snippet, "vsnippet(fts, column [, table,
  * column [, phrases [, handle]]])": the words
@@ -34,12 +36,20 @@
 #define FTSAUX_K1 1.2
 #define FTSAUX_B 0.75
 
-/* vterm's answer: a phrase's weighted instances in a note, the note's
- * length normalisation, the notes indexed. */
+/* vterm's answer: a phrase's weighted instances in a note, the notes'
+ * average length (in tokens, all columns) and the notes indexed. */
 struct ftsaux_term {
-	double freq, norm;
+	double freq, avgdl;
 	sqlite3_int64 nrow;
 };
+
+/* BM25's length normalisation of a note of dl tokens among notes of
+ * avgdl on average. */
+static inline double ftsaux_norm(double dl, double avgdl)
+{
+	return FTSAUX_K1 *
+	       (1 - FTSAUX_B + FTSAUX_B * dl / (avgdl > 0 ? avgdl : 1));
+}
 
 /* The weight of a phrase that nhits of nrow notes have. */
 static inline double ftsaux_idf(sqlite3_int64 nrow, sqlite3_int64 nhits)

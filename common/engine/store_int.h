@@ -103,6 +103,8 @@ struct store {
 	struct hmap *words;
 	uint64_t wgen, wtick;
 	size_t wbytes;
+	/* Every note's length, for generation wgen too (or NULL). */
+	struct sto_lens *lens;
 };
 
 /* A common word's notes by id, with what vrank needs of each (its
@@ -115,6 +117,15 @@ struct sto_word {
 	int64_t nrow;
 	size_t bytes;
 	uint64_t used;
+	atomic_int refs;
+};
+
+/* The notes' lengths in tokens (all columns), by id (ascending), as FTS5
+ * keeps them in fts_docsize; shared, immutable, counted references. */
+struct sto_lens {
+	size_t n;
+	int64_t *id;
+	uint32_t *dl;
 	atomic_int refs;
 };
 
