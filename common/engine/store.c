@@ -544,6 +544,23 @@ static void trim(struct store *s)
 	sqlite3_exec(s->w, "PRAGMA incremental_vacuum", NULL, NULL, NULL);
 }
 
+/* The end of a background step's transaction: committed, or after a
+ * failure (r < 0) rolled back; once its work is done, the pages it
+ * freed given back. 0 or -EIO. */
+static int step_end(struct store *s, int r, bool done)
+{
+	if (r < 0) {
+		sto_write_failed(s);
+		store_rollback(s);
+		return -EIO;
+	}
+	if (store_commit(s) < 0)
+		return -EIO;
+	if (done)
+		trim(s);
+	return 0;
+}
+
 int store_fts_merge(struct store *s, uint64_t budget_ns)
 {
 	if (store_begin(s) < 0)
@@ -568,17 +585,8 @@ int store_fts_merge(struct store *s, uint64_t budget_ns)
 		sqlite3_reset(q);
 	}
 	sqlite3_finalize(q);
-	if (r < 0) {
-		sto_write_failed(s);
-		store_rollback(s);
-		return -EIO;
-	}
 	/* The same notes and words: the generation stays. */
-	if (store_commit(s) < 0)
-		return -EIO;
-	if (r == 0)
-		trim(s);
-	return r;
+	return step_end(s, r, r == 0) < 0 ? -EIO : r;
 }
 
 int store_sub_backfill(struct store *s, uint64_t budget_ns, size_t *ret_done)
@@ -634,15 +642,8 @@ int store_sub_backfill(struct store *s, uint64_t budget_ns, size_t *ret_done)
 		r = -EIO;
 	}
 	sqlite3_finalize(m);
-	if (r < 0) {
-		sto_write_failed(s);
-		store_rollback(s);
+	if (step_end(s, r, next < 0) < 0)
 		return -EIO;
-	}
-	if (store_commit(s) < 0)
-		return -EIO;
-	if (next < 0)
-		trim(s);
 	/* Content searches give the same answers from the trigram index
 	 * as from the stored text: the generation stays. */
 	atomic_store(&s->sub_cursor, next);
