@@ -17,6 +17,10 @@
 // Vaults are generated once under BENCH_DIR (default /tmp/vaultd-bench).
 // BENCH_COLD_ONLY=1 runs the cold starts alone (with the page cache
 // dropped when root) and stops each at full-text ready.
+// BENCH_WARM_ONLY=N runs N warm restarts alone and keeps the cache and
+// the run folder for the next invocation (a cold start first makes them
+// when there are none), so that two builds can be run in turn, each with
+// a BENCH_DIR of its own, and the medians compared.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { spawnSync } from 'node:child_process';
@@ -237,6 +241,46 @@ function dropCaches() {
 }
 
 const verdict = (ok) => (ok ? 'ok' : 'MISSED');
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) >> 1] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+// BENCH_WARM_ONLY: restarts only, the cache kept across invocations.
+async function warmOnly(n, rounds) {
+  const vault = path.join(benchDir, `start-vault-${n}`);
+  generate(vault, n);
+  const root = path.join(benchDir, `start-run-${n}`);
+  fs.mkdirSync(path.join(root, 'run'), { recursive: true, mode: 0o700 });
+  const env = envFor(root, vault);
+  const sv = survey(vault);
+  const calls = {
+    name: { name: 'search_notes', arguments: { query: sv.names[0], mode: 'name' } },
+    tag: { name: 'search_notes', arguments: { query: 'project', mode: 'tag' } },
+    backlinks: { name: 'get_backlinks', arguments: { name: sv.names[0] } },
+    fulltext: { name: 'search_notes', arguments: { query: 'meeting review', mode: 'fulltext' } },
+  };
+  console.log(`\n== ${n} notes, ${mb(sv.bytes)} of markdown in ${vault}: ${rounds} warm restarts`);
+  await stop(env);
+  if (!cacheBytes(env) || !fs.existsSync(path.join(vault, '.vaultd'))) await run('first start (makes the cache)', env, calls);
+  const warm = [];
+  for (let i = 1; i <= rounds; i++) warm.push(await run(`warm start ${i}`, env, calls));
+  const m = Object.fromEntries(KEYS.map((k) => [k, median(warm.map((x) => x[k]))]));
+  console.log(
+    `warm (median of ${rounds}): name ${secs(m.name)}, tag ${secs(m.tag)}, backlinks ${secs(m.backlinks)}; ` +
+      `fulltext ${secs(m.fulltext)} (best ${secs(Math.min(...warm.map((x) => x.fulltext)))}, ` +
+      `worst ${secs(Math.max(...warm.map((x) => x.fulltext)))}); peak RSS ${mb(Math.max(...warm.map((x) => x.rss)))}` +
+      (warm.some((x) => x.wrong.length) ? '; SOME FIRST ANSWERS DIFFERED FROM THE SETTLED ONES' : ''),
+  );
+}
+
+const warmRounds = parseInt(process.env.BENCH_WARM_ONLY ?? '0', 10);
+if (warmRounds > 0) {
+  for (const n of sizes) await warmOnly(n, warmRounds);
+  process.exit(0);
+}
+
 const summary = [];
 for (const n of sizes) {
   const vault = path.join(benchDir, `start-vault-${n}`);
