@@ -28,6 +28,14 @@ void ctl_server_index_ready(struct ctl_server *s)
 	pthread_mutex_unlock(&s->ready_mu);
 }
 
+void ctl_server_names_ready(struct ctl_server *s)
+{
+	pthread_mutex_lock(&s->ready_mu);
+	s->names_ready = true;
+	pthread_cond_broadcast(&s->ready_cv);
+	pthread_mutex_unlock(&s->ready_mu);
+}
+
 int ctl_index_percent(struct ctl_server *s)
 {
 	size_t done, total;
@@ -38,14 +46,16 @@ int ctl_index_percent(struct ctl_server *s)
 	return total ? (int)(done * 100 / total) : 0;
 }
 
-/* Tool calls wait for the first index (documented in README). */
-static bool wait_index(struct ctl_server *s)
+/* Tool calls wait for the first index (documented in README); those
+ * that read no link (names_only), for its notes only. */
+static bool wait_index(struct ctl_server *s, bool names_only)
 {
 	struct timespec until;
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += INDEX_WAIT_S;
 	pthread_mutex_lock(&s->ready_mu);
-	while (!s->ready && !s->ready_stopping && !cancel_requested()) {
+	while (!s->ready && !(names_only && s->names_ready) &&
+	       !s->ready_stopping && !cancel_requested()) {
 		/* In slices: a cancelled call stops waiting. */
 		struct timespec slice;
 		clock_gettime(CLOCK_REALTIME, &slice);
@@ -64,7 +74,7 @@ static bool wait_index(struct ctl_server *s)
 		     slice.tv_nsec == until.tv_nsec))
 			break;
 	}
-	bool ok = s->ready;
+	bool ok = s->ready || (names_only && s->names_ready);
 	pthread_mutex_unlock(&s->ready_mu);
 	return ok;
 }
@@ -78,7 +88,8 @@ static void run_job(struct ctl_server *s, struct job *j)
 	int code = 0;
 	char *msg = NULL;
 	char *gone = m->gone_ok ? NULL : vault_gone(s->v);
-	bool indexed = gone || wait_index(s);
+	bool indexed = gone ||
+		       wait_index(s, m->names_only && m->names_only(j->params));
 	if (gone) {
 		code = RPC_SERVER_ERROR;
 		msg = gone;

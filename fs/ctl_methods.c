@@ -398,6 +398,20 @@ static bool quick_tool(const cJSON *params)
 	return t && (t->flags & TOOL_QUICK);
 }
 
+/* The auto-context reads notes' names, tags and text: no link. */
+static bool names_always(const cJSON *params)
+{
+	return true;
+}
+
+/* A tool that reads no link (TOOL_NO_LINKS). */
+static bool names_tool(const cJSON *params)
+{
+	const char *name = pstr(params, "name");
+	const struct tool *t = name ? tools_find(name) : NULL;
+	return t && (t->flags & TOOL_NO_LINKS);
+}
+
 static void answer_ping(struct ctl_server *s, struct client *c,
 			const struct rpc_msg *m)
 {
@@ -472,8 +486,12 @@ static const struct ctl_method METHODS[] = {
 	{.name = "tools/call",
 	 .run = run_tools_call,
 	 .quick = quick_tool,
-	 .gone_ok = true},
-	{.name = "context", .run = run_context, .quick = quick_always},
+	 .gone_ok = true,
+	 .names_only = names_tool},
+	{.name = "context",
+	 .run = run_context,
+	 .quick = quick_always,
+	 .names_only = names_always},
 	{.name = "check", .run = run_check},
 	{.name = "graph", .run = run_graph},
 	{.name = "notes/list", .run = run_notes_list, .quick = quick_always},

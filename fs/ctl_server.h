@@ -48,5 +48,8 @@ struct ctl_server *ctl_server_free(struct ctl_server *s);
 
 /* The index is complete: tool calls waiting for it may go on. */
 void ctl_server_index_ready(struct ctl_server *s);
+/* Its notes are in place, not yet its links (vault_on_names()): calls
+ * that read no link may go on. */
+void ctl_server_names_ready(struct ctl_server *s);
 /* Extra fields for `status` (e.g. the mount point). */
 void ctl_server_set_mount(struct ctl_server *s, const char *mountpoint);

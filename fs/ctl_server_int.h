@@ -73,12 +73,15 @@ struct ctl_server {
 	uint64_t idle_since; /* main thread */
 	uint64_t refused;    /* connections refused, main thread */
 	uint64_t refused_logged;
-	/* The first index. ready_mu protects ready and ready_stopping
-	 * (stopping as the waiters for the index see it); it nests inside
-	 * no other lock. */
+	/* The first index. ready_mu protects ready, names_ready (its
+	 * notes are in place, its links not yet bound: vault_on_names())
+	 * and ready_stopping (stopping as the waiters for the index see
+	 * it); it nests inside the vault's writer lock only (the vault
+	 * calls ctl_server_names_ready() holding it). */
 	pthread_mutex_t ready_mu;
 	pthread_cond_t ready_cv;
 	bool ready;
+	bool names_ready;
 	bool ready_stopping;
 	char *mountpoint;
 	_Atomic uint64_t calls; /* calls started */
@@ -105,6 +108,10 @@ struct ctl_method {
 	/* run: runs even when the vault's folder is gone (it says so in
 	 * its own result). */
 	bool gone_ok;
+	/* run: whether the call reads no link, so that it may run once
+	 * the first index's notes are in place, before its links are bound
+	 * (NULL: never). */
+	bool (*names_only)(const cJSON *params);
 };
 
 /* ctl_methods.c: the method called name, or NULL. */

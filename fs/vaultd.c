@@ -155,6 +155,13 @@ static void open_search_index(struct vault *v, const char *dir_opt);
  * too (a stop must not wait for 100,000 notes to be read). */
 static _Atomic bool stopping;
 
+/* The first index's notes are in place (vault_on_names()): searches by
+ * name, tag and text answer while its links are bound. */
+static void names_ready(void *ud)
+{
+	ctl_server_names_ready(ud);
+}
+
 static void *index_thread(void *arg)
 {
 	struct indexer *ix = arg;
@@ -169,6 +176,7 @@ static void *index_thread(void *arg)
 		log_warn("changes made outside vaultd will not be seen: %s",
 			 wmsg);
 	_cleanup_free_ char *ixmsg = NULL;
+	vault_on_names(ix->v, names_ready, ix->srv);
 	int ixr = vault_index_all(ix->v, progress, NULL, &ixmsg);
 	if (ixr == -ECANCELED) {
 		if (ix->hopen_started)

@@ -1018,6 +1018,56 @@ static void test_bulk_matches_incremental(void)
 	index_free(all);
 }
 
+/* The notes first, their links bound later (index_put_notes(), then
+ * index_bind_links()): the same index as every note put one by one, the
+ * links unbound until then, and no new generation for binding them. */
+static void test_bulk_names_then_links(void)
+{
+	enum { N = 1300 };
+	struct index *one = index_new(), *all = index_new();
+	struct note **notes = xcalloc(N, sizeof(*notes));
+	size_t n = 0;
+	for (int i = 0; i < N; i++) {
+		_cleanup_free_ char *path = NULL, *text = NULL;
+		bulk_note(i, &path, &text);
+		if (index_by_path(one, path))
+			continue;
+		put(one, path, text);
+		notes[n++] = note_new(path, text, strlen(text), 0);
+	}
+	bulk_files(one);
+	index_put_notes(all, notes, n);
+	bulk_files(all);
+	CU_ASSERT_EQUAL(index_count(one), index_count(all));
+	size_t it = 0, linked = 0, bound = 0;
+	struct note *x;
+	while (index_next(all, &it, &x)) {
+		CU_ASSERT_PTR_NOT_NULL(index_by_name(all, x->fold_name));
+		for (size_t k = 0; k < x->nlinks; k++)
+			bound += x->links[k].to || x->links[k].resolved_file;
+		linked += x->nlinks;
+	}
+	CU_ASSERT(linked > n * 5);
+	CU_ASSERT_EQUAL(bound, 0);
+	uint64_t gen = index_generation(all);
+	index_bind_links(all);
+	CU_ASSERT_EQUAL(index_generation(all), gen);
+	same_links(one, all);
+	same_links(all, one);
+	/* The links are grouped by key: a note removed breaks its links. */
+	it = 0;
+	while (index_next(all, &it, &x) && !x->incoming.n)
+		;
+	CU_ASSERT_FATAL(x && x->incoming.n > 0);
+	_cleanup_free_ char *gone = xstrdup(x->path);
+	CU_ASSERT_EQUAL(index_remove(all, gone), 0);
+	CU_ASSERT_EQUAL(index_remove(one, gone), 0);
+	same_links(one, all);
+	same_links(all, one);
+	index_free(one);
+	index_free(all);
+}
+
 int main(void)
 {
 	static const struct test_case tests[] = {
@@ -1055,6 +1105,7 @@ int main(void)
 		{"tags_and_sorted", test_tags_and_sorted},
 		{"blob_round_trip", test_blob_round_trip},
 		{"bulk_matches_incremental", test_bulk_matches_incremental},
+		{"bulk_names_then_links", test_bulk_names_then_links},
 	};
 	return run_tests("index", tests, ARRAY_SIZE(tests));
 }

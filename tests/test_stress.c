@@ -4,11 +4,15 @@
  * (create, update, append, replace, rename, delete), changes made in the
  * folder (synced as the watcher does), policy reloads, searches (full
  * text, content, names), reads of the graph, history reads and commits,
- * and index rebuilds. Built under ThreadSanitizer by the test command: it
- * must be clean. VAULTD_STRESS_SECS sets the time (default 4).
+ * and index rebuilds; before them, searches by name and tag while the
+ * first build binds its links. Built under ThreadSanitizer by the test
+ * command: it must be clean. VAULTD_STRESS_SECS sets the time (default
+ * 4).
  */
 #include "shape.h"
+#include "graph.h"
 #include "history.h"
+#include "index.h"
 #include "store.h"
 #include "testutil.h"
 #include "util.h"
@@ -203,6 +207,68 @@ static void fulltext(struct worker *w)
 	usleep(5000);
 }
 
+/* A start's first build hands its notes out before it binds their links
+ * (vault_on_names()): searches by name and tag run meanwhile, on threads
+ * of their own. */
+struct names_stage {
+	struct stress *s;
+	pthread_t th[2];
+	size_t started;
+	/* In the hook: n0 is there, its link not bound yet. */
+	bool unbound;
+};
+
+static void *names_reader(void *p)
+{
+	struct stress *s = p;
+	for (int i = 0; i < 40; i++) {
+		char a[96];
+		snprintf(a, sizeof(a), "{\"query\":\"%s\",\"mode\":\"%s\"}",
+			 i % 2 ? "known" : "n1", i % 2 ? "tag" : "name");
+		struct tool_result r;
+		tv_call(&s->t, "search_notes", a, &r);
+		CU_ASSERT(!r.is_error);
+		tool_result_clear(&r);
+		atomic_fetch_add(&s->calls, 1);
+	}
+	return NULL;
+}
+
+static void names_in_place(void *ud)
+{
+	struct names_stage *ns = ud;
+	const struct ptrvec *pv = index_by_name(vault_index(ns->s->t.v), "n0");
+	const struct note *n = pv && pv->n == 1 ? pv->v[0] : NULL;
+	ns->unbound = n && note_nlinks(n) == 1 && !note_links(n)[0].to;
+	for (; ns->started < 2; ns->started++)
+		if (pthread_create(&ns->th[ns->started], NULL, names_reader,
+				   ns->s) != 0)
+			break;
+}
+
+/* The first build, with searches while it binds the links. */
+static void first_build(struct stress *s)
+{
+	struct names_stage ns = {.s = s};
+	vault_on_names(s->t.v, names_in_place, &ns);
+	vault_index_all(s->t.v, NULL, NULL, NULL);
+	for (size_t i = 0; i < ns.started; i++)
+		pthread_join(ns.th[i], NULL);
+	CU_ASSERT(ns.unbound);
+	CU_ASSERT_EQUAL(ns.started, 2);
+	CU_ASSERT_EQUAL(atomic_load(&s->calls), 80);
+	/* Bound once the build returned. */
+	const struct ptrvec *pv = index_by_name(vault_index(s->t.v), "n0");
+	CU_ASSERT_FATAL(pv && pv->n == 1);
+	const struct note *n0 = pv->v[0];
+	CU_ASSERT_EQUAL_FATAL(note_nlinks(n0), 1);
+	const struct note *n1 = note_links(n0)[0].to;
+	CU_ASSERT_PTR_NOT_NULL_FATAL(n1);
+	size_t nin = 0;
+	graph_incoming(n1, &nin);
+	CU_ASSERT_EQUAL(nin, 1);
+}
+
 static void test_everything_at_once(void)
 {
 	struct stress s = {0};
@@ -224,7 +290,7 @@ static void test_everything_at_once(void)
 	CU_ASSERT_FATAL(store_open(cache, vault_root(s.t.v), &st, &note) == 0);
 	free(note);
 	vault_attach_store(s.t.v, st);
-	vault_index_all(s.t.v, NULL, NULL, NULL);
+	first_build(&s);
 	vault_fulltext_work(s.t.v);
 	CU_ASSERT_EQUAL_FATAL(history_open(vault_rootfd(s.t.v),
 					   vault_root(s.t.v), &s.h, &note),

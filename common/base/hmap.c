@@ -70,11 +70,11 @@ static size_t find(const struct hmap *m, const char *key, uint64_t h)
 	}
 }
 
-static void grow(struct hmap *m)
+static void resize(struct hmap *m, size_t cap)
 {
 	struct slot *old = m->slots;
 	size_t oldcap = m->cap;
-	m->cap *= 2;
+	m->cap = cap;
 	m->slots = xcalloc(m->cap, sizeof(struct slot));
 	for (size_t i = 0; i < oldcap; i++) {
 		if (!old[i].key)
@@ -85,6 +85,20 @@ static void grow(struct hmap *m)
 		m->slots[j] = old[i];
 	}
 	free(old);
+}
+
+static void grow(struct hmap *m)
+{
+	resize(m, m->cap * 2);
+}
+
+void hmap_reserve(struct hmap *m, size_t n)
+{
+	size_t cap = m->cap;
+	while ((n + 1) * 4 > cap * 3)
+		cap *= 2;
+	if (cap != m->cap)
+		resize(m, cap);
 }
 
 void *hmap_get(const struct hmap *m, const char *key)

@@ -16,6 +16,8 @@ struct hmap *hmap_free(struct hmap *m);
 void *hmap_get(const struct hmap *m, const char *key);
 /* Inserts or replaces; returns the previous value or NULL. */
 void *hmap_put(struct hmap *m, const char *key, void *val);
+/* Room for n keys in all without growing again (a bulk load). */
+void hmap_reserve(struct hmap *m, size_t n);
 /* Removes; returns the removed value or NULL. */
 void *hmap_del(struct hmap *m, const char *key);
 size_t hmap_size(const struct hmap *m);

@@ -68,6 +68,7 @@ struct index *index_free(struct index *ix)
 	ix_free_vec_map(ix->files_by_name);
 	free(ix->sorted);
 	free(ix->big);
+	free(ix->unkeyed);
 	pthread_mutex_destroy(&ix->sort_mu);
 	free(ix);
 	return NULL;
@@ -129,6 +130,11 @@ void ix_register_links(struct index *ix, struct note *n)
 void ix_register_names(struct index *ix, struct note *n)
 {
 	hmap_put(ix->by_path, n->fold_path, n);
+	ix_register_named(ix, n);
+}
+
+void ix_register_named(struct index *ix, struct note *n)
+{
 	ix_mm_add(ix->by_name, n->fold_name, n);
 	for (size_t i = 0; i < n->nfold_aliases; i++)
 		ix_mm_add(ix->by_alias, n->fold_aliases[i], n);

@@ -32,6 +32,15 @@ void index_put_bulk(struct index *ix, struct note *n);
  * notes' paths must differ. Then index_resolve_all(). */
 void index_put_all(struct index *ix, struct note **notes, size_t n);
 void index_resolve_all(struct index *ix);
+/* index_put_all() but the links, sooner: they are grouped by key by
+ * index_bind_links(), which must come before any other change or read
+ * of a link. The index takes the array notes (not a copy). */
+void index_put_notes(struct index *ix, struct note **notes, size_t n);
+/* index_resolve_all() with no new generation: for an index whose readers
+ * have read no link yet. They may go on reading its paths, names and
+ * tags meanwhile (it writes only links_by_key, the links' targets and
+ * the notes' incoming lists). */
+void index_bind_links(struct index *ix);
 /* Remove the note at path. Returns 0 or -ENOENT. */
 int index_remove(struct index *ix, const char *path);
 

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The index's first build (index.h: index_put_all, index_resolve_all):
- * every note put into an empty index at once, the links grouped by key in
- * one pass (links_by_key: one bucket per distinct key, each allocated at
- * its size, its links in the order the notes were given), then every
- * link bound key by key on all CPUs, the notes of a name looked up once
- * for all the links written with it.
+ * The index's first build (index.h: index_put_all, index_put_notes,
+ * index_resolve_all, index_bind_links): every note put into an empty
+ * index at once, the links grouped by key in one pass (links_by_key: one
+ * bucket per distinct key, each allocated at its size, its links in the
+ * order the notes were given; with index_put_notes, when they are bound,
+ * the paths and names put meanwhile on two CPUs), then every link bound
+ * key by key on all CPUs, the notes of a name looked up once for all the
+ * links written with it.
  */
 #include "index_int.h"
 
@@ -137,6 +139,12 @@ static void *links_worker(void *arg)
 	}
 	struct keyed *s = sort_keyed(a, k);
 	free(a);
+	/* One bucket per distinct hash: the map sized once. */
+	size_t runs = 0;
+	for (size_t i = 0; i < k; i++)
+		runs += !i || (s[i].hk >> 32) != (s[i - 1].hk >> 32);
+	hmap_reserve(j->ix->links_by_key,
+		     hmap_size(j->ix->links_by_key) + runs);
 	for (size_t i = 0; i < k;) {
 		size_t e = i + 1;
 		while (e < k && (s[e].hk >> 32) == (s[i].hk >> 32))
@@ -155,6 +163,8 @@ void index_put_all(struct index *ix, struct note **notes, size_t n)
 			index_put_bulk(ix, notes[i]);
 		return;
 	}
+	hmap_reserve(ix->by_path, n);
+	hmap_reserve(ix->by_name, n);
 	/* The link buckets fill on another CPU meanwhile (other maps). */
 	struct links_job j = {ix, notes, n};
 	pthread_t th;
@@ -166,6 +176,40 @@ void index_put_all(struct index *ix, struct note **notes, size_t n)
 		pthread_join(th, NULL);
 	else
 		links_worker(&j);
+	ix->gen++;
+}
+
+/* The paths, on another CPU than the names (other maps). */
+static void *paths_worker(void *arg)
+{
+	struct links_job *j = arg;
+	for (size_t i = 0; i < j->n; i++)
+		hmap_put(j->ix->by_path, j->notes[i]->fold_path, j->notes[i]);
+	return NULL;
+}
+
+void index_put_notes(struct index *ix, struct note **notes, size_t n)
+{
+	if (hmap_size(ix->by_path) || hmap_size(ix->links_by_key) ||
+	    ix->unkeyed) {
+		index_put_all(ix, notes, n);
+		free(notes);
+		return;
+	}
+	hmap_reserve(ix->by_path, n);
+	hmap_reserve(ix->by_name, n);
+	struct links_job j = {ix, notes, n};
+	pthread_t th;
+	bool threaded =
+		n > 1000 && pthread_create(&th, NULL, paths_worker, &j) == 0;
+	if (!threaded)
+		paths_worker(&j);
+	for (size_t i = 0; i < n; i++)
+		ix_register_named(ix, notes[i]);
+	if (threaded)
+		pthread_join(th, NULL);
+	ix->unkeyed = notes;
+	ix->nunkeyed = n;
 	ix->gen++;
 }
 
@@ -240,8 +284,15 @@ static void resolve_keys(struct index *ix)
  * the incoming lists are then filled in one pass, in the same order as
  * binding one link after another would.
  */
-void index_resolve_all(struct index *ix)
+void index_bind_links(struct index *ix)
 {
+	if (ix->unkeyed) {
+		struct links_job j = {ix, ix->unkeyed, ix->nunkeyed};
+		links_worker(&j);
+		free(ix->unkeyed);
+		ix->unkeyed = NULL;
+		ix->nunkeyed = 0;
+	}
 	/* Every link's slot allocated at once (1,000,000 and more). */
 	size_t nlinks = 0, it = 0;
 	void *v;
@@ -285,5 +336,10 @@ void index_resolve_all(struct index *ix)
 			l->to->incoming.v[l->to->incoming.n++] = l;
 	}
 	pv_free(&all);
+}
+
+void index_resolve_all(struct index *ix)
+{
+	index_bind_links(ix);
 	ix->gen++;
 }

@@ -34,6 +34,10 @@ struct index {
 	size_t nbig;
 	/* Readers share the index; the sorted cache is built by one. */
 	pthread_mutex_t sort_mu;
+	/* index_put_notes(): the notes whose links are not in links_by_key
+	 * yet (index_bind_links() puts them), in the order given. */
+	struct note **unkeyed;
+	size_t nunkeyed;
 };
 
 /* ---- moves not made yet ------------------------------------------------ */
@@ -61,6 +65,8 @@ void ix_mm_add(struct hmap *m, const char *key, void *p);
 void ix_vec_swap_remove(struct ptrvec *pv, const void *p);
 /* A note in the maps of paths, names, aliases and tags (not its links). */
 void ix_register_names(struct index *ix, struct note *n);
+/* The same but the map of paths. */
+void ix_register_named(struct index *ix, struct note *n);
 /* Its links in links_by_key. */
 void ix_register_links(struct index *ix, struct note *n);
 

@@ -97,7 +97,8 @@ struct store_entries *store_load(struct store *s)
 	if (r != SQLITE_DONE)
 		sto_write_failed(s);
 	sqlite3_finalize(st);
-	/* Pointers once the array has stopped moving. */
+	/* Pointers once the array has stopped moving; the map sized once. */
+	hmap_reserve(es->by_path, es->n);
 	for (size_t i = 0; i < es->n; i++)
 		hmap_put(es->by_path, es->v[i].path, &es->v[i]);
 	return es;

@@ -72,6 +72,17 @@ int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud,
 /* Progress of the running or last build. */
 void vault_index_state(struct vault *v, size_t *ret_done, size_t *ret_total,
 		       bool *ret_ready);
+/*
+ * For a start, whose first index nobody has read yet: the next
+ * vault_index_all() puts its index in place before binding its links
+ * (a third of its work at 100,000 notes), calls fn, then binds them and
+ * returns, holding the writer lock throughout. From fn until that
+ * return, readers may use the notes' paths, names, tags and text but no
+ * link (a link's target, a note's incoming links); writers wait. Taken
+ * by that one build.
+ */
+typedef void (*vault_names_fn)(void *ud);
+void vault_on_names(struct vault *v, vault_names_fn fn, void *ud);
 
 /*
  * The on-disk index (store.h): attach it before vault_index_all(), which

@@ -73,8 +73,11 @@ struct vault {
 	pthread_mutex_t wmu;
 	/* Index builds running, and the paths changed meanwhile: a build's
 	 * result would not have them. */
-	int building;		    /* wmu */
-	struct ptrvec touched;	    /* wmu */
+	int building;	       /* wmu */
+	struct ptrvec touched; /* wmu */
+	/* vault_on_names(), until the next build takes it. */
+	vault_names_fn names_fn;    /* wmu */
+	void *names_ud;		    /* wmu */
 	struct listener *listeners; /* wmu */
 	size_t nlisteners;	    /* wmu */
 	/* Who makes the changes under the writer lock (vault_set_origin),

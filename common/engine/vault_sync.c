@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 /* A note's stat as the folder walk saw it. */
@@ -278,6 +279,9 @@ static void *scan_worker(void *arg)
 	return NULL;
 }
 
+/* The priority links are bound at while searches answer (bind_quietly). */
+#define BIND_NICE 19
+
 #define SCAN_THREADS 16
 #define SCAN_THREADS_MAX 32
 
@@ -428,10 +432,18 @@ static void scan_read(struct scan *s)
 		pthread_join(th[i], NULL);
 }
 
+/* vault_on_names(): who is told that the notes are in place. */
+struct names_hook {
+	vault_names_fn fn; /* NULL: bind the links before */
+	void *ud;
+};
+
 /* The index the scan makes, the texts out of date queued for the on-disk
- * index (*ret_ndirty of them). The scan's notes and files are handed
- * over: only its counts and errors are left. */
+ * index (*ret_ndirty of them); its links bound unless the hook is to
+ * be called first. The scan's notes and files are handed over: only its
+ * counts and errors are left. */
 static struct index *scan_index(struct vault *v, struct scan *s,
+				const struct names_hook *hook,
 				size_t *ret_ndirty)
 {
 	struct index *ix = index_new();
@@ -453,13 +465,19 @@ static struct index *scan_index(struct vault *v, struct scan *s,
 	s->stored = store_entries_free(s->stored);
 	for (size_t i = 0; i < s->notes.n; i++)
 		free(s->notes.v[i]);
-	index_put_all(ix, put, nput);
-	free(put);
+	if (hook->fn) {
+		/* The links are grouped as they are bound (index_install). */
+		index_put_notes(ix, put, nput);
+	} else {
+		index_put_all(ix, put, nput);
+		free(put);
+	}
 	for (size_t i = 0; i < s->files.n; i++) {
 		index_put_file(ix, s->files.v[i]);
 		free(s->files.v[i]);
 	}
-	index_resolve_all(ix);
+	if (!hook->fn)
+		index_resolve_all(ix);
 	free(s->parsed);
 	free(s->cached);
 	free(s->stats);
@@ -468,10 +486,31 @@ static struct index *scan_index(struct vault *v, struct scan *s,
 	return ix;
 }
 
-/* The new index in place, with what writers changed while it was built
+/* The links bound on a thread of their own at the lowest CPU priority
+ * (a thread's own: it cannot be raised back), their workers too: the
+ * searches answered meanwhile, which run at nice 5, come first. */
+static void *bind_main(void *arg)
+{
+	(void)setpriority(PRIO_PROCESS, (id_t)gettid(), BIND_NICE);
+	index_bind_links(arg);
+	return NULL;
+}
+
+static void bind_quietly(struct index *ix)
+{
+	pthread_t th;
+	if (pthread_create(&th, NULL, bind_main, ix) != 0) {
+		index_bind_links(ix);
+		return;
+	}
+	pthread_join(th, NULL);
+}
+
+/* The new index in place (its links bound after the hook is called,
+ * when there is one), with what writers changed while it was built
  * taken again from the folder (their events were sent already). */
 static void index_install(struct vault *v, struct index *ix,
-			  const struct scan *s)
+			  const struct scan *s, const struct names_hook *hook)
 {
 	pthread_mutex_lock(&v->wmu);
 	pthread_rwlock_wrlock(&v->rw);
@@ -480,6 +519,12 @@ static void index_install(struct vault *v, struct index *ix,
 	v->idx_cached = s->ncached;
 	v->idx_parsed = s->nparsed;
 	pthread_rwlock_unlock(&v->rw);
+	if (hook->fn) {
+		/* Readers of names, tags and text go on meanwhile; writers
+		 * (wmu) and readers of links (told by the caller) wait. */
+		hook->fn(hook->ud);
+		bind_quietly(ix);
+	}
 	struct ptrvec again = {0};
 	if (--v->building == 0) {
 		again = v->touched;
@@ -529,6 +574,8 @@ int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud,
 			 .emu = PTHREAD_MUTEX_INITIALIZER};
 	pthread_mutex_lock(&v->wmu);
 	v->building++;
+	struct names_hook hook = {v->names_fn, v->names_ud};
+	v->names_fn = NULL;
 	pthread_mutex_unlock(&v->wmu);
 	atomic_store(&v->idx_ready, false);
 	atomic_store(&v->idx_done, 0);
@@ -538,7 +585,7 @@ int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud,
 	if (cancel_requested())
 		return index_cancelled(v, &s, ret_msg);
 	size_t ndirty;
-	index_install(v, scan_index(v, &s, &ndirty), &s);
+	index_install(v, scan_index(v, &s, &hook, &ndirty), &s, &hook);
 	if (v->store && ndirty && ndirty <= SYNC_CATCH_UP) {
 		vault_fulltext_work(v);
 		vault_substrings_work(v);
@@ -548,6 +595,14 @@ int vault_index_all(struct vault *v, vault_progress_fn progress, void *ud,
 		progress(atomic_load(&v->idx_done), atomic_load(&v->idx_total),
 			 ud);
 	return scan_result(&s, ret_msg);
+}
+
+void vault_on_names(struct vault *v, vault_names_fn fn, void *ud)
+{
+	pthread_mutex_lock(&v->wmu);
+	v->names_fn = fn;
+	v->names_ud = ud;
+	pthread_mutex_unlock(&v->wmu);
 }
 
 void vault_index_state(struct vault *v, size_t *ret_done, size_t *ret_total,

@@ -28,6 +28,9 @@ enum {
 	 * search, links, the usual edits, tags, frontmatter, rename,
 	 * delete, help. */
 	TOOL_CORE = 1 << 5,
+	/* Reads a note's path, names, tags and text, never a link: at a
+	 * start it answers before the links are bound (vault_on_names()). */
+	TOOL_NO_LINKS = 1 << 6,
 };
 
 /* Results are valid UTF-8 (JSON needs it): stray bytes in a note are
