@@ -73,6 +73,20 @@ static void write_notes(struct tvault *t, unsigned salt)
 		sb_puts(&b, i % 3 ? "sea lark " : "the the ");
 	tv_write(t, "p/Many.md", b.s);
 	sb_free(&b);
+	/* Longer than the positions kept of a note: the phrases past them
+	 * are found too, few or many. */
+	for (int k = 0; k < 3; k++) {
+		char p[64];
+		snprintf(p, sizeof(p), "p/Long %d.md", k);
+		char *x = text_of(salt + 99u * (unsigned)k, 6000);
+		struct sbuf l = {0};
+		sb_printf(&l, "%s\n", x);
+		for (int i = 0; i < 40 * k; i++)
+			sb_puts(&l, "grey heron lake sea lark the the ");
+		tv_write(t, p, l.s);
+		sb_free(&l);
+		free(x);
+	}
 }
 
 /* FTS5 expression of the one phrase of query (as a search plans it). */

@@ -489,6 +489,41 @@ static void vterm(const Fts5ExtensionApi *api, Fts5Context *fts,
 		sqlite3_result_blob(ctx, &t, sizeof(t), SQLITE_TRANSIENT);
 }
 
+/*
+ * vpos(fts, reach): the current note's instances of the query's first
+ * phrase, in order, as a blob of uint32_t (the column in the top bit,
+ * FTSAUX_POS_COL, the offset below), up to the first whose offset is
+ * reach or more: then FTSAUX_POS_MORE and where the list stops (that
+ * column and reach), past which it says nothing. NULL when they cannot
+ * be read or a column past the second has one.
+ */
+static void vpos(const Fts5ExtensionApi *api, Fts5Context *fts,
+		 sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	int reach = argc > 0 ? sqlite3_value_int(argv[0]) : 0;
+	Fts5PhraseIter it;
+	int c, off;
+	struct sbuf b = {0};
+	if (reach < 0 || api->xPhraseFirst(fts, 0, &it, &c, &off) != SQLITE_OK)
+		return;
+	for (; c >= 0; api->xPhraseNext(fts, &it, &c, &off)) {
+		if (c > 1 || off < 0) {
+			sb_free(&b);
+			return;
+		}
+		uint32_t x = (uint32_t)c << FTSAUX_POS_COL | (uint32_t)off;
+		if (off >= reach) {
+			uint32_t stop[2] = {FTSAUX_POS_MORE,
+					    (uint32_t)c << FTSAUX_POS_COL |
+						    (uint32_t)reach};
+			sb_add(&b, (const char *)stop, sizeof(stop));
+			break;
+		}
+		sb_add(&b, (const char *)&x, sizeof(x));
+	}
+	sqlite3_result_blob(ctx, b.s ? b.s : "", (int)b.len, free);
+}
+
 int ftsaux_register(fts5_api *api)
 {
 	int rc = api->xCreateFunction(api, "vsnippet", NULL, vsnippet, NULL);
@@ -496,5 +531,7 @@ int ftsaux_register(fts5_api *api)
 		rc = api->xCreateFunction(api, "vrank", NULL, vrank, NULL);
 	if (rc == SQLITE_OK)
 		rc = api->xCreateFunction(api, "vterm", NULL, vterm, NULL);
+	if (rc == SQLITE_OK)
+		rc = api->xCreateFunction(api, "vpos", NULL, vpos, NULL);
 	return rc;
 }

@@ -28,29 +28,37 @@
 /* Stems FTS5 may match at one place of the phrase. */
 #define SYN_MAX 16
 /* A position: the column in the top bit, the offset below. */
-#define POS_COL 31
+#define POS_COL FTSAUX_POS_COL
 #define POS_OFF ((1u << POS_COL) - 1)
+/* A word's positions in a note are kept up to this offset (a phrase
+ * found fewer times than vterm counts before it in a note with more is
+ * left to FTS5 for that note: a long one, one in a few hundred). */
+#define REACH 4096
+#define FOUND_BYTES (PHRASE_BYTES / 4)
 /* vterm's counting (ftsaux.c): instances counted, the rest estimated. */
 #define COUNT_MAX 64
 
 /* One word of the index: every note with it, by id, and its positions
- * in each (pos[at[i]] to pos[at[i + 1]]), in order. Shared, immutable,
- * counted references. */
+ * in each (pos[at[i]] to pos[at[i + 1]]), in order, those before cut[i]
+ * only (UINT32_MAX: all of them; a long note's are cut at REACH).
+ * Shared, immutable, counted references. */
 struct sto_pos {
 	size_t n;
 	int64_t *id;
-	uint32_t *at, *pos;
+	uint32_t *at, *pos, *cut;
 	size_t bytes;
 	uint64_t used;
 	atomic_int refs;
 };
 
-/* The words kept for generation gen, bytes in all; tick orders uses. */
+/* The words kept for generation gen, bytes in all; tick orders uses.
+ * found: the phrases' notes of that generation (sto_word), found_bytes
+ * in all (all dropped when they would take more than FOUND_BYTES). */
 struct sto_phrases {
 	pthread_mutex_t mu;
-	struct hmap *terms;
+	struct hmap *terms, *found;
 	uint64_t gen, tick;
-	size_t bytes;
+	size_t bytes, found_bytes;
 };
 
 static void pos_unref(struct sto_pos *p)
@@ -60,6 +68,7 @@ static void pos_unref(struct sto_pos *p)
 	free(p->id);
 	free(p->at);
 	free(p->pos);
+	free(p->cut);
 	free(p);
 }
 
@@ -73,6 +82,12 @@ static void cache_clear(struct sto_phrases *c)
 	hmap_free(c->terms);
 	c->terms = hmap_new();
 	c->bytes = 0;
+	it = 0;
+	while (hmap_next(c->found, &it, &k, &v))
+		sto_word_put(v);
+	hmap_free(c->found);
+	c->found = hmap_new();
+	c->found_bytes = 0;
 }
 
 void sto_phrases_init(struct store *s)
@@ -80,6 +95,7 @@ void sto_phrases_init(struct store *s)
 	s->phrases = xcalloc(1, sizeof(*s->phrases));
 	pthread_mutex_init(&s->phrases->mu, NULL);
 	s->phrases->terms = hmap_new();
+	s->phrases->found = hmap_new();
 }
 
 void sto_phrases_free(struct store *s)
@@ -89,6 +105,7 @@ void sto_phrases_free(struct store *s)
 		return;
 	cache_clear(c);
 	hmap_free(c->terms);
+	hmap_free(c->found);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 	s->phrases = NULL;
@@ -167,66 +184,98 @@ struct builder {
 	size_t cap_n, cap_pos, npos;
 };
 
-static void add_note(struct builder *b, int64_t id)
+/* Note id and its positions from vpos's blob b of n bytes; false when
+ * it is not such a blob. */
+static bool add_note(struct builder *b, int64_t id, const void *blob, size_t n)
 {
 	struct sto_pos *p = b->p;
+	size_t k = n / sizeof(uint32_t);
+	if (!blob || n % sizeof(uint32_t))
+		return false;
 	if (p->n + 1 >= b->cap_n) {
 		b->cap_n = b->cap_n ? b->cap_n * 2 : 256;
 		p->id = xrealloc(p->id, b->cap_n * sizeof(*p->id));
 		p->at = xrealloc(p->at, (b->cap_n + 1) * sizeof(*p->at));
+		p->cut = xrealloc(p->cut, b->cap_n * sizeof(*p->cut));
 	}
+	if (b->npos + k > b->cap_pos) {
+		b->cap_pos = 2 * b->cap_pos + k + 1024;
+		p->pos = xrealloc(p->pos, b->cap_pos * sizeof(*p->pos));
+	}
+	uint32_t *v = p->pos + b->npos;
+	memcpy(v, blob, n);
 	p->id[p->n] = id;
-	p->at[p->n++] = (uint32_t)b->npos;
-}
-
-static void add_pos(struct builder *b, uint32_t pos)
-{
-	if (b->npos == b->cap_pos) {
-		b->cap_pos = b->cap_pos ? b->cap_pos * 2 : 1024;
-		b->p->pos = xrealloc(b->p->pos, b->cap_pos * sizeof(uint32_t));
+	p->at[p->n] = (uint32_t)b->npos;
+	p->cut[p->n] = UINT32_MAX;
+	if (k >= 2 && v[k - 2] == FTSAUX_POS_MORE) {
+		p->cut[p->n] = v[k - 1];
+		k -= 2;
 	}
-	b->p->pos[b->npos++] = pos;
+	b->npos += k;
+	p->n++;
+	return true;
 }
 
-/* Every instance of term (an index term, as FTS5 stores it) from the
- * index's instances view, in one pass; NULL on error (*ret_r, *ret_msg)
- * or when a position does not fit (*ret_r 0). */
+/* The FTS5 expression of exactly the index term term (no stems): NULL
+ * when the tokenizer would not give it back as it is. */
+static int on_same(void *ctx, int tflags, const char *tok, int ntok)
+{
+	const char **t = ctx;
+	if (!*t || tflags || strlen(*t) != (size_t)ntok ||
+	    memcmp(*t, tok, (size_t)ntok))
+		*t = NULL;
+	else
+		*t = ""; /* seen once */
+	return SQLITE_OK;
+}
+
+static char *term_expr(const char *term)
+{
+	struct sbuf b = {0};
+	sb_printf(&b, "\"%c00", TOKENIZER_LANGS);
+	for (const char *c = term; *c; c++)
+		sb_printf(&b, *c == '"' ? "\"\"" : "%c", *c);
+	sb_putc(&b, '"');
+	_cleanup_free_ char *raw = xasprintf("%c00%s", TOKENIZER_LANGS, term);
+	const char *t = term;
+	if (tokenizer_query(raw, (int)strlen(raw), &t, on_same) < 0 || !t ||
+	    *t) {
+		sb_free(&b);
+		return NULL;
+	}
+	return sb_steal(&b);
+}
+
+/* Every note with term (an index term, as FTS5 stores it) and its
+ * positions up to REACH, in one pass; NULL on error (*ret_r, *ret_msg)
+ * or when it cannot be read so (*ret_r 0). */
 static struct sto_pos *read_term(struct store *s, sqlite3 *db, const char *term,
 				 int *ret_r, char **ret_msg)
 {
-	if (sqlite3_exec(db,
-			 "CREATE VIRTUAL TABLE IF NOT EXISTS temp.vocab_at"
-			 " USING fts5vocab(main, fts, instance)",
-			 NULL, NULL, NULL) != SQLITE_OK) {
-		*ret_r = sto_search_error(s, db, ret_msg);
+	_cleanup_free_ char *expr = term_expr(term);
+	if (!expr)
 		return NULL;
-	}
-	sqlite3_stmt *st = sto_stmt(db, "SELECT doc, col, offset FROM"
-					" temp.vocab_at WHERE term = ?1");
+	sqlite3_stmt *st = sto_stmt(db, "SELECT rowid, vpos(fts, ?2) FROM"
+					" fts WHERE fts MATCH ?1");
 	if (!st) {
 		*ret_r = sto_search_error(s, db, ret_msg);
 		return NULL;
 	}
-	sqlite3_bind_text(st, 1, term, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, REACH);
 	struct builder b = {xcalloc(1, sizeof(*b.p)), 0, 0, 0};
 	atomic_init(&b.p->refs, 1);
 	int r;
-	bool fits = true;
-	while (fits && (r = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
-		const char *col = (const char *)sqlite3_column_text(st, 1);
-		int64_t off = sqlite3_column_int64(st, 2);
-		fits = off >= 0 && off <= POS_OFF;
-		if (!b.p->n || b.p->id[b.p->n - 1] != id)
-			add_note(&b, id);
-		bool title = col && !strcmp(col, "title");
-		add_pos(&b, (title ? 0 : 1u << POS_COL) | (uint32_t)off);
-	}
-	if (fits && r != SQLITE_DONE)
+	bool ok = true;
+	while (ok && (r = sqlite3_step(st)) == SQLITE_ROW)
+		ok = add_note(&b, sqlite3_column_int64(st, 0),
+			      sqlite3_column_blob(st, 1),
+			      (size_t)sqlite3_column_bytes(st, 1));
+	if (ok && r != SQLITE_DONE)
 		*ret_r = sto_search_error(s, db, ret_msg);
 	sqlite3_clear_bindings(st);
 	sto_stmt_done(st);
-	if (!fits || r != SQLITE_DONE) {
+	if (!ok || r != SQLITE_DONE) {
 		pos_unref(b.p);
 		return NULL;
 	}
@@ -234,7 +283,7 @@ static struct sto_pos *read_term(struct store *s, sqlite3 *db, const char *term,
 		b.p->at = xcalloc(1, sizeof(*b.p->at));
 	b.p->at[b.p->n] = (uint32_t)b.npos;
 	b.p->bytes = sizeof(*b.p) + strlen(term) +
-		     b.p->n * (sizeof(*b.p->id) + sizeof(*b.p->at)) +
+		     b.p->n * (sizeof(*b.p->id) + 2 * sizeof(*b.p->at)) +
 		     b.npos * sizeof(uint32_t);
 	return b.p;
 }
@@ -346,37 +395,55 @@ static size_t seek(const struct sto_pos *w, int64_t id, size_t *at)
 	return lo;
 }
 
-/* A growing list of positions. */
+/* A word's positions in a note: v[0..n), a form's own or merged in buf
+ * (its forms' together). */
 struct plist {
-	uint32_t *v;
-	size_t n, cap;
+	const uint32_t *v;
+	size_t n;
+	uint32_t *buf;
+	size_t cap;
 };
 
 static void pl_add(struct plist *l, uint32_t x)
 {
 	if (l->n == l->cap) {
 		l->cap = l->cap ? l->cap * 2 : 64;
-		l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
+		l->buf = xrealloc(l->buf, l->cap * sizeof(*l->buf));
 	}
-	l->v[l->n++] = x;
+	l->buf[l->n++] = x;
 }
 
 /* The positions of word i of p in note id (its forms' together, each
- * once, in order; only the title's with p->title) in out; false when
- * the note has none. cur: each form's cursor. */
+ * once, in order; only the title's, which come first, with p->title)
+ * in out, known before *ret_cut; false when the note has none. cur:
+ * each form's cursor. */
 static bool word_in(const struct phrase *p, size_t i, int64_t id,
-		    size_t cur[][SYN_MAX], struct plist *out)
+		    size_t cur[][SYN_MAX], struct plist *out, uint32_t *ret_cut)
 {
 	const uint32_t *from[SYN_MAX], *to[SYN_MAX];
 	size_t m = 0;
 	out->n = 0;
+	*ret_cut = UINT32_MAX;
 	for (size_t k = 0; k < p->nsyn[i]; k++) {
 		const struct sto_pos *w = p->pos[i][k];
 		size_t at = seek(w, id, &cur[i][k]);
 		if (at < w->n && w->id[at] == id) {
 			from[m] = w->pos + w->at[at];
-			to[m++] = w->pos + w->at[at + 1];
+			to[m] = w->pos + w->at[at + 1];
+			while (p->title && to[m] > from[m] &&
+			       to[m][-1] >> POS_COL)
+				to[m]--;
+			m += to[m] > from[m];
+			/* Cut in the text: the title's are all there. */
+			bool whole = p->title && w->cut[at] >> POS_COL;
+			if (!whole && w->cut[at] < *ret_cut)
+				*ret_cut = w->cut[at];
 		}
+	}
+	if (m == 1) {
+		out->v = from[0];
+		out->n = (size_t)(to[0] - from[0]);
+		return true;
 	}
 	for (;;) {
 		uint32_t least = UINT32_MAX;
@@ -388,10 +455,10 @@ static bool word_in(const struct phrase *p, size_t i, int64_t id,
 		for (size_t k = 0; k < m; k++)
 			if (from[k] < to[k] && *from[k] == least)
 				from[k]++;
-		if (!p->title || !(least >> POS_COL))
-			pl_add(out, least);
+		pl_add(out, least);
 	}
-	return out->n > 0;
+	out->v = out->buf;
+	return out->n > 0 || *ret_cut != UINT32_MAX;
 }
 
 /* The places of the phrase in a note, given its words' positions w[]:
@@ -399,6 +466,9 @@ static bool word_in(const struct phrase *p, size_t i, int64_t id,
 static size_t places(const struct plist *w, size_t n, uint32_t *out, size_t max)
 {
 	size_t idx[TERMS_MAX] = {0}, got = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!w[i].n)
+			return 0;
 	while (got < max) {
 		uint32_t o = w[0].v[idx[0]];
 		bool match;
@@ -547,21 +617,68 @@ static int64_t next_note(const struct phrase *p, size_t d, int64_t id,
 	return best;
 }
 
+/* A note's weighted instances of the phrase expr as FTS5 counts them
+ * (vterm), into *ret_freq: false when the note does not have it. */
+static bool fts5_freq(sqlite3 *db, const char *expr, int64_t id,
+		      double *ret_freq)
+{
+	sqlite3_stmt *st = sto_stmt(db, "SELECT vterm(fts, " RANK_WEIGHTS
+					") FROM fts WHERE fts MATCH ?1 AND"
+					" rowid = ?2");
+	bool found = false;
+	if (!st)
+		return false;
+	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, id);
+	if (sqlite3_step(st) == SQLITE_ROW &&
+	    sqlite3_column_bytes(st, 0) == (int)sizeof(struct ftsaux_term)) {
+		struct ftsaux_term t;
+		memcpy(&t, sqlite3_column_blob(st, 0), sizeof(t));
+		*ret_freq = t.freq;
+		found = t.freq >= 0;
+	}
+	sto_stmt_done(st);
+	return found;
+}
+
+/* Whether note id has the phrase, and its weighted instances: from the
+ * places found in its words' positions when they hold every place up to
+ * the last one vterm counts, else from FTS5 (a long note). */
+static bool note_freq(sqlite3 *db, const struct phrase *p, const char *expr,
+		      int64_t id, size_t cur[][SYN_MAX], struct plist *l,
+		      double *ret_freq)
+{
+	uint32_t o[COUNT_MAX + 1], known = UINT32_MAX;
+	for (size_t i = 0; i < p->n; i++) {
+		uint32_t cut;
+		if (!word_in(p, i, id, cur, &l[i], &cut))
+			return false;
+		/* A place there needs word i at cut - i or past it. */
+		if (cut != UINT32_MAX && cut - (uint32_t)i < known)
+			known = cut - (uint32_t)i;
+	}
+	size_t n = places(l, p->n, o, COUNT_MAX + 1), sure = 0;
+	while (sure < n && o[sure] < known)
+		sure++;
+	if (known != UINT32_MAX && sure < COUNT_MAX + 1)
+		return fts5_freq(db, expr, id, ret_freq);
+	if (!n)
+		return false;
+	*ret_freq = phrase_freq(db, id, o, n);
+	return true;
+}
+
 /* The phrase's notes and their weighted instances into w. */
-static void phrase_notes(sqlite3 *db, const struct phrase *p,
+static void phrase_notes(sqlite3 *db, const struct phrase *p, const char *expr,
 			 struct sto_word *w)
 {
 	size_t(*cur)[SYN_MAX] = xcalloc(p->n, sizeof(*cur));
 	struct plist l[TERMS_MAX] = {0};
-	uint32_t o[COUNT_MAX + 1];
 	size_t d = rarest(p), cap = 0;
 	for (int64_t id = next_note(p, d, -1, cur); id >= 0;
 	     id = next_note(p, d, id, cur)) {
-		bool all = true;
-		for (size_t i = 0; i < p->n && all; i++)
-			all = word_in(p, i, id, cur, &l[i]);
-		size_t n = all ? places(l, p->n, o, COUNT_MAX + 1) : 0;
-		if (!n)
+		double freq;
+		if (!note_freq(db, p, expr, id, cur, l, &freq))
 			continue;
 		if (w->n == cap) {
 			cap = cap ? cap * 2 : 64;
@@ -570,11 +687,55 @@ static void phrase_notes(sqlite3 *db, const struct phrase *p,
 			w->norm = xrealloc(w->norm, cap * sizeof(*w->norm));
 		}
 		w->id[w->n] = id;
-		w->freq[w->n++] = phrase_freq(db, id, o, n);
+		w->freq[w->n++] = freq;
 	}
 	for (size_t i = 0; i < TERMS_MAX; i++)
-		free(l[i].v);
+		free(l[i].buf);
 	free(cur);
+}
+
+/* The notes of phrase expr found for generation gen (a reference), or
+ * NULL. */
+static struct sto_word *found_get(struct sto_phrases *c, const char *expr,
+				  uint64_t gen)
+{
+	pthread_mutex_lock(&c->mu);
+	struct sto_word *w = c->gen == gen ? hmap_get(c->found, expr) : NULL;
+	if (w)
+		atomic_fetch_add(&w->refs, 1);
+	pthread_mutex_unlock(&c->mu);
+	return w;
+}
+
+/* w kept as phrase expr's notes for generation gen, unless a write
+ * committed since. */
+static void found_keep(struct store *s, const char *expr, uint64_t gen,
+		       struct sto_word *w)
+{
+	struct sto_phrases *c = s->phrases;
+	if (atomic_load(&s->gen) != gen || w->bytes > FOUND_BYTES)
+		return;
+	pthread_mutex_lock(&c->mu);
+	if (c->gen != gen) {
+		cache_clear(c);
+		c->gen = gen;
+	}
+	if (c->found_bytes + w->bytes > FOUND_BYTES) {
+		size_t it = 0;
+		const char *k;
+		void *v;
+		while (hmap_next(c->found, &it, &k, &v))
+			sto_word_put(v);
+		hmap_free(c->found);
+		c->found = hmap_new();
+		c->found_bytes = 0;
+	}
+	if (!hmap_get(c->found, expr)) {
+		atomic_fetch_add(&w->refs, 1);
+		hmap_put(c->found, expr, w);
+		c->found_bytes += w->bytes;
+	}
+	pthread_mutex_unlock(&c->mu);
 }
 
 struct sto_word *sto_phrase_get(struct store *s, sqlite3 *db, const char *expr,
@@ -582,7 +743,12 @@ struct sto_word *sto_phrase_get(struct store *s, sqlite3 *db, const char *expr,
 {
 	struct phrase p;
 	*ret_r = 0;
-	if (!s->phrases || !phrase_of(expr, &p))
+	if (!s->phrases)
+		return NULL;
+	struct sto_word *w = found_get(s->phrases, expr, gen);
+	if (w)
+		return w;
+	if (!phrase_of(expr, &p))
 		return NULL;
 	for (size_t i = 0; i < p.n && *ret_r == 0; i++)
 		for (size_t k = 0; k < p.nsyn[i] && *ret_r == 0; k++)
@@ -590,7 +756,6 @@ struct sto_word *sto_phrase_get(struct store *s, sqlite3 *db, const char *expr,
 						     ret_r, ret_msg)) &&
 			    *ret_r == 0)
 				*ret_r = 1; /* a position that does not fit */
-	struct sto_word *w = NULL;
 	int64_t nrow = 0;
 	double avgdl = 1;
 	if (*ret_r == 0)
@@ -598,7 +763,7 @@ struct sto_word *sto_phrase_get(struct store *s, sqlite3 *db, const char *expr,
 	if (*ret_r == 0) {
 		w = xcalloc(1, sizeof(*w));
 		atomic_init(&w->refs, 1);
-		phrase_notes(db, &p, w);
+		phrase_notes(db, &p, expr, w);
 		w->nrow = nrow;
 		for (size_t i = 0; i < w->n; i++)
 			w->norm[i] = avgdl;
@@ -609,6 +774,8 @@ struct sto_word *sto_phrase_get(struct store *s, sqlite3 *db, const char *expr,
 		if (*ret_r < 0) {
 			sto_word_put(w);
 			w = NULL;
+		} else {
+			found_keep(s, expr, gen, w);
 		}
 	}
 	if (*ret_r > 0)
