@@ -503,25 +503,29 @@ static void vpos(const Fts5ExtensionApi *api, Fts5Context *fts,
 	int reach = argc > 0 ? sqlite3_value_int(argv[0]) : 0;
 	Fts5PhraseIter it;
 	int c, off;
-	struct sbuf b = {0};
+	uint32_t *v = NULL;
+	size_t n = 0, cap = 0;
 	if (reach < 0 || api->xPhraseFirst(fts, 0, &it, &c, &off) != SQLITE_OK)
 		return;
 	for (; c >= 0; api->xPhraseNext(fts, &it, &c, &off)) {
 		if (c > 1 || off < 0) {
-			sb_free(&b);
+			free(v);
 			return;
 		}
-		uint32_t x = (uint32_t)c << FTSAUX_POS_COL | (uint32_t)off;
+		if (n + 2 > cap) {
+			cap = cap ? 2 * cap : 256;
+			v = xrealloc(v, cap * sizeof(*v));
+		}
 		if (off >= reach) {
-			uint32_t stop[2] = {FTSAUX_POS_MORE,
-					    (uint32_t)c << FTSAUX_POS_COL |
-						    (uint32_t)reach};
-			sb_add(&b, (const char *)stop, sizeof(stop));
+			v[n++] = FTSAUX_POS_MORE;
+			v[n++] =
+				(uint32_t)c << FTSAUX_POS_COL | (uint32_t)reach;
 			break;
 		}
-		sb_add(&b, (const char *)&x, sizeof(x));
+		v[n++] = (uint32_t)c << FTSAUX_POS_COL | (uint32_t)off;
 	}
-	sqlite3_result_blob(ctx, b.s ? b.s : "", (int)b.len, free);
+	sqlite3_result_blob(ctx, v ? (const void *)v : "",
+			    (int)(n * sizeof(*v)), v ? free : SQLITE_STATIC);
 }
 
 int ftsaux_register(fts5_api *api)

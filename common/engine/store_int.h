@@ -212,6 +212,9 @@ void sto_phrases_init(struct store *s);
 void sto_phrases_free(struct store *s);
 struct sto_word *sto_phrase_get(struct store *s, sqlite3 *db, const char *expr,
 				uint64_t gen, int *ret_r, char **ret_msg);
+/* For the tests: every phrase of two words or more is found from the
+ * positions (none is left to FTS5 as sooner found there). */
+extern bool sto_phrase_always;
 
 /* store_stmt.c: sto_stmt gives db's kept statement of sql (prepared at
  * its first use on db; NULL: it cannot be prepared), held by the thread

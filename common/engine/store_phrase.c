@@ -30,22 +30,24 @@
 /* A position: the column in the top bit, the offset below. */
 #define POS_COL FTSAUX_POS_COL
 #define POS_OFF ((1u << POS_COL) - 1)
-/* A word's positions in a note are kept up to this offset (a phrase
- * found fewer times than vterm counts before it in a note with more is
- * left to FTS5 for that note: a long one, one in a few hundred). */
-#define REACH 4096
+/* A word's positions in a note: from this many, as a bitmap when that
+ * is smaller (a common word in a note). */
+#define DENSE_MIN 16
 #define FOUND_BYTES (PHRASE_BYTES / 4)
 /* vterm's counting (ftsaux.c): instances counted, the rest estimated. */
 #define COUNT_MAX 64
 
 /* One word of the index: every note with it, by id, and its positions
- * in each (pos[at[i]] to pos[at[i + 1]]), in order, those before cut[i]
- * only (UINT32_MAX: all of them; a long note's are cut at REACH).
- * Shared, immutable, counted references. */
+ * in each, pos[at[i]] to pos[at[i + 1]]: a list, in order, or where
+ * they are dense (dense[i]; a long note's common word) the title's
+ * count, the title's list and a bitmap of the text's offsets (bit o of
+ * word o / 32), a bit per token rather than 32 per position. cnt[i]:
+ * how many. Shared, immutable, counted references. */
 struct sto_pos {
 	size_t n;
 	int64_t *id;
-	uint32_t *at, *pos, *cut;
+	uint32_t *at, *pos, *cnt;
+	uint8_t *dense;
 	size_t bytes;
 	uint64_t used;
 	atomic_int refs;
@@ -53,10 +55,11 @@ struct sto_pos {
 
 /* The words kept for generation gen, bytes in all; tick orders uses.
  * found: the phrases' notes of that generation (sto_word), found_bytes
- * in all (all dropped when they would take more than FOUND_BYTES). */
+ * in all (all dropped when they would take more than FOUND_BYTES).
+ * counts: words' notes counted up to a limit (notes_upto; count + 1). */
 struct sto_phrases {
 	pthread_mutex_t mu;
-	struct hmap *terms, *found;
+	struct hmap *terms, *found, *counts;
 	uint64_t gen, tick;
 	size_t bytes, found_bytes;
 };
@@ -68,7 +71,8 @@ static void pos_unref(struct sto_pos *p)
 	free(p->id);
 	free(p->at);
 	free(p->pos);
-	free(p->cut);
+	free(p->cnt);
+	free(p->dense);
 	free(p);
 }
 
@@ -88,6 +92,8 @@ static void cache_clear(struct sto_phrases *c)
 	hmap_free(c->found);
 	c->found = hmap_new();
 	c->found_bytes = 0;
+	hmap_free(c->counts);
+	c->counts = hmap_new();
 }
 
 void sto_phrases_init(struct store *s)
@@ -96,6 +102,7 @@ void sto_phrases_init(struct store *s)
 	pthread_mutex_init(&s->phrases->mu, NULL);
 	s->phrases->terms = hmap_new();
 	s->phrases->found = hmap_new();
+	s->phrases->counts = hmap_new();
 }
 
 void sto_phrases_free(struct store *s)
@@ -106,6 +113,7 @@ void sto_phrases_free(struct store *s)
 	cache_clear(c);
 	hmap_free(c->terms);
 	hmap_free(c->found);
+	hmap_free(c->counts);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
 	s->phrases = NULL;
@@ -184,36 +192,53 @@ struct builder {
 	size_t cap_n, cap_pos, npos;
 };
 
-/* Note id and its positions from vpos's blob b of n bytes; false when
- * it is not such a blob. */
-static bool add_note(struct builder *b, int64_t id, const void *blob, size_t n)
+static void room(struct builder *b, size_t k)
 {
 	struct sto_pos *p = b->p;
-	size_t k = n / sizeof(uint32_t);
-	if (!blob || n % sizeof(uint32_t))
-		return false;
 	if (p->n + 1 >= b->cap_n) {
 		b->cap_n = b->cap_n ? b->cap_n * 2 : 256;
 		p->id = xrealloc(p->id, b->cap_n * sizeof(*p->id));
 		p->at = xrealloc(p->at, (b->cap_n + 1) * sizeof(*p->at));
-		p->cut = xrealloc(p->cut, b->cap_n * sizeof(*p->cut));
+		p->cnt = xrealloc(p->cnt, b->cap_n * sizeof(*p->cnt));
+		p->dense = xrealloc(p->dense, b->cap_n * sizeof(*p->dense));
 	}
 	if (b->npos + k > b->cap_pos) {
 		b->cap_pos = 2 * b->cap_pos + k + 1024;
 		p->pos = xrealloc(p->pos, b->cap_pos * sizeof(*p->pos));
 	}
-	uint32_t *v = p->pos + b->npos;
-	memcpy(v, blob, n);
+}
+
+/* Note id and its positions v[0..k) (vpos's, every one), as a list or
+ * a bitmap. */
+static void add_note(struct builder *b, int64_t id, const uint32_t *v, size_t k)
+{
+	size_t title = 0;
+	while (title < k && !(v[title] >> POS_COL))
+		title++;
+	size_t words = k > title ? (v[k - 1] & POS_OFF) / 32 + 1 : 0;
+	bool dense = k >= DENSE_MIN && 1 + title + words < k;
+	size_t need = dense ? 1 + title + words : k;
+	room(b, need);
+	struct sto_pos *p = b->p;
+	uint32_t *out = p->pos + b->npos;
 	p->id[p->n] = id;
 	p->at[p->n] = (uint32_t)b->npos;
-	p->cut[p->n] = UINT32_MAX;
-	if (k >= 2 && v[k - 2] == FTSAUX_POS_MORE) {
-		p->cut[p->n] = v[k - 1];
-		k -= 2;
+	p->cnt[p->n] = (uint32_t)k;
+	p->dense[p->n] = dense;
+	if (!dense) {
+		memcpy(out, v, k * sizeof(*v));
+	} else {
+		out[0] = (uint32_t)title;
+		memcpy(out + 1, v, title * sizeof(*v));
+		uint32_t *bits = out + 1 + title;
+		memset(bits, 0, words * sizeof(*bits));
+		for (size_t i = title; i < k; i++) {
+			uint32_t o = v[i] & POS_OFF;
+			bits[o / 32] |= 1u << (o % 32);
+		}
 	}
-	b->npos += k;
+	b->npos += need;
 	p->n++;
-	return true;
 }
 
 /* The FTS5 expression of exactly the index term term (no stems): NULL
@@ -262,15 +287,28 @@ static struct sto_pos *read_term(struct store *s, sqlite3 *db, const char *term,
 		return NULL;
 	}
 	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 2, REACH);
+	sqlite3_bind_int(st, 2, INT32_MAX);
 	struct builder b = {xcalloc(1, sizeof(*b.p)), 0, 0, 0};
 	atomic_init(&b.p->refs, 1);
 	int r;
 	bool ok = true;
-	while (ok && (r = sqlite3_step(st)) == SQLITE_ROW)
-		ok = add_note(&b, sqlite3_column_int64(st, 0),
-			      sqlite3_column_blob(st, 1),
-			      (size_t)sqlite3_column_bytes(st, 1));
+	uint32_t *buf = NULL;
+	size_t cap = 0;
+	while (ok && (r = sqlite3_step(st)) == SQLITE_ROW) {
+		const void *v = sqlite3_column_blob(st, 1);
+		size_t n = (size_t)sqlite3_column_bytes(st, 1);
+		ok = (v || !n) && n % sizeof(uint32_t) == 0;
+		if (ok && n > cap) {
+			cap = 2 * n;
+			buf = xrealloc(buf, cap);
+		}
+		if (ok && n)
+			memcpy(buf, v, n);
+		if (ok)
+			add_note(&b, sqlite3_column_int64(st, 0), buf,
+				 n / sizeof(uint32_t));
+	}
+	free(buf);
 	if (ok && r != SQLITE_DONE)
 		*ret_r = sto_search_error(s, db, ret_msg);
 	sqlite3_clear_bindings(st);
@@ -283,7 +321,7 @@ static struct sto_pos *read_term(struct store *s, sqlite3 *db, const char *term,
 		b.p->at = xcalloc(1, sizeof(*b.p->at));
 	b.p->at[b.p->n] = (uint32_t)b.npos;
 	b.p->bytes = sizeof(*b.p) + strlen(term) +
-		     b.p->n * (sizeof(*b.p->id) + 2 * sizeof(*b.p->at)) +
+		     b.p->n * (sizeof(*b.p->id) + 2 * sizeof(*b.p->at) + 1) +
 		     b.npos * sizeof(uint32_t);
 	return b.p;
 }
@@ -395,101 +433,155 @@ static size_t seek(const struct sto_pos *w, int64_t id, size_t *at)
 	return lo;
 }
 
-/* A word's positions in a note: v[0..n), a form's own or merged in buf
- * (its forms' together). */
+/* One form of a word in the current note: its list (the title's when
+ * dense: then bits, words of them, hold the text's), and a cursor in
+ * it for the places asked about, which come in order. */
+struct form {
+	const uint32_t *list, *bits;
+	size_t n, words, cur;
+	uint32_t cnt;
+	bool dense;
+};
+
+static bool form_has(const struct phrase *p, struct form *f, uint32_t x)
+{
+	if (p->title && x >> POS_COL)
+		return false;
+	if (f->dense && x >> POS_COL) {
+		uint32_t o = x & POS_OFF;
+		return o / 32 < f->words && (f->bits[o / 32] >> (o % 32) & 1);
+	}
+	while (f->cur < f->n && f->list[f->cur] < x)
+		f->cur++;
+	return f->cur < f->n && f->list[f->cur] == x;
+}
+
+/* A note's forms of each word of p: false when a word has none. */
+static bool forms_of(const struct phrase *p, int64_t id, size_t cur[][SYN_MAX],
+		     struct form f[][SYN_MAX], size_t *nf)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		nf[i] = 0;
+		for (size_t k = 0; k < p->nsyn[i]; k++) {
+			const struct sto_pos *w = p->pos[i][k];
+			size_t at = seek(w, id, &cur[i][k]);
+			if (at >= w->n || w->id[at] != id)
+				continue;
+			const uint32_t *v = w->pos + w->at[at];
+			size_t len = w->at[at + 1] - w->at[at];
+			struct form *x = &f[i][nf[i]++];
+			*x = (struct form){.list = v,
+					   .n = len,
+					   .cnt = w->cnt[at],
+					   .dense = w->dense[at]};
+			if (x->dense) {
+				x->n = v[0];
+				x->list = v + 1;
+				x->bits = v + 1 + v[0];
+				x->words = len - 1 - v[0];
+			}
+		}
+		if (!nf[i])
+			return false;
+	}
+	return true;
+}
+
+/* A growing list of positions. */
 struct plist {
-	const uint32_t *v;
-	size_t n;
-	uint32_t *buf;
-	size_t cap;
+	uint32_t *v;
+	size_t n, cap;
 };
 
 static void pl_add(struct plist *l, uint32_t x)
 {
 	if (l->n == l->cap) {
 		l->cap = l->cap ? l->cap * 2 : 64;
-		l->buf = xrealloc(l->buf, l->cap * sizeof(*l->buf));
+		l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
 	}
-	l->buf[l->n++] = x;
+	l->v[l->n++] = x;
 }
 
-/* The positions of word i of p in note id (its forms' together, each
- * once, in order; only the title's, which come first, with p->title)
- * in out, known before *ret_cut; false when the note has none. cur:
- * each form's cursor. */
-static bool word_in(const struct phrase *p, size_t i, int64_t id,
-		    size_t cur[][SYN_MAX], struct plist *out, uint32_t *ret_cut)
+/* Every position of form f, in order, into out (the title's only with
+ * p->title). */
+static void expand(const struct phrase *p, const struct form *f,
+		   struct plist *out)
 {
-	const uint32_t *from[SYN_MAX], *to[SYN_MAX];
-	size_t m = 0;
 	out->n = 0;
-	*ret_cut = UINT32_MAX;
-	for (size_t k = 0; k < p->nsyn[i]; k++) {
-		const struct sto_pos *w = p->pos[i][k];
-		size_t at = seek(w, id, &cur[i][k]);
-		if (at < w->n && w->id[at] == id) {
-			from[m] = w->pos + w->at[at];
-			to[m] = w->pos + w->at[at + 1];
-			while (p->title && to[m] > from[m] &&
-			       to[m][-1] >> POS_COL)
-				to[m]--;
-			m += to[m] > from[m];
-			/* Cut in the text: the title's are all there. */
-			bool whole = p->title && w->cut[at] >> POS_COL;
-			if (!whole && w->cut[at] < *ret_cut)
-				*ret_cut = w->cut[at];
-		}
-	}
-	if (m == 1) {
-		out->v = from[0];
-		out->n = (size_t)(to[0] - from[0]);
-		return true;
-	}
+	for (size_t i = 0; i < f->n; i++)
+		if (!p->title || !(f->list[i] >> POS_COL))
+			pl_add(out, f->list[i]);
+	for (size_t w = 0; f->dense && !p->title && w < f->words; w++)
+		for (uint32_t b = f->bits[w]; b; b &= b - 1)
+			pl_add(out,
+			       1u << POS_COL |
+				       (uint32_t)(w * 32 +
+						  (size_t)__builtin_ctz(b)));
+}
+
+/* The positions of a word from its forms in the note (each once, in
+ * order) into out, with scratch lists tmp. */
+static void merged(const struct phrase *p, const struct form *f, size_t nf,
+		   struct plist *tmp, struct plist *out)
+{
+	size_t at[SYN_MAX] = {0};
+	for (size_t k = 0; k < nf; k++)
+		expand(p, &f[k], &tmp[k]);
+	out->n = 0;
 	for (;;) {
 		uint32_t least = UINT32_MAX;
-		for (size_t k = 0; k < m; k++)
-			if (from[k] < to[k] && *from[k] < least)
-				least = *from[k];
+		for (size_t k = 0; k < nf; k++)
+			if (at[k] < tmp[k].n && tmp[k].v[at[k]] < least)
+				least = tmp[k].v[at[k]];
 		if (least == UINT32_MAX)
 			break;
-		for (size_t k = 0; k < m; k++)
-			if (from[k] < to[k] && *from[k] == least)
-				from[k]++;
+		for (size_t k = 0; k < nf; k++)
+			if (at[k] < tmp[k].n && tmp[k].v[at[k]] == least)
+				at[k]++;
 		pl_add(out, least);
 	}
-	out->v = out->buf;
-	return out->n > 0 || *ret_cut != UINT32_MAX;
 }
 
-/* The places of the phrase in a note, given its words' positions w[]:
- * at most max of them in out (fts5ExprPhraseIsMatch's walk); how many. */
-static size_t places(const struct plist *w, size_t n, uint32_t *out, size_t max)
+/* Scratch lists for a phrase's notes. */
+struct scratch {
+	struct plist tmp[SYN_MAX], drive;
+	struct form f[TERMS_MAX][SYN_MAX];
+	size_t nf[TERMS_MAX];
+};
+
+/* The places of the phrase in a note (at most max, in order, into out)
+ * from its words' forms s->f: each position of the word with the fewest
+ * is a place when every other word follows it as it should. */
+static size_t places(const struct phrase *p, struct scratch *s, uint32_t *out,
+		     size_t max)
 {
-	size_t idx[TERMS_MAX] = {0}, got = 0;
-	for (size_t i = 0; i < n; i++)
-		if (!w[i].n)
-			return 0;
-	while (got < max) {
-		uint32_t o = w[0].v[idx[0]];
-		bool match;
-		do {
-			match = true;
-			for (size_t i = 0; i < n; i++) {
-				uint32_t adj = o + (uint32_t)i;
-				if (w[i].v[idx[i]] == adj)
-					continue;
-				match = false;
-				while (w[i].v[idx[i]] < adj)
-					if (++idx[i] == w[i].n)
-						return got;
-				if (w[i].v[idx[i]] > adj)
-					o = w[i].v[idx[i]] - (uint32_t)i;
-			}
-		} while (!match);
-		out[got++] = o;
-		for (size_t i = 0; i < n; i++)
-			if (++idx[i] == w[i].n)
-				return got;
+	size_t d = 0, least = SIZE_MAX, got = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		size_t c = 0;
+		for (size_t k = 0; k < s->nf[i]; k++)
+			c += s->f[i][k].cnt;
+		if (c < least) {
+			least = c;
+			d = i;
+		}
+	}
+	merged(p, s->f[d], s->nf[d], s->tmp, &s->drive);
+	for (size_t j = 0; j < s->drive.n && got < max; j++) {
+		uint32_t x = s->drive.v[j];
+		if ((x & POS_OFF) < d)
+			continue;
+		uint32_t o = x - (uint32_t)d;
+		bool all = true;
+		for (size_t i = 0; i < p->n && all; i++) {
+			if (i == d)
+				continue;
+			bool has = false;
+			for (size_t k = 0; k < s->nf[i] && !has; k++)
+				has = form_has(p, &s->f[i][k], o + (uint32_t)i);
+			all = has;
+		}
+		if (all)
+			out[got++] = o;
 	}
 	return got;
 }
@@ -617,68 +709,20 @@ static int64_t next_note(const struct phrase *p, size_t d, int64_t id,
 	return best;
 }
 
-/* A note's weighted instances of the phrase expr as FTS5 counts them
- * (vterm), into *ret_freq: false when the note does not have it. */
-static bool fts5_freq(sqlite3 *db, const char *expr, int64_t id,
-		      double *ret_freq)
-{
-	sqlite3_stmt *st = sto_stmt(db, "SELECT vterm(fts, " RANK_WEIGHTS
-					") FROM fts WHERE fts MATCH ?1 AND"
-					" rowid = ?2");
-	bool found = false;
-	if (!st)
-		return false;
-	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, id);
-	if (sqlite3_step(st) == SQLITE_ROW &&
-	    sqlite3_column_bytes(st, 0) == (int)sizeof(struct ftsaux_term)) {
-		struct ftsaux_term t;
-		memcpy(&t, sqlite3_column_blob(st, 0), sizeof(t));
-		*ret_freq = t.freq;
-		found = t.freq >= 0;
-	}
-	sto_stmt_done(st);
-	return found;
-}
-
-/* Whether note id has the phrase, and its weighted instances: from the
- * places found in its words' positions when they hold every place up to
- * the last one vterm counts, else from FTS5 (a long note). */
-static bool note_freq(sqlite3 *db, const struct phrase *p, const char *expr,
-		      int64_t id, size_t cur[][SYN_MAX], struct plist *l,
-		      double *ret_freq)
-{
-	uint32_t o[COUNT_MAX + 1], known = UINT32_MAX;
-	for (size_t i = 0; i < p->n; i++) {
-		uint32_t cut;
-		if (!word_in(p, i, id, cur, &l[i], &cut))
-			return false;
-		/* A place there needs word i at cut - i or past it. */
-		if (cut != UINT32_MAX && cut - (uint32_t)i < known)
-			known = cut - (uint32_t)i;
-	}
-	size_t n = places(l, p->n, o, COUNT_MAX + 1), sure = 0;
-	while (sure < n && o[sure] < known)
-		sure++;
-	if (known != UINT32_MAX && sure < COUNT_MAX + 1)
-		return fts5_freq(db, expr, id, ret_freq);
-	if (!n)
-		return false;
-	*ret_freq = phrase_freq(db, id, o, n);
-	return true;
-}
-
 /* The phrase's notes and their weighted instances into w. */
-static void phrase_notes(sqlite3 *db, const struct phrase *p, const char *expr,
+static void phrase_notes(sqlite3 *db, const struct phrase *p,
 			 struct sto_word *w)
 {
 	size_t(*cur)[SYN_MAX] = xcalloc(p->n, sizeof(*cur));
-	struct plist l[TERMS_MAX] = {0};
+	struct scratch *s = xcalloc(1, sizeof(*s));
+	uint32_t o[COUNT_MAX + 1];
 	size_t d = rarest(p), cap = 0;
 	for (int64_t id = next_note(p, d, -1, cur); id >= 0;
 	     id = next_note(p, d, id, cur)) {
-		double freq;
-		if (!note_freq(db, p, expr, id, cur, l, &freq))
+		if (!forms_of(p, id, cur, s->f, s->nf))
+			continue;
+		size_t n = places(p, s, o, COUNT_MAX + 1);
+		if (!n)
 			continue;
 		if (w->n == cap) {
 			cap = cap ? cap * 2 : 64;
@@ -687,10 +731,12 @@ static void phrase_notes(sqlite3 *db, const struct phrase *p, const char *expr,
 			w->norm = xrealloc(w->norm, cap * sizeof(*w->norm));
 		}
 		w->id[w->n] = id;
-		w->freq[w->n++] = freq;
+		w->freq[w->n++] = phrase_freq(db, id, o, n);
 	}
-	for (size_t i = 0; i < TERMS_MAX; i++)
-		free(l[i].buf);
+	for (size_t i = 0; i < SYN_MAX; i++)
+		free(s->tmp[i].v);
+	free(s->drive.v);
+	free(s);
 	free(cur);
 }
 
@@ -738,6 +784,92 @@ static void found_keep(struct store *s, const char *expr, uint64_t gen,
 	pthread_mutex_unlock(&c->mu);
 }
 
+/* FTS5 finds a phrase by reading its words' positions in the notes
+ * that have them all, the notes of its rarest word at most; a word's
+ * positions not kept yet are read in every note that has it (and then
+ * kept for the phrases that have it). The phrase is found here when its
+ * words' positions are kept but for its rarest word's (at most), or when
+ * its words are common (COUNT_UPTO notes or more) and only one's are to
+ * be read; else by FTS5. */
+/* Words counted up to this many notes at most. */
+#define COUNT_UPTO 1024
+/* Counts remembered per generation at most. */
+#define COUNTS_MAX 4096
+
+/* The notes with term, counted up to limit (FTS5 reads at most that
+ * many), remembered for generation gen; -1 when they cannot be. */
+static int64_t notes_upto(struct store *s, sqlite3 *db, const char *term,
+			  int64_t limit, uint64_t gen)
+{
+	struct sto_phrases *c = s->phrases;
+	pthread_mutex_lock(&c->mu);
+	void *v = c->gen == gen ? hmap_get(c->counts, term) : NULL;
+	pthread_mutex_unlock(&c->mu);
+	if (v)
+		return (int64_t)(intptr_t)v - 1;
+	_cleanup_free_ char *e = term_expr(term);
+	sqlite3_stmt *st = e ? sto_stmt(db, "SELECT count(*) FROM (SELECT 1"
+					    " FROM fts WHERE fts MATCH ?1"
+					    " LIMIT ?2)")
+			     : NULL;
+	int64_t n = -1;
+	if (!st)
+		return -1;
+	sqlite3_bind_text(st, 1, e, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, limit);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sto_stmt_done(st);
+	pthread_mutex_lock(&c->mu);
+	if (n >= 0 && c->gen == gen && atomic_load(&s->gen) == gen &&
+	    hmap_size(c->counts) < COUNTS_MAX)
+		hmap_put(c->counts, term, (void *)(intptr_t)(n + 1));
+	pthread_mutex_unlock(&c->mu);
+	return n;
+}
+
+bool sto_phrase_always;
+
+/* Whether term is one of the first n forms of p before word i, form k. */
+static bool seen_before(const struct phrase *p, size_t i, size_t k)
+{
+	for (size_t a = 0; a <= i; a++)
+		for (size_t b = 0; b < p->nsyn[a] && (a < i || b < k); b++)
+			if (!strcmp(p->syn[a][b], p->syn[i][k]))
+				return true;
+	return false;
+}
+
+/* The positions of p's words kept for generation gen into p->pos; true
+ * when FTS5 finds the phrase sooner (above). */
+static bool fts5_sooner(struct store *s, sqlite3 *db, struct phrase *p,
+			uint64_t gen)
+{
+	int64_t least = INT64_MAX, unkept = 0;
+	size_t nunkept = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		int64_t notes = 0;
+		for (size_t k = 0; k < p->nsyn[i]; k++) {
+			struct sto_pos *c =
+				lookup(s->phrases, p->syn[i][k], gen);
+			p->pos[i][k] = c;
+			int64_t n = c ? (int64_t)c->n
+				      : notes_upto(s, db, p->syn[i][k],
+						   COUNT_UPTO, gen);
+			if (n < 0)
+				return true;
+			notes += n < COUNT_UPTO ? n : COUNT_UPTO;
+			if (!c && !seen_before(p, i, k)) {
+				unkept += n < COUNT_UPTO ? n : COUNT_UPTO;
+				nunkept++;
+			}
+		}
+		least = notes < least ? notes : least;
+	}
+	return !sto_phrase_always && nunkept && unkept > least &&
+	       !(least >= COUNT_UPTO && nunkept == 1);
+}
+
 struct sto_word *sto_phrase_get(struct store *s, sqlite3 *db, const char *expr,
 				uint64_t gen, int *ret_r, char **ret_msg)
 {
@@ -750,20 +882,22 @@ struct sto_word *sto_phrase_get(struct store *s, sqlite3 *db, const char *expr,
 		return w;
 	if (!phrase_of(expr, &p))
 		return NULL;
-	for (size_t i = 0; i < p.n && *ret_r == 0; i++)
-		for (size_t k = 0; k < p.nsyn[i] && *ret_r == 0; k++)
-			if (!(p.pos[i][k] = term_get(s, db, p.syn[i][k], gen,
-						     ret_r, ret_msg)) &&
-			    *ret_r == 0)
-				*ret_r = 1; /* a position that does not fit */
 	int64_t nrow = 0;
 	double avgdl = 1;
-	if (*ret_r == 0)
-		*ret_r = averages(s, db, &nrow, &avgdl, ret_msg);
+	*ret_r = averages(s, db, &nrow, &avgdl, ret_msg);
+	if (*ret_r == 0 && fts5_sooner(s, db, &p, gen))
+		*ret_r = 1;
+	for (size_t i = 0; i < p.n && *ret_r == 0; i++)
+		for (size_t k = 0; k < p.nsyn[i] && *ret_r == 0; k++)
+			if (!p.pos[i][k] &&
+			    !(p.pos[i][k] = term_get(s, db, p.syn[i][k], gen,
+						     ret_r, ret_msg)) &&
+			    *ret_r == 0)
+				*ret_r = 1; /* a blob that is not vpos's */
 	if (*ret_r == 0) {
 		w = xcalloc(1, sizeof(*w));
 		atomic_init(&w->refs, 1);
-		phrase_notes(db, &p, expr, w);
+		phrase_notes(db, &p, w);
 		w->nrow = nrow;
 		for (size_t i = 0; i < w->n; i++)
 			w->norm[i] = avgdl;
