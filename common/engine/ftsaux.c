@@ -490,37 +490,30 @@ static void vterm(const Fts5ExtensionApi *api, Fts5Context *fts,
 }
 
 /*
- * vpos(fts, reach): the current note's instances of the query's first
- * phrase, in order, as a blob of uint32_t (the column in the top bit,
- * FTSAUX_POS_COL, the offset below), up to the first whose offset is
- * reach or more: then FTSAUX_POS_MORE and where the list stops (that
- * column and reach), past which it says nothing. NULL when they cannot
- * be read or a column past the second has one.
+ * vpos(fts): the current note's instances of the query's first phrase,
+ * in order, as a blob of uint32_t (the column in the top bit,
+ * FTSAUX_POS_COL, the offset below). NULL when they cannot be read or a
+ * column past the second has one.
  */
 static void vpos(const Fts5ExtensionApi *api, Fts5Context *fts,
 		 sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-	int reach = argc > 0 ? sqlite3_value_int(argv[0]) : 0;
 	Fts5PhraseIter it;
 	int c, off;
 	uint32_t *v = NULL;
 	size_t n = 0, cap = 0;
-	if (reach < 0 || api->xPhraseFirst(fts, 0, &it, &c, &off) != SQLITE_OK)
+	(void)argc;
+	(void)argv;
+	if (api->xPhraseFirst(fts, 0, &it, &c, &off) != SQLITE_OK)
 		return;
 	for (; c >= 0; api->xPhraseNext(fts, &it, &c, &off)) {
 		if (c > 1 || off < 0) {
 			free(v);
 			return;
 		}
-		if (n + 2 > cap) {
+		if (n == cap) {
 			cap = cap ? 2 * cap : 256;
 			v = xrealloc(v, cap * sizeof(*v));
-		}
-		if (off >= reach) {
-			v[n++] = FTSAUX_POS_MORE;
-			v[n++] =
-				(uint32_t)c << FTSAUX_POS_COL | (uint32_t)reach;
-			break;
 		}
 		v[n++] = (uint32_t)c << FTSAUX_POS_COL | (uint32_t)off;
 	}

@@ -14,8 +14,8 @@
  * looks each one up), for scoring outside FTS5 with ftsaux_idf(),
  * ftsaux_norm() and ftsaux_term(), to the bit as vrank does.
  *
- * vpos(fts, reach): the instances of the query's first phrase in the
- * current note, up to an offset (store_phrase.c keeps them).
+ * vpos(fts): the instances of the query's first phrase in the current
+ * note (store_phrase.c keeps them).
  *
  * The full-text search's snippet, "vsnippet(fts, column [, table,
  * column [, phrases [, handle]]])": the words
@@ -36,10 +36,8 @@
  * by one. */
 #define FTSAUX_BLOB "docz_blob"
 
-/* vpos's positions: the column in the top bit, the offset below; a
- * list cut at its reach ends with FTSAUX_POS_MORE and where it stops. */
+/* vpos's positions: the column in the top bit, the offset below. */
 #define FTSAUX_POS_COL 31
-#define FTSAUX_POS_MORE UINT32_MAX
 
 /* BM25's parameters. */
 #define FTSAUX_K1 1.2

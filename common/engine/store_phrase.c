@@ -3,14 +3,16 @@
  * Phrases from their words' positions in memory: FTS5 checks a phrase
  * by reading the positions of its words in every note that has them all
  * (for a word in every note, every note: half a second at 100k notes,
- * again for each phrase). Here each word's positions (every note with
- * it, in order) are read once from the index's instances and kept for
- * the generation they were read in, the most recently used first within
- * a memory budget; a phrase is then its rarest word's notes, each
- * checked on the positions of the others, with what the ranking needs
- * of each (its weighted instances, as vterm counts them: ftsaux.h) and
- * the count of its notes, exactly as FTS5 would find them (store_rank.c
- * ranks them as it ranks a common word's notes).
+ * again for each phrase). Here a word's positions in every note that
+ * has it are read once (vpos, ftsaux.h) and kept for the generation they
+ * were read in, the most recently used first within a memory budget (a
+ * word dense in a note as a bitmap); a phrase is then its rarest word's
+ * notes, each checked on the positions of the others, with what the
+ * ranking needs of each (its weighted instances, as vterm counts them)
+ * and the count of its notes, exactly as FTS5 finds them (store_rank.c
+ * ranks them as it ranks a common word's notes). A phrase whose words'
+ * positions are not kept, but for its rarest word's, is left to FTS5,
+ * which reads only that word's notes.
  */
 #include "ftsaux.h"
 #include "store_int.h"
@@ -280,14 +282,13 @@ static struct sto_pos *read_term(struct store *s, sqlite3 *db, const char *term,
 	_cleanup_free_ char *expr = term_expr(term);
 	if (!expr)
 		return NULL;
-	sqlite3_stmt *st = sto_stmt(db, "SELECT rowid, vpos(fts, ?2) FROM"
-					" fts WHERE fts MATCH ?1");
+	sqlite3_stmt *st = sto_stmt(db, "SELECT rowid, vpos(fts) FROM fts"
+					" WHERE fts MATCH ?1");
 	if (!st) {
 		*ret_r = sto_search_error(s, db, ret_msg);
 		return NULL;
 	}
 	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
-	sqlite3_bind_int(st, 2, INT32_MAX);
 	struct builder b = {xcalloc(1, sizeof(*b.p)), 0, 0, 0};
 	atomic_init(&b.p->refs, 1);
 	int r;
