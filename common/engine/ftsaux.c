@@ -489,6 +489,38 @@ static void vterm(const Fts5ExtensionApi *api, Fts5Context *fts,
 		sqlite3_result_blob(ctx, &t, sizeof(t), SQLITE_TRANSIENT);
 }
 
+/*
+ * vpos(fts): the current note's instances of the query's first phrase,
+ * in order, as a blob of uint32_t (the column in the top bit,
+ * FTSAUX_POS_COL, the offset below). NULL when they cannot be read or a
+ * column past the second has one.
+ */
+static void vpos(const Fts5ExtensionApi *api, Fts5Context *fts,
+		 sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	Fts5PhraseIter it;
+	int c, off;
+	uint32_t *v = NULL;
+	size_t n = 0, cap = 0;
+	(void)argc;
+	(void)argv;
+	if (api->xPhraseFirst(fts, 0, &it, &c, &off) != SQLITE_OK)
+		return;
+	for (; c >= 0; api->xPhraseNext(fts, &it, &c, &off)) {
+		if (c > 1 || off < 0) {
+			free(v);
+			return;
+		}
+		if (n == cap) {
+			cap = cap ? 2 * cap : 256;
+			v = xrealloc(v, cap * sizeof(*v));
+		}
+		v[n++] = (uint32_t)c << FTSAUX_POS_COL | (uint32_t)off;
+	}
+	sqlite3_result_blob(ctx, v ? (const void *)v : "",
+			    (int)(n * sizeof(*v)), v ? free : SQLITE_STATIC);
+}
+
 int ftsaux_register(fts5_api *api)
 {
 	int rc = api->xCreateFunction(api, "vsnippet", NULL, vsnippet, NULL);
@@ -496,5 +528,7 @@ int ftsaux_register(fts5_api *api)
 		rc = api->xCreateFunction(api, "vrank", NULL, vrank, NULL);
 	if (rc == SQLITE_OK)
 		rc = api->xCreateFunction(api, "vterm", NULL, vterm, NULL);
+	if (rc == SQLITE_OK)
+		rc = api->xCreateFunction(api, "vpos", NULL, vpos, NULL);
 	return rc;
 }

@@ -14,6 +14,9 @@
  * looks each one up), for scoring outside FTS5 with ftsaux_idf(),
  * ftsaux_norm() and ftsaux_term(), to the bit as vrank does.
  *
+ * vpos(fts): the instances of the query's first phrase in the current
+ * note (store_phrase.c keeps them).
+ *
  * The full-text search's snippet, "vsnippet(fts, column [, table,
  * column [, phrases [, handle]]])": the words
  * around the first hit of the note, hits marked with **. Its work is
@@ -24,6 +27,7 @@
 #pragma once
 
 #include <math.h>
+#include <stdint.h>
 #include <sqlite3.h>
 
 /* The type of vsnippet's handle argument: a sqlite3_blob ** bound with
@@ -31,6 +35,9 @@
  * owner closes it), so that one handle serves a page of hits queried one
  * by one. */
 #define FTSAUX_BLOB "docz_blob"
+
+/* vpos's positions: the column in the top bit, the offset below. */
+#define FTSAUX_POS_COL 31
 
 /* BM25's parameters. */
 #define FTSAUX_K1 1.2

@@ -450,6 +450,7 @@ int store_open(const char *dir, const char *root, struct store **ret,
 	pthread_mutex_init(&s->dfmu, NULL);
 	s->df = hmap_new();
 	sto_words_init(s);
+	sto_phrases_init(s);
 	if (prepare_all(s) < 0) {
 		free(*ret_note);
 		*ret_note = xasprintf("index %s: %s", s->path,
@@ -499,6 +500,7 @@ struct store *store_close(struct store *s)
 	pthread_mutex_destroy(&s->dfmu);
 	hmap_free(s->df);
 	sto_words_free(s);
+	sto_phrases_free(s);
 	docz_coder_free(s->coder);
 	free(s->path);
 	free(s->root);

@@ -7,7 +7,8 @@
  * store_snippet.c: a hit's snippet; store_rank.c: top k without ranking
  * every hit; store_words.c: the common words' notes in memory;
  * store_search.c: the searches themselves; store_stmt.c: the statements
- * a reader connection keeps).
+ * a reader connection keeps; store_phrase.c: phrases from their words'
+ * positions in memory).
  */
 #pragma once
 
@@ -105,6 +106,9 @@ struct store {
 	size_t wbytes;
 	/* Every note's length, for generation wgen too (or NULL). */
 	struct sto_lens *lens;
+	/* The words' positions that phrases are checked on
+	 * (store_phrase.c; its own lock). */
+	struct sto_phrases *phrases;
 };
 
 /* A common word's notes by id, with what vrank needs of each (its
@@ -194,6 +198,23 @@ struct sto_word *sto_word_get(struct store *s, sqlite3 *db, const char *expr,
 			      uint64_t gen, int *ret_r, char **ret_msg);
 void sto_word_put(struct sto_word *w);
 bool sto_word_cached(struct store *s, const char *expr, uint64_t gen);
+/* w's norms from its notes' lengths, given the notes' average length in
+ * each w->norm[i]; < 0 on error (*ret_msg set). */
+int sto_word_norms(struct store *s, sqlite3 *db, uint64_t gen,
+		   struct sto_word *w, char **ret_msg);
+
+/* store_phrase.c: the notes of FTS5 expression expr when it is a phrase
+ * of two words or more (a reference, as sto_word_get's, with the same
+ * values), from its words' positions in memory (cached for generation
+ * gen, or read now); NULL when expr is another kind of expression (then
+ * *ret_r is 0) or on error (*ret_r < 0, *ret_msg). */
+void sto_phrases_init(struct store *s);
+void sto_phrases_free(struct store *s);
+struct sto_word *sto_phrase_get(struct store *s, sqlite3 *db, const char *expr,
+				uint64_t gen, int *ret_r, char **ret_msg);
+/* For the tests: every phrase of two words or more is found from the
+ * positions (none is left to FTS5 as sooner found there). */
+extern bool sto_phrase_always;
 
 /* store_stmt.c: sto_stmt gives db's kept statement of sql (prepared at
  * its first use on db; NULL: it cannot be prepared), held by the thread

@@ -542,7 +542,10 @@ static int memory_pass(struct store *s, sqlite3 *db, char *const *expr,
 	double *idf = xcalloc(n, sizeof(*idf));
 	int r = 0;
 	for (size_t i = 0; i < n && r == 0; i++) {
-		w[i] = sto_word_get(s, db, expr[i], gen, &r, ret_msg);
+		/* A phrase from its words' positions (store_phrase.c). */
+		w[i] = sto_phrase_get(s, db, expr[i], gen, &r, ret_msg);
+		if (!w[i] && r == 0)
+			w[i] = sto_word_get(s, db, expr[i], gen, &r, ret_msg);
 		if (w[i])
 			idf[i] = df ? ftsaux_idf(w[i]->nrow, df[i]) : 1;
 	}

@@ -287,8 +287,8 @@ static uint32_t len_in(const struct sto_lens *l, int64_t id, size_t *at)
 
 /* w's norms, given the notes' average length in each (w->norm[i]): from
  * their lengths, scanned or looked up. < 0 on error (*ret_msg set). */
-static int word_norms(struct store *s, sqlite3 *db, uint64_t gen,
-		      struct sto_word *w, char **ret_msg)
+int sto_word_norms(struct store *s, sqlite3 *db, uint64_t gen,
+		   struct sto_word *w, char **ret_msg)
 {
 	struct sto_lens *l;
 	int r = lens_of(s, db, gen,
@@ -363,7 +363,7 @@ static struct sto_word *read_word(struct store *s, sqlite3 *db,
 		ok = false;
 	}
 	sto_stmt_done(st);
-	if (ok && (*ret_r = word_norms(s, db, gen, w, ret_msg)) < 0)
+	if (ok && (*ret_r = sto_word_norms(s, db, gen, w, ret_msg)) < 0)
 		ok = false;
 	if (!ok) {
 		word_unref(w);

@@ -411,3 +411,30 @@ int tokenizer_positions(const char *text, int n, const int *offs, int noffs,
 		pos[c.k++] = c.count;
 	return 0;
 }
+
+struct querying {
+	void *ctx;
+	int (*fn)(void *ctx, int tflags, const char *tok, int ntok);
+};
+
+static int on_query(void *ctx, int tflags, const char *tok, int ntok, int start,
+		    int end)
+{
+	struct querying *q = ctx;
+	(void)start;
+	(void)end;
+	return q->fn(q->ctx, tflags, tok, ntok);
+}
+
+int tokenizer_query(const char *text, int n, void *ctx,
+		    int (*fn)(void *ctx, int tflags, const char *tok, int ntok))
+{
+	struct local *l = local_get();
+	if (!l)
+		return -1;
+	struct querying q = {ctx, fn};
+	return l->api.xTokenize(l->tok, &q, FTS5_TOKENIZE_QUERY, text, n,
+				on_query) == SQLITE_OK
+		       ? 0
+		       : -1;
+}

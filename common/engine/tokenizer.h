@@ -41,6 +41,18 @@ int tokenizer_positions(const char *text, int n, const int *offs, int noffs,
 			int *pos);
 
 /*
+ * The tokens FTS5 makes of a query's string text[0..n) (a phrase, as
+ * written between quotes in a MATCH expression, with its leading
+ * TOKENIZER_LANGS if any): fn gets each one in order, its flags
+ * FTS5_TOKEN_COLOCATED when it stands at the previous one's position (a
+ * stem). 0; -1 when no tokenizer could be made on this thread or fn did
+ * not return SQLITE_OK.
+ */
+int tokenizer_query(const char *text, int n, void *ctx,
+		    int (*fn)(void *ctx, int tflags, const char *tok,
+			      int ntok));
+
+/*
  * A note's text tokenized ahead, on any thread (a first build's
  * read-ahead): the tokens, in order, that this tokenizer gives for it as
  * a document. An insert on a thread that names it (tokenizer_replay)

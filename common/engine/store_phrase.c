@@ -1,0 +1,920 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Phrases from their words' positions in memory: FTS5 checks a phrase
+ * by reading the positions of its words in every note that has them all
+ * (for a word in every note, every note: half a second at 100k notes,
+ * again for each phrase). Here a word's positions in every note that
+ * has it are read once (vpos, ftsaux.h) and kept for the generation they
+ * were read in, the most recently used first within a memory budget (a
+ * word dense in a note as a bitmap); a phrase is then its rarest word's
+ * notes, each checked on the positions of the others, with what the
+ * ranking needs of each (its weighted instances, as vterm counts them)
+ * and the count of its notes, exactly as FTS5 finds them (store_rank.c
+ * ranks them as it ranks a common word's notes). A phrase whose words'
+ * positions are not kept, but for its rarest word's, is left to FTS5,
+ * which reads only that word's notes.
+ */
+#include "ftsaux.h"
+#include "store_int.h"
+#include "tokenizer.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The memory the words' positions may take, all words together; a word
+ * that would take more than a quarter of it is read for each phrase. */
+#define PHRASE_BYTES ((size_t)64 << 20)
+/* A phrase's words: more are left to FTS5. */
+#define TERMS_MAX 16
+/* Stems FTS5 may match at one place of the phrase. */
+#define SYN_MAX 16
+/* A position: the column in the top bit, the offset below. */
+#define POS_COL FTSAUX_POS_COL
+#define POS_OFF ((1u << POS_COL) - 1)
+/* A word's positions in a note: from this many, as a bitmap when that
+ * is smaller (a common word in a note). */
+#define DENSE_MIN 16
+#define FOUND_BYTES (PHRASE_BYTES / 4)
+/* vterm's counting (ftsaux.c): instances counted, the rest estimated. */
+#define COUNT_MAX 64
+
+/* One word of the index: every note with it, by id, and its positions
+ * in each, pos[at[i]] to pos[at[i + 1]]: a list, in order, or where
+ * they are dense (dense[i]; a long note's common word) the title's
+ * count, the title's list and a bitmap of the text's offsets (bit o of
+ * word o / 32), a bit per token rather than 32 per position. cnt[i]:
+ * how many. Shared, immutable, counted references. */
+struct sto_pos {
+	size_t n;
+	int64_t *id;
+	uint32_t *at, *pos, *cnt;
+	uint8_t *dense;
+	size_t bytes;
+	uint64_t used;
+	atomic_int refs;
+};
+
+/* The words kept for generation gen, bytes in all; tick orders uses.
+ * found: the phrases' notes of that generation (sto_word), found_bytes
+ * in all (all dropped when they would take more than FOUND_BYTES).
+ * counts: words' notes counted up to a limit (notes_upto; count + 1). */
+struct sto_phrases {
+	pthread_mutex_t mu;
+	struct hmap *terms, *found, *counts;
+	uint64_t gen, tick;
+	size_t bytes, found_bytes;
+};
+
+static void pos_unref(struct sto_pos *p)
+{
+	if (!p || atomic_fetch_sub(&p->refs, 1) != 1)
+		return;
+	free(p->id);
+	free(p->at);
+	free(p->pos);
+	free(p->cnt);
+	free(p->dense);
+	free(p);
+}
+
+static void cache_clear(struct sto_phrases *c)
+{
+	size_t it = 0;
+	const char *k;
+	void *v;
+	while (hmap_next(c->terms, &it, &k, &v))
+		pos_unref(v);
+	hmap_free(c->terms);
+	c->terms = hmap_new();
+	c->bytes = 0;
+	it = 0;
+	while (hmap_next(c->found, &it, &k, &v))
+		sto_word_put(v);
+	hmap_free(c->found);
+	c->found = hmap_new();
+	c->found_bytes = 0;
+	hmap_free(c->counts);
+	c->counts = hmap_new();
+}
+
+void sto_phrases_init(struct store *s)
+{
+	s->phrases = xcalloc(1, sizeof(*s->phrases));
+	pthread_mutex_init(&s->phrases->mu, NULL);
+	s->phrases->terms = hmap_new();
+	s->phrases->found = hmap_new();
+	s->phrases->counts = hmap_new();
+}
+
+void sto_phrases_free(struct store *s)
+{
+	struct sto_phrases *c = s->phrases;
+	if (!c)
+		return;
+	cache_clear(c);
+	hmap_free(c->terms);
+	hmap_free(c->found);
+	hmap_free(c->counts);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+	s->phrases = NULL;
+}
+
+/* The cached positions of term for generation gen (a reference), or
+ * NULL. */
+static struct sto_pos *lookup(struct sto_phrases *c, const char *term,
+			      uint64_t gen)
+{
+	pthread_mutex_lock(&c->mu);
+	if (c->gen != gen) {
+		cache_clear(c);
+		c->gen = gen;
+	}
+	struct sto_pos *p = hmap_get(c->terms, term);
+	if (p) {
+		p->used = ++c->tick;
+		atomic_fetch_add(&p->refs, 1);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return p;
+}
+
+/* The least recently used word out (c->mu held). */
+static void evict_one(struct sto_phrases *c)
+{
+	size_t it = 0;
+	const char *k, *oldest = NULL;
+	void *v;
+	uint64_t at = UINT64_MAX;
+	while (hmap_next(c->terms, &it, &k, &v)) {
+		struct sto_pos *p = v;
+		if (p->used < at) {
+			at = p->used;
+			oldest = k;
+		}
+	}
+	if (!oldest)
+		return;
+	_cleanup_free_ char *key = xstrdup(oldest);
+	struct sto_pos *p = hmap_del(c->terms, key);
+	c->bytes -= p->bytes;
+	pos_unref(p);
+}
+
+/* p kept for generation gen, unless a write committed since it was read
+ * or it is too big to keep. */
+static void keep(struct store *s, const char *term, uint64_t gen,
+		 struct sto_pos *p)
+{
+	struct sto_phrases *c = s->phrases;
+	if (atomic_load(&s->gen) != gen || p->bytes > PHRASE_BYTES / 4)
+		return;
+	pthread_mutex_lock(&c->mu);
+	if (c->gen != gen) {
+		cache_clear(c);
+		c->gen = gen;
+	}
+	if (!hmap_get(c->terms, term)) {
+		while (c->bytes + p->bytes > PHRASE_BYTES &&
+		       hmap_size(c->terms))
+			evict_one(c);
+		atomic_fetch_add(&p->refs, 1);
+		p->used = ++c->tick;
+		hmap_put(c->terms, term, p);
+		c->bytes += p->bytes;
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* ---- reading a word's positions ------------------------------------------ */
+
+struct builder {
+	struct sto_pos *p;
+	size_t cap_n, cap_pos, npos;
+};
+
+static void room(struct builder *b, size_t k)
+{
+	struct sto_pos *p = b->p;
+	if (p->n + 1 >= b->cap_n) {
+		b->cap_n = b->cap_n ? b->cap_n * 2 : 256;
+		p->id = xrealloc(p->id, b->cap_n * sizeof(*p->id));
+		p->at = xrealloc(p->at, (b->cap_n + 1) * sizeof(*p->at));
+		p->cnt = xrealloc(p->cnt, b->cap_n * sizeof(*p->cnt));
+		p->dense = xrealloc(p->dense, b->cap_n * sizeof(*p->dense));
+	}
+	if (b->npos + k > b->cap_pos) {
+		b->cap_pos = 2 * b->cap_pos + k + 1024;
+		p->pos = xrealloc(p->pos, b->cap_pos * sizeof(*p->pos));
+	}
+}
+
+/* Note id and its positions v[0..k) (vpos's, every one), as a list or
+ * a bitmap. */
+static void add_note(struct builder *b, int64_t id, const uint32_t *v, size_t k)
+{
+	size_t title = 0;
+	while (title < k && !(v[title] >> POS_COL))
+		title++;
+	size_t words = k > title ? (v[k - 1] & POS_OFF) / 32 + 1 : 0;
+	bool dense = k >= DENSE_MIN && 1 + title + words < k;
+	size_t need = dense ? 1 + title + words : k;
+	room(b, need);
+	struct sto_pos *p = b->p;
+	uint32_t *out = p->pos + b->npos;
+	p->id[p->n] = id;
+	p->at[p->n] = (uint32_t)b->npos;
+	p->cnt[p->n] = (uint32_t)k;
+	p->dense[p->n] = dense;
+	if (!dense) {
+		memcpy(out, v, k * sizeof(*v));
+	} else {
+		out[0] = (uint32_t)title;
+		memcpy(out + 1, v, title * sizeof(*v));
+		uint32_t *bits = out + 1 + title;
+		memset(bits, 0, words * sizeof(*bits));
+		for (size_t i = title; i < k; i++) {
+			uint32_t o = v[i] & POS_OFF;
+			bits[o / 32] |= 1u << (o % 32);
+		}
+	}
+	b->npos += need;
+	p->n++;
+}
+
+/* The FTS5 expression of exactly the index term term (no stems): NULL
+ * when the tokenizer would not give it back as it is. */
+static int on_same(void *ctx, int tflags, const char *tok, int ntok)
+{
+	const char **t = ctx;
+	if (!*t || tflags || strlen(*t) != (size_t)ntok ||
+	    memcmp(*t, tok, (size_t)ntok))
+		*t = NULL;
+	else
+		*t = ""; /* seen once */
+	return SQLITE_OK;
+}
+
+static char *term_expr(const char *term)
+{
+	struct sbuf b = {0};
+	sb_printf(&b, "\"%c00", TOKENIZER_LANGS);
+	for (const char *c = term; *c; c++)
+		sb_printf(&b, *c == '"' ? "\"\"" : "%c", *c);
+	sb_putc(&b, '"');
+	_cleanup_free_ char *raw = xasprintf("%c00%s", TOKENIZER_LANGS, term);
+	const char *t = term;
+	if (tokenizer_query(raw, (int)strlen(raw), &t, on_same) < 0 || !t ||
+	    *t) {
+		sb_free(&b);
+		return NULL;
+	}
+	return sb_steal(&b);
+}
+
+/* Every note with term (an index term, as FTS5 stores it) and its
+ * positions up to REACH, in one pass; NULL on error (*ret_r, *ret_msg)
+ * or when it cannot be read so (*ret_r 0). */
+static struct sto_pos *read_term(struct store *s, sqlite3 *db, const char *term,
+				 int *ret_r, char **ret_msg)
+{
+	_cleanup_free_ char *expr = term_expr(term);
+	if (!expr)
+		return NULL;
+	sqlite3_stmt *st = sto_stmt(db, "SELECT rowid, vpos(fts) FROM fts"
+					" WHERE fts MATCH ?1");
+	if (!st) {
+		*ret_r = sto_search_error(s, db, ret_msg);
+		return NULL;
+	}
+	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
+	struct builder b = {xcalloc(1, sizeof(*b.p)), 0, 0, 0};
+	atomic_init(&b.p->refs, 1);
+	int r;
+	bool ok = true;
+	uint32_t *buf = NULL;
+	size_t cap = 0;
+	while (ok && (r = sqlite3_step(st)) == SQLITE_ROW) {
+		const void *v = sqlite3_column_blob(st, 1);
+		size_t n = (size_t)sqlite3_column_bytes(st, 1);
+		ok = (v || !n) && n % sizeof(uint32_t) == 0;
+		if (ok && n > cap) {
+			cap = 2 * n;
+			buf = xrealloc(buf, cap);
+		}
+		if (ok && n)
+			memcpy(buf, v, n);
+		if (ok)
+			add_note(&b, sqlite3_column_int64(st, 0), buf,
+				 n / sizeof(uint32_t));
+	}
+	free(buf);
+	if (ok && r != SQLITE_DONE)
+		*ret_r = sto_search_error(s, db, ret_msg);
+	sqlite3_clear_bindings(st);
+	sto_stmt_done(st);
+	if (!ok || r != SQLITE_DONE) {
+		pos_unref(b.p);
+		return NULL;
+	}
+	if (!b.cap_n)
+		b.p->at = xcalloc(1, sizeof(*b.p->at));
+	b.p->at[b.p->n] = (uint32_t)b.npos;
+	b.p->bytes = sizeof(*b.p) + strlen(term) +
+		     b.p->n * (sizeof(*b.p->id) + 2 * sizeof(*b.p->at) + 1) +
+		     b.npos * sizeof(uint32_t);
+	return b.p;
+}
+
+/* The positions of term, cached for generation gen or read now. */
+static struct sto_pos *term_get(struct store *s, sqlite3 *db, const char *term,
+				uint64_t gen, int *ret_r, char **ret_msg)
+{
+	struct sto_pos *p = lookup(s->phrases, term, gen);
+	if (p)
+		return p;
+	p = read_term(s, db, term, ret_r, ret_msg);
+	if (p)
+		keep(s, term, gen, p);
+	return p;
+}
+
+/* ---- a phrase --------------------------------------------------------------
+ * FTS5 makes a quoted string a phrase of the tokens its tokenizer gives
+ * for a query, a stem (a token at the previous one's position) matching
+ * as another form of the word before it; a note has the phrase at each
+ * place where every word of it, in one of its forms, follows the one
+ * before in the same column (fts5ExprPhraseIsMatch, whose walk this is).
+ */
+
+struct phrase {
+	bool title; /* title : "...": the name and aliases only */
+	bool bad;   /* more words or forms than this file takes */
+	size_t n;   /* words */
+	size_t nsyn[TERMS_MAX];
+	char *syn[TERMS_MAX][SYN_MAX];
+	struct sto_pos *pos[TERMS_MAX][SYN_MAX];
+};
+
+static void phrase_free(struct phrase *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		for (size_t k = 0; k < p->nsyn[i]; k++) {
+			free(p->syn[i][k]);
+			pos_unref(p->pos[i][k]);
+		}
+}
+
+static int on_term(void *ctx, int tflags, const char *tok, int ntok)
+{
+	struct phrase *p = ctx;
+	if (p->bad)
+		return SQLITE_OK;
+	if (!(tflags & FTS5_TOKEN_COLOCATED) || !p->n) {
+		if (p->n == TERMS_MAX) {
+			p->bad = true;
+			return SQLITE_OK;
+		}
+		p->nsyn[p->n++] = 0;
+	}
+	size_t i = p->n - 1;
+	if (p->nsyn[i] == SYN_MAX) {
+		p->bad = true;
+		return SQLITE_OK;
+	}
+	p->syn[i][p->nsyn[i]++] = xstrndup(tok, (size_t)ntok);
+	return SQLITE_OK;
+}
+
+/* The phrase of an FTS5 atom ("..." or title : "...", sto_fts_atom);
+ * false when expr is no such phrase of two words or more. */
+static bool phrase_of(const char *expr, struct phrase *p)
+{
+	memset(p, 0, sizeof(*p));
+	if (!strncmp(expr, "title : ", 8)) {
+		p->title = true;
+		expr += 8;
+	}
+	if (*expr != '"')
+		return false;
+	struct sbuf b = {0};
+	const char *e = expr + 1;
+	for (; *e; e++) {
+		if (*e == '"' && e[1] != '"')
+			break;
+		sb_putc(&b, *e);
+		e += *e == '"';
+	}
+	bool ok = *e == '"' && !e[1] && b.len &&
+		  tokenizer_query(b.s, (int)b.len, p, on_term) == 0;
+	sb_free(&b);
+	if (!ok || p->bad || p->n < 2) {
+		phrase_free(p);
+		return false;
+	}
+	return true;
+}
+
+/* The notes of one form of a word from cursor *at on: where id is (or
+ * the first past it), the next few looked at first, then halving. */
+static size_t seek(const struct sto_pos *w, int64_t id, size_t *at)
+{
+	size_t lo = *at, hi = w->n;
+	for (int k = 0; k < 4 && lo < hi && w->id[lo] < id; k++)
+		lo++;
+	while (lo < hi && w->id[lo] < id) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (w->id[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*at = lo;
+	return lo;
+}
+
+/* One form of a word in the current note: its list (the title's when
+ * dense: then bits, words of them, hold the text's), and a cursor in
+ * it for the places asked about, which come in order. */
+struct form {
+	const uint32_t *list, *bits;
+	size_t n, words, cur;
+	uint32_t cnt;
+	bool dense;
+};
+
+static bool form_has(const struct phrase *p, struct form *f, uint32_t x)
+{
+	if (p->title && x >> POS_COL)
+		return false;
+	if (f->dense && x >> POS_COL) {
+		uint32_t o = x & POS_OFF;
+		return o / 32 < f->words && (f->bits[o / 32] >> (o % 32) & 1);
+	}
+	while (f->cur < f->n && f->list[f->cur] < x)
+		f->cur++;
+	return f->cur < f->n && f->list[f->cur] == x;
+}
+
+/* A note's forms of each word of p: false when a word has none. */
+static bool forms_of(const struct phrase *p, int64_t id, size_t cur[][SYN_MAX],
+		     struct form f[][SYN_MAX], size_t *nf)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		nf[i] = 0;
+		for (size_t k = 0; k < p->nsyn[i]; k++) {
+			const struct sto_pos *w = p->pos[i][k];
+			size_t at = seek(w, id, &cur[i][k]);
+			if (at >= w->n || w->id[at] != id)
+				continue;
+			const uint32_t *v = w->pos + w->at[at];
+			size_t len = w->at[at + 1] - w->at[at];
+			struct form *x = &f[i][nf[i]++];
+			*x = (struct form){.list = v,
+					   .n = len,
+					   .cnt = w->cnt[at],
+					   .dense = w->dense[at]};
+			if (x->dense) {
+				x->n = v[0];
+				x->list = v + 1;
+				x->bits = v + 1 + v[0];
+				x->words = len - 1 - v[0];
+			}
+		}
+		if (!nf[i])
+			return false;
+	}
+	return true;
+}
+
+/* A growing list of positions. */
+struct plist {
+	uint32_t *v;
+	size_t n, cap;
+};
+
+static void pl_add(struct plist *l, uint32_t x)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 64;
+		l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
+	}
+	l->v[l->n++] = x;
+}
+
+/* Every position of form f, in order, into out (the title's only with
+ * p->title). */
+static void expand(const struct phrase *p, const struct form *f,
+		   struct plist *out)
+{
+	out->n = 0;
+	for (size_t i = 0; i < f->n; i++)
+		if (!p->title || !(f->list[i] >> POS_COL))
+			pl_add(out, f->list[i]);
+	for (size_t w = 0; f->dense && !p->title && w < f->words; w++)
+		for (uint32_t b = f->bits[w]; b; b &= b - 1)
+			pl_add(out,
+			       1u << POS_COL |
+				       (uint32_t)(w * 32 +
+						  (size_t)__builtin_ctz(b)));
+}
+
+/* The positions of a word from its forms in the note (each once, in
+ * order) into out, with scratch lists tmp. */
+static void merged(const struct phrase *p, const struct form *f, size_t nf,
+		   struct plist *tmp, struct plist *out)
+{
+	size_t at[SYN_MAX] = {0};
+	for (size_t k = 0; k < nf; k++)
+		expand(p, &f[k], &tmp[k]);
+	out->n = 0;
+	for (;;) {
+		uint32_t least = UINT32_MAX;
+		for (size_t k = 0; k < nf; k++)
+			if (at[k] < tmp[k].n && tmp[k].v[at[k]] < least)
+				least = tmp[k].v[at[k]];
+		if (least == UINT32_MAX)
+			break;
+		for (size_t k = 0; k < nf; k++)
+			if (at[k] < tmp[k].n && tmp[k].v[at[k]] == least)
+				at[k]++;
+		pl_add(out, least);
+	}
+}
+
+/* Scratch lists for a phrase's notes. */
+struct scratch {
+	struct plist tmp[SYN_MAX], drive;
+	struct form f[TERMS_MAX][SYN_MAX];
+	size_t nf[TERMS_MAX];
+};
+
+/* The places of the phrase in a note (at most max, in order, into out)
+ * from its words' forms s->f: each position of the word with the fewest
+ * is a place when every other word follows it as it should. */
+static size_t places(const struct phrase *p, struct scratch *s, uint32_t *out,
+		     size_t max)
+{
+	size_t d = 0, least = SIZE_MAX, got = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		size_t c = 0;
+		for (size_t k = 0; k < s->nf[i]; k++)
+			c += s->f[i][k].cnt;
+		if (c < least) {
+			least = c;
+			d = i;
+		}
+	}
+	merged(p, s->f[d], s->nf[d], s->tmp, &s->drive);
+	for (size_t j = 0; j < s->drive.n && got < max; j++) {
+		uint32_t x = s->drive.v[j];
+		if ((x & POS_OFF) < d)
+			continue;
+		uint32_t o = x - (uint32_t)d;
+		bool all = true;
+		for (size_t i = 0; i < p->n && all; i++) {
+			if (i == d)
+				continue;
+			bool has = false;
+			for (size_t k = 0; k < s->nf[i] && !has; k++)
+				has = form_has(p, &s->f[i][k], o + (uint32_t)i);
+			all = has;
+		}
+		if (all)
+			out[got++] = o;
+	}
+	return got;
+}
+
+/* SQLite's varint (as FTS5 writes its sizes) at b[*at..n). */
+static uint64_t varint(const unsigned char *b, int n, int *at)
+{
+	uint64_t v = 0;
+	for (int k = 0; *at < n; k++) {
+		unsigned char c = b[(*at)++];
+		if (k == 8)
+			return v << 8 | c;
+		v = v << 7 | (c & 0x7f);
+		if (!(c & 0x80))
+			break;
+	}
+	return v;
+}
+
+/* Tokens in column col of note id (fts_docsize), as xColumnSize. */
+static int column_size(sqlite3 *db, int64_t id, int col)
+{
+	sqlite3_stmt *st = sto_stmt(db, "SELECT sz FROM fts_docsize"
+					" WHERE id = ?1");
+	int size = 0;
+	if (!st)
+		return 0;
+	sqlite3_bind_int64(st, 1, id);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		const unsigned char *b = sqlite3_column_blob(st, 0);
+		int n = sqlite3_column_bytes(st, 0), at = 0;
+		for (int c = 0; b && c <= col && at < n; c++)
+			size = (int)varint(b, n, &at);
+	}
+	sto_stmt_done(st);
+	return size;
+}
+
+/* A note's weighted instances of the phrase from its places o[0..n) (at
+ * most COUNT_MAX + 1 of them), as vterm counts them (phrase_freq,
+ * ftsaux.c): column 0 (the title) weighs 10, the body 1; past
+ * COUNT_MAX, the rest of the column is estimated. */
+static double phrase_freq(sqlite3 *db, int64_t id, const uint32_t *o, size_t n)
+{
+	static const double weight[] = {10.0, 1.0};
+	double freq = 0;
+	int seen = 0, last_col = -1, in_col = 0;
+	for (size_t i = 0; i < n; i++) {
+		int c = (int)(o[i] >> POS_COL), off = (int)(o[i] & POS_OFF);
+		if (c != last_col) {
+			last_col = c;
+			in_col = 0;
+		}
+		double w = weight[c];
+		if (++seen > COUNT_MAX) {
+			int size = column_size(db, id, c);
+			if (off > 0 && size > off)
+				freq += w * in_col *
+					((double)(size - off) / off);
+			break;
+		}
+		in_col++;
+		freq += w;
+	}
+	return freq;
+}
+
+/* The notes indexed and their average length (all columns), as FTS5
+ * keeps them (the averages record of fts_data) and vterm reads them. */
+static int averages(struct store *s, sqlite3 *db, int64_t *ret_nrow,
+		    double *ret_avgdl, char **ret_msg)
+{
+	sqlite3_stmt *st = sto_stmt(db, "SELECT block FROM fts_data"
+					" WHERE id = 1");
+	if (!st)
+		return sto_search_error(s, db, ret_msg);
+	int rc = sqlite3_step(st);
+	uint64_t nrow = 0, ntok = 0;
+	if (rc == SQLITE_ROW) {
+		const unsigned char *b = sqlite3_column_blob(st, 0);
+		int n = sqlite3_column_bytes(st, 0), at = 0;
+		if (b && n > 0) {
+			nrow = varint(b, n, &at);
+			for (int c = 0; c < 2 && at < n; c++)
+				ntok += varint(b, n, &at);
+		}
+	}
+	int r = rc == SQLITE_ROW || rc == SQLITE_DONE
+			? 0
+			: sto_search_error(s, db, ret_msg);
+	sto_stmt_done(st);
+	*ret_nrow = (int64_t)nrow;
+	*ret_avgdl =
+		nrow > 0 ? (double)(int64_t)ntok / (double)(int64_t)nrow : 1;
+	return r;
+}
+
+/* The word of p with the fewest notes (all its forms'). */
+static size_t rarest(const struct phrase *p)
+{
+	size_t best = 0, least = SIZE_MAX;
+	for (size_t i = 0; i < p->n; i++) {
+		size_t n = 0;
+		for (size_t k = 0; k < p->nsyn[i]; k++)
+			n += p->pos[i][k]->n;
+		if (n < least) {
+			least = n;
+			best = i;
+		}
+	}
+	return best;
+}
+
+/* The next note (by id) past id that a form of word d has, or -1. */
+static int64_t next_note(const struct phrase *p, size_t d, int64_t id,
+			 size_t cur[][SYN_MAX])
+{
+	int64_t best = -1;
+	for (size_t k = 0; k < p->nsyn[d]; k++) {
+		const struct sto_pos *w = p->pos[d][k];
+		size_t at = seek(w, id + 1, &cur[d][k]);
+		if (at < w->n && (best < 0 || w->id[at] < best))
+			best = w->id[at];
+	}
+	return best;
+}
+
+/* The phrase's notes and their weighted instances into w. */
+static void phrase_notes(sqlite3 *db, const struct phrase *p,
+			 struct sto_word *w)
+{
+	size_t(*cur)[SYN_MAX] = xcalloc(p->n, sizeof(*cur));
+	struct scratch *s = xcalloc(1, sizeof(*s));
+	uint32_t o[COUNT_MAX + 1];
+	size_t d = rarest(p), cap = 0;
+	for (int64_t id = next_note(p, d, -1, cur); id >= 0;
+	     id = next_note(p, d, id, cur)) {
+		if (!forms_of(p, id, cur, s->f, s->nf))
+			continue;
+		size_t n = places(p, s, o, COUNT_MAX + 1);
+		if (!n)
+			continue;
+		if (w->n == cap) {
+			cap = cap ? cap * 2 : 64;
+			w->id = xrealloc(w->id, cap * sizeof(*w->id));
+			w->freq = xrealloc(w->freq, cap * sizeof(*w->freq));
+			w->norm = xrealloc(w->norm, cap * sizeof(*w->norm));
+		}
+		w->id[w->n] = id;
+		w->freq[w->n++] = phrase_freq(db, id, o, n);
+	}
+	for (size_t i = 0; i < SYN_MAX; i++)
+		free(s->tmp[i].v);
+	free(s->drive.v);
+	free(s);
+	free(cur);
+}
+
+/* The notes of phrase expr found for generation gen (a reference), or
+ * NULL. */
+static struct sto_word *found_get(struct sto_phrases *c, const char *expr,
+				  uint64_t gen)
+{
+	pthread_mutex_lock(&c->mu);
+	struct sto_word *w = c->gen == gen ? hmap_get(c->found, expr) : NULL;
+	if (w)
+		atomic_fetch_add(&w->refs, 1);
+	pthread_mutex_unlock(&c->mu);
+	return w;
+}
+
+/* w kept as phrase expr's notes for generation gen, unless a write
+ * committed since. */
+static void found_keep(struct store *s, const char *expr, uint64_t gen,
+		       struct sto_word *w)
+{
+	struct sto_phrases *c = s->phrases;
+	if (atomic_load(&s->gen) != gen || w->bytes > FOUND_BYTES)
+		return;
+	pthread_mutex_lock(&c->mu);
+	if (c->gen != gen) {
+		cache_clear(c);
+		c->gen = gen;
+	}
+	if (c->found_bytes + w->bytes > FOUND_BYTES) {
+		size_t it = 0;
+		const char *k;
+		void *v;
+		while (hmap_next(c->found, &it, &k, &v))
+			sto_word_put(v);
+		hmap_free(c->found);
+		c->found = hmap_new();
+		c->found_bytes = 0;
+	}
+	if (!hmap_get(c->found, expr)) {
+		atomic_fetch_add(&w->refs, 1);
+		hmap_put(c->found, expr, w);
+		c->found_bytes += w->bytes;
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* FTS5 finds a phrase by reading its words' positions in the notes
+ * that have them all, the notes of its rarest word at most; a word's
+ * positions not kept yet are read in every note that has it (and then
+ * kept for the phrases that have it). The phrase is found here when its
+ * words' positions are kept but for its rarest word's (at most), or when
+ * its words are common (COUNT_UPTO notes or more) and only one's are to
+ * be read; else by FTS5. */
+/* Words counted up to this many notes at most. */
+#define COUNT_UPTO 1024
+/* Counts remembered per generation at most. */
+#define COUNTS_MAX 4096
+
+/* The notes with term, counted up to limit (FTS5 reads at most that
+ * many), remembered for generation gen; -1 when they cannot be. */
+static int64_t notes_upto(struct store *s, sqlite3 *db, const char *term,
+			  int64_t limit, uint64_t gen)
+{
+	struct sto_phrases *c = s->phrases;
+	pthread_mutex_lock(&c->mu);
+	void *v = c->gen == gen ? hmap_get(c->counts, term) : NULL;
+	pthread_mutex_unlock(&c->mu);
+	if (v)
+		return (int64_t)(intptr_t)v - 1;
+	_cleanup_free_ char *e = term_expr(term);
+	sqlite3_stmt *st = e ? sto_stmt(db, "SELECT count(*) FROM (SELECT 1"
+					    " FROM fts WHERE fts MATCH ?1"
+					    " LIMIT ?2)")
+			     : NULL;
+	int64_t n = -1;
+	if (!st)
+		return -1;
+	sqlite3_bind_text(st, 1, e, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, limit);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sto_stmt_done(st);
+	pthread_mutex_lock(&c->mu);
+	if (n >= 0 && c->gen == gen && atomic_load(&s->gen) == gen &&
+	    hmap_size(c->counts) < COUNTS_MAX)
+		hmap_put(c->counts, term, (void *)(intptr_t)(n + 1));
+	pthread_mutex_unlock(&c->mu);
+	return n;
+}
+
+bool sto_phrase_always;
+
+/* Whether term is one of the first n forms of p before word i, form k. */
+static bool seen_before(const struct phrase *p, size_t i, size_t k)
+{
+	for (size_t a = 0; a <= i; a++)
+		for (size_t b = 0; b < p->nsyn[a] && (a < i || b < k); b++)
+			if (!strcmp(p->syn[a][b], p->syn[i][k]))
+				return true;
+	return false;
+}
+
+/* The positions of p's words kept for generation gen into p->pos; true
+ * when FTS5 finds the phrase sooner (above). */
+static bool fts5_sooner(struct store *s, sqlite3 *db, struct phrase *p,
+			uint64_t gen)
+{
+	int64_t least = INT64_MAX, unkept = 0;
+	size_t nunkept = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		int64_t notes = 0;
+		for (size_t k = 0; k < p->nsyn[i]; k++) {
+			struct sto_pos *c =
+				lookup(s->phrases, p->syn[i][k], gen);
+			p->pos[i][k] = c;
+			int64_t n = c ? (int64_t)c->n
+				      : notes_upto(s, db, p->syn[i][k],
+						   COUNT_UPTO, gen);
+			if (n < 0)
+				return true;
+			notes += n < COUNT_UPTO ? n : COUNT_UPTO;
+			if (!c && !seen_before(p, i, k)) {
+				unkept += n < COUNT_UPTO ? n : COUNT_UPTO;
+				nunkept++;
+			}
+		}
+		least = notes < least ? notes : least;
+	}
+	return !sto_phrase_always && nunkept && unkept > least &&
+	       !(least >= COUNT_UPTO && nunkept == 1);
+}
+
+struct sto_word *sto_phrase_get(struct store *s, sqlite3 *db, const char *expr,
+				uint64_t gen, int *ret_r, char **ret_msg)
+{
+	struct phrase p;
+	*ret_r = 0;
+	if (!s->phrases)
+		return NULL;
+	struct sto_word *w = found_get(s->phrases, expr, gen);
+	if (w)
+		return w;
+	if (!phrase_of(expr, &p))
+		return NULL;
+	int64_t nrow = 0;
+	double avgdl = 1;
+	*ret_r = averages(s, db, &nrow, &avgdl, ret_msg);
+	if (*ret_r == 0 && fts5_sooner(s, db, &p, gen))
+		*ret_r = 1;
+	for (size_t i = 0; i < p.n && *ret_r == 0; i++)
+		for (size_t k = 0; k < p.nsyn[i] && *ret_r == 0; k++)
+			if (!p.pos[i][k] &&
+			    !(p.pos[i][k] = term_get(s, db, p.syn[i][k], gen,
+						     ret_r, ret_msg)) &&
+			    *ret_r == 0)
+				*ret_r = 1; /* a blob that is not vpos's */
+	if (*ret_r == 0) {
+		w = xcalloc(1, sizeof(*w));
+		atomic_init(&w->refs, 1);
+		phrase_notes(db, &p, w);
+		w->nrow = nrow;
+		for (size_t i = 0; i < w->n; i++)
+			w->norm[i] = avgdl;
+		*ret_r = sto_word_norms(s, db, gen, w, ret_msg);
+		w->bytes = sizeof(*w) + strlen(expr) +
+			   w->n * (sizeof(*w->id) + sizeof(*w->freq) +
+				   sizeof(*w->norm));
+		if (*ret_r < 0) {
+			sto_word_put(w);
+			w = NULL;
+		} else {
+			found_keep(s, expr, gen, w);
+		}
+	}
+	if (*ret_r > 0)
+		*ret_r = 0; /* left to FTS5 */
+	phrase_free(&p);
+	return w;
+}
