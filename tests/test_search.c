@@ -542,6 +542,52 @@ static void test_paging(void)
 	tv_close(&t);
 }
 
+/* A note with many tags lists ten of them in a result, and how many
+ * more (full text and tag mode); ten or fewer are listed whole. */
+static void check_tags(const cJSON *res)
+{
+	int seen = 0;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, res)
+	{
+		const char *p =
+			cJSON_GetStringValue(cJSON_GetObjectItem(it, "path"));
+		const cJSON *tags = cJSON_GetObjectItem(it, "tags");
+		const cJSON *more = cJSON_GetObjectItem(it, "more_tags");
+		bool many = p && !strcmp(p, "Many.md");
+		CU_ASSERT_EQUAL(cJSON_GetArraySize(tags), many ? 10 : 2);
+		CU_ASSERT(many ? more && more->valueint == 5 : !more);
+		seen++;
+	}
+	CU_ASSERT_EQUAL(seen, 2);
+}
+
+static void test_many_tags(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	struct sbuf b = {0};
+	sb_puts(&b, "---\ntags:\n");
+	for (int i = 0; i < 15; i++)
+		sb_printf(&b, "  - t%02d\n", i);
+	sb_puts(&b, "---\nkestrel\n");
+	tv_write(&t, "Many.md", b.s);
+	free(b.s);
+	tv_write(&t, "Few.md", "---\ntags: [t03, solo]\n---\nkestrel\n");
+	open_indexed(&t);
+
+	cJSON *r = ft(&t, "kestrel", NULL);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+	check_tags(cJSON_GetObjectItem(r, "results"));
+	cJSON_Delete(r);
+	cJSON *tm = tv_call_json(&t, "search_notes",
+				 "{\"query\":\"t03\",\"mode\":\"tag\"}");
+	CU_ASSERT_PTR_NOT_NULL_FATAL(tm);
+	check_tags(cJSON_GetObjectItem(tm, "results"));
+	cJSON_Delete(tm);
+	tv_close(&t);
+}
+
 static void test_unicode(void)
 {
 	struct tvault t;
@@ -1806,6 +1852,7 @@ int main(void)
 		{"plain queries: any word, stems, stop words, CJK",
 		 test_plain_queries},
 		{"paging: every result once; bad cursors", test_paging},
+		{"many tags: ten listed, the rest counted", test_many_tags},
 		{"pruned ranking: the pages of ranking every hit",
 		 test_pruned_pages},
 		{"one word or phrase: ranked in one pass, scored by its count",

@@ -247,6 +247,19 @@ static double round1(double x)
 	return round(x * 10.0) / 10.0;
 }
 
+/* A result's tags: the first TAGS_SHOWN, and how many more there are
+ * (more_tags) when the note has more; read_note gives them all. A note
+ * with a hundred tags would otherwise fill a page of results. */
+#define TAGS_SHOWN 10
+static void add_tags(cJSON *o, const struct note *n)
+{
+	size_t nt = note_ntags(n);
+	size_t shown = nt > TAGS_SHOWN ? TAGS_SHOWN : nt;
+	cJSON_AddItemToObject(o, "tags", str_array(note_tags(n), shown));
+	if (nt > shown)
+		cJSON_AddNumberToObject(o, "more_tags", (double)(nt - shown));
+}
+
 /* A hit of the on-disk index as a result: its name (as the index shows
  * it, when it has the note) and path; *ret_note (if asked): the note. */
 static cJSON *hit_object(struct index *ix, const char *path,
@@ -305,9 +318,7 @@ static int search_fulltext(struct tool_ctx *c, const char *query, size_t limit,
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "path", hits[i].path);
 		if (nt && note_ntags(nt))
-			cJSON_AddItemToObject(
-				o, "tags",
-				str_array(note_tags(nt), note_ntags(nt)));
+			add_tags(o, nt);
 		cJSON_AddNumberToObject(o, "score", round1(hits[i].score));
 		cJSON_AddStringToObject(o, "snippet", hits[i].snippet);
 		cJSON_AddItemToArray(res, o);
@@ -412,9 +423,7 @@ static cJSON *hits_page(struct index *ix, const struct hit *hits, size_t nh,
 			cJSON_AddStringToObject(o, "text", hits[i].text);
 		}
 		if (tagmode)
-			cJSON_AddItemToObject(o, "tags",
-					      str_array(note_tags(hits[i].n),
-							note_ntags(hits[i].n)));
+			add_tags(o, hits[i].n);
 		cJSON_AddItemToArray(res, o);
 	}
 	return res;

@@ -132,10 +132,10 @@ static const struct tool TOOLS[] = {
 	{
 		.name = "search_notes",
 		.description = "Find notes by name, text, tag or ranked full text (mode).",
-		.help = "Full text (mode fulltext) is ranked, with snippets: plain words find the notes with any of them or their other forms, those with more first; \"phrase\", prefix*, title:, tag:, folder:, AND, OR, -term.",
+		.help = "Full text (mode fulltext) is ranked, with snippets: plain words find the notes with any of them or their other forms, those with more first; \"phrase\", prefix*, title:, tag:, folder:, AND, OR, -term. A result lists 10 of a note's tags at most (more_tags: how many more; read_note has them all).",
 		PARAMS(I_REQ("query", "what to find, read as mode says"), I_ENUM("mode", "what query is matched against: a note's name (name), part of its name (name_partial), its text (content), its tags (tag: a comma list) or ranked full text (fulltext)", "name_partial", "name", "name_partial", "content", "tag", "fulltext"), I_ENUM("tag_logic", "mode tag: whether a note needs all the tags (and) or any (or)", "or", "or", "and"), I_LIMIT_AS(50, 100, "how many to give; fulltext: 10 unless given"), I_BOOL("case_sensitive", "fulltext only: match the words' case exactly"), I_CURSOR),
 		.output_schema = OUT(
-			O_LIST("results", O_STR("name") "," O_STR("path") "," O_STRS("tags") "," O_STR("score") "," O_STR("snippet") "," O_INT("line") "," O_STR("text")) "," O_INT("total") "," O_STR("next_cursor") "," O_OBJ("not_searched", O_STRS("notes") "," O_INT("total") "," O_STR("why"))),
+			O_LIST("results", O_STR("name") "," O_STR("path") "," O_STRS("tags") "," O_INT("more_tags") "," O_STR("score") "," O_STR("snippet") "," O_INT("line") "," O_STR("text")) "," O_INT("total") "," O_STR("next_cursor") "," O_OBJ("not_searched", O_STRS("notes") "," O_INT("total") "," O_STR("why"))),
 		.flags = TOOL_READ_ONLY | TOOL_IDEMPOTENT | TOOL_CORE |
 			 TOOL_NO_LINKS,
 		.run = op_search_notes,
