@@ -324,7 +324,8 @@ for (const n of sizes) {
     await client.close();
     const g = runGrep(v.vault, queries);
     console.log(
-      `fulltext via MCP (${times.length} mixed queries, ${hits} with results): ` +
+      `fulltext via ${{ sdk: 'MCP', raw: 'MCP without the SDK', ctl: 'the control socket' }[process.env.BENCH_SEARCH_VIA ?? 'sdk']} ` +
+        `(${times.length} mixed queries, ${hits} with results): ` +
         `median ${ms(pct(times, 50))}, p95 ${ms(pct(times, 95))}, max ${ms(Math.max(...times))}`,
     );
     console.log(`slowest: ${slow.map(([t, q]) => `${q} (${ms(t)})`).join('; ')}`);
