@@ -19,10 +19,14 @@
 // be compared on the same large vault without building it each time.
 // BENCH_SEARCH_FROM=VAULT: DIR's vault is a copy of VAULT, not generated.
 // The mixed set is written to DIR/mixed.tsv.
+// BENCH_SEARCH_VIA: how the queries are asked: sdk (the official SDK
+// client on vault-mcp, the default), raw (JSON-RPC lines on vault-mcp's
+// stdin and stdout, no SDK) or ctl (vaultd's control socket, the call
+// vault-mcp makes): the differences split a call's time between the hops.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ctlConnect, daemonPid, makeVault, mcpClient, socketPath, sleep, startDaemon, stopDaemon } from './lib.mjs';
+import { RawMcp, ctlConnect, daemonPid, makeVault, mcpClient, socketPath, sleep, startDaemon, stopDaemon } from './lib.mjs';
 
 const sizes = process.argv.slice(2).map((x) => parseInt(x, 10));
 if (!sizes.length) sizes.push(1000, 10000);
@@ -164,19 +168,49 @@ function makeQueries(vault) {
   return { q: q.slice(0, QUERIES), mixed };
 }
 
+// search_notes in mode fulltext, asked the way BENCH_SEARCH_VIA says;
+// each answer as a tool result (content, structuredContent, isError).
+async function searcher(v) {
+  const via = process.env.BENCH_SEARCH_VIA ?? 'sdk';
+  const args = (query) => ({ name: 'search_notes', arguments: { query, mode: 'fulltext' } });
+  if (via === 'sdk') {
+    const c = await mcpClient(v);
+    return { ask: (query) => c.callTool(args(query)), close: () => c.close() };
+  }
+  if (via === 'raw') {
+    const r = new RawMcp(v);
+    await r.initialize();
+    let id = 0;
+    const ask = async (query) => {
+      const m = await r.request(++id, 'tools/call', args(query));
+      if (m.error) throw new Error(`${query}: ${m.error.message}`);
+      return m.result;
+    };
+    return { ask, close: () => r.close() };
+  }
+  if (via !== 'ctl') throw new Error(`BENCH_SEARCH_VIA: sdk, raw or ctl, not ${via}`);
+  const c = await ctlConnect(socketPath(v));
+  const ask = async (query) => {
+    const d = await c.call('tools/call', { ...args(query), source: 'mcp', lean: true });
+    const content = [{ type: 'text', text: d.text }];
+    return { content, isError: d.isError, structuredContent: d.isError ? undefined : JSON.parse(d.text) };
+  };
+  return { ask, close: async () => c.close() };
+}
+
 // The mixed set, shuffled (the kinds interleave as they would in use);
 // per kind and overall: median, p95; bytes of the answers with 10 results.
 async function runMixed(client, mixed) {
   const order = mixed.map((x, i) => [rnd(1 << 30), i]).sort((a, b) => a[0] - b[0]);
   for (let i = 0; i < 5; i++)
-    await client.callTool({ name: 'search_notes', arguments: { query: mixed[i].query, mode: 'fulltext' } });
+    await client.ask(mixed[i].query);
   const by = new Map();
   const all = [];
   const bytes = [];
   for (const [, i] of order) {
     const { kind: k, query } = mixed[i];
     const t = now();
-    const r = await client.callTool({ name: 'search_notes', arguments: { query, mode: 'fulltext' } });
+    const r = await client.ask(query);
     const dt = now() - t;
     if (r.isError) throw new Error(`${query}: ${r.content[0].text}`);
     if (r.structuredContent?.results?.length === 10)
@@ -191,13 +225,13 @@ async function runMixed(client, mixed) {
 async function runQueries(client, queries) {
   // Warm up: the first queries open connections and fill caches.
   for (let i = 0; i < 5; i++)
-    await client.callTool({ name: 'search_notes', arguments: { query: queries[i].query, mode: 'fulltext' } });
+    await client.ask(queries[i].query);
   const times = [];
   const slow = [];
   let hits = 0;
   for (const { query } of queries) {
     const t = now();
-    const r = await client.callTool({ name: 'search_notes', arguments: { query, mode: 'fulltext' } });
+    const r = await client.ask(query);
     times.push(now() - t);
     slow.push([now() - t, query]);
     if (r.isError) throw new Error(`${query}: ${r.content[0].text}`);
@@ -283,14 +317,15 @@ for (const n of sizes) {
     const { q: queries, mixed } = makeQueries(v.vault);
     if (process.env.BENCH_SEARCH_KEEP) keep(v, n, mixed);
     if (process.env.BENCH_SEARCH_ROOT) fs.writeFileSync(path.join(v.root, 'mixed.tsv'), mixed.map((x) => `${x.kind}\t${x.query}\n`).join(''));
-    const client = await mcpClient(v);
+    const client = await searcher(v);
     const { times, hits, slow } = await runQueries(client, queries);
     const mx = await runMixed(client, mixed);
     const rss = vmKB(daemonPid(v));
     await client.close();
     const g = runGrep(v.vault, queries);
     console.log(
-      `fulltext via MCP (${times.length} mixed queries, ${hits} with results): ` +
+      `fulltext via ${{ sdk: 'MCP', raw: 'MCP without the SDK', ctl: 'the control socket' }[process.env.BENCH_SEARCH_VIA ?? 'sdk']} ` +
+        `(${times.length} mixed queries, ${hits} with results): ` +
         `median ${ms(pct(times, 50))}, p95 ${ms(pct(times, 95))}, max ${ms(Math.max(...times))}`,
     );
     console.log(`slowest: ${slow.map(([t, q]) => `${q} (${ms(t)})`).join('; ')}`);
