@@ -158,25 +158,23 @@ static int64_t rows_of(struct store *s, sqlite3 *db, const char *table,
 #define COMMON_SHARE 4
 #define COMMON_MIN 64
 
-/* The notes that match expr after note after (by id, as FTS5 gives
- * them), counted up to limit (< 0: all); *ret_last: the last counted.
- * -1 on error. */
-static int64_t count_from(sqlite3 *db, const char *expr, int64_t after,
-			  int64_t limit, int64_t *ret_last)
+/* The notes that match expr, counted up to limit (< 0: all). -1 on
+ * error. */
+static int64_t count_upto(sqlite3 *db, const char *expr, int64_t limit)
 {
-	sqlite3_stmt *st = sto_stmt(db, "SELECT count(*), max(rowid) FROM"
-					" (SELECT rowid FROM fts WHERE fts"
-					" MATCH ?1 AND rowid > ?2 LIMIT ?3)");
+	if (limit < 0)
+		return count_of(db,
+				"SELECT count(*) FROM fts WHERE fts MATCH ?1",
+				expr);
+	sqlite3_stmt *st = sto_stmt(db, "SELECT count(*) FROM (SELECT 1 FROM"
+					" fts WHERE fts MATCH ?1 LIMIT ?2)");
 	int64_t n = -1;
 	if (!st)
 		return -1;
 	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, after);
-	sqlite3_bind_int64(st, 3, limit);
-	if (sqlite3_step(st) == SQLITE_ROW) {
+	sqlite3_bind_int64(st, 2, limit);
+	if (sqlite3_step(st) == SQLITE_ROW)
 		n = sqlite3_column_int64(st, 0);
-		*ret_last = sqlite3_column_int64(st, 1);
-	}
 	sto_stmt_done(st);
 	return n;
 }
@@ -207,7 +205,7 @@ static bool word_df(struct store *s, sqlite3 *db, struct prune *p, size_t i,
 		return true;
 	if (sto_word_cached(s, e, gen))
 		return listed_df(s, db, p, i, gen);
-	p->df[i] = count_from(db, e, INT64_MIN, common, &p->last[i]);
+	p->df[i] = count_upto(db, e, common);
 	p->capped[i] = p->df[i] >= common;
 	if (!p->capped[i])
 		df_put(s, e, gen, p->df[i]);
@@ -233,12 +231,9 @@ static bool finish_counts(struct store *s, sqlite3 *db, struct prune *p,
 			ok = listed_df(s, db, p, i, gen);
 			continue;
 		}
-		int64_t last, rest = count_from(db, p->expr[i], p->last[i], -1,
-						&last);
-		ok = rest >= 0;
-		p->df[i] += rest;
-		if (ok)
-			df_put(s, p->expr[i], gen, p->df[i]);
+		p->df[i] = count_upto(db, p->expr[i], -1);
+		ok = p->df[i] >= 0;
+		df_put(s, p->expr[i], gen, p->df[i]);
 	}
 	return ok;
 }
