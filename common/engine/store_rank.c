@@ -31,8 +31,7 @@ struct prune {
 	size_t n, m;   /* words; the first m (by bound) drive */
 	char **expr;   /* FTS5 expression of each word */
 	int64_t *df;   /* notes with it */
-	int64_t *last; /* counted up to the common count: the last note */
-	bool *capped;  /* so counted, not yet finished */
+	bool *capped;  /* counted up to the common count, not yet in full */
 	double *bound; /* its best score */
 	size_t *order; /* words by bound, highest first */
 	char *all;     /* every word OR'ed */
@@ -73,7 +72,6 @@ static void prune_free(struct prune *p)
 		free(p->expr[i]);
 	free(p->expr);
 	free(p->df);
-	free(p->last);
 	free(p->capped);
 	free(p->bound);
 	free(p->order);
@@ -195,8 +193,8 @@ static bool listed_df(struct store *s, sqlite3 *db, struct prune *p, size_t i,
 }
 
 /* Word i's count in p->df[i]: cached, of its notes in memory (brought up
- * to date), or counted up to common notes (then p->last[i] is the last
- * one counted, and finish_counts finishes it). false on error. */
+ * to date), or counted up to common notes (then p->capped[i], and
+ * finish_counts finishes it). false on error. */
 static bool word_df(struct store *s, sqlite3 *db, struct prune *p, size_t i,
 		    int64_t common, uint64_t gen)
 {
@@ -216,7 +214,8 @@ static bool word_df(struct store *s, sqlite3 *db, struct prune *p, size_t i,
  * every word is common (or in memory), the query is ranked from their
  * notes in memory, which are read now and give the counts (a count,
  * then a pass over the same notes, would read them twice); else each
- * is counted on from where it stopped. false on error. */
+ * is counted in full (a count that goes on from the last note counted,
+ * with FTS5 given a bound on the ids, is slower). false on error. */
 static bool finish_counts(struct store *s, sqlite3 *db, struct prune *p,
 			  int64_t common, uint64_t gen)
 {
@@ -257,7 +256,6 @@ static bool prune_init(struct store *s, sqlite3 *db, const struct qnode *q,
 	p->rows = rows;
 	p->expr = xcalloc(p->n, sizeof(*p->expr));
 	p->df = xcalloc(p->n, sizeof(*p->df));
-	p->last = xcalloc(p->n, sizeof(*p->last));
 	p->capped = xcalloc(p->n, sizeof(*p->capped));
 	p->bound = xcalloc(p->n, sizeof(*p->bound));
 	p->order = xcalloc(p->n, sizeof(*p->order));
