@@ -1722,6 +1722,141 @@ static void test_lengths_change(void)
 	tv_close(&t);
 }
 
+/* query, ranked from the notes in memory, has the page of other, the
+ * same query ranked by FTS5: the same paths, total and doubles. */
+static void exact_store_page(struct tvault *t, const char *query,
+			     const char *other)
+{
+	size_t n, m, total, total_other;
+	struct store_hit *a = store_page(t, query, &n, &total);
+	struct store_hit *b = store_page(t, other, &m, &total_other);
+	CU_ASSERT(n > 0);
+	CU_ASSERT_EQUAL(n, m);
+	CU_ASSERT_EQUAL(total, total_other);
+	for (size_t i = 0; i < n && i < m; i++) {
+		CU_ASSERT_STRING_EQUAL(a[i].path, b[i].path);
+		CU_ASSERT(a[i].score == b[i].score);
+	}
+	store_hits_free(a, n);
+	store_hits_free(b, m);
+}
+
+/* The checks of test_words_follow_writes: a common pair (its counts
+ * those of its notes in memory), each word alone, and bm25()'s scores. */
+static void words_check(struct tvault *t, sqlite3 *db)
+{
+	exact_store_page(t, "alpha beta", "alpha beta -qqzzx");
+	exact_store_page(t, "alpha", "alpha -qqzzx");
+	exact_store_page(t, "beta", "beta -qqzzx");
+	size_t n, total;
+	struct store_hit *h = store_page(t, "beta alpha", &n, &total);
+	for (size_t i = 0; i < n; i++) {
+		double want = -(fts5_bm25(db, "alpha", h[i].path) +
+				fts5_bm25(db, "beta", h[i].path));
+		CU_ASSERT(fabs(h[i].score - want) <= 1e-9 * fabs(want));
+	}
+	store_hits_free(h, n);
+}
+
+static const char filler_words[] =
+	"filler filler filler filler filler filler filler filler filler";
+
+/* Writes that change a common word's notes, made through the tools. */
+static const char *const word_writes[][2] = {
+	/* The word added, taken out; a note gone, a new one. */
+	{"update_note", "{\"name\": \"Note 001\", \"content\": \"alpha "
+			"filler\"}"},
+	{"update_note", "{\"name\": \"Note 003\", \"content\": \"filler "
+			"filler beta\"}"},
+	{"delete_note", "{\"name\": \"Note 006\"}"},
+	{"create_note", "{\"name\": \"New\", \"content\": \"beta alpha "
+			"alpha\"}"},
+	/* Longer, shorter. */
+	{"append_note", "{\"name\": \"Note 009\", \"text\": \"filler "
+			"filler filler filler filler filler\"}"},
+	{"update_note", "{\"name\": \"Note 012\", \"content\": \"alpha\"}"},
+	{"update_note", "{\"name\": \"Note 000\", \"content\": \"beta "
+			"beta\"}"},
+	{"delete_note", "{\"name\": \"Note 018\"}"},
+};
+
+/* The common words' notes are kept across writes and brought up to date
+ * with the notes each write changed (store_words.c): after each kind of
+ * write, one at a time and several between two searches, and after more
+ * writes than the log of changed notes holds, the pages and scores are
+ * those of FTS5's own pass and of bm25(). */
+static void test_words_follow_writes(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	for (int i = 0; i < 240; i++) {
+		char p[64];
+		struct sbuf b = {0};
+		for (int k = 0; i % 3 == 0 && k <= i % 4; k++)
+			sb_puts(&b, "alpha ");
+		for (int k = 0; (i % 6 == 0 || i % 6 == 2) && k <= i % 7; k++)
+			sb_puts(&b, "beta ");
+		for (int k = 0; k < i; k++)
+			sb_puts(&b, "filler ");
+		snprintf(p, sizeof(p), "w/Note %03d.md", i);
+		tv_write(&t, p, b.s);
+		sb_free(&b);
+	}
+	open_indexed(&t);
+	sqlite3 *db;
+	CU_ASSERT_FATAL(sqlite3_open_v2(store_path(vault_store(t.v)), &db,
+					SQLITE_OPEN_READONLY,
+					NULL) == SQLITE_OK);
+	CU_ASSERT_FATAL(tokenizer_register(db) == SQLITE_OK);
+	words_check(&t, db);
+	for (size_t i = 0; i < ARRAY_SIZE(word_writes); i++) {
+		cJSON_Delete(
+			tv_call_json(&t, word_writes[i][0], word_writes[i][1]));
+		words_check(&t, db);
+	}
+	/* Several writes between two searches: a few (the notes held are
+	 * brought up to date), more (read afresh). */
+	for (int i = 30; i < 39; i++) {
+		char *a = xasprintf("{\"name\": \"Note %03d\", \"content\":"
+				    " \"%s filler\"}",
+				    i, i % 2 ? "alpha beta" : "filler");
+		cJSON_Delete(tv_call_json(&t, "update_note", a));
+		free(a);
+		if (i == 32)
+			words_check(&t, db);
+	}
+	words_check(&t, db);
+	/* More writes than the log holds (its oldest go: what is older is
+	 * read afresh), straight to the store: each committed alone, then
+	 * in one commit; then one more. */
+	struct store *st = vault_store(t.v);
+	for (int round = 0; round < 2; round++) {
+		if (round)
+			CU_ASSERT(store_begin(st) == 0);
+		for (int i = 0; i < 1100; i++) {
+			char *p = xasprintf("w/Note %03d.md", 40 + i % 3);
+			char *text =
+				xasprintf("alpha %.*s", i % 50, filler_words);
+			struct note *n = note_new(p, text, strlen(text), 0);
+			CU_ASSERT(round || store_begin(st) == 0);
+			CU_ASSERT(store_put(st, n, text, strlen(text)) == 0);
+			CU_ASSERT(round || store_commit(st) == 0);
+			note_free(n);
+			free(text);
+			free(p);
+		}
+		if (round)
+			CU_ASSERT(store_commit(st) == 0);
+		words_check(&t, db);
+	}
+	cJSON_Delete(tv_call_json(&t, "append_note",
+				  "{\"name\": \"Note 045\", \"text\": "
+				  "\"alpha\"}"));
+	words_check(&t, db);
+	sqlite3_close(db);
+	tv_close(&t);
+}
+
 /* A snippet whose words are in two chunks of the stored text (about
  * DOCZ_CHUNK bytes each, cut at a space): both are read, the window is
  * whole; one inside a chunk reads that chunk alone, the same way. */
@@ -1860,6 +1995,8 @@ int main(void)
 		{"common words ranked in memory", test_common_words},
 		{"common words: notes' lengths follow writes",
 		 test_lengths_change},
+		{"common words: kept across writes, brought up to date",
+		 test_words_follow_writes},
 		{"typos among close words", test_typo_neighbours},
 		{"a snippet across two chunks", test_snippet_across_chunks},
 		{"a word in every note: the total without a count",

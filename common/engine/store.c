@@ -485,6 +485,7 @@ int store_reset(struct store *s, char **ret_note)
 		s->error = NULL;
 		load_sub_cursor(s);
 	}
+	sto_words_reset(s);
 	atomic_fetch_add(&s->gen, 1);
 	return r;
 }

@@ -98,38 +98,60 @@ struct store {
 	struct hmap *df;
 	uint64_t dfgen;
 	/* The common words' notes (store_words.c: FTS5 expression to
-	 * struct sto_word) for generation wgen, wbytes in all; wtick orders
-	 * their uses. */
+	 * struct sto_word), wbytes in all; wtick orders their uses. */
 	pthread_mutex_t wmu;
 	struct hmap *words;
-	uint64_t wgen, wtick;
+	uint64_t wtick;
 	size_t wbytes;
-	/* Every note's length, for generation wgen too (or NULL). */
+	/* Every note's length (or NULL). */
 	struct sto_lens *lens;
 	/* The words' positions that phrases are checked on
 	 * (store_phrase.c; its own lock). */
 	struct sto_phrases *phrases;
+	/* The notes each commit changed, oldest first, every one since
+	 * generation wfloor: notes of that generation or a later one are
+	 * brought up to date with them (under wmu). */
+	struct sto_change *wlog;
+	size_t nwlog, capwlog;
+	uint64_t wfloor;
+	/* The writer's: the notes the open transaction changes (more
+	 * than the log holds: wpend_over). */
+	int64_t *wpend;
+	size_t nwpend, capwpend;
+	bool wpend_over;
+};
+
+/* A note a commit changed, and the generation the commit made. */
+struct sto_change {
+	int64_t id;
+	uint64_t gen;
 };
 
 /* A common word's notes by id, with what vrank needs of each (its
- * weighted instances, the note's length normalisation) and the notes
- * indexed; shared, immutable, counted references. */
+ * weighted instances, the note's length and length normalisation), the
+ * notes indexed and their average length; shared, immutable (but gen and
+ * used, under the store's wmu), counted references. gen: the generation
+ * they are of. */
 struct sto_word {
 	size_t n;
 	int64_t *id;
 	double *freq, *norm;
+	uint32_t *dl;
 	int64_t nrow;
+	double avgdl;
 	size_t bytes;
-	uint64_t used;
+	uint64_t used, gen;
 	atomic_int refs;
 };
 
 /* The notes' lengths in tokens (all columns), by id (ascending), as FTS5
- * keeps them in fts_docsize; shared, immutable, counted references. */
+ * keeps them in fts_docsize; shared, immutable (but gen, under wmu),
+ * counted references. */
 struct sto_lens {
 	size_t n;
 	int64_t *id;
 	uint32_t *dl;
+	uint64_t gen;
 	atomic_int refs;
 };
 
@@ -190,16 +212,25 @@ int sto_topk(struct store *s, sqlite3 *db, const char *match,
 	     struct ptrvec *hits, size_t *ret_total, char **ret_msg);
 
 /* store_words.c: the notes of FTS5 expression expr (a reference, given
- * back with sto_word_put), cached for generation gen or read now; NULL
- * on error (*ret_r, *ret_msg). sto_word_cached: whether they are cached. */
+ * back with sto_word_put), cached (brought up to date for generation gen)
+ * or read now; NULL on error (*ret_r, *ret_msg). sto_word_cached: whether
+ * they are cached (of gen or of an older generation). */
 void sto_words_init(struct store *s);
 void sto_words_free(struct store *s);
 struct sto_word *sto_word_get(struct store *s, sqlite3 *db, const char *expr,
 			      uint64_t gen, int *ret_r, char **ret_msg);
 void sto_word_put(struct sto_word *w);
 bool sto_word_cached(struct store *s, const char *expr, uint64_t gen);
-/* w's norms from its notes' lengths, given the notes' average length in
- * each w->norm[i]; < 0 on error (*ret_msg set). */
+/* One of SQLite's varints at b + *at (as FTS5 writes its sizes), *at
+ * moved past it. */
+uint64_t sto_varint(const unsigned char *b, int n, int *at);
+/* The notes indexed and their average length as vterm has them (1 when
+ * there are none), from FTS5's averages record. < 0 on error. */
+int sto_fts_averages(struct store *s, sqlite3 *db, int64_t *ret_nrow,
+		     double *ret_avgdl, char **ret_msg);
+/* w's lengths (w->dl) and norms, from its notes' lengths, scanned or
+ * looked up, for notes of w->avgdl on average; < 0 on error (*ret_msg
+ * set). */
 int sto_word_norms(struct store *s, sqlite3 *db, uint64_t gen,
 		   struct sto_word *w, char **ret_msg);
 
@@ -215,6 +246,13 @@ struct sto_word *sto_phrase_get(struct store *s, sqlite3 *db, const char *expr,
 /* For the tests: every phrase of two words or more is found from the
  * positions (none is left to FTS5 as sooner found there). */
 extern bool sto_phrase_always;
+/* The writer's: note id changed in the open transaction (touch); the
+ * notes changed logged, before the commit (log), or forgotten, at a
+ * rollback (forget); every word and the log dropped (reset). */
+void sto_words_touch(struct store *s, int64_t id);
+void sto_words_log(struct store *s);
+void sto_words_forget(struct store *s);
+void sto_words_reset(struct store *s);
 
 /* store_stmt.c: sto_stmt gives db's kept statement of sql (prepared at
  * its first use on db; NULL: it cannot be prepared), held by the thread

@@ -587,21 +587,6 @@ static size_t places(const struct phrase *p, struct scratch *s, uint32_t *out,
 	return got;
 }
 
-/* SQLite's varint (as FTS5 writes its sizes) at b[*at..n). */
-static uint64_t varint(const unsigned char *b, int n, int *at)
-{
-	uint64_t v = 0;
-	for (int k = 0; *at < n; k++) {
-		unsigned char c = b[(*at)++];
-		if (k == 8)
-			return v << 8 | c;
-		v = v << 7 | (c & 0x7f);
-		if (!(c & 0x80))
-			break;
-	}
-	return v;
-}
-
 /* Tokens in column col of note id (fts_docsize), as xColumnSize. */
 static int column_size(sqlite3 *db, int64_t id, int col)
 {
@@ -615,7 +600,7 @@ static int column_size(sqlite3 *db, int64_t id, int col)
 		const unsigned char *b = sqlite3_column_blob(st, 0);
 		int n = sqlite3_column_bytes(st, 0), at = 0;
 		for (int c = 0; b && c <= col && at < n; c++)
-			size = (int)varint(b, n, &at);
+			size = (int)sto_varint(b, n, &at);
 	}
 	sto_stmt_done(st);
 	return size;
@@ -648,36 +633,6 @@ static double phrase_freq(sqlite3 *db, int64_t id, const uint32_t *o, size_t n)
 		freq += w;
 	}
 	return freq;
-}
-
-/* The notes indexed and their average length (all columns), as FTS5
- * keeps them (the averages record of fts_data) and vterm reads them. */
-static int averages(struct store *s, sqlite3 *db, int64_t *ret_nrow,
-		    double *ret_avgdl, char **ret_msg)
-{
-	sqlite3_stmt *st = sto_stmt(db, "SELECT block FROM fts_data"
-					" WHERE id = 1");
-	if (!st)
-		return sto_search_error(s, db, ret_msg);
-	int rc = sqlite3_step(st);
-	uint64_t nrow = 0, ntok = 0;
-	if (rc == SQLITE_ROW) {
-		const unsigned char *b = sqlite3_column_blob(st, 0);
-		int n = sqlite3_column_bytes(st, 0), at = 0;
-		if (b && n > 0) {
-			nrow = varint(b, n, &at);
-			for (int c = 0; c < 2 && at < n; c++)
-				ntok += varint(b, n, &at);
-		}
-	}
-	int r = rc == SQLITE_ROW || rc == SQLITE_DONE
-			? 0
-			: sto_search_error(s, db, ret_msg);
-	sto_stmt_done(st);
-	*ret_nrow = (int64_t)nrow;
-	*ret_avgdl =
-		nrow > 0 ? (double)(int64_t)ntok / (double)(int64_t)nrow : 1;
-	return r;
 }
 
 /* The word of p with the fewest notes (all its forms'). */
@@ -730,6 +685,7 @@ static void phrase_notes(sqlite3 *db, const struct phrase *p,
 			w->id = xrealloc(w->id, cap * sizeof(*w->id));
 			w->freq = xrealloc(w->freq, cap * sizeof(*w->freq));
 			w->norm = xrealloc(w->norm, cap * sizeof(*w->norm));
+			w->dl = xrealloc(w->dl, cap * sizeof(*w->dl));
 		}
 		w->id[w->n] = id;
 		w->freq[w->n++] = phrase_freq(db, id, o, n);
@@ -885,7 +841,7 @@ struct sto_word *sto_phrase_get(struct store *s, sqlite3 *db, const char *expr,
 		return NULL;
 	int64_t nrow = 0;
 	double avgdl = 1;
-	*ret_r = averages(s, db, &nrow, &avgdl, ret_msg);
+	*ret_r = sto_fts_averages(s, db, &nrow, &avgdl, ret_msg);
 	if (*ret_r == 0 && fts5_sooner(s, db, &p, gen))
 		*ret_r = 1;
 	for (size_t i = 0; i < p.n && *ret_r == 0; i++)
@@ -900,12 +856,12 @@ struct sto_word *sto_phrase_get(struct store *s, sqlite3 *db, const char *expr,
 		atomic_init(&w->refs, 1);
 		phrase_notes(db, &p, w);
 		w->nrow = nrow;
-		for (size_t i = 0; i < w->n; i++)
-			w->norm[i] = avgdl;
+		w->avgdl = avgdl;
+		w->gen = gen;
 		*ret_r = sto_word_norms(s, db, gen, w, ret_msg);
 		w->bytes = sizeof(*w) + strlen(expr) +
 			   w->n * (sizeof(*w->id) + sizeof(*w->freq) +
-				   sizeof(*w->norm));
+				   sizeof(*w->norm) + sizeof(*w->dl));
 		if (*ret_r < 0) {
 			sto_word_put(w);
 			w = NULL;

@@ -31,6 +31,7 @@ struct prune {
 	size_t n, m;   /* words; the first m (by bound) drive */
 	char **expr;   /* FTS5 expression of each word */
 	int64_t *df;   /* notes with it */
+	bool *capped;  /* counted up to the common count, not yet in full */
 	double *bound; /* its best score */
 	size_t *order; /* words by bound, highest first */
 	char *all;     /* every word OR'ed */
@@ -71,6 +72,7 @@ static void prune_free(struct prune *p)
 		free(p->expr[i]);
 	free(p->expr);
 	free(p->df);
+	free(p->capped);
 	free(p->bound);
 	free(p->order);
 	free(p->all);
@@ -90,20 +92,23 @@ static int cmp_bound(const void *a, const void *b, void *ud)
  * are kept. */
 #define DF_CACHE_MAX 4096
 
-/* The count of sql (expr, if any, as ?1), counted or from the cache
- * (under key), for a search that began at generation gen; -1 on error. */
-static int64_t cached_count(struct store *s, sqlite3 *db, const char *key,
-			    const char *sql, const char *expr, uint64_t gen)
+/* The count cached under key for generation gen in *ret (true), if any. */
+static bool df_get(struct store *s, const char *key, uint64_t gen, int64_t *ret)
 {
 	pthread_mutex_lock(&s->dfmu);
 	void *v = s->dfgen == gen ? hmap_get(s->df, key) : NULL;
 	pthread_mutex_unlock(&s->dfmu);
 	if (v)
-		return (int64_t)(intptr_t)v - 1;
-	int64_t n = count_of(db, sql, expr);
-	/* A write committed meanwhile: the count may be of before it. */
+		*ret = (int64_t)(intptr_t)v - 1;
+	return v != NULL;
+}
+
+/* n cached under key for generation gen, unless a write committed
+ * meanwhile (the count may be of before it). */
+static void df_put(struct store *s, const char *key, uint64_t gen, int64_t n)
+{
 	if (n < 0 || atomic_load(&s->gen) != gen)
-		return n;
+		return;
 	pthread_mutex_lock(&s->dfmu);
 	if (s->dfgen != gen || hmap_size(s->df) >= DF_CACHE_MAX) {
 		hmap_free(s->df);
@@ -112,6 +117,18 @@ static int64_t cached_count(struct store *s, sqlite3 *db, const char *key,
 	}
 	hmap_put(s->df, key, (void *)(intptr_t)(n + 1));
 	pthread_mutex_unlock(&s->dfmu);
+}
+
+/* The count of sql (expr, if any, as ?1), counted or from the cache
+ * (under key), for a search that began at generation gen; -1 on error. */
+static int64_t cached_count(struct store *s, sqlite3 *db, const char *key,
+			    const char *sql, const char *expr, uint64_t gen)
+{
+	int64_t n;
+	if (df_get(s, key, gen, &n))
+		return n;
+	n = count_of(db, sql, expr);
+	df_put(s, key, gen, n);
 	return n;
 }
 
@@ -134,6 +151,92 @@ static int64_t rows_of(struct store *s, sqlite3 *db, const char *table,
 	return cached_count(s, db, key, sql, NULL, gen);
 }
 
+/* A word in at least 1 / COMMON_SHARE of the notes, and COMMON_MIN, is
+ * common: ranked from its notes in memory (below). */
+#define COMMON_SHARE 4
+#define COMMON_MIN 64
+
+/* The notes that match expr, counted up to limit (< 0: all). -1 on
+ * error. */
+static int64_t count_upto(sqlite3 *db, const char *expr, int64_t limit)
+{
+	if (limit < 0)
+		return count_of(db,
+				"SELECT count(*) FROM fts WHERE fts MATCH ?1",
+				expr);
+	sqlite3_stmt *st = sto_stmt(db, "SELECT count(*) FROM (SELECT 1 FROM"
+					" fts WHERE fts MATCH ?1 LIMIT ?2)");
+	int64_t n = -1;
+	if (!st)
+		return -1;
+	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, limit);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sto_stmt_done(st);
+	return n;
+}
+
+/* Word i's count in p->df[i]: the notes it has in memory (read now if
+ * they are not; cached as cached_count). false on error. */
+static bool listed_df(struct store *s, sqlite3 *db, struct prune *p, size_t i,
+		      uint64_t gen)
+{
+	int r = 0;
+	char *msg = NULL;
+	struct sto_word *w = sto_word_get(s, db, p->expr[i], gen, &r, &msg);
+	free(msg);
+	p->df[i] = w ? (int64_t)w->n : -1;
+	sto_word_put(w);
+	df_put(s, p->expr[i], gen, p->df[i]);
+	return w != NULL;
+}
+
+/* Word i's count in p->df[i]: cached, of its notes in memory (brought up
+ * to date), or counted up to common notes (then p->capped[i], and
+ * finish_counts finishes it). false on error. */
+static bool word_df(struct store *s, sqlite3 *db, struct prune *p, size_t i,
+		    int64_t common, uint64_t gen)
+{
+	const char *e = p->expr[i];
+	if (df_get(s, e, gen, &p->df[i]))
+		return true;
+	if (sto_word_cached(s, e, gen))
+		return listed_df(s, db, p, i, gen);
+	p->df[i] = count_upto(db, e, common);
+	p->capped[i] = p->df[i] >= common;
+	if (!p->capped[i])
+		df_put(s, e, gen, p->df[i]);
+	return p->df[i] >= 0;
+}
+
+/* The counts of p's words counted up to common notes finished: when
+ * every word is common (or in memory), the query is ranked from their
+ * notes in memory, which are read now and give the counts (a count,
+ * then a pass over the same notes, would read them twice); else each
+ * is counted in full (a count that goes on from the last note counted,
+ * with FTS5 given a bound on the ids, is slower). false on error. */
+static bool finish_counts(struct store *s, sqlite3 *db, struct prune *p,
+			  int64_t common, uint64_t gen)
+{
+	bool memory = true, ok = true;
+	for (size_t i = 0; i < p->n && memory; i++)
+		memory = p->capped[i] || p->df[i] >= common ||
+			 sto_word_cached(s, p->expr[i], gen);
+	for (size_t i = 0; i < p->n && ok; i++) {
+		if (!p->capped[i])
+			continue;
+		if (memory) {
+			ok = listed_df(s, db, p, i, gen);
+			continue;
+		}
+		p->df[i] = count_upto(db, p->expr[i], -1);
+		ok = p->df[i] >= 0;
+		df_put(s, p->expr[i], gen, p->df[i]);
+	}
+	return ok;
+}
+
 /* The words of q and their counts; false when q is not such a query or
  * a count fails. */
 static bool prune_init(struct store *s, sqlite3 *db, const struct qnode *q,
@@ -146,21 +249,28 @@ static bool prune_init(struct store *s, sqlite3 *db, const struct qnode *q,
 		pv_free(&words);
 		return false;
 	}
+	int64_t common = (rows + COMMON_SHARE - 1) / COMMON_SHARE;
+	if (common < COMMON_MIN)
+		common = COMMON_MIN;
 	p->n = words.n;
 	p->rows = rows;
 	p->expr = xcalloc(p->n, sizeof(*p->expr));
 	p->df = xcalloc(p->n, sizeof(*p->df));
+	p->capped = xcalloc(p->n, sizeof(*p->capped));
 	p->bound = xcalloc(p->n, sizeof(*p->bound));
 	p->order = xcalloc(p->n, sizeof(*p->order));
-	struct sbuf all = {0}, rank = {0};
-	sb_puts(&rank, "vrank(" RANK_WEIGHTS);
 	bool ok = true;
 	for (size_t i = 0; i < p->n && ok; i++) {
 		struct sbuf e = {0};
 		sto_fts_atom(&e, words.v[i]);
 		p->expr[i] = sb_steal(&e);
-		p->df[i] = word_count(s, db, p->expr[i], gen);
-		ok = p->df[i] >= 0;
+		ok = word_df(s, db, p, i, common, gen);
+	}
+	pv_free(&words);
+	ok = ok && finish_counts(s, db, p, common, gen);
+	struct sbuf all = {0}, rank = {0};
+	sb_puts(&rank, "vrank(" RANK_WEIGHTS);
+	for (size_t i = 0; i < p->n && ok; i++) {
 		double idf = log(((double)rows - (double)p->df[i] + 0.5) /
 				 ((double)p->df[i] + 0.5));
 		p->bound[i] = (idf > 1e-6 ? idf : 1e-6) * SCORE_BOUND;
@@ -172,7 +282,6 @@ static bool prune_init(struct store *s, sqlite3 *db, const struct qnode *q,
 	sb_puts(&rank, ")");
 	p->all = sb_steal(&all);
 	p->rank = sb_steal(&rank);
-	pv_free(&words);
 	qsort_r(p->order, p->n, sizeof(*p->order), cmp_bound, p->bound);
 	p->m = 0;
 	if (!ok)
@@ -514,10 +623,6 @@ static int64_t union_count(struct store *s, sqlite3 *db, const struct prune *p,
  * the same order (the same double), the best kept in the same heap. MaxScore
  * cannot spare much there: every such word bounds the others little.
  */
-
-/* A word in at least 1 / COMMON_SHARE of the notes, and COMMON_MIN. */
-#define COMMON_SHARE 4
-#define COMMON_MIN 64
 
 static bool all_common(struct store *s, const struct prune *p, uint64_t gen)
 {

@@ -174,6 +174,10 @@ int store_commit(struct store *s)
 	bool changed = s->dirty || s->nops;
 	s->dirty = false;
 	int r = flush_ops(s);
+	/* Logged before the commit: a search whose snapshot has it finds
+	 * the notes it changed in the log. */
+	if (r == 0)
+		sto_words_log(s);
 	if (r == 0 &&
 	    sqlite3_exec(s->w, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) {
 		/* What searches counted before is out of date. */
@@ -191,6 +195,7 @@ void store_rollback(struct store *s)
 	/* The dictionary may have been saved in this transaction. */
 	s->dict_saved = 0;
 	sto_drop_ops(s);
+	sto_words_forget(s);
 	if (s->w && !sqlite3_get_autocommit(s->w))
 		sqlite3_exec(s->w, "ROLLBACK", NULL, NULL, NULL);
 	if (s->dirty)
@@ -253,6 +258,7 @@ static void queue_op(struct store *s, bool del, int64_t id, char *title,
 		s->capops = s->capops ? 2 * s->capops : 64;
 		s->ops = xrealloc(s->ops, s->capops * sizeof(*s->ops));
 	}
+	sto_words_touch(s, id);
 	s->ops[s->nops++] = (struct fts_op){
 		.del = del,
 		.id = id,
