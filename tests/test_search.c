@@ -1640,6 +1640,40 @@ static void same_store_page(struct tvault *t, const char *query,
 	store_hits_free(b, m);
 }
 
+/* A vault of n notes in folder dir, indexed, with two common words
+ * (alpha, beta) in graded amounts, and with rare, two rare ones (gamma,
+ * delta); every note of its own length, so that no two score the same.
+ * Returns the index opened read-only, with the tokenizer. */
+static sqlite3 *graded_vault(struct tvault *t, int n, const char *dir,
+			     bool rare)
+{
+	tv_init(t);
+	for (int i = 0; i < n; i++) {
+		char p[64];
+		struct sbuf b = {0};
+		for (int k = 0; i % 3 == 0 && k <= i % 4; k++)
+			sb_puts(&b, "alpha ");
+		for (int k = 0; (i % 6 == 0 || i % 6 == 2) && k <= i % 7; k++)
+			sb_puts(&b, "beta ");
+		if (rare && i % 25 == 0)
+			sb_puts(&b, "gamma ");
+		if (rare && i % 30 == 1)
+			sb_puts(&b, "delta ");
+		for (int k = 0; k < i; k++)
+			sb_puts(&b, "filler ");
+		snprintf(p, sizeof(p), "%s/Note %03d.md", dir, i);
+		tv_write(t, p, b.s);
+		sb_free(&b);
+	}
+	open_indexed(t);
+	sqlite3 *db;
+	CU_ASSERT_FATAL(sqlite3_open_v2(store_path(vault_store(t->v)), &db,
+					SQLITE_OPEN_READONLY,
+					NULL) == SQLITE_OK);
+	CU_ASSERT_FATAL(tokenizer_register(db) == SQLITE_OK);
+	return db;
+}
+
 /* The checks of test_lengths_change: a rare word (its notes' lengths
  * looked up one by one), two common ones (every length read in one
  * scan, kept), another rare one (from the lengths kept). */
@@ -1664,31 +1698,7 @@ static void lengths_check(struct tvault *t, sqlite3 *db)
 static void test_lengths_change(void)
 {
 	struct tvault t;
-	tv_init(&t);
-	for (int i = 0; i < 200; i++) {
-		char p[64];
-		struct sbuf b = {0};
-		for (int k = 0; i % 3 == 0 && k <= i % 4; k++)
-			sb_puts(&b, "alpha ");
-		for (int k = 0; (i % 6 == 0 || i % 6 == 2) && k <= i % 7; k++)
-			sb_puts(&b, "beta ");
-		if (i % 25 == 0)
-			sb_puts(&b, "gamma ");
-		if (i % 30 == 1)
-			sb_puts(&b, "delta ");
-		/* Every note of its own length: no two score the same. */
-		for (int k = 0; k < i; k++)
-			sb_puts(&b, "filler ");
-		snprintf(p, sizeof(p), "l/Note %03d.md", i);
-		tv_write(&t, p, b.s);
-		sb_free(&b);
-	}
-	open_indexed(&t);
-	sqlite3 *db;
-	CU_ASSERT_FATAL(sqlite3_open_v2(store_path(vault_store(t.v)), &db,
-					SQLITE_OPEN_READONLY,
-					NULL) == SQLITE_OK);
-	CU_ASSERT_FATAL(tokenizer_register(db) == SQLITE_OK);
+	sqlite3 *db = graded_vault(&t, 200, "l", true);
 	lengths_check(&t, db);
 	/* Longer, shorter, gone, new: lengths and the average change. */
 	struct sbuf b = {0};
@@ -1788,26 +1798,7 @@ static const char *const word_writes[][2] = {
 static void test_words_follow_writes(void)
 {
 	struct tvault t;
-	tv_init(&t);
-	for (int i = 0; i < 240; i++) {
-		char p[64];
-		struct sbuf b = {0};
-		for (int k = 0; i % 3 == 0 && k <= i % 4; k++)
-			sb_puts(&b, "alpha ");
-		for (int k = 0; (i % 6 == 0 || i % 6 == 2) && k <= i % 7; k++)
-			sb_puts(&b, "beta ");
-		for (int k = 0; k < i; k++)
-			sb_puts(&b, "filler ");
-		snprintf(p, sizeof(p), "w/Note %03d.md", i);
-		tv_write(&t, p, b.s);
-		sb_free(&b);
-	}
-	open_indexed(&t);
-	sqlite3 *db;
-	CU_ASSERT_FATAL(sqlite3_open_v2(store_path(vault_store(t.v)), &db,
-					SQLITE_OPEN_READONLY,
-					NULL) == SQLITE_OK);
-	CU_ASSERT_FATAL(tokenizer_register(db) == SQLITE_OK);
+	sqlite3 *db = graded_vault(&t, 240, "w", false);
 	words_check(&t, db);
 	for (size_t i = 0; i < ARRAY_SIZE(word_writes); i++) {
 		cJSON_Delete(

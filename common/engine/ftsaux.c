@@ -430,9 +430,7 @@ static double phrase_freq(const Fts5ExtensionApi *api, Fts5Context *fts, int p,
 			 * the density so far. */
 			int size = 0;
 			api->xColumnSize(fts, c, &size);
-			if (off > 0 && size > off)
-				freq += w * in_col *
-					((double)(size - off) / off);
+			freq += ftsaux_rest(w, in_col, off, size);
 			break;
 		}
 		in_col++;

@@ -58,6 +58,15 @@ static inline double ftsaux_norm(double dl, double avgdl)
 	       (1 - FTSAUX_B + FTSAUX_B * dl / (avgdl > 0 ? avgdl : 1));
 }
 
+/* A column's instances past the ones counted, estimated from their
+ * density so far: in_col of them, of weight w, in its first off tokens,
+ * of size tokens in all. */
+static inline double ftsaux_rest(double w, int in_col, int off, int size)
+{
+	return off > 0 && size > off ? w * in_col * ((double)(size - off) / off)
+				     : 0;
+}
+
 /* The weight of a phrase that nhits of nrow notes have. */
 static inline double ftsaux_idf(sqlite3_int64 nrow, sqlite3_int64 nhits)
 {

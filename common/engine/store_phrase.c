@@ -623,10 +623,8 @@ static double phrase_freq(sqlite3 *db, int64_t id, const uint32_t *o, size_t n)
 		}
 		double w = weight[c];
 		if (++seen > COUNT_MAX) {
-			int size = column_size(db, id, c);
-			if (off > 0 && size > off)
-				freq += w * in_col *
-					((double)(size - off) / off);
+			freq += ftsaux_rest(w, in_col, off,
+					    column_size(db, id, c));
 			break;
 		}
 		in_col++;
