@@ -143,20 +143,6 @@ static void same_notes(struct tvault *t, const char *query)
 	sto_word_put(fts);
 }
 
-static struct store_hit *page(struct tvault *t, const char *query,
-			      size_t *ret_n, size_t *ret_total)
-{
-	struct qnode *q = NULL;
-	char *msg = NULL;
-	struct store_hit *h = NULL;
-	CU_ASSERT_FATAL(query_parse(query, &q, &msg) == 0);
-	vault_fulltext_flush(t->v);
-	CU_ASSERT_FATAL(store_search(vault_store(t->v), q, false, 0, 100, &h,
-				     ret_n, ret_total, &msg) == 0);
-	query_free(q);
-	return h;
-}
-
 /* The phrase's page is that of the same query ranked by FTS5 (a NOT
  * that excludes nothing makes it another query): paths, scores,
  * snippets and total. */
@@ -164,8 +150,8 @@ static void same_page(struct tvault *t, const char *query)
 {
 	_cleanup_free_ char *other = xasprintf("%s -qqzzx", query);
 	size_t n, total, on, ototal;
-	struct store_hit *h = page(t, query, &n, &total);
-	struct store_hit *o = page(t, other, &on, &ototal);
+	struct store_hit *h = tv_store_page(t, query, &n, &total);
+	struct store_hit *o = tv_store_page(t, other, &on, &ototal);
 	CU_ASSERT_EQUAL(total, ototal);
 	CU_ASSERT_EQUAL(n, on);
 	for (size_t i = 0; i < n && i < on; i++) {
@@ -199,10 +185,10 @@ static void test_same_as_fts5(void)
 	check_all(&t);
 	/* The total of a phrase many notes have, and one no note has. */
 	size_t n, total;
-	struct store_hit *h = page(&t, "\"sea lark\"", &n, &total);
+	struct store_hit *h = tv_store_page(&t, "\"sea lark\"", &n, &total);
 	CU_ASSERT(total > 10);
 	store_hits_free(h, n);
-	h = page(&t, "\"no such words\"", &n, &total);
+	h = tv_store_page(&t, "\"no such words\"", &n, &total);
 	CU_ASSERT_EQUAL(total, 0);
 	store_hits_free(h, n);
 	tv_close(&t);
@@ -226,7 +212,8 @@ static void test_after_writes(void)
 	check_all(&t);
 	/* The new note has the phrase, the removed one no more. */
 	size_t n, total;
-	struct store_hit *h = page(&t, "\"grey heron lake\"", &n, &total);
+	struct store_hit *h =
+		tv_store_page(&t, "\"grey heron lake\"", &n, &total);
 	bool found_new = false;
 	for (size_t i = 0; i < n; i++) {
 		found_new |= !strcmp(h[i].path, "p/New.md");
@@ -234,7 +221,7 @@ static void test_after_writes(void)
 	}
 	CU_ASSERT(found_new);
 	store_hits_free(h, n);
-	h = page(&t, "title:\"grey heron\"", &n, &total);
+	h = tv_store_page(&t, "title:\"grey heron\"", &n, &total);
 	CU_ASSERT_EQUAL(total, 0);
 	store_hits_free(h, n);
 	tv_close(&t);

@@ -1578,23 +1578,6 @@ static void test_common_words(void)
 	tv_close(&t);
 }
 
-/* query's first page of up to 100 hits on t's store (the writes queued
- * put first, as search_notes does); *ret_n of them, *ret_total in all. */
-static struct store_hit *store_page(struct tvault *t, const char *query,
-				    size_t *ret_n, size_t *ret_total)
-{
-	struct qnode *q = NULL;
-	char *msg = NULL;
-	struct store_hit *h = NULL;
-	*ret_n = *ret_total = 0;
-	CU_ASSERT_FATAL(query_parse(query, &q, &msg) == 0);
-	vault_fulltext_flush(t->v);
-	CU_ASSERT_FATAL(store_search(vault_store(t->v), q, false, 0, 100, &h,
-				     ret_n, ret_total, &msg) == 0);
-	query_free(q);
-	return h;
-}
-
 /* FTS5's own bm25() of the note at path for the one word w (weights as
  * vaultd's: the name ten times the text), read from the store's
  * database; 0 when the note does not have the word. */
@@ -1627,8 +1610,8 @@ static void same_store_page(struct tvault *t, const char *query,
 			    const char *other)
 {
 	size_t n, m, total, total_other;
-	struct store_hit *a = store_page(t, query, &n, &total);
-	struct store_hit *b = store_page(t, other, &m, &total_other);
+	struct store_hit *a = tv_store_page(t, query, &n, &total);
+	struct store_hit *b = tv_store_page(t, other, &m, &total_other);
 	CU_ASSERT(n > 0);
 	CU_ASSERT_EQUAL(n, m);
 	CU_ASSERT_EQUAL(total, total_other);
@@ -1682,7 +1665,7 @@ static void lengths_check(struct tvault *t, sqlite3 *db)
 	same_store_page(t, "gamma", "gamma -qqzzx");
 	same_store_page(t, "alpha beta", "alpha beta -qqzzx");
 	size_t n, total;
-	struct store_hit *h = store_page(t, "alpha beta", &n, &total);
+	struct store_hit *h = tv_store_page(t, "alpha beta", &n, &total);
 	for (size_t i = 0; i < n; i++) {
 		double want = -(fts5_bm25(db, "alpha", h[i].path) +
 				fts5_bm25(db, "beta", h[i].path));
@@ -1738,8 +1721,8 @@ static void exact_store_page(struct tvault *t, const char *query,
 			     const char *other)
 {
 	size_t n, m, total, total_other;
-	struct store_hit *a = store_page(t, query, &n, &total);
-	struct store_hit *b = store_page(t, other, &m, &total_other);
+	struct store_hit *a = tv_store_page(t, query, &n, &total);
+	struct store_hit *b = tv_store_page(t, other, &m, &total_other);
 	CU_ASSERT(n > 0);
 	CU_ASSERT_EQUAL(n, m);
 	CU_ASSERT_EQUAL(total, total_other);
@@ -1759,7 +1742,7 @@ static void words_check(struct tvault *t, sqlite3 *db)
 	exact_store_page(t, "alpha", "alpha -qqzzx");
 	exact_store_page(t, "beta", "beta -qqzzx");
 	size_t n, total;
-	struct store_hit *h = store_page(t, "beta alpha", &n, &total);
+	struct store_hit *h = tv_store_page(t, "beta alpha", &n, &total);
 	for (size_t i = 0; i < n; i++) {
 		double want = -(fts5_bm25(db, "alpha", h[i].path) +
 				fts5_bm25(db, "beta", h[i].path));

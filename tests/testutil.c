@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "testutil.h"
+#include "query.h"
 #include "store.h"
+#include "vault.h"
 #include "fileio.h"
 #include "util.h"
 
@@ -182,6 +184,21 @@ bool tv_store_rebuilt(struct tvault *t)
 	free(note);
 	store_close(s);
 	return rebuilt;
+}
+
+struct store_hit *tv_store_page(struct tvault *t, const char *query,
+				size_t *ret_n, size_t *ret_total)
+{
+	struct qnode *q = NULL;
+	char *msg = NULL;
+	struct store_hit *h = NULL;
+	*ret_n = *ret_total = 0;
+	CU_ASSERT_FATAL(query_parse(query, &q, &msg) == 0);
+	vault_fulltext_flush(t->v);
+	CU_ASSERT_FATAL(store_search(vault_store(t->v), q, false, 0, 100, &h,
+				     ret_n, ret_total, &msg) == 0);
+	query_free(q);
+	return h;
 }
 
 char *tv_first_snippet(struct tvault *t, const char *query)

@@ -44,6 +44,11 @@ cJSON *tv_call_json(struct tvault *t, const char *tool, const char *args_json);
 /* The store of t's cache (.cache), opened with no vault open, says it was
  * rebuilt; closed again. */
 bool tv_store_rebuilt(struct tvault *t);
+/* query's first page of up to 100 hits on t's store (the writes queued
+ * put first, as search_notes does); *ret_n of them, *ret_total in all
+ * (store_hits_free). */
+struct store_hit *tv_store_page(struct tvault *t, const char *query,
+				size_t *ret_n, size_t *ret_total);
 /* The snippet of a full-text search's first result ("" when none). */
 char *tv_first_snippet(struct tvault *t, const char *query);
 /* Call expecting an error; returns the message (caller frees) or NULL. */
