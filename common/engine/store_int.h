@@ -214,13 +214,20 @@ int sto_topk(struct store *s, sqlite3 *db, const char *match,
 /* store_words.c: the notes of FTS5 expression expr (a reference, given
  * back with sto_word_put), cached (brought up to date for generation gen)
  * or read now; NULL on error (*ret_r, *ret_msg). sto_word_cached: whether
- * they are cached (of gen or of an older generation). */
+ * they are cached (of any generation the log can bring up to date). */
 void sto_words_init(struct store *s);
 void sto_words_free(struct store *s);
 struct sto_word *sto_word_get(struct store *s, sqlite3 *db, const char *expr,
 			      uint64_t gen, int *ret_r, char **ret_msg);
 void sto_word_put(struct sto_word *w);
-bool sto_word_cached(struct store *s, const char *expr, uint64_t gen);
+bool sto_word_cached(struct store *s, const char *expr);
+/* w's arrays made room for cap notes; w->bytes for w of expr with its
+ * w->n notes (for the budgets). */
+void sto_word_arrays(struct sto_word *w, size_t cap);
+void sto_word_sized(struct sto_word *w, const char *expr);
+/* The notes that match FTS5 expression expr, counted up to limit (< 0:
+ * all; store_rank.c). -1 on error. */
+int64_t sto_count_upto(sqlite3 *db, const char *expr, int64_t limit);
 /* One of SQLite's varints at b + *at (as FTS5 writes its sizes), *at
  * moved past it. */
 uint64_t sto_varint(const unsigned char *b, int n, int *at);

@@ -680,10 +680,7 @@ static void phrase_notes(sqlite3 *db, const struct phrase *p,
 			continue;
 		if (w->n == cap) {
 			cap = cap ? cap * 2 : 64;
-			w->id = xrealloc(w->id, cap * sizeof(*w->id));
-			w->freq = xrealloc(w->freq, cap * sizeof(*w->freq));
-			w->norm = xrealloc(w->norm, cap * sizeof(*w->norm));
-			w->dl = xrealloc(w->dl, cap * sizeof(*w->dl));
+			sto_word_arrays(w, cap);
 		}
 		w->id[w->n] = id;
 		w->freq[w->n++] = phrase_freq(db, id, o, n);
@@ -763,20 +760,11 @@ static int64_t notes_upto(struct store *s, sqlite3 *db, const char *term,
 	if (v)
 		return (int64_t)(intptr_t)v - 1;
 	_cleanup_free_ char *e = term_expr(term);
-	sqlite3_stmt *st = e ? sto_stmt(db, "SELECT count(*) FROM (SELECT 1"
-					    " FROM fts WHERE fts MATCH ?1"
-					    " LIMIT ?2)")
-			     : NULL;
-	int64_t n = -1;
-	if (!st)
+	int64_t n = e ? sto_count_upto(db, e, limit) : -1;
+	if (n < 0)
 		return -1;
-	sqlite3_bind_text(st, 1, e, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, limit);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		n = sqlite3_column_int64(st, 0);
-	sto_stmt_done(st);
 	pthread_mutex_lock(&c->mu);
-	if (n >= 0 && c->gen == gen && atomic_load(&s->gen) == gen &&
+	if (c->gen == gen && atomic_load(&s->gen) == gen &&
 	    hmap_size(c->counts) < COUNTS_MAX)
 		hmap_put(c->counts, term, (void *)(intptr_t)(n + 1));
 	pthread_mutex_unlock(&c->mu);
@@ -857,9 +845,7 @@ struct sto_word *sto_phrase_get(struct store *s, sqlite3 *db, const char *expr,
 		w->avgdl = avgdl;
 		w->gen = gen;
 		*ret_r = sto_word_norms(s, db, gen, w, ret_msg);
-		w->bytes = sizeof(*w) + strlen(expr) +
-			   w->n * (sizeof(*w->id) + sizeof(*w->freq) +
-				   sizeof(*w->norm) + sizeof(*w->dl));
+		sto_word_sized(w, expr);
 		if (*ret_r < 0) {
 			sto_word_put(w);
 			w = NULL;

@@ -158,7 +158,7 @@ static int64_t rows_of(struct store *s, sqlite3 *db, const char *table,
 
 /* The notes that match expr, counted up to limit (< 0: all). -1 on
  * error. */
-static int64_t count_upto(sqlite3 *db, const char *expr, int64_t limit)
+int64_t sto_count_upto(sqlite3 *db, const char *expr, int64_t limit)
 {
 	if (limit < 0)
 		return count_of(db,
@@ -201,9 +201,9 @@ static bool word_df(struct store *s, sqlite3 *db, struct prune *p, size_t i,
 	const char *e = p->expr[i];
 	if (df_get(s, e, gen, &p->df[i]))
 		return true;
-	if (sto_word_cached(s, e, gen))
+	if (sto_word_cached(s, e))
 		return listed_df(s, db, p, i, gen);
-	p->df[i] = count_upto(db, e, common);
+	p->df[i] = sto_count_upto(db, e, common);
 	p->capped[i] = p->df[i] >= common;
 	if (!p->capped[i])
 		df_put(s, e, gen, p->df[i]);
@@ -222,7 +222,7 @@ static bool finish_counts(struct store *s, sqlite3 *db, struct prune *p,
 	bool memory = true, ok = true;
 	for (size_t i = 0; i < p->n && memory; i++)
 		memory = p->capped[i] || p->df[i] >= common ||
-			 sto_word_cached(s, p->expr[i], gen);
+			 sto_word_cached(s, p->expr[i]);
 	for (size_t i = 0; i < p->n && ok; i++) {
 		if (!p->capped[i])
 			continue;
@@ -230,7 +230,7 @@ static bool finish_counts(struct store *s, sqlite3 *db, struct prune *p,
 			ok = listed_df(s, db, p, i, gen);
 			continue;
 		}
-		p->df[i] = count_upto(db, p->expr[i], -1);
+		p->df[i] = sto_count_upto(db, p->expr[i], -1);
 		ok = p->df[i] >= 0;
 		df_put(s, p->expr[i], gen, p->df[i]);
 	}
@@ -624,12 +624,12 @@ static int64_t union_count(struct store *s, sqlite3 *db, const struct prune *p,
  * cannot spare much there: every such word bounds the others little.
  */
 
-static bool all_common(struct store *s, const struct prune *p, uint64_t gen)
+static bool all_common(struct store *s, const struct prune *p)
 {
 	for (size_t i = 0; i < p->n; i++)
 		if ((p->df[i] < COMMON_MIN ||
 		     p->df[i] * COMMON_SHARE < p->rows) &&
-		    !sto_word_cached(s, p->expr[i], gen))
+		    !sto_word_cached(s, p->expr[i]))
 			return false;
 	return true;
 }
@@ -732,7 +732,7 @@ int sto_topk(struct store *s, sqlite3 *db, const char *match,
 	t.v = xcalloc(t.k + 1, sizeof(*t.v));
 	size_t rows = 0;
 	int r;
-	if (one || (pruning && all_common(s, &p, gen))) {
+	if (one || (pruning && all_common(s, &p))) {
 		/* Every hit, from memory: the plan of all the words. */
 		char *const *expr = pruning ? p.expr : (char *const *)&match;
 		r = memory_pass(s, db, expr, pruning ? p.n : 1,

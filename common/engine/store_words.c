@@ -288,9 +288,8 @@ static struct sto_word *lookup(struct store *s, const char *expr,
 	return w;
 }
 
-bool sto_word_cached(struct store *s, const char *expr, uint64_t gen)
+bool sto_word_cached(struct store *s, const char *expr)
 {
-	(void)gen;
 	uint64_t at;
 	struct sto_word *w = lookup(s, expr, &at);
 	word_unref(w);
@@ -326,7 +325,7 @@ static void keep(struct store *s, const char *expr, uint64_t gen,
 	pthread_mutex_unlock(&s->wmu);
 }
 
-static void word_arrays(struct sto_word *w, size_t cap)
+void sto_word_arrays(struct sto_word *w, size_t cap)
 {
 	w->id = xrealloc(w->id, cap * sizeof(*w->id));
 	w->freq = xrealloc(w->freq, cap * sizeof(*w->freq));
@@ -340,10 +339,10 @@ static void grow(struct sto_word *w, size_t *cap)
 	if (w->n < *cap)
 		return;
 	*cap = *cap ? *cap * 2 : 1024;
-	word_arrays(w, *cap);
+	sto_word_arrays(w, *cap);
 }
 
-static void word_sized(struct sto_word *w, const char *expr)
+void sto_word_sized(struct sto_word *w, const char *expr)
 {
 	w->bytes = sizeof(*w) + strlen(expr) + w->n * per_note(w);
 }
@@ -702,7 +701,7 @@ static struct sto_word *read_word(struct store *s, sqlite3 *db,
 		word_unref(w);
 		return NULL;
 	}
-	word_sized(w, expr);
+	sto_word_sized(w, expr);
 	return w;
 }
 
@@ -762,7 +761,7 @@ static struct sto_word *merged(const struct sto_word *old, const int64_t *chg,
 	struct sto_word *w = xcalloc(1, sizeof(*w));
 	atomic_init(&w->refs, 1);
 	w->avgdl = avgdl;
-	word_arrays(w, old->n + nf ? old->n + nf : 1);
+	sto_word_arrays(w, old->n + nf ? old->n + nf : 1);
 	bool same = avgdl == old->avgdl;
 	size_t i = 0, j = 0, k = 0;
 	while (i < old->n || k < nf) {
@@ -824,7 +823,7 @@ static int refresh_word(struct store *s, sqlite3 *db, const char *expr,
 	if (r == 0) {
 		*ret = merged(old, chg, n, f, nf, avgdl);
 		(*ret)->nrow = nrow;
-		word_sized(*ret, expr);
+		sto_word_sized(*ret, expr);
 	}
 	free(f);
 	return r;
