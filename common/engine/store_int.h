@@ -231,6 +231,10 @@ int64_t sto_count_upto(sqlite3 *db, const char *expr, int64_t limit);
 /* One of SQLite's varints at b + *at (as FTS5 writes its sizes), *at
  * moved past it. */
 uint64_t sto_varint(const unsigned char *b, int n, int *at);
+/* The tokens of a note from its fts_docsize blob b (a varint per
+ * column): column col's, or with col < 0 all of them, as FTS5 sums them
+ * for xColumnSize(-1). */
+uint32_t sto_docsize(const unsigned char *b, int n, int col);
 /* The notes indexed and their average length as vterm has them (1 when
  * there are none), from FTS5's averages record. < 0 on error. */
 int sto_fts_averages(struct store *s, sqlite3 *db, int64_t *ret_nrow,

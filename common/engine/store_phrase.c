@@ -596,12 +596,9 @@ static int column_size(sqlite3 *db, int64_t id, int col)
 	if (!st)
 		return 0;
 	sqlite3_bind_int64(st, 1, id);
-	if (sqlite3_step(st) == SQLITE_ROW) {
-		const unsigned char *b = sqlite3_column_blob(st, 0);
-		int n = sqlite3_column_bytes(st, 0), at = 0;
-		for (int c = 0; b && c <= col && at < n; c++)
-			size = (int)sto_varint(b, n, &at);
-	}
+	if (sqlite3_step(st) == SQLITE_ROW)
+		size = (int)sto_docsize(sqlite3_column_blob(st, 0),
+					sqlite3_column_bytes(st, 0), col);
 	sto_stmt_done(st);
 	return size;
 }

@@ -376,14 +376,14 @@ uint64_t sto_varint(const unsigned char *b, int n, int *at)
 	return v;
 }
 
-/* The tokens of a note from its fts_docsize blob: a varint per column,
- * as FTS5 sums them for xColumnSize(-1). */
-static uint32_t blob_len(const unsigned char *b, int n)
+uint32_t sto_docsize(const unsigned char *b, int n, int col)
 {
-	uint32_t total = 0;
-	for (int at = 0; at < n;)
-		total += (uint32_t)sto_varint(b, n, &at);
-	return total;
+	uint32_t total = 0, size = 0;
+	for (int c = 0, at = 0; b && at < n && (col < 0 || c <= col); c++) {
+		size = (uint32_t)sto_varint(b, n, &at);
+		total += size;
+	}
+	return col < 0 ? total : size;
 }
 
 /* The notes indexed and their average length as vterm has them (1 when
@@ -426,8 +426,8 @@ static int look_up_len(struct store *s, sqlite3 *db, sqlite3_stmt *st,
 	*ret_dl = 0;
 	*ret_has = rc == SQLITE_ROW;
 	if (rc == SQLITE_ROW)
-		*ret_dl = blob_len(sqlite3_column_blob(st, 0),
-				   sqlite3_column_bytes(st, 0));
+		*ret_dl = sto_docsize(sqlite3_column_blob(st, 0),
+				      sqlite3_column_bytes(st, 0), -1);
 	else if (rc != SQLITE_DONE)
 		r = sto_search_error(s, db, ret_msg);
 	sqlite3_reset(st);
@@ -462,8 +462,8 @@ static int scan_lens(struct store *s, sqlite3 *db, struct sto_lens **ret,
 			l->dl = xrealloc(l->dl, cap * sizeof(*l->dl));
 		}
 		l->id[l->n] = sqlite3_column_int64(st, 0);
-		l->dl[l->n++] = blob_len(sqlite3_column_blob(st, 1),
-					 sqlite3_column_bytes(st, 1));
+		l->dl[l->n++] = sto_docsize(sqlite3_column_blob(st, 1),
+					    sqlite3_column_bytes(st, 1), -1);
 	}
 	r = r == SQLITE_DONE ? 0 : sto_search_error(s, db, ret_msg);
 	sto_stmt_done(st);
