@@ -985,12 +985,14 @@ static void same_links(struct index *a, struct index *b)
 	}
 }
 
-static void test_bulk_matches_incremental(void)
+/* The bulk notes put one by one into one (with its files), and the same
+ * notes made for a bulk put in *ret_notes (freed by the caller): how
+ * many. */
+static size_t bulk_both(struct index *one, struct note ***ret_notes)
 {
 	enum { N = 1300 };
-	struct index *one = index_new(), *all = index_new();
 	struct note **notes = xcalloc(N, sizeof(*notes));
-	size_t n = 0, bound = 0;
+	size_t n = 0;
 	for (int i = 0; i < N; i++) {
 		_cleanup_free_ char *path = NULL, *text = NULL;
 		bulk_note(i, &path, &text);
@@ -1000,6 +1002,15 @@ static void test_bulk_matches_incremental(void)
 		notes[n++] = note_new(path, text, strlen(text), 0);
 	}
 	bulk_files(one);
+	*ret_notes = notes;
+	return n;
+}
+
+static void test_bulk_matches_incremental(void)
+{
+	struct index *one = index_new(), *all = index_new();
+	struct note **notes;
+	size_t n = bulk_both(one, &notes), bound = 0;
 	index_put_all(all, notes, n);
 	bulk_files(all);
 	index_resolve_all(all);
@@ -1023,19 +1034,9 @@ static void test_bulk_matches_incremental(void)
  * links unbound until then, and no new generation for binding them. */
 static void test_bulk_names_then_links(void)
 {
-	enum { N = 1300 };
 	struct index *one = index_new(), *all = index_new();
-	struct note **notes = xcalloc(N, sizeof(*notes));
-	size_t n = 0;
-	for (int i = 0; i < N; i++) {
-		_cleanup_free_ char *path = NULL, *text = NULL;
-		bulk_note(i, &path, &text);
-		if (index_by_path(one, path))
-			continue;
-		put(one, path, text);
-		notes[n++] = note_new(path, text, strlen(text), 0);
-	}
-	bulk_files(one);
+	struct note **notes;
+	size_t n = bulk_both(one, &notes);
 	index_put_notes(all, notes, n);
 	bulk_files(all);
 	CU_ASSERT_EQUAL(index_count(one), index_count(all));
