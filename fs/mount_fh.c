@@ -108,6 +108,31 @@ static void put_fh(struct mount *m, struct fh *h)
 		destroy_fh(m, h);
 }
 
+/* What /proc/<pid>/fdinfo/<fd> says of a descriptor: its open flags, the
+ * id of the mount it is on and its inode. False when it cannot be read. */
+static bool fd_info(pid_t pid, const char *fd, unsigned long *ret_flags,
+		    int *ret_mnt, unsigned long *ret_ino)
+{
+	char p[320];
+	snprintf(p, sizeof(p), "/proc/%d/fdinfo/%s", (int)pid, fd);
+	FILE *f = fopen(p, "re");
+	if (!f)
+		return false;
+	char line[128];
+	*ret_flags = *ret_ino = 0;
+	*ret_mnt = -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "flags:", 6))
+			*ret_flags = strtoul(line + 6, NULL, 8);
+		else if (!strncmp(line, "mnt_id:", 7))
+			*ret_mnt = atoi(line + 7);
+		else if (!strncmp(line, "ino:", 4))
+			*ret_ino = strtoul(line + 4, NULL, 10);
+	}
+	fclose(f);
+	return true;
+}
+
 /*
  * Whether the process closing a descriptor of this open file (a flush)
  * still holds another one: `echo text > note` in a shell opens the note,
@@ -130,10 +155,14 @@ bool still_held(struct mount *m, struct fh *h, pid_t pid)
 	pthread_mutex_unlock(&m->tmu);
 	/* The kernel's inode number for the file is the one it was given at
 	 * its first lookup, and stays so after vaultd replaced the file
-	 * under it: the descriptor is also known by its path. */
+	 * under it: the descriptor is also known by its path. On a mount
+	 * detached from the namespace (vaultd's stop detaches it before its
+	 * last requests are answered; so does `umount -l`) the kernel names
+	 * the file from the mount's root. */
 	_cleanup_free_ char *rel = fh_path(m, h);
 	_cleanup_free_ char *full =
 		rel ? xasprintf("%s/%s", m->mountpoint, rel) : NULL;
+	_cleanup_free_ char *detached = rel ? xasprintf("/%s", rel) : NULL;
 	size_t mpl = strlen(m->mountpoint);
 	bool held = false;
 	struct dirent *e;
@@ -143,31 +172,23 @@ bool still_held(struct mount *m, struct fh *h, pid_t pid)
 		char p[320], link[PATH_MAX];
 		snprintf(p, sizeof(p), "/proc/%d/fd/%s", (int)pid, e->d_name);
 		ssize_t l = readlink(p, link, sizeof(link) - 1);
-		if (l <= (ssize_t)mpl || strncmp(link, m->mountpoint, mpl) ||
-		    link[mpl] != '/')
+		if (l <= 0)
 			continue;
-		snprintf(p, sizeof(p), "/proc/%d/fdinfo/%s", (int)pid,
-			 e->d_name);
-		FILE *f = fopen(p, "re");
-		if (!f)
-			continue;
-		char line[128];
-		unsigned long flags = 0, ino = 0;
-		int mnt = -1;
-		while (fgets(line, sizeof(line), f)) {
-			if (!strncmp(line, "flags:", 6))
-				flags = strtoul(line + 6, NULL, 8);
-			else if (!strncmp(line, "mnt_id:", 7))
-				mnt = atoi(line + 7);
-			else if (!strncmp(line, "ino:", 4))
-				ino = strtoul(line + 4, NULL, 10);
-		}
-		fclose(f);
 		link[l] = 0;
+		bool named = full &&
+			     (!strcmp(link, full) || !strcmp(link, detached));
+		bool on_mount = (size_t)l > mpl &&
+				!strncmp(link, m->mountpoint, mpl) &&
+				link[mpl] == '/';
+		unsigned long flags, ino;
+		int mnt;
+		if ((!named && !on_mount) ||
+		    !fd_info(pid, e->d_name, &flags, &mnt, &ino))
+			continue;
 		held = mnt == m->conn.mnt_id &&
 		       (flags & O_ACCMODE) != O_RDONLY &&
 		       ((ino_t)ino == h->open_ino || (ino_t)ino == cur ||
-			(full && !strcmp(link, full)));
+			named);
 	}
 	closedir(d);
 	return held;

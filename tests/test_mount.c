@@ -2729,6 +2729,7 @@ static pid_t reaper_of(pid_t daemon)
 }
 
 static int start_daemon(void);
+static int stop_daemon(void);
 
 /*
  * A killed daemon leaves no mount behind (its reaper aborts and detaches
@@ -2756,6 +2757,33 @@ static void test_crash_mounts(void)
 	CU_ASSERT_FATAL(start_daemon() == 0);
 	CU_ASSERT_EQUAL(vaultd_mounts(), 1);
 	vault_expect("Keep.md", "copied #known\n", "after the restarts");
+}
+
+/*
+ * A shell's `> note` on a mount detached under it (vaultd's stop detaches
+ * the mount before its last requests are answered; so does `umount -l`):
+ * the descriptor closed after the dup2() is not the end of the text, as
+ * on a mounted one, though the kernel now names the file from the mount's
+ * root. The note keeps its text until the last descriptor goes; it was
+ * emptied by that first close.
+ */
+static void test_detached_writer(void)
+{
+	_cleanup_free_ char *p = xasprintf("%s/Detach.md", g_mnt);
+	note_put(p, "kept\n");
+	int fd = open(p, O_WRONLY | O_TRUNC);
+	CU_ASSERT_FATAL(fd >= 0);
+	int held = dup(fd);
+	CU_ASSERT_FATAL(held >= 0);
+	CU_ASSERT_FATAL(umount2(g_mnt, MNT_DETACH) == 0);
+	CU_ASSERT_EQUAL(close(fd), 0);
+	vault_expect("Detach.md", "kept\n", "a close with a descriptor left");
+	CU_ASSERT_EQUAL(write(held, "new\n", 4), 4);
+	CU_ASSERT_EQUAL(close(held), 0);
+	vault_expect("Detach.md", "new\n", "the last close");
+	/* The detached mount stopped; vaultd serves a new one. */
+	CU_ASSERT_EQUAL(stop_daemon(), 0);
+	CU_ASSERT_FATAL(start_daemon() == 0);
 }
 
 static void test_xattr(void)
@@ -3019,6 +3047,7 @@ int main(void)
 		{"replaced_read", test_replaced_read},
 		{"still_mounted", test_still_mounted},
 		{"crash_mounts", test_crash_mounts},
+		{"detached_writer", test_detached_writer},
 		{"still_mounted_after", test_still_mounted},
 	};
 	signal(SIGALRM, on_alarm);
