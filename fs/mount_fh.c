@@ -133,26 +133,93 @@ static bool fd_info(pid_t pid, const char *fd, unsigned long *ret_flags,
 	return true;
 }
 
+/* What a process's descriptors are matched against (see still_held()). */
+struct held_by {
+	struct mount *m;
+	struct fh *h;
+	ino_t cur;	      /* the node's file now */
+	const char *full;     /* the note's path on the mount */
+	const char *detached; /* its path from the mount's root */
+	size_t mpl;	      /* strlen(m->mountpoint) */
+};
+
+/* Whether the descriptor fd of pid is one of this note's, open for
+ * writing. */
+static bool fd_holds(const struct held_by *w, pid_t pid, const char *fd)
+{
+	char p[320], link[PATH_MAX];
+	snprintf(p, sizeof(p), "/proc/%d/fd/%s", (int)pid, fd);
+	ssize_t l = readlink(p, link, sizeof(link) - 1);
+	if (l <= 0)
+		return false;
+	link[l] = 0;
+	bool named = w->full &&
+		     (!strcmp(link, w->full) || !strcmp(link, w->detached));
+	bool on_mount = (size_t)l > w->mpl &&
+			!strncmp(link, w->m->mountpoint, w->mpl) &&
+			link[w->mpl] == '/';
+	unsigned long flags, ino;
+	int mnt;
+	if ((!named && !on_mount) || !fd_info(pid, fd, &flags, &mnt, &ino))
+		return false;
+	return mnt == w->m->conn.mnt_id && (flags & O_ACCMODE) != O_RDONLY &&
+	       ((ino_t)ino == w->h->open_ino || (ino_t)ino == w->cur || named);
+}
+
+/* 1: pid holds one of the note's descriptors; 0: it does not; -1: it
+ * has none at all (a process that exits closes its descriptors after it
+ * let go of their table). */
+static int pid_holds(const struct held_by *w, pid_t pid)
+{
+	char dir[64];
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int held = -1;
+	struct dirent *e;
+	while (held < 1 && (e = readdir(d)))
+		if (e->d_name[0] >= '0' && e->d_name[0] <= '9')
+			held = fd_holds(w, pid, e->d_name);
+	closedir(d);
+	return held;
+}
+
+/* The parent of pid, or 0. */
+static pid_t parent_of(pid_t pid)
+{
+	char p[64], buf[512];
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* "pid (comm) state ppid ...": comm may hold anything but its end. */
+	char *c = strrchr(buf, ')');
+	char state;
+	int ppid;
+	return c && sscanf(c + 1, " %c %d", &state, &ppid) == 2 ? ppid : 0;
+}
+
 /*
  * Whether the process closing a descriptor of this open file (a flush)
  * still holds another one: `echo text > note` in a shell opens the note,
  * dup2()s it onto stdout and closes the first descriptor before any text
  * is written. The truncation and the text are one write, judged when the
  * last descriptor goes. Read from /proc/<pid>/fdinfo, which names the
- * mount and inode of each descriptor (no request to the mount).
+ * mount and inode of each descriptor (no request to the mount). A process
+ * that exits shows none: the descriptor it closes is then taken as still
+ * held when its parent holds one (a shell's child, `{ cmd; echo text; } >
+ * note`), whose text is not complete either.
  */
 bool still_held(struct mount *m, struct fh *h, pid_t pid)
 {
 	if (pid <= 0 || m->conn.mnt_id <= 0)
 		return false;
-	char dir[64];
-	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
-	DIR *d = opendir(dir);
-	if (!d)
-		return false;
-	pthread_mutex_lock(&m->tmu);
-	ino_t cur = h->node->ino;
-	pthread_mutex_unlock(&m->tmu);
 	/* The kernel's inode number for the file is the one it was given at
 	 * its first lookup, and stays so after vaultd replaced the file
 	 * under it: the descriptor is also known by its path. On a mount
@@ -163,35 +230,19 @@ bool still_held(struct mount *m, struct fh *h, pid_t pid)
 	_cleanup_free_ char *full =
 		rel ? xasprintf("%s/%s", m->mountpoint, rel) : NULL;
 	_cleanup_free_ char *detached = rel ? xasprintf("/%s", rel) : NULL;
-	size_t mpl = strlen(m->mountpoint);
-	bool held = false;
-	struct dirent *e;
-	while (!held && (e = readdir(d))) {
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		char p[320], link[PATH_MAX];
-		snprintf(p, sizeof(p), "/proc/%d/fd/%s", (int)pid, e->d_name);
-		ssize_t l = readlink(p, link, sizeof(link) - 1);
-		if (l <= 0)
-			continue;
-		link[l] = 0;
-		bool named = full &&
-			     (!strcmp(link, full) || !strcmp(link, detached));
-		bool on_mount = (size_t)l > mpl &&
-				!strncmp(link, m->mountpoint, mpl) &&
-				link[mpl] == '/';
-		unsigned long flags, ino;
-		int mnt;
-		if ((!named && !on_mount) ||
-		    !fd_info(pid, e->d_name, &flags, &mnt, &ino))
-			continue;
-		held = mnt == m->conn.mnt_id &&
-		       (flags & O_ACCMODE) != O_RDONLY &&
-		       ((ino_t)ino == h->open_ino || (ino_t)ino == cur ||
-			named);
-	}
-	closedir(d);
-	return held;
+	struct held_by w = {.m = m,
+			    .h = h,
+			    .full = full,
+			    .detached = detached,
+			    .mpl = strlen(m->mountpoint)};
+	pthread_mutex_lock(&m->tmu);
+	w.cur = h->node->ino;
+	pthread_mutex_unlock(&m->tmu);
+	int held = pid_holds(&w, pid);
+	pid_t parent = held < 0 ? parent_of(pid) : 0;
+	if (parent > 1)
+		held = pid_holds(&w, parent);
+	return held > 0;
 }
 
 /* The note that shares this file's inode (a hard link made in the vault

@@ -2479,8 +2479,8 @@ static void test_redirect(void)
 	shell("bash -c \"printf 'a\\n' > $M/Keep.md; exec 3>$M/Keep.md; "
 	      "echo '#unknowntag' >&3; exec 3>&-\"");
 	vault_expect("Keep.md", "a\n", "exec 3> (refused)");
-	/* A child process closes its copy first (a provisional commit of
-	 * "ok"), the refused rest comes after: back to what it was. */
+	/* A child process closes its copy first, the refused rest comes
+	 * after: the note stays as it was. */
 	vault_put("Keep.md", "precious\n");
 	shell("bash -c \"(echo ok; /bin/true; echo '#unknowntag') > "
 	      "$M/Keep.md\"");
@@ -2488,6 +2488,17 @@ static void test_redirect(void)
 	shell("bash -c \"(echo ok; /bin/echo '#unknowntag') > $M/Keep.md\" "
 	      "2>/dev/null");
 	vault_expect("Keep.md", "precious\n", "child writes (refused)");
+	/* A child that exits while the shell holds the note is not the end
+	 * of the text either: the note keeps its text until the shell's
+	 * close (the child's exit emptied it). */
+	_cleanup_free_ char *seen = xasprintf("%s/seen", g_tmp);
+	_cleanup_free_ char *cmd = xasprintf(
+		"bash -c 'exec 3>$M/Keep.md; /bin/true; cat $V/Keep.md >%s; "
+		"echo fine >&3; exec 3>&-'",
+		seen);
+	CU_ASSERT_EQUAL(shell(cmd), 0);
+	note_expect(seen, "precious\n", "a child's exit, the note held");
+	vault_expect("Keep.md", "fine\n", "the shell's close");
 	CU_ASSERT_EQUAL(shell("echo 'fine #known' > $M/Keep.md"), 0);
 	vault_expect("Keep.md", "fine #known\n", "echo > (accepted)");
 	shell("echo '#unknowntag' >> $M/Keep.md");
