@@ -8,7 +8,7 @@
  * every hit; store_words.c: the common words' notes in memory;
  * store_search.c: the searches themselves; store_stmt.c: the statements
  * a reader connection keeps; store_phrase.c: phrases from their words'
- * positions in memory).
+ * positions in memory; store_warm.c: the commonest words read ahead).
  */
 #pragma once
 
@@ -221,6 +221,9 @@ struct sto_word *sto_word_get(struct store *s, sqlite3 *db, const char *expr,
 			      uint64_t gen, int *ret_r, char **ret_msg);
 void sto_word_put(struct sto_word *w);
 bool sto_word_cached(struct store *s, const char *expr);
+/* Whether a word in every one of notes notes fits in half the words'
+ * memory with the words kept (read ahead: store_warm.c). */
+bool sto_words_room(struct store *s, int64_t notes);
 /* w's arrays made room for cap notes; w->bytes for w of expr with its
  * w->n notes (for the budgets). */
 void sto_word_arrays(struct sto_word *w, size_t cap);
@@ -254,6 +257,15 @@ void sto_phrases_init(struct store *s);
 void sto_phrases_free(struct store *s);
 struct sto_word *sto_phrase_get(struct store *s, sqlite3 *db, const char *expr,
 				uint64_t gen, int *ret_r, char **ret_msg);
+/* The positions of the words of phrase expr (as sto_phrase_get reads
+ * them) read ahead and kept for generation gen, while they take at most
+ * half the phrases' memory: 1, 0 when it is half full (or expr is no
+ * phrase of two words), < 0 on error. */
+int sto_phrase_warm(struct store *s, sqlite3 *db, const char *expr,
+		    uint64_t gen);
+/* store_warm.c: the notes a store needs for its words to be read ahead
+ * (the tests take fewer). */
+extern int64_t sto_warm_min_notes;
 /* For the tests: every phrase of two words or more is found from the
  * positions (none is left to FTS5 as sooner found there). */
 extern bool sto_phrase_always;

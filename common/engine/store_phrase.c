@@ -770,6 +770,39 @@ static int64_t notes_upto(struct store *s, sqlite3 *db, const char *term,
 
 bool sto_phrase_always;
 
+/* The positions of term read ahead for generation gen, unless they are
+ * kept or half the memory is taken. */
+static int warm_term(struct store *s, sqlite3 *db, const char *term,
+		     uint64_t gen)
+{
+	struct sto_phrases *c = s->phrases;
+	struct sto_pos *p = lookup(c, term, gen);
+	pthread_mutex_lock(&c->mu);
+	bool room = c->bytes <= PHRASE_BYTES / 2;
+	pthread_mutex_unlock(&c->mu);
+	int r = 0;
+	char *msg = NULL;
+	if (!p && room)
+		p = term_get(s, db, term, gen, &r, &msg);
+	pos_unref(p);
+	free(msg);
+	return r < 0 ? r : room;
+}
+
+int sto_phrase_warm(struct store *s, sqlite3 *db, const char *expr,
+		    uint64_t gen)
+{
+	struct phrase p;
+	if (!s->phrases || !phrase_of(expr, &p))
+		return 0;
+	int r = 1;
+	for (size_t i = 0; i < p.n && r > 0; i++)
+		for (size_t k = 0; k < p.nsyn[i] && r > 0; k++)
+			r = warm_term(s, db, p.syn[i][k], gen);
+	phrase_free(&p);
+	return r;
+}
+
 /* Whether term is one of the first n forms of p before word i, form k. */
 static bool seen_before(const struct phrase *p, size_t i, size_t k)
 {

@@ -54,6 +54,17 @@ static size_t words_budget(const struct sto_word *w)
 	return all > WORDS_BYTES_MIN ? all : WORDS_BYTES_MIN;
 }
 
+bool sto_words_room(struct store *s, int64_t notes)
+{
+	struct sto_word all = {.nrow = notes};
+	size_t budget = words_budget(&all);
+	size_t need = (size_t)(notes > 0 ? notes : 0) * per_note(&all);
+	pthread_mutex_lock(&s->wmu);
+	bool room = s->wbytes + need <= budget / 2;
+	pthread_mutex_unlock(&s->wmu);
+	return room;
+}
+
 static void word_unref(struct sto_word *w)
 {
 	if (!w || atomic_fetch_sub(&w->refs, 1) != 1)
