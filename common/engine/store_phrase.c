@@ -739,7 +739,8 @@ static void found_keep(struct store *s, const char *expr, uint64_t gen,
  * kept for the phrases that have it). The phrase is found here when its
  * words' positions are kept but for its rarest word's (at most), or when
  * its words are common (COUNT_UPTO notes or more) and only one's are to
- * be read; else by FTS5. */
+ * be read (all its forms: the word and its stems, which FTS5 reads too);
+ * else by FTS5. */
 /* Words counted up to this many notes at most. */
 #define COUNT_UPTO 1024
 /* Counts remembered per generation at most. */
@@ -822,6 +823,7 @@ static bool fts5_sooner(struct store *s, sqlite3 *db, struct phrase *p,
 	size_t nunkept = 0;
 	for (size_t i = 0; i < p->n; i++) {
 		int64_t notes = 0;
+		bool word_unkept = false;
 		for (size_t k = 0; k < p->nsyn[i]; k++) {
 			struct sto_pos *c =
 				lookup(s->phrases, p->syn[i][k], gen);
@@ -834,9 +836,11 @@ static bool fts5_sooner(struct store *s, sqlite3 *db, struct phrase *p,
 			notes += n < COUNT_UPTO ? n : COUNT_UPTO;
 			if (!c && !seen_before(p, i, k)) {
 				unkept += n < COUNT_UPTO ? n : COUNT_UPTO;
-				nunkept++;
+				word_unkept = true;
 			}
 		}
+		/* Words, not forms: a word's stems are read with it. */
+		nunkept += word_unkept;
 		least = notes < least ? notes : least;
 	}
 	return !sto_phrase_always && nunkept && unkept > least &&
