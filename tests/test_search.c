@@ -1648,6 +1648,19 @@ static void test_read_ahead(void)
 	CU_ASSERT(word_kept(&t, "gamma", en));
 	CU_ASSERT(!word_kept(&t, "zeta", LANG_ALL));
 	CU_ASSERT(!word_kept(&t, "the", LANG_ALL));
+	/* Their positions too: a phrase of them is found from memory, not
+	 * left to FTS5. */
+	sqlite3 *db = sto_acquire(s);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(db);
+	_cleanup_free_ char *ab = word_expr("alpha beta", LANG_ALL);
+	char *msg = NULL;
+	struct sto_word *found =
+		sto_phrase_get(s, db, ab, store_generation(s), &r, &msg);
+	CU_ASSERT_PTR_NOT_NULL(found);
+	CU_ASSERT_EQUAL(found ? found->n : 0, (size_t)beta);
+	sto_word_put(found);
+	free(msg);
+	sto_release(s, db);
 	for (int round = 0; round < 2; round++) {
 		same_pages(&t, "alpha beta", "alpha beta -qqzzx", 80 + round);
 		same_pages(&t, "what is the gamma of zeta",

@@ -30,8 +30,6 @@ int64_t sto_warm_min_notes = WARM_MIN_NOTES;
  * store_rank.c calls a word common), the WARM_WORDS most frequent. */
 #define COMMON_SHARE 4
 #define WARM_WORDS 24
-/* The words whose positions are read too (phrases), the commonest. */
-#define WARM_PHRASES 8
 /* Words shorter than this (in bytes) are left out. */
 #define WORD_MIN 3
 
@@ -161,8 +159,8 @@ static char *word_expr(const char *word, unsigned langs)
 }
 
 /* The plan: the common words of the sample, each as a plain query's word
- * and as a question's (langs, if any), and the positions of the
- * commonest (a phrase's words, every language's stems). */
+ * and as a question's (langs, if any), and its positions (as a phrase's
+ * word, with every language's stems). */
 static void plan_words(struct store_warm *w, const struct sample *smp)
 {
 	size_t n = hmap_size(smp->words), k = 0, it = 0;
@@ -183,8 +181,6 @@ static void plan_words(struct store_warm *w, const struct sample *smp)
 		w->item[w->n++].expr = word_expr(c[i].word, LANG_ALL);
 		if (langs)
 			w->item[w->n++].expr = word_expr(c[i].word, langs);
-		if (i >= WARM_PHRASES)
-			continue;
 		_cleanup_free_ char *twice =
 			xasprintf("%s %s", c[i].word, c[i].word);
 		w->item[w->n].phrase = true;
