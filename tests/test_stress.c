@@ -130,7 +130,11 @@ static void reader(struct worker *w)
 	switch (rnd(&w->seed) % 8) {
 	case 0:
 		call(w->s, "search_notes",
-		     "{\"query\":\"updated known\",\"mode\":\"fulltext\"}");
+		     rnd(&w->seed) % 2
+			     ? "{\"query\":\"updated known\",\"mode\":"
+			       "\"fulltext\"}"
+			     : "{\"query\":\"\\\"note known\\\"\",\"mode\":"
+			       "\"fulltext\"}");
 		break;
 	case 1:
 		call(w->s, "search_notes",
@@ -321,8 +325,10 @@ static void test_everything_at_once(void)
 		{&s, 7, reloader}, {&s, 8, outsider}, {&s, 9, fulltext},
 		{&s, 10, warmer},
 	};
-	/* Every store has words to read ahead. */
+	/* Every store has words to read ahead, and every phrase is found
+	 * from its words' positions (kept across the writes). */
 	sto_warm_min_notes = 0;
+	sto_phrase_always = true;
 	size_t nw = sizeof(ws) / sizeof(ws[0]);
 	pthread_t th[sizeof(ws) / sizeof(ws[0])];
 	for (size_t i = 0; i < nw; i++)

@@ -221,6 +221,19 @@ struct sto_word *sto_word_get(struct store *s, sqlite3 *db, const char *expr,
 			      uint64_t gen, int *ret_r, char **ret_msg);
 void sto_word_put(struct sto_word *w);
 bool sto_word_cached(struct store *s, const char *expr);
+/* Notes (a common word's, or a word's positions) of an older generation
+ * are brought up to date when at most one in REFRESH_SHARE of them (and
+ * REFRESH_MIN at least) changed since: a changed note is looked up, which
+ * costs about as much as reading a few notes in a pass. */
+#define REFRESH_SHARE 8
+#define REFRESH_MIN 4
+/* The notes changed after generation from, by id, each once, in *ret
+ * (*ret_n of them); false when the writer's log does not reach back that
+ * far or they are more than max. sto_words_floor: the oldest generation
+ * the log reaches back to (older notes are read afresh). */
+bool sto_changed_since(struct store *s, uint64_t from, size_t max,
+		       int64_t **ret, size_t *ret_n);
+uint64_t sto_words_floor(struct store *s);
 /* Whether a word in every one of notes notes fits in half the words'
  * memory with the words kept (read ahead: store_warm.c). */
 bool sto_words_room(struct store *s, int64_t notes);

@@ -34,13 +34,6 @@
  * changes more empties it). */
 #define WLOG_MAX 2048
 
-/* Notes of an older generation are brought up to date when at most one
- * in REFRESH_SHARE of them (and REFRESH_MIN at least) changed since: a
- * changed note is looked up, which costs about as much as reading a few
- * notes in a pass. */
-#define REFRESH_SHARE 8
-#define REFRESH_MIN 4
-
 static size_t per_note(const struct sto_word *w)
 {
 	return sizeof(*w->id) + sizeof(*w->freq) + sizeof(*w->norm) +
@@ -245,11 +238,16 @@ static int cmp_id(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The notes changed after generation from, by id, each once, in *ret
- * (*ret_n of them); false when the log does not reach back that far or
- * they are more than max. */
-static bool changed_since(struct store *s, uint64_t from, size_t max,
-			  int64_t **ret, size_t *ret_n)
+uint64_t sto_words_floor(struct store *s)
+{
+	pthread_mutex_lock(&s->wmu);
+	uint64_t floor = s->wfloor;
+	pthread_mutex_unlock(&s->wmu);
+	return floor;
+}
+
+bool sto_changed_since(struct store *s, uint64_t from, size_t max,
+		       int64_t **ret, size_t *ret_n)
 {
 	*ret = NULL;
 	*ret_n = 0;
@@ -560,7 +558,7 @@ static int lens_update(struct store *s, sqlite3 *db, uint64_t gen, uint64_t at,
 {
 	_cleanup_free_ int64_t *chg = NULL;
 	size_t n;
-	if (!changed_since(s, at < gen ? at : gen, max, &chg, &n)) {
+	if (!sto_changed_since(s, at < gen ? at : gen, max, &chg, &n)) {
 		lens_put(*l);
 		*l = NULL;
 		return 0;
@@ -820,8 +818,8 @@ static int refresh_word(struct store *s, sqlite3 *db, const char *expr,
 	_cleanup_free_ int64_t *chg = NULL;
 	size_t n, max = old->n / REFRESH_SHARE;
 	if (r < 0 ||
-	    !changed_since(s, from, max > REFRESH_MIN ? max : REFRESH_MIN, &chg,
-			   &n))
+	    !sto_changed_since(s, from, max > REFRESH_MIN ? max : REFRESH_MIN,
+			       &chg, &n))
 		return r;
 	if (!n && nrow == old->nrow && avgdl == old->avgdl) {
 		atomic_fetch_add(&old->refs, 1);
