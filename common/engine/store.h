@@ -64,8 +64,8 @@ int store_sub_backfill(struct store *s, uint64_t budget_ns, size_t *ret_done);
  * them (store_warm.c), on a reader connection (any thread; the writer is
  * not held): store_warm_new() finds the words (NULL: none; a store of
  * few notes has none), store_warm_step() reads the next one (1 when more
- * are left, 0 when done or the words' memory is half full, < 0 on error),
- * store_warm_words() tells how many there are.
+ * are left, 0 when done, < 0 on error), store_warm_words() tells how many
+ * there are.
  */
 struct store_warm;
 struct store_warm *store_warm_new(struct store *s);

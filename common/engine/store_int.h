@@ -234,8 +234,9 @@ bool sto_word_cached(struct store *s, const char *expr);
 bool sto_changed_since(struct store *s, uint64_t from, size_t max,
 		       int64_t **ret, size_t *ret_n);
 uint64_t sto_words_floor(struct store *s);
-/* Whether a word in every one of notes notes fits in half the words'
- * memory with the words kept (read ahead: store_warm.c). */
+/* Whether a word in every one of notes notes fits in three quarters of
+ * the words' memory with the words kept (read ahead: store_warm.c; the
+ * rest is left to searches, which push the least recently used out). */
 bool sto_words_room(struct store *s, int64_t notes);
 /* w's arrays made room for cap notes; w->bytes for w of expr with its
  * w->n notes (for the budgets). */

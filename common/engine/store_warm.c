@@ -2,16 +2,18 @@
 /*
  * The commonest words' notes read ahead (store_warm_*): the first search
  * of a common word pays a pass over its notes (store_words.c: at 100k
- * notes, 50 to 300 ms), which a daemon just started would otherwise pay
- * in the middle of its first searches. The words are found in a sample
- * of the notes' texts (SAMPLE notes spread over the ids: the words that
- * at least one in COMMON_SHARE of them has, the most frequent first),
- * and each is read as a search of it reads it: as a word of a query
- * without stop words (every language's stems) and as one of a question
- * in the language the sample's stop words name, within half the words'
- * memory (they would not push a search's own words out). One word a
- * step, each in its own snapshot, so that the caller can stop between
- * them.
+ * notes, 50 to 300 ms), and the first phrase of one a pass over its
+ * positions (store_phrase.c), which a daemon just started would
+ * otherwise pay in the middle of its first searches. The words are found
+ * in a sample of the notes' names and texts (SAMPLE notes spread over
+ * the ids: the words that at least one in COMMON_SHARE of them has, the
+ * most frequent first), and each is read as a search of it reads it: as
+ * a word of a query without stop words (every language's stems), its
+ * positions, and as a word of a question in the language the sample's
+ * stop words name, within three quarters of the words' memory and half
+ * the positions' (a search's own words push them out, the least
+ * recently used first). One word a step, each in its own snapshot, so
+ * that the caller can stop between them.
  */
 #include "stem.h"
 #include "store_int.h"
@@ -29,7 +31,7 @@ int64_t sto_warm_min_notes = WARM_MIN_NOTES;
 /* A word in at least 1 / COMMON_SHARE of the sampled notes (as
  * store_rank.c calls a word common), the WARM_WORDS most frequent. */
 #define COMMON_SHARE 4
-#define WARM_WORDS 24
+#define WARM_WORDS 64
 /* Words shorter than this (in bytes) are left out. */
 #define WORD_MIN 3
 
@@ -88,12 +90,13 @@ static int on_token(void *ctx, int tflags, const char *tok, int ntok)
 	return SQLITE_OK;
 }
 
-/* The words of up to SAMPLE notes spread over ids lo to hi into *smp.
+/* The words of up to SAMPLE notes spread over ids lo to hi (their names,
+ * aliases and texts) into *smp.
  * false on error. */
 static bool sample_notes(sqlite3 *db, int64_t lo, int64_t hi,
 			 struct sample *smp)
 {
-	sqlite3_stmt *st = sto_stmt(db, "SELECT id, body FROM docs"
+	sqlite3_stmt *st = sto_stmt(db, "SELECT id, title, body FROM docs"
 					" WHERE id >= ?1 LIMIT 1");
 	if (!st)
 		return false;
@@ -107,9 +110,11 @@ static bool sample_notes(sqlite3 *db, int64_t lo, int64_t hi,
 		}
 		last = sqlite3_column_int64(st, 0);
 		const char *t = (const char *)sqlite3_column_text(st, 1);
-		/* No stems: the words as they are. */
-		_cleanup_free_ char *text =
-			xasprintf("%c00%s", TOKENIZER_LANGS, t ? t : "");
+		const char *b = (const char *)sqlite3_column_text(st, 2);
+		/* No stems: the words as they are, of the name and aliases
+		 * and of the text. */
+		_cleanup_free_ char *text = xasprintf(
+			"%c00%s\n%s", TOKENIZER_LANGS, t ? t : "", b ? b : "");
 		smp->note++;
 		tokenizer_query(text, (int)strlen(text), smp, on_token);
 		sqlite3_reset(st);
@@ -158,9 +163,12 @@ static char *word_expr(const char *word, unsigned langs)
 	return sb_steal(&b);
 }
 
-/* The plan: the common words of the sample, each as a plain query's word
- * and as a question's (langs, if any), and its positions (as a phrase's
- * word, with every language's stems). */
+/* The plan: the common words of the sample as a plain query's words,
+ * then their positions (as a phrase's words, with every language's
+ * stems), then as a question's words (langs, if any), the commonest
+ * first in each: a plain query of two common words reads both words'
+ * notes, a phrase their positions, while a question counts its common
+ * word's notes rather than read them (store_rank.c). */
 static void plan_words(struct store_warm *w, const struct sample *smp)
 {
 	size_t n = hmap_size(smp->words), k = 0, it = 0;
@@ -177,15 +185,16 @@ static void plan_words(struct store_warm *w, const struct sample *smp)
 		k = WARM_WORDS;
 	unsigned langs = question_langs(smp);
 	w->item = xcalloc(3 * k + 1, sizeof(*w->item));
-	for (size_t i = 0; i < k; i++) {
+	for (size_t i = 0; i < k; i++)
 		w->item[w->n++].expr = word_expr(c[i].word, LANG_ALL);
-		if (langs)
-			w->item[w->n++].expr = word_expr(c[i].word, langs);
+	for (size_t i = 0; i < k; i++) {
 		_cleanup_free_ char *twice =
 			xasprintf("%s %s", c[i].word, c[i].word);
 		w->item[w->n].phrase = true;
 		w->item[w->n++].expr = word_expr(twice, LANG_ALL);
 	}
+	for (size_t i = 0; i < k && langs; i++)
+		w->item[w->n++].expr = word_expr(c[i].word, langs);
 	free(c);
 }
 

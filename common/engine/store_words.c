@@ -53,7 +53,7 @@ bool sto_words_room(struct store *s, int64_t notes)
 	size_t budget = words_budget(&all);
 	size_t need = (size_t)(notes > 0 ? notes : 0) * per_note(&all);
 	pthread_mutex_lock(&s->wmu);
-	bool room = s->wbytes + need <= budget / 2;
+	bool room = s->wbytes + need <= budget / 4 * 3;
 	pthread_mutex_unlock(&s->wmu);
 	return room;
 }
