@@ -1678,6 +1678,51 @@ static void test_read_ahead(void)
 	tv_close(&t);
 }
 
+/* A prefix alone is ranked from its two phrases' notes in memory (the
+ * word itself, the words it begins): the pages and scores FTS5 gives
+ * it (a NOT that excludes nothing leaves it to FTS5), with the word in
+ * the name, in some notes as it is, in none; and after a write. */
+static void test_prefix_in_memory(void)
+{
+	static const char *const forms[] = {"alph", "alpha", "alphabet",
+					    "alphorn"};
+	struct tvault t;
+	tv_init(&t);
+	int any = 0, alpha = 0;
+	for (int i = 0; i < 60; i++) {
+		char p[64];
+		struct sbuf b = {0};
+		sb_puts(&b, "note ");
+		for (int k = 0; k < 4; k++)
+			for (int c = 0; (i >> k) % 3 && c <= i % (k + 2); c++)
+				sb_printf(&b, "%s ", forms[k]);
+		any += (i % 3) || (i >> 1) % 3 || (i >> 2) % 3 ||
+		       (i >> 3) % 3 || i % 7 == 0;
+		alpha += (i >> 1) % 3 || (i >> 2) % 3;
+		/* Every note of its own length: no two score the same. */
+		for (int k = 0; k < 7 * i; k++)
+			sb_puts(&b, "filler ");
+		snprintf(p, sizeof(p), "x/%s %02d.md",
+			 i % 7 ? "Note" : "Alphorn", i);
+		tv_write(&t, p, b.s);
+		sb_free(&b);
+	}
+	open_indexed(&t);
+	for (int round = 0; round < 2; round++) {
+		same_pages(&t, "alph*", "alph* -qqzzx", any + round);
+		same_pages(&t, "alpha*", "alpha* -qqzzx", alpha + round);
+		same_pages(&t, "title:alph*", "title:alph* -qqzzx", 9 + round);
+		same_pages(&t, "qqzz*", "qqzz* -qqzzx", 0);
+		if (round)
+			break;
+		cJSON_Delete(tv_call_json(
+			&t, "create_note",
+			"{\"name\": \"Alphabet\", \"content\": \"alphabet "
+			"alph\"}"));
+	}
+	tv_close(&t);
+}
+
 /* FTS5's own bm25() of the note at path for the one word w (weights as
  * vaultd's: the name ten times the text), read from the store's
  * database; 0 when the note does not have the word. */
@@ -2072,6 +2117,8 @@ int main(void)
 		{"common words: kept across writes, brought up to date",
 		 test_words_follow_writes},
 		{"common words read ahead: the same pages", test_read_ahead},
+		{"a prefix alone ranked in memory: the same pages",
+		 test_prefix_in_memory},
 		{"typos among close words", test_typo_neighbours},
 		{"a snippet across two chunks", test_snippet_across_chunks},
 		{"a word in every note: the total without a count",

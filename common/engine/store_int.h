@@ -187,6 +187,10 @@ bool sto_text_atom(const struct qnode *q);
 bool sto_cjk_atom(const struct qnode *q);
 char *sto_trigrams(const char *text);
 void sto_fts_atom(struct sbuf *b, const struct qnode *q);
+/* The two phrases of prefix q's FTS5 atom (sto_fts_atom), each an
+ * expression of its own: the word itself and the words it begins. */
+void sto_fts_prefix_phrases(const struct qnode *q, char **ret_word,
+			    char **ret_prefix);
 bool sto_ftsable(const struct qnode *q);
 void sto_fts_expr(struct sbuf *b, const struct qnode *q);
 void sto_where(struct sql *out, const struct qnode *q, bool cs);

@@ -685,6 +685,34 @@ static int memory_pass(struct store *s, sqlite3 *db, char *const *expr,
 	return r;
 }
 
+/* A prefix alone (q, word*): its two phrases, the word itself and the
+ * words it begins, scored from their notes in memory with their counts,
+ * as the query's rank function (RANK) scores them, counting each phrase
+ * (the best t->k in t->v, best first; *ret_rows: the notes with either):
+ * FTS5 would count the words it begins, then look up the length of every
+ * note that has one. The notes of the words it begins are kept as a
+ * common word's are (store_words.c), for the next page and after writes. */
+static int prefix_pass(struct store *s, sqlite3 *db, const struct qnode *q,
+		       uint64_t gen, struct topk *t, size_t *ret_rows,
+		       char **ret_msg)
+{
+	char *expr[2];
+	int64_t df[2] = {0, 0};
+	int r = 0;
+	sto_fts_prefix_phrases(q, &expr[0], &expr[1]);
+	for (size_t i = 0; i < 2 && r == 0; i++) {
+		struct sto_word *w =
+			sto_word_get(s, db, expr[i], gen, &r, ret_msg);
+		df[i] = w ? (int64_t)w->n : 0;
+		sto_word_put(w);
+	}
+	if (r == 0)
+		r = memory_pass(s, db, expr, 2, df, gen, t, ret_rows, ret_msg);
+	free(expr[0]);
+	free(expr[1]);
+	return r;
+}
+
 /* The best t->k hits read by FTS5: of match ranked by RANK, of the one
  * word or phrase match (one) in its own order, or under p's plans until
  * one is exact (pruning); *ret_rows: the hits read. */
@@ -725,8 +753,9 @@ int sto_topk(struct store *s, sqlite3 *db, const char *match,
 	 * the order of its hits, and they are counted as they are ranked;
 	 * the page is scored with the count. */
 	bool one = !pruning && sto_text_atom(q) && !q->prefix && !q->title;
-	/* A prefix alone: every hit ranked by RANK (a word it stands for
-	 * weighs by its own rarity), the page's snippets in one query. */
+	/* A prefix alone: every hit ranked as RANK ranks it (the words it
+	 * begins weigh as one phrase, below the word itself), from memory
+	 * (prefix_pass), the page's snippets in one query. */
 	bool ranged = !pruning && sto_text_atom(q) && q->prefix;
 	struct topk t = {.k = offset + limit};
 	t.v = xcalloc(t.k + 1, sizeof(*t.v));
@@ -742,6 +771,8 @@ int sto_topk(struct store *s, sqlite3 *db, const char *match,
 			free(p.match);
 			p.match = xstrdup(p.all);
 		}
+	} else if (ranged) {
+		r = prefix_pass(s, db, q, gen, &t, &rows, ret_msg);
 	} else {
 		r = fts_passes(s, db, match, one, pruning, &p, &t, &rows,
 			       ret_msg);
