@@ -136,7 +136,8 @@ static void same_notes(struct tvault *t, const char *query)
 	for (size_t i = 0; i < mem->n && i < fts->n; i++) {
 		CU_ASSERT_EQUAL(mem->id[i], fts->id[i]);
 		CU_ASSERT(mem->freq[i] == fts->freq[i]);
-		CU_ASSERT(mem->norm[i] == fts->norm[i]);
+		CU_ASSERT_EQUAL(mem->dl[i], fts->dl[i]);
+		CU_ASSERT(mem->avgdl == fts->avgdl);
 	}
 	if (fts->n)
 		CU_ASSERT_EQUAL(mem->nrow, fts->nrow);

@@ -128,14 +128,15 @@ struct sto_change {
 };
 
 /* A common word's notes by id, with what vrank needs of each (its
- * weighted instances, the note's length and length normalisation), the
- * notes indexed and their average length; shared, immutable (but gen and
- * used, under the store's wmu), counted references. gen: the generation
- * they are of. */
+ * weighted instances and the note's length, whose normalisation,
+ * ftsaux_norm, is computed as the note is scored: 8 bytes a note fewer
+ * to keep), the notes indexed and their average length; shared,
+ * immutable (but gen and used, under the store's wmu), counted
+ * references. gen: the generation they are of. */
 struct sto_word {
 	size_t n;
 	int64_t *id;
-	double *freq, *norm;
+	double *freq;
 	uint32_t *dl;
 	int64_t nrow;
 	double avgdl;
@@ -260,11 +261,10 @@ uint32_t sto_docsize(const unsigned char *b, int n, int col);
  * there are none), from FTS5's averages record. < 0 on error. */
 int sto_fts_averages(struct store *s, sqlite3 *db, int64_t *ret_nrow,
 		     double *ret_avgdl, char **ret_msg);
-/* w's lengths (w->dl) and norms, from its notes' lengths, scanned or
- * looked up, for notes of w->avgdl on average; < 0 on error (*ret_msg
- * set). */
-int sto_word_norms(struct store *s, sqlite3 *db, uint64_t gen,
-		   struct sto_word *w, char **ret_msg);
+/* w's lengths (w->dl), from its notes' lengths, scanned or looked up;
+ * < 0 on error (*ret_msg set). */
+int sto_word_lengths(struct store *s, sqlite3 *db, uint64_t gen,
+		     struct sto_word *w, char **ret_msg);
 
 /* store_phrase.c: the notes of FTS5 expression expr when it is a phrase
  * of two words or more (a reference, as sto_word_get's, with the same

@@ -1046,7 +1046,7 @@ struct sto_word *sto_phrase_get(struct store *s, sqlite3 *db, const char *expr,
 		w->nrow = nrow;
 		w->avgdl = avgdl;
 		w->gen = gen;
-		*ret_r = sto_word_norms(s, db, gen, w, ret_msg);
+		*ret_r = sto_word_lengths(s, db, gen, w, ret_msg);
 		sto_word_sized(w, expr);
 		if (*ret_r < 0) {
 			sto_word_put(w);

@@ -667,8 +667,10 @@ static int memory_pass(struct store *s, sqlite3 *db, char *const *expr,
 		for (size_t i = 0; i < n; i++) {
 			size_t k = at[i];
 			if (k < w[i]->n && w[i]->id[k] == id) {
-				total += ftsaux_term(idf[i], w[i]->freq[k],
-						     w[i]->norm[k]);
+				total += ftsaux_term(
+					idf[i], w[i]->freq[k],
+					ftsaux_norm((double)w[i]->dl[k],
+						    w[i]->avgdl));
 				at[i]++;
 			}
 		}

@@ -2,19 +2,19 @@
 /*
  * The common words' notes in memory: for a word that a good part of the
  * notes have, every note with it and what the ranking needs of each (its
- * weighted instances: vterm, ftsaux.h; the note's length and its length
- * normalisation, from the notes' lengths, which are read in one scan and
- * kept too), read in one pass over the word's notes, the most recently
- * used first within a memory budget. A search of such words alone then
- * ranks their notes in memory, with the same scores as FTS5 would give
- * them, instead of reading every note's positions again (store_rank.c).
- * They are kept across writes: the writer logs the notes each commit
- * changes (sto_words_touch, sto_words_log), and the notes of a word (or
- * the lengths) of an older generation are brought up to date by reading
- * again only the notes changed since, with the notes' new count and
- * average length (every norm computed again from the lengths kept): the
- * same doubles as a fresh pass. The log is bounded: past WLOG_MAX notes
- * its oldest go, and what is older than them is read afresh.
+ * weighted instances: vterm, ftsaux.h; the note's length, from the
+ * notes' lengths, which are read in one scan and kept too; its length
+ * normalisation is computed as it is scored), read in one pass over the
+ * word's notes, the most recently used first within a memory budget. A
+ * search of such words alone then ranks their notes in memory, with the
+ * same scores as FTS5 would give them, instead of reading every note's
+ * positions again (store_rank.c). They are kept across writes: the
+ * writer logs the notes each commit changes (sto_words_touch,
+ * sto_words_log), and the notes of a word (or the lengths) of an older
+ * generation are brought up to date by reading again only the notes
+ * changed since, with the notes' new count and average length: the same
+ * doubles as a fresh pass. The log is bounded: past WLOG_MAX notes its
+ * oldest go, and what is older than them is read afresh.
  */
 #include "ftsaux.h"
 #include "store_int.h"
@@ -36,8 +36,7 @@
 
 static size_t per_note(const struct sto_word *w)
 {
-	return sizeof(*w->id) + sizeof(*w->freq) + sizeof(*w->norm) +
-	       sizeof(*w->dl);
+	return sizeof(*w->id) + sizeof(*w->freq) + sizeof(*w->dl);
 }
 
 static size_t words_budget(const struct sto_word *w)
@@ -64,7 +63,6 @@ static void word_unref(struct sto_word *w)
 		return;
 	free(w->id);
 	free(w->freq);
-	free(w->norm);
 	free(w->dl);
 	free(w);
 }
@@ -338,7 +336,6 @@ void sto_word_arrays(struct sto_word *w, size_t cap)
 {
 	w->id = xrealloc(w->id, cap * sizeof(*w->id));
 	w->freq = xrealloc(w->freq, cap * sizeof(*w->freq));
-	w->norm = xrealloc(w->norm, cap * sizeof(*w->norm));
 	w->dl = xrealloc(w->dl, cap * sizeof(*w->dl));
 }
 
@@ -622,8 +619,8 @@ static uint32_t len_in(const struct sto_lens *l, int64_t id, size_t *at)
 	return lo < l->n && l->id[lo] == id ? l->dl[lo] : 0;
 }
 
-int sto_word_norms(struct store *s, sqlite3 *db, uint64_t gen,
-		   struct sto_word *w, char **ret_msg)
+int sto_word_lengths(struct store *s, sqlite3 *db, uint64_t gen,
+		     struct sto_word *w, char **ret_msg)
 {
 	struct sto_lens *l;
 	int r = lens_of(s, db, gen,
@@ -644,7 +641,6 @@ int sto_word_norms(struct store *s, sqlite3 *db, uint64_t gen,
 		else
 			r = look_up_len(s, db, one, w->id[i], &w->dl[i], &has,
 					ret_msg);
-		w->norm[i] = ftsaux_norm((double)w->dl[i], w->avgdl);
 	}
 	sto_stmt_done(one);
 	lens_put(l);
@@ -704,7 +700,7 @@ static struct sto_word *read_word(struct store *s, sqlite3 *db,
 		ok = false;
 	}
 	sto_stmt_done(st);
-	if (ok && (*ret_r = sto_word_norms(s, db, gen, w, ret_msg)) < 0)
+	if (ok && (*ret_r = sto_word_lengths(s, db, gen, w, ret_msg)) < 0)
 		ok = false;
 	if (!ok) {
 		word_unref(w);
@@ -762,7 +758,7 @@ static int read_changed(struct store *s, sqlite3 *db, const char *expr,
 }
 
 /* old's notes but the n changed ones chg, and the nf changed ones that
- * have the word f, merged by id; norms for notes of avgdl on average. */
+ * have the word f, merged by id, for notes of avgdl on average. */
 static struct sto_word *merged(const struct sto_word *old, const int64_t *chg,
 			       size_t n, const struct fresh *f, size_t nf,
 			       double avgdl)
@@ -771,7 +767,6 @@ static struct sto_word *merged(const struct sto_word *old, const int64_t *chg,
 	atomic_init(&w->refs, 1);
 	w->avgdl = avgdl;
 	sto_word_arrays(w, old->n + nf ? old->n + nf : 1);
-	bool same = avgdl == old->avgdl;
 	size_t i = 0, j = 0, k = 0;
 	while (i < old->n || k < nf) {
 		if (i < old->n) {
@@ -787,15 +782,11 @@ static struct sto_word *merged(const struct sto_word *old, const int64_t *chg,
 			w->id[at] = old->id[i];
 			w->freq[at] = old->freq[i];
 			w->dl[at] = old->dl[i];
-			w->norm[at] =
-				same ? old->norm[i]
-				     : ftsaux_norm((double)old->dl[i], avgdl);
 			i++;
 		} else {
 			w->id[at] = f[k].id;
 			w->freq[at] = f[k].freq;
 			w->dl[at] = f[k].dl;
-			w->norm[at] = ftsaux_norm((double)f[k].dl, avgdl);
 			k++;
 		}
 	}
