@@ -6,14 +6,14 @@
  * positions (store_phrase.c), which a daemon just started would
  * otherwise pay in the middle of its first searches. The words are found
  * in a sample of the notes' names and texts (SAMPLE notes spread over
- * the ids: the words that at least one in COMMON_SHARE of them has, the
- * most frequent first), and each is read as a search of it reads it: as
- * a word of a query without stop words (every language's stems), its
- * positions, and as a word of a question in the language the sample's
- * stop words name, within three quarters of the words' memory and half
- * the positions' (a search's own words push them out, the least
- * recently used first). One word a step, each in its own snapshot, so
- * that the caller can stop between them.
+ * the ids, up to SAMPLE_TEXT bytes of each text: the words that at least
+ * one in COMMON_SHARE of them has, the most frequent first), and each is
+ * read as a search of it reads it: as a word of a query without stop
+ * words (every language's stems), its positions, and as a word of a
+ * question in the language the sample's stop words name, within three
+ * quarters of the words' memory and half the positions' (a search's own
+ * words push them out, the least recently used first). One word a step,
+ * each in its own snapshot, so that the caller can stop between them.
  */
 #include "stem.h"
 #include "store_int.h"
@@ -32,6 +32,9 @@ int64_t sto_warm_min_notes = WARM_MIN_NOTES;
  * store_rank.c calls a word common), the WARM_WORDS most frequent. */
 #define COMMON_SHARE 4
 #define WARM_WORDS 64
+/* The bytes of a note's text sampled at most (a long note's first
+ * ones). */
+#define SAMPLE_TEXT (16 * 1024)
 /* Words shorter than this (in bytes) are left out. */
 #define WORD_MIN 3
 
@@ -91,8 +94,7 @@ static int on_token(void *ctx, int tflags, const char *tok, int ntok)
 }
 
 /* The words of up to SAMPLE notes spread over ids lo to hi (their names,
- * aliases and texts) into *smp.
- * false on error. */
+ * aliases and the start of their texts) into *smp. false on error. */
 static bool sample_notes(sqlite3 *db, int64_t lo, int64_t hi,
 			 struct sample *smp)
 {
@@ -113,8 +115,12 @@ static bool sample_notes(sqlite3 *db, int64_t lo, int64_t hi,
 		const char *b = (const char *)sqlite3_column_text(st, 2);
 		/* No stems: the words as they are, of the name and aliases
 		 * and of the text. */
-		_cleanup_free_ char *text = xasprintf(
-			"%c00%s\n%s", TOKENIZER_LANGS, t ? t : "", b ? b : "");
+		size_t nb = b ? (size_t)sqlite3_column_bytes(st, 2) : 0;
+		if (nb > SAMPLE_TEXT)
+			nb = utf8_cut(b, SAMPLE_TEXT);
+		_cleanup_free_ char *text =
+			xasprintf("%c00%s\n%.*s", TOKENIZER_LANGS, t ? t : "",
+				  (int)nb, b ? b : "");
 		smp->note++;
 		tokenizer_query(text, (int)strlen(text), smp, on_token);
 		sqlite3_reset(st);
