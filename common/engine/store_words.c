@@ -26,9 +26,10 @@
 /* The memory the words' notes may take, all words together: 32 MiB, or
  * room for WORDS_KEPT words that every note has (a search's common words
  * come from a few dozen: at 100k notes, more than 32 MiB; a word read
- * again costs a pass over its notes' positions, half a second there). */
+ * again costs a pass over its notes' positions, half a second there):
+ * the memory 32 such words took at 28 bytes a note, 44 at 20. */
 #define WORDS_BYTES_MIN ((size_t)32 << 20)
-#define WORDS_KEPT 32
+#define WORDS_KEPT 44
 
 /* The notes changed that the log holds at most (a transaction that
  * changes more empties it). */
