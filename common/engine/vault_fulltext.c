@@ -783,12 +783,19 @@ size_t vault_substrings_work(struct vault *v)
  * are all read, the store is rebuilt or the work stops. */
 static void warm_run(struct vault *v)
 {
+	uint64_t t0 = now_ns();
 	struct store *s = vault_store(v);
 	struct store_warm *w = s ? store_warm_new(s) : NULL;
+	struct vault_fulltext_step step = {.read_ahead = true,
+					   .n = store_warm_words(w)};
+	bool any = w != NULL;
 	while (w && atomic_load(&v->ft->ready) && !vault_fulltext_stopped(v) &&
 	       store_warm_step(s, w) > 0)
 		;
 	store_warm_free(w);
+	step.ns = now_ns() - t0;
+	if (any && v->ft->report)
+		v->ft->report(v, &step, v->ft->report_ud);
 }
 
 /* The read-ahead pushed, once, when search is ready (fmu held). */
