@@ -225,6 +225,10 @@ void sto_words_free(struct store *s);
 struct sto_word *sto_word_get(struct store *s, sqlite3 *db, const char *expr,
 			      uint64_t gen, int *ret_r, char **ret_msg);
 void sto_word_put(struct sto_word *w);
+/* The same, but read now (for one search, not kept) when not cached for
+ * generation gen. */
+struct sto_word *sto_word_read(struct store *s, sqlite3 *db, const char *expr,
+			       uint64_t gen, int *ret_r, char **ret_msg);
 bool sto_word_cached(struct store *s, const char *expr);
 /* Notes (a common word's, or a word's positions) of an older generation
  * are brought up to date when at most one in REFRESH_SHARE of them (and

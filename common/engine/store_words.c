@@ -830,6 +830,17 @@ static int refresh_word(struct store *s, sqlite3 *db, const char *expr,
 	return r;
 }
 
+struct sto_word *sto_word_read(struct store *s, sqlite3 *db, const char *expr,
+			       uint64_t gen, int *ret_r, char **ret_msg)
+{
+	uint64_t at = 0;
+	struct sto_word *w = lookup(s, expr, &at);
+	if (w && at == gen)
+		return w;
+	word_unref(w);
+	return read_word(s, db, expr, gen, ret_r, ret_msg);
+}
+
 struct sto_word *sto_word_get(struct store *s, sqlite3 *db, const char *expr,
 			      uint64_t gen, int *ret_r, char **ret_msg)
 {
