@@ -129,12 +129,21 @@ static void reader(struct worker *w)
 	unsigned n = rnd(&w->seed) % 40;
 	switch (rnd(&w->seed) % 8) {
 	case 0:
-		call(w->s, "search_notes",
-		     rnd(&w->seed) % 2
-			     ? "{\"query\":\"updated known\",\"mode\":"
-			       "\"fulltext\"}"
-			     : "{\"query\":\"\\\"note known\\\"\",\"mode\":"
-			       "\"fulltext\"}");
+		switch (rnd(&w->seed) % 3) {
+		case 0:
+			call(w->s, "search_notes",
+			     "{\"query\":\"updated known\",\"mode\":"
+			     "\"fulltext\"}");
+			break;
+		case 1:
+			call(w->s, "search_notes",
+			     "{\"query\":\"\\\"note known\\\"\",\"mode\":"
+			     "\"fulltext\"}");
+			break;
+		default:
+			call(w->s, "search_notes",
+			     "{\"query\":\"kno*\",\"mode\":\"fulltext\"}");
+		}
 		break;
 	case 1:
 		call(w->s, "search_notes",
