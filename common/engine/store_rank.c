@@ -712,9 +712,9 @@ static int memory_pass(struct store *s, sqlite3 *db, char *const *expr,
  * as the query's rank function (RANK) scores them, counting each phrase
  * (the best t->k in t->v, best first; *ret_rows: the notes with either):
  * FTS5 would count the words it begins, then look up the length of every
- * note that has one. The word's notes are kept as a word's alone are;
- * those of the words it begins are read for this search alone (were
- * they kept, every prefix searched would push the common words out). */
+ * note that has one. Their notes are read for this search alone, unless
+ * they are kept already (were they kept, every prefix searched would push
+ * the common words out of memory). */
 static int prefix_pass(struct store *s, sqlite3 *db, const struct qnode *q,
 		       uint64_t gen, struct topk *t, size_t *ret_rows,
 		       char **ret_msg)
@@ -724,7 +724,7 @@ static int prefix_pass(struct store *s, sqlite3 *db, const struct qnode *q,
 	int r = 0;
 	sto_fts_prefix_phrases(q, &expr[0], &expr[1]);
 	for (size_t i = 0; i < 2 && r == 0; i++)
-		w[i] = notes_of(s, db, expr[i], i == 0, gen, &r, ret_msg);
+		w[i] = notes_of(s, db, expr[i], false, gen, &r, ret_msg);
 	if (r == 0) {
 		int64_t df[2] = {(int64_t)w[0]->n, (int64_t)w[1]->n};
 		*ret_rows = score_notes(w, 2, df, t);
