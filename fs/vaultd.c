@@ -129,6 +129,11 @@ static void fulltext_step(struct vault *v,
 {
 	(void)ud;
 	struct vault_store_state st;
+	if (step->read_ahead) {
+		log_info("common words read ahead: %zu in %.2f s", step->n,
+			 (double)step->ns / 1e9);
+		return;
+	}
 	if (step->substrings) {
 		vault_store_state(v, &st);
 		if (step->n > 100 && st.substrings_ready)

@@ -22,6 +22,8 @@ struct steps {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int texts, subs;
+	int ahead;	   /* read-aheads of the commonest words reported */
+	size_t ahead_n;	   /* the words of the last one */
 	uint64_t texts_at; /* now_ns() at the last texts step */
 	size_t first_n;	   /* the first texts step's n */
 };
@@ -45,7 +47,10 @@ static void on_step(struct vault *v, const struct vault_fulltext_step *step,
 	struct steps *s = ud;
 	(void)v;
 	pthread_mutex_lock(&s->mu);
-	if (step->substrings) {
+	if (step->read_ahead) {
+		s->ahead++;
+		s->ahead_n = step->n;
+	} else if (step->substrings) {
 		s->subs++;
 	} else {
 		if (!s->texts)
@@ -71,6 +76,22 @@ static bool steps_wait(struct steps *s, int texts, int subs)
 	bool ok = s->texts >= texts && s->subs >= subs;
 	pthread_mutex_unlock(&s->mu);
 	return ok;
+}
+
+/* Wait until the commonest words were read ahead (60 s at most): how
+ * many of them there were, or 0. */
+static size_t ahead_wait(struct steps *s)
+{
+	struct timespec until;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 60;
+	pthread_mutex_lock(&s->mu);
+	while (!s->ahead)
+		if (pthread_cond_timedwait(&s->cv, &s->mu, &until))
+			break;
+	size_t n = s->ahead ? s->ahead_n : 0;
+	pthread_mutex_unlock(&s->mu);
+	return n;
 }
 
 static int steps_texts(struct steps *s)
@@ -106,9 +127,10 @@ static void update(struct tvault *t, const char *name, const char *content)
 	free(args);
 }
 
-/* The first round builds the index, then fills the substrings; a write
- * after it is put by a round of its own, not before the delay; a burst
- * of writes takes one or two rounds, not one each. */
+/* The first round builds the index, then fills the substrings, and the
+ * commonest words are read ahead, once; a write after it is put by a
+ * round of its own, not before the delay; a burst of writes takes one or
+ * two rounds, not one each. */
 static void test_background_rounds(void)
 {
 	struct tvault t;
@@ -124,6 +146,9 @@ static void test_background_rounds(void)
 	CU_ASSERT(st.ready);
 	CU_ASSERT(st.substrings_ready);
 	CU_ASSERT_EQUAL(s.first_n, 2100);
+	/* Every note has "bassoon": one word, its positions, not a
+	 * question's (no stop words). */
+	CU_ASSERT_EQUAL(ahead_wait(&s), 2);
 	/* Nothing else to do: no round until a write. */
 	struct timespec pause = {0, 400000000};
 	nanosleep(&pause, NULL);
@@ -148,6 +173,9 @@ static void test_background_rounds(void)
 	CU_ASSERT(rounds >= 1 && rounds <= 3);
 	CU_ASSERT_EQUAL(tv_search_total(&t, "clarinet", "fulltext"), 1);
 	CU_ASSERT_EQUAL(tv_search_total(&t, "bassoon", "fulltext"), 2098);
+	pthread_mutex_lock(&s.mu);
+	CU_ASSERT_EQUAL(s.ahead, 1); /* once a process */
+	pthread_mutex_unlock(&s.mu);
 
 	/* Stopped: writes are still answered (searches put them). */
 	vault_fulltext_stop(t.v);

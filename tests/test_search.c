@@ -7,7 +7,9 @@
 #include "docz.h"
 #include "json.h"
 #include "query.h"
+#include "stem.h"
 #include "store.h"
+#include "store_int.h"
 #include "testutil.h"
 #include "tokenizer.h"
 #include "u8.h"
@@ -1578,6 +1580,149 @@ static void test_common_words(void)
 	tv_close(&t);
 }
 
+/* Word w's FTS5 expression as a query of stem languages langs plans it. */
+static char *word_expr(const char *w, unsigned langs)
+{
+	struct qnode q = {.kind = Q_WORD, .text = (char *)w};
+	unsigned saved = sto_query_langs;
+	sto_query_langs = langs;
+	struct sbuf b = {0};
+	sto_fts_atom(&b, &q);
+	sto_query_langs = saved;
+	return sb_steal(&b);
+}
+
+static bool word_kept(struct tvault *t, const char *w, unsigned langs)
+{
+	_cleanup_free_ char *e = word_expr(w, langs);
+	return sto_word_cached(vault_store(t->v), e);
+}
+
+/* The commonest words read ahead (store_warm_new): the words of a good
+ * part of the sampled notes, as a plain query's and as an English
+ * question's, not the rarer ones; the pages and scores of searches of
+ * them (words, a question, a phrase) are then those FTS5 ranks, and
+ * after a write too. */
+static void test_read_ahead(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	int beta = 0, either = 0;
+	for (int i = 0; i < 80; i++) {
+		char p[64];
+		struct sbuf b = {0};
+		sb_puts(&b, "the notes of alpha ");
+		if (i % 2 == 0)
+			sb_puts(&b, "beta is here ");
+		if (i % 3 == 0)
+			sb_puts(&b, "gamma ");
+		if (i % 10 == 0)
+			sb_puts(&b, "zeta ");
+		/* Every note of its own length: no two score the same. */
+		for (int k = 0; k < 6 * i; k++)
+			sb_puts(&b, k % 5 ? "filler " : "alpha ");
+		beta += i % 2 == 0;
+		either += i % 3 == 0 || i % 10 == 0;
+		snprintf(p, sizeof(p), "w/Note %02d.md", i);
+		tv_write(&t, p, b.s);
+		sb_free(&b);
+	}
+	open_indexed(&t);
+	struct store *s = vault_store(t.v);
+	CU_ASSERT_PTR_NULL(store_warm_new(s)); /* too few notes */
+	int64_t min = sto_warm_min_notes;
+	sto_warm_min_notes = 0;
+	struct store_warm *w = store_warm_new(s);
+	sto_warm_min_notes = min;
+	CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+	CU_ASSERT(store_warm_words(w) >= 6);
+	int r;
+	while ((r = store_warm_step(s, w)) > 0)
+		;
+	CU_ASSERT_EQUAL(r, 0);
+	store_warm_free(w);
+	unsigned en = 1u << LANG_EN | 1u << LANG_RU;
+	CU_ASSERT(word_kept(&t, "alpha", LANG_ALL));
+	CU_ASSERT(word_kept(&t, "alpha", en));
+	CU_ASSERT(word_kept(&t, "gamma", LANG_ALL));
+	CU_ASSERT(word_kept(&t, "gamma", en));
+	CU_ASSERT(!word_kept(&t, "zeta", LANG_ALL));
+	CU_ASSERT(!word_kept(&t, "the", LANG_ALL));
+	/* Their positions too: a phrase of them is found from memory, not
+	 * left to FTS5. */
+	sqlite3 *db = sto_acquire(s);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(db);
+	_cleanup_free_ char *ab = word_expr("alpha beta", LANG_ALL);
+	char *msg = NULL;
+	struct sto_word *found =
+		sto_phrase_get(s, db, ab, store_generation(s), &r, &msg);
+	CU_ASSERT_PTR_NOT_NULL(found);
+	CU_ASSERT_EQUAL(found ? found->n : 0, (size_t)beta);
+	sto_word_put(found);
+	free(msg);
+	sto_release(s, db);
+	for (int round = 0; round < 2; round++) {
+		same_pages(&t, "alpha beta", "alpha beta -qqzzx", 80 + round);
+		same_pages(&t, "what is the gamma of zeta",
+			   "what is the gamma of zeta -qqzzx", either + round);
+		same_pages(&t, "\"alpha beta\"", "\"alpha beta\" -qqzzx",
+			   beta + round);
+		same_pages(&t, "beta", "beta -qqzzx", beta + round);
+		if (round)
+			break;
+		cJSON_Delete(tv_call_json(
+			&t, "create_note",
+			"{\"name\": \"More\", \"content\": \"alpha beta "
+			"gamma zeta\"}"));
+	}
+	tv_close(&t);
+}
+
+/* A prefix alone is ranked from its two phrases' notes in memory (the
+ * word itself, the words it begins): the pages and scores FTS5 gives
+ * it (a NOT that excludes nothing leaves it to FTS5), with the word in
+ * the name, in some notes as it is, in none; and after a write. */
+static void test_prefix_in_memory(void)
+{
+	static const char *const forms[] = {"alph", "alpha", "alphabet",
+					    "alphorn"};
+	struct tvault t;
+	tv_init(&t);
+	int any = 0, alpha = 0;
+	for (int i = 0; i < 60; i++) {
+		char p[64];
+		struct sbuf b = {0};
+		sb_puts(&b, "note ");
+		for (int k = 0; k < 4; k++)
+			for (int c = 0; (i >> k) % 3 && c <= i % (k + 2); c++)
+				sb_printf(&b, "%s ", forms[k]);
+		any += (i % 3) || (i >> 1) % 3 || (i >> 2) % 3 ||
+		       (i >> 3) % 3 || i % 7 == 0;
+		alpha += (i >> 1) % 3 || (i >> 2) % 3;
+		/* Every note of its own length: no two score the same. */
+		for (int k = 0; k < 7 * i; k++)
+			sb_puts(&b, "filler ");
+		snprintf(p, sizeof(p), "x/%s %02d.md",
+			 i % 7 ? "Note" : "Alphorn", i);
+		tv_write(&t, p, b.s);
+		sb_free(&b);
+	}
+	open_indexed(&t);
+	for (int round = 0; round < 2; round++) {
+		same_pages(&t, "alph*", "alph* -qqzzx", any + round);
+		same_pages(&t, "alpha*", "alpha* -qqzzx", alpha + round);
+		same_pages(&t, "title:alph*", "title:alph* -qqzzx", 9 + round);
+		same_pages(&t, "qqzz*", "qqzz* -qqzzx", 0);
+		if (round)
+			break;
+		cJSON_Delete(tv_call_json(
+			&t, "create_note",
+			"{\"name\": \"Alphabet\", \"content\": \"alphabet "
+			"alph\"}"));
+	}
+	tv_close(&t);
+}
+
 /* FTS5's own bm25() of the note at path for the one word w (weights as
  * vaultd's: the name ten times the text), read from the store's
  * database; 0 when the note does not have the word. */
@@ -1971,6 +2116,9 @@ int main(void)
 		 test_lengths_change},
 		{"common words: kept across writes, brought up to date",
 		 test_words_follow_writes},
+		{"common words read ahead: the same pages", test_read_ahead},
+		{"a prefix alone ranked in memory: the same pages",
+		 test_prefix_in_memory},
 		{"typos among close words", test_typo_neighbours},
 		{"a snippet across two chunks", test_snippet_across_chunks},
 		{"a word in every note: the total without a count",

@@ -3,17 +3,18 @@
  * Every kind of work on one vault at once, for a bounded time: writers
  * (create, update, append, replace, rename, delete), changes made in the
  * folder (synced as the watcher does), policy reloads, searches (full
- * text, content, names), reads of the graph, history reads and commits,
- * and index rebuilds; before them, searches by name and tag while the
- * first build binds its links. Built under ThreadSanitizer by the test
- * command: it must be clean. VAULTD_STRESS_SECS sets the time (default
- * 4).
+ * text, content, names), the commonest words read ahead, reads of the
+ * graph, history reads and commits, and index rebuilds; before them,
+ * searches by name and tag while the first build binds its links. Built
+ * under ThreadSanitizer by the test command: it must be clean.
+ * VAULTD_STRESS_SECS sets the time (default 4).
  */
 #include "shape.h"
 #include "graph.h"
 #include "history.h"
 #include "index.h"
 #include "store.h"
+#include "store_int.h"
 #include "testutil.h"
 #include "util.h"
 
@@ -128,8 +129,21 @@ static void reader(struct worker *w)
 	unsigned n = rnd(&w->seed) % 40;
 	switch (rnd(&w->seed) % 8) {
 	case 0:
-		call(w->s, "search_notes",
-		     "{\"query\":\"updated known\",\"mode\":\"fulltext\"}");
+		switch (rnd(&w->seed) % 3) {
+		case 0:
+			call(w->s, "search_notes",
+			     "{\"query\":\"updated known\",\"mode\":"
+			     "\"fulltext\"}");
+			break;
+		case 1:
+			call(w->s, "search_notes",
+			     "{\"query\":\"\\\"note known\\\"\",\"mode\":"
+			     "\"fulltext\"}");
+			break;
+		default:
+			call(w->s, "search_notes",
+			     "{\"query\":\"kno*\",\"mode\":\"fulltext\"}");
+		}
 		break;
 	case 1:
 		call(w->s, "search_notes",
@@ -205,6 +219,21 @@ static void fulltext(struct worker *w)
 	vault_fulltext_work(w->s->t.v);
 	vault_substrings_work(w->s->t.v);
 	usleep(5000);
+}
+
+/* The commonest words read ahead (as vaultd does once search is ready),
+ * again and again, while the writers change the notes and the readers
+ * search them. */
+static void warmer(struct worker *w)
+{
+	struct store *st = vault_store(w->s->t.v);
+	struct store_warm *ahead = st ? store_warm_new(st) : NULL;
+	int r;
+	while ((r = store_warm_step(st, ahead)) > 0)
+		;
+	CU_ASSERT_EQUAL(r, 0);
+	store_warm_free(ahead);
+	usleep(2000);
 }
 
 /* A start's first build hands its notes out before it binds their links
@@ -303,7 +332,12 @@ static void test_everything_at_once(void)
 		{&s, 1, writer},   {&s, 2, writer},   {&s, 3, writer},
 		{&s, 4, reader},   {&s, 5, reader},   {&s, 6, historian},
 		{&s, 7, reloader}, {&s, 8, outsider}, {&s, 9, fulltext},
+		{&s, 10, warmer},
 	};
+	/* Every store has words to read ahead, and every phrase is found
+	 * from its words' positions (kept across the writes). */
+	sto_warm_min_notes = 0;
+	sto_phrase_always = true;
 	size_t nw = sizeof(ws) / sizeof(ws[0]);
 	pthread_t th[sizeof(ws) / sizeof(ws[0])];
 	for (size_t i = 0; i < nw; i++)

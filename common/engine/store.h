@@ -60,6 +60,19 @@ bool store_failed(struct store *s);
 bool store_sub_ready(struct store *s);
 int store_sub_backfill(struct store *s, uint64_t budget_ns, size_t *ret_done);
 /*
+ * The commonest words' notes read ahead, as their first search would read
+ * them (store_warm.c), on a reader connection (any thread; the writer is
+ * not held): store_warm_new() finds the words (NULL: none; a store of
+ * few notes has none), store_warm_step() reads the next one (1 when more
+ * are left, 0 when done, < 0 on error), store_warm_words() tells how many
+ * there are.
+ */
+struct store_warm;
+struct store_warm *store_warm_new(struct store *s);
+int store_warm_step(struct store *s, struct store_warm *w);
+size_t store_warm_words(const struct store_warm *w);
+struct store_warm *store_warm_free(struct store_warm *w);
+/*
  * A build leaves the word index in several segments (one per commit,
  * partly merged); every search reads each word's list once per segment.
  * store_fts_merge() merges them into one for about budget_ns (writer

@@ -8,7 +8,7 @@
  * every hit; store_words.c: the common words' notes in memory;
  * store_search.c: the searches themselves; store_stmt.c: the statements
  * a reader connection keeps; store_phrase.c: phrases from their words'
- * positions in memory).
+ * positions in memory; store_warm.c: the commonest words read ahead).
  */
 #pragma once
 
@@ -128,14 +128,15 @@ struct sto_change {
 };
 
 /* A common word's notes by id, with what vrank needs of each (its
- * weighted instances, the note's length and length normalisation), the
- * notes indexed and their average length; shared, immutable (but gen and
- * used, under the store's wmu), counted references. gen: the generation
- * they are of. */
+ * weighted instances and the note's length, whose normalisation,
+ * ftsaux_norm, is computed as the note is scored: 8 bytes a note fewer
+ * to keep), the notes indexed and their average length; shared,
+ * immutable (but gen and used, under the store's wmu), counted
+ * references. gen: the generation they are of. */
 struct sto_word {
 	size_t n;
 	int64_t *id;
-	double *freq, *norm;
+	double *freq;
 	uint32_t *dl;
 	int64_t nrow;
 	double avgdl;
@@ -187,6 +188,10 @@ bool sto_text_atom(const struct qnode *q);
 bool sto_cjk_atom(const struct qnode *q);
 char *sto_trigrams(const char *text);
 void sto_fts_atom(struct sbuf *b, const struct qnode *q);
+/* The two phrases of prefix q's FTS5 atom (sto_fts_atom), each an
+ * expression of its own: the word itself and the words it begins. */
+void sto_fts_prefix_phrases(const struct qnode *q, char **ret_word,
+			    char **ret_prefix);
 bool sto_ftsable(const struct qnode *q);
 void sto_fts_expr(struct sbuf *b, const struct qnode *q);
 void sto_where(struct sql *out, const struct qnode *q, bool cs);
@@ -220,7 +225,28 @@ void sto_words_free(struct store *s);
 struct sto_word *sto_word_get(struct store *s, sqlite3 *db, const char *expr,
 			      uint64_t gen, int *ret_r, char **ret_msg);
 void sto_word_put(struct sto_word *w);
+/* The same, but read now (for one search, not kept) when not cached for
+ * generation gen. */
+struct sto_word *sto_word_read(struct store *s, sqlite3 *db, const char *expr,
+			       uint64_t gen, int *ret_r, char **ret_msg);
 bool sto_word_cached(struct store *s, const char *expr);
+/* Notes (a common word's, or a word's positions) of an older generation
+ * are brought up to date when at most one in REFRESH_SHARE of them (and
+ * REFRESH_MIN at least) changed since: a changed note is looked up, which
+ * costs about as much as reading a few notes in a pass. */
+#define REFRESH_SHARE 8
+#define REFRESH_MIN 4
+/* The notes changed after generation from, by id, each once, in *ret
+ * (*ret_n of them); false when the writer's log does not reach back that
+ * far or they are more than max. sto_words_floor: the oldest generation
+ * the log reaches back to (older notes are read afresh). */
+bool sto_changed_since(struct store *s, uint64_t from, size_t max,
+		       int64_t **ret, size_t *ret_n);
+uint64_t sto_words_floor(struct store *s);
+/* Whether a word in every one of notes notes fits in three quarters of
+ * the words' memory with the words kept (read ahead: store_warm.c; the
+ * rest is left to searches, which push the least recently used out). */
+bool sto_words_room(struct store *s, int64_t notes);
 /* w's arrays made room for cap notes; w->bytes for w of expr with its
  * w->n notes (for the budgets). */
 void sto_word_arrays(struct sto_word *w, size_t cap);
@@ -239,11 +265,10 @@ uint32_t sto_docsize(const unsigned char *b, int n, int col);
  * there are none), from FTS5's averages record. < 0 on error. */
 int sto_fts_averages(struct store *s, sqlite3 *db, int64_t *ret_nrow,
 		     double *ret_avgdl, char **ret_msg);
-/* w's lengths (w->dl) and norms, from its notes' lengths, scanned or
- * looked up, for notes of w->avgdl on average; < 0 on error (*ret_msg
- * set). */
-int sto_word_norms(struct store *s, sqlite3 *db, uint64_t gen,
-		   struct sto_word *w, char **ret_msg);
+/* w's lengths (w->dl), from its notes' lengths, scanned or looked up;
+ * < 0 on error (*ret_msg set). */
+int sto_word_lengths(struct store *s, sqlite3 *db, uint64_t gen,
+		     struct sto_word *w, char **ret_msg);
 
 /* store_phrase.c: the notes of FTS5 expression expr when it is a phrase
  * of two words or more (a reference, as sto_word_get's, with the same
@@ -254,6 +279,15 @@ void sto_phrases_init(struct store *s);
 void sto_phrases_free(struct store *s);
 struct sto_word *sto_phrase_get(struct store *s, sqlite3 *db, const char *expr,
 				uint64_t gen, int *ret_r, char **ret_msg);
+/* The positions of the words of phrase expr (as sto_phrase_get reads
+ * them) read ahead and kept for generation gen, while they take at most
+ * half the phrases' memory: 1, 0 when it is half full (or expr is no
+ * phrase of two words), < 0 on error. */
+int sto_phrase_warm(struct store *s, sqlite3 *db, const char *expr,
+		    uint64_t gen);
+/* store_warm.c: the notes a store needs for its words to be read ahead
+ * (the tests take fewer). */
+extern int64_t sto_warm_min_notes;
 /* For the tests: every phrase of two words or more is found from the
  * positions (none is left to FTS5 as sooner found there). */
 extern bool sto_phrase_always;

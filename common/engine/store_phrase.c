@@ -4,9 +4,12 @@
  * by reading the positions of its words in every note that has them all
  * (for a word in every note, every note: half a second at 100k notes,
  * again for each phrase). Here a word's positions in every note that
- * has it are read once (vpos, ftsaux.h) and kept for the generation they
- * were read in, the most recently used first within a memory budget (a
- * word dense in a note as a bitmap); a phrase is then its rarest word's
+ * has it are read once (vpos, ftsaux.h) and kept, the most recently
+ * used first within a memory budget (a word dense in a note as a
+ * bitmap), across writes: as the common words' notes (store_words.c),
+ * positions of an older generation are brought up to date by reading
+ * again only the notes the writer logged as changed since, or read
+ * afresh when they are too many; a phrase is then its rarest word's
  * notes, each checked on the positions of the others, with what the
  * ranking needs of each (its weighted instances, as vterm counts them)
  * and the count of its notes, exactly as FTS5 finds them (store_rank.c
@@ -44,21 +47,24 @@
  * they are dense (dense[i]; a long note's common word) the title's
  * count, the title's list and a bitmap of the text's offsets (bit o of
  * word o / 32), a bit per token rather than 32 per position. cnt[i]:
- * how many. Shared, immutable, counted references. */
+ * how many. Shared, immutable (but gen and used, under the cache's
+ * lock), counted references. gen: the generation they are of. */
 struct sto_pos {
 	size_t n;
 	int64_t *id;
 	uint32_t *at, *pos, *cnt;
 	uint8_t *dense;
 	size_t bytes;
-	uint64_t used;
+	uint64_t used, gen;
 	atomic_int refs;
 };
 
-/* The words kept for generation gen, bytes in all; tick orders uses.
- * found: the phrases' notes of that generation (sto_word), found_bytes
- * in all (all dropped when they would take more than FOUND_BYTES).
- * counts: words' notes counted up to a limit (notes_upto; count + 1). */
+/* The words kept, bytes in all, each of its own generation (brought up
+ * to date with the notes the writer logged, as the common words' notes
+ * are: store_words.c); tick orders uses. found: the phrases' notes of
+ * generation gen (sto_word), found_bytes in all (all dropped when they
+ * would take more than FOUND_BYTES). counts: words' notes counted up to
+ * a limit (notes_upto; count + 1), of generation gen too. */
 struct sto_phrases {
 	pthread_mutex_t mu;
 	struct hmap *terms, *found, *counts;
@@ -78,6 +84,21 @@ static void pos_unref(struct sto_pos *p)
 	free(p);
 }
 
+/* The phrases found and the counts out (c->mu held). */
+static void derived_clear(struct sto_phrases *c)
+{
+	size_t it = 0;
+	const char *k;
+	void *v;
+	while (hmap_next(c->found, &it, &k, &v))
+		sto_word_put(v);
+	hmap_free(c->found);
+	c->found = hmap_new();
+	c->found_bytes = 0;
+	hmap_free(c->counts);
+	c->counts = hmap_new();
+}
+
 static void cache_clear(struct sto_phrases *c)
 {
 	size_t it = 0;
@@ -88,14 +109,19 @@ static void cache_clear(struct sto_phrases *c)
 	hmap_free(c->terms);
 	c->terms = hmap_new();
 	c->bytes = 0;
-	it = 0;
-	while (hmap_next(c->found, &it, &k, &v))
-		sto_word_put(v);
-	hmap_free(c->found);
-	c->found = hmap_new();
-	c->found_bytes = 0;
-	hmap_free(c->counts);
-	c->counts = hmap_new();
+	derived_clear(c);
+}
+
+/* The phrases found and the counts made for generation gen from now on
+ * (c->mu held): those of an older one out; false when gen is older than
+ * theirs (a search that began before a write: it keeps none). */
+static bool derived_for(struct sto_phrases *c, uint64_t gen)
+{
+	if (gen > c->gen) {
+		derived_clear(c);
+		c->gen = gen;
+	}
+	return gen == c->gen;
 }
 
 void sto_phrases_init(struct store *s)
@@ -121,19 +147,31 @@ void sto_phrases_free(struct store *s)
 	s->phrases = NULL;
 }
 
-/* The cached positions of term for generation gen (a reference), or
- * NULL. */
-static struct sto_pos *lookup(struct sto_phrases *c, const char *term,
-			      uint64_t gen)
+/* Term's positions out of the cache (c->mu held). */
+static void drop(struct sto_phrases *c, const char *term)
 {
+	_cleanup_free_ char *key = xstrdup(term);
+	struct sto_pos *p = hmap_del(c->terms, key);
+	c->bytes -= p->bytes;
+	pos_unref(p);
+}
+
+/* The cached positions of term (a reference; *ret_at: the generation
+ * they are of), or NULL; older than the writer's log: dropped. */
+static struct sto_pos *lookup(struct store *s, const char *term,
+			      uint64_t *ret_at)
+{
+	struct sto_phrases *c = s->phrases;
+	uint64_t floor = sto_words_floor(s);
 	pthread_mutex_lock(&c->mu);
-	if (c->gen != gen) {
-		cache_clear(c);
-		c->gen = gen;
-	}
 	struct sto_pos *p = hmap_get(c->terms, term);
+	if (p && p->gen < floor) {
+		drop(c, term);
+		p = NULL;
+	}
 	if (p) {
 		p->used = ++c->tick;
+		*ret_at = p->gen;
 		atomic_fetch_add(&p->refs, 1);
 	}
 	pthread_mutex_unlock(&c->mu);
@@ -154,16 +192,13 @@ static void evict_one(struct sto_phrases *c)
 			oldest = k;
 		}
 	}
-	if (!oldest)
-		return;
-	_cleanup_free_ char *key = xstrdup(oldest);
-	struct sto_pos *p = hmap_del(c->terms, key);
-	c->bytes -= p->bytes;
-	pos_unref(p);
+	if (oldest)
+		drop(c, oldest);
 }
 
-/* p kept for generation gen, unless a write committed since it was read
- * or it is too big to keep. */
+/* p kept for generation gen, in place of positions of an older one,
+ * unless a write committed since it was read (it may be of before that
+ * write) or it is too big to keep. */
 static void keep(struct store *s, const char *term, uint64_t gen,
 		 struct sto_pos *p)
 {
@@ -171,19 +206,22 @@ static void keep(struct store *s, const char *term, uint64_t gen,
 	if (atomic_load(&s->gen) != gen || p->bytes > PHRASE_BYTES / 4)
 		return;
 	pthread_mutex_lock(&c->mu);
-	if (c->gen != gen) {
-		cache_clear(c);
-		c->gen = gen;
+	struct sto_pos *cur = hmap_get(c->terms, term);
+	if (cur == p || (cur && cur->gen >= gen)) {
+		if (cur == p)
+			p->gen = gen;
+		pthread_mutex_unlock(&c->mu);
+		return;
 	}
-	if (!hmap_get(c->terms, term)) {
-		while (c->bytes + p->bytes > PHRASE_BYTES &&
-		       hmap_size(c->terms))
-			evict_one(c);
-		atomic_fetch_add(&p->refs, 1);
-		p->used = ++c->tick;
-		hmap_put(c->terms, term, p);
-		c->bytes += p->bytes;
-	}
+	if (cur)
+		drop(c, term);
+	while (c->bytes + p->bytes > PHRASE_BYTES && hmap_size(c->terms))
+		evict_one(c);
+	atomic_fetch_add(&p->refs, 1);
+	p->used = ++c->tick;
+	p->gen = gen;
+	hmap_put(c->terms, term, p);
+	c->bytes += p->bytes;
 	pthread_mutex_unlock(&c->mu);
 }
 
@@ -273,9 +311,64 @@ static char *term_expr(const char *term)
 	return sb_steal(&b);
 }
 
+/* Note id with the positions of st's column col (a vpos blob) added to
+ * b, through the aligned scratch *buf; false when the blob is not
+ * vpos's. */
+static bool add_row(struct builder *b, int64_t id, sqlite3_stmt *st, int col,
+		    uint32_t **buf, size_t *cap)
+{
+	const void *v = sqlite3_column_blob(st, col);
+	size_t n = (size_t)sqlite3_column_bytes(st, col);
+	if ((!v && n) || n % sizeof(uint32_t))
+		return false;
+	if (n > *cap) {
+		*cap = 2 * n;
+		*buf = xrealloc(*buf, *cap);
+	}
+	if (n)
+		memcpy(*buf, v, n);
+	add_note(b, id, *buf, n / sizeof(uint32_t));
+	return true;
+}
+
+/* Note i of old, as it is, added to b. */
+static void copy_note(struct builder *b, const struct sto_pos *old, size_t i)
+{
+	size_t len = old->at[i + 1] - old->at[i];
+	room(b, len);
+	struct sto_pos *p = b->p;
+	p->id[p->n] = old->id[i];
+	p->at[p->n] = (uint32_t)b->npos;
+	p->cnt[p->n] = old->cnt[i];
+	p->dense[p->n] = old->dense[i];
+	memcpy(p->pos + b->npos, old->pos + old->at[i], len * sizeof(*p->pos));
+	b->npos += len;
+	p->n++;
+}
+
+static struct builder builder_new(void)
+{
+	struct builder b = {xcalloc(1, sizeof(*b.p)), 0, 0, 0};
+	atomic_init(&b.p->refs, 1);
+	return b;
+}
+
+/* b's positions, complete, for term. */
+static struct sto_pos *builder_done(struct builder *b, const char *term)
+{
+	if (!b->cap_n)
+		b->p->at = xcalloc(1, sizeof(*b->p->at));
+	b->p->at[b->p->n] = (uint32_t)b->npos;
+	b->p->bytes =
+		sizeof(*b->p) + strlen(term) +
+		b->p->n * (sizeof(*b->p->id) + 2 * sizeof(*b->p->at) + 1) +
+		b->npos * sizeof(uint32_t);
+	return b->p;
+}
+
 /* Every note with term (an index term, as FTS5 stores it) and its
- * positions up to REACH, in one pass; NULL on error (*ret_r, *ret_msg)
- * or when it cannot be read so (*ret_r 0). */
+ * positions, in one pass; NULL on error (*ret_r, *ret_msg) or when it
+ * cannot be read so (*ret_r 0). */
 static struct sto_pos *read_term(struct store *s, sqlite3 *db, const char *term,
 				 int *ret_r, char **ret_msg)
 {
@@ -289,26 +382,14 @@ static struct sto_pos *read_term(struct store *s, sqlite3 *db, const char *term,
 		return NULL;
 	}
 	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
-	struct builder b = {xcalloc(1, sizeof(*b.p)), 0, 0, 0};
-	atomic_init(&b.p->refs, 1);
+	struct builder b = builder_new();
 	int r;
 	bool ok = true;
 	uint32_t *buf = NULL;
 	size_t cap = 0;
-	while (ok && (r = sqlite3_step(st)) == SQLITE_ROW) {
-		const void *v = sqlite3_column_blob(st, 1);
-		size_t n = (size_t)sqlite3_column_bytes(st, 1);
-		ok = (v || !n) && n % sizeof(uint32_t) == 0;
-		if (ok && n > cap) {
-			cap = 2 * n;
-			buf = xrealloc(buf, cap);
-		}
-		if (ok && n)
-			memcpy(buf, v, n);
-		if (ok)
-			add_note(&b, sqlite3_column_int64(st, 0), buf,
-				 n / sizeof(uint32_t));
-	}
+	while (ok && (r = sqlite3_step(st)) == SQLITE_ROW)
+		ok = add_row(&b, sqlite3_column_int64(st, 0), st, 1, &buf,
+			     &cap);
 	free(buf);
 	if (ok && r != SQLITE_DONE)
 		*ret_r = sto_search_error(s, db, ret_msg);
@@ -318,23 +399,101 @@ static struct sto_pos *read_term(struct store *s, sqlite3 *db, const char *term,
 		pos_unref(b.p);
 		return NULL;
 	}
-	if (!b.cap_n)
-		b.p->at = xcalloc(1, sizeof(*b.p->at));
-	b.p->at[b.p->n] = (uint32_t)b.npos;
-	b.p->bytes = sizeof(*b.p) + strlen(term) +
-		     b.p->n * (sizeof(*b.p->id) + 2 * sizeof(*b.p->at) + 1) +
-		     b.npos * sizeof(uint32_t);
-	return b.p;
+	return builder_done(&b, term);
 }
 
-/* The positions of term, cached for generation gen or read now. */
+/* old's notes but the n changed ones chg (by id), with those of them
+ * that have term now read again (st: their positions, ?2 the id), in
+ * *ret; < 0 on error (*ret_msg set), 0 (*ret NULL too when a blob is
+ * not vpos's). */
+static int merge_changed(struct store *s, sqlite3 *db, sqlite3_stmt *st,
+			 const char *term, const struct sto_pos *old,
+			 const int64_t *chg, size_t n, struct sto_pos **ret,
+			 char **ret_msg)
+{
+	struct builder b = builder_new();
+	uint32_t *buf = NULL;
+	size_t cap = 0, i = 0, j = 0;
+	int r = 0;
+	bool ok = true;
+	while (ok && r == 0 && (i < old->n || j < n)) {
+		if (j >= n || (i < old->n && old->id[i] < chg[j])) {
+			copy_note(&b, old, i++);
+			continue;
+		}
+		if (i < old->n && old->id[i] == chg[j])
+			i++;
+		sqlite3_bind_int64(st, 2, chg[j]);
+		int rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW)
+			ok = add_row(&b, chg[j], st, 0, &buf, &cap);
+		else if (rc != SQLITE_DONE)
+			r = sto_search_error(s, db, ret_msg);
+		sqlite3_reset(st);
+		j++;
+	}
+	free(buf);
+	if (!ok || r < 0) {
+		pos_unref(b.p);
+		*ret = NULL;
+		return r;
+	}
+	*ret = builder_done(&b, term);
+	return 0;
+}
+
+/* The positions of term, of generation from (old), brought up to date by
+ * reading again the notes changed since, in *ret (old itself, another
+ * reference, when none changed); NULL when too many did (or the log does
+ * not reach back that far). < 0 on error (*ret_msg set). */
+static int refresh_term(struct store *s, sqlite3 *db, const char *term,
+			struct sto_pos *old, uint64_t from,
+			struct sto_pos **ret, char **ret_msg)
+{
+	*ret = NULL;
+	_cleanup_free_ int64_t *chg = NULL;
+	size_t n, max = old->n / REFRESH_SHARE;
+	if (!sto_changed_since(s, from, max > REFRESH_MIN ? max : REFRESH_MIN,
+			       &chg, &n))
+		return 0;
+	if (!n) {
+		atomic_fetch_add(&old->refs, 1);
+		*ret = old;
+		return 0;
+	}
+	_cleanup_free_ char *expr = term_expr(term);
+	sqlite3_stmt *st = expr ? sto_stmt(db, "SELECT vpos(fts) FROM fts"
+					       " WHERE fts MATCH ?1 AND"
+					       " rowid = ?2")
+				: NULL;
+	if (!expr)
+		return 0;
+	if (!st)
+		return sto_search_error(s, db, ret_msg);
+	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
+	int r = merge_changed(s, db, st, term, old, chg, n, ret, ret_msg);
+	sqlite3_clear_bindings(st);
+	sto_stmt_done(st);
+	return r;
+}
+
+/* The positions of term, cached (brought up to date for generation gen)
+ * or read now. */
 static struct sto_pos *term_get(struct store *s, sqlite3 *db, const char *term,
 				uint64_t gen, int *ret_r, char **ret_msg)
 {
-	struct sto_pos *p = lookup(s->phrases, term, gen);
-	if (p)
+	uint64_t at = 0;
+	struct sto_pos *p = lookup(s, term, &at), *up = NULL;
+	if (p && at == gen)
 		return p;
-	p = read_term(s, db, term, ret_r, ret_msg);
+	if (p) {
+		*ret_r = refresh_term(s, db, term, p, at < gen ? at : gen, &up,
+				      ret_msg);
+		pos_unref(p);
+		if (*ret_r < 0)
+			return NULL;
+	}
+	p = up ? up : read_term(s, db, term, ret_r, ret_msg);
 	if (p)
 		keep(s, term, gen, p);
 	return p;
@@ -711,9 +870,9 @@ static void found_keep(struct store *s, const char *expr, uint64_t gen,
 	if (atomic_load(&s->gen) != gen || w->bytes > FOUND_BYTES)
 		return;
 	pthread_mutex_lock(&c->mu);
-	if (c->gen != gen) {
-		cache_clear(c);
-		c->gen = gen;
+	if (!derived_for(c, gen)) {
+		pthread_mutex_unlock(&c->mu);
+		return;
 	}
 	if (c->found_bytes + w->bytes > FOUND_BYTES) {
 		size_t it = 0;
@@ -739,7 +898,8 @@ static void found_keep(struct store *s, const char *expr, uint64_t gen,
  * kept for the phrases that have it). The phrase is found here when its
  * words' positions are kept but for its rarest word's (at most), or when
  * its words are common (COUNT_UPTO notes or more) and only one's are to
- * be read; else by FTS5. */
+ * be read (all its forms: the word and its stems, which FTS5 reads too);
+ * else by FTS5. */
 /* Words counted up to this many notes at most. */
 #define COUNT_UPTO 1024
 /* Counts remembered per generation at most. */
@@ -761,7 +921,7 @@ static int64_t notes_upto(struct store *s, sqlite3 *db, const char *term,
 	if (n < 0)
 		return -1;
 	pthread_mutex_lock(&c->mu);
-	if (c->gen == gen && atomic_load(&s->gen) == gen &&
+	if (atomic_load(&s->gen) == gen && derived_for(c, gen) &&
 	    hmap_size(c->counts) < COUNTS_MAX)
 		hmap_put(c->counts, term, (void *)(intptr_t)(n + 1));
 	pthread_mutex_unlock(&c->mu);
@@ -769,6 +929,44 @@ static int64_t notes_upto(struct store *s, sqlite3 *db, const char *term,
 }
 
 bool sto_phrase_always;
+
+/* The positions of term read ahead for generation gen, unless they are
+ * kept or half the memory is taken. */
+static int warm_term(struct store *s, sqlite3 *db, const char *term,
+		     uint64_t gen)
+{
+	struct sto_phrases *c = s->phrases;
+	uint64_t at = 0;
+	struct sto_pos *p = lookup(s, term, &at);
+	pthread_mutex_lock(&c->mu);
+	bool room = c->bytes <= PHRASE_BYTES / 2;
+	pthread_mutex_unlock(&c->mu);
+	int r = 0;
+	char *msg = NULL;
+	if (p && at != gen) {
+		pos_unref(p);
+		p = term_get(s, db, term, gen, &r, &msg);
+	} else if (!p && room) {
+		p = term_get(s, db, term, gen, &r, &msg);
+	}
+	pos_unref(p);
+	free(msg);
+	return r < 0 ? r : room;
+}
+
+int sto_phrase_warm(struct store *s, sqlite3 *db, const char *expr,
+		    uint64_t gen)
+{
+	struct phrase p;
+	if (!s->phrases || !phrase_of(expr, &p))
+		return 0;
+	int r = 1;
+	for (size_t i = 0; i < p.n && r > 0; i++)
+		for (size_t k = 0; k < p.nsyn[i] && r > 0; k++)
+			r = warm_term(s, db, p.syn[i][k], gen);
+	phrase_free(&p);
+	return r;
+}
 
 /* Whether term is one of the first n forms of p before word i, form k. */
 static bool seen_before(const struct phrase *p, size_t i, size_t k)
@@ -780,8 +978,10 @@ static bool seen_before(const struct phrase *p, size_t i, size_t k)
 	return false;
 }
 
-/* The positions of p's words kept for generation gen into p->pos; true
- * when FTS5 finds the phrase sooner (above). */
+/* The positions of p's words kept for generation gen into p->pos (those
+ * of an older one count as kept: they are brought up to date by term_get,
+ * at the cost of the notes changed since); true when FTS5 finds the
+ * phrase sooner (above). */
 static bool fts5_sooner(struct store *s, sqlite3 *db, struct phrase *p,
 			uint64_t gen)
 {
@@ -789,21 +989,26 @@ static bool fts5_sooner(struct store *s, sqlite3 *db, struct phrase *p,
 	size_t nunkept = 0;
 	for (size_t i = 0; i < p->n; i++) {
 		int64_t notes = 0;
+		bool word_unkept = false;
 		for (size_t k = 0; k < p->nsyn[i]; k++) {
-			struct sto_pos *c =
-				lookup(s->phrases, p->syn[i][k], gen);
-			p->pos[i][k] = c;
+			uint64_t at = 0;
+			struct sto_pos *c = lookup(s, p->syn[i][k], &at);
+			p->pos[i][k] = c && at == gen ? c : NULL;
 			int64_t n = c ? (int64_t)c->n
 				      : notes_upto(s, db, p->syn[i][k],
 						   COUNT_UPTO, gen);
+			if (c && at != gen)
+				pos_unref(c);
 			if (n < 0)
 				return true;
 			notes += n < COUNT_UPTO ? n : COUNT_UPTO;
 			if (!c && !seen_before(p, i, k)) {
 				unkept += n < COUNT_UPTO ? n : COUNT_UPTO;
-				nunkept++;
+				word_unkept = true;
 			}
 		}
+		/* Words, not forms: a word's stems are read with it. */
+		nunkept += word_unkept;
 		least = notes < least ? notes : least;
 	}
 	return !sto_phrase_always && nunkept && unkept > least &&
@@ -841,7 +1046,7 @@ struct sto_word *sto_phrase_get(struct store *s, sqlite3 *db, const char *expr,
 		w->nrow = nrow;
 		w->avgdl = avgdl;
 		w->gen = gen;
-		*ret_r = sto_word_norms(s, db, gen, w, ret_msg);
+		*ret_r = sto_word_lengths(s, db, gen, w, ret_msg);
 		sto_word_sized(w, expr);
 		if (*ret_r < 0) {
 			sto_word_put(w);

@@ -156,6 +156,20 @@ void sto_fts_atom(struct sbuf *b, const struct qnode *q)
 	fts_word(b, q->text);
 }
 
+void sto_fts_prefix_phrases(const struct qnode *q, char **ret_word,
+			    char **ret_prefix)
+{
+	const char *col = q->title ? "title : " : "";
+	struct sbuf w = {0}, p = {0};
+	sb_puts(&w, col);
+	fts_word(&w, q->text);
+	sb_puts(&p, col);
+	fts_quote(&p, q->text, strlen(q->text));
+	sb_puts(&p, " *");
+	*ret_word = sb_steal(&w);
+	*ret_prefix = sb_steal(&p);
+}
+
 /* Translatable into one FTS5 expression: words and phrases (not CJK)
  * under AND and OR. */
 bool sto_ftsable(const struct qnode *q)

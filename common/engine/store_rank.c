@@ -634,29 +634,34 @@ static bool all_common(struct store *s, const struct prune *p)
 	return true;
 }
 
-/* The notes of the n words expr (FTS5 phrases, in the order the rank
- * function has them; df: their counts, NULL: each weighs 1) scored in
- * memory: the best t->k in t->v, best first; *ret_rows: the notes with
- * any of them. */
-static int memory_pass(struct store *s, sqlite3 *db, char *const *expr,
-		       size_t n, const int64_t *df, uint64_t gen,
-		       struct topk *t, size_t *ret_rows, char **ret_msg)
+/* The notes of FTS5 phrase expr: a phrase from its words' positions
+ * (store_phrase.c), else a word's notes, kept (store_words.c) or, without
+ * keep, read for this search alone when they are not; NULL on error (*ret_r,
+ * *ret_msg). */
+static struct sto_word *notes_of(struct store *s, sqlite3 *db, const char *expr,
+				 bool keep, uint64_t gen, int *ret_r,
+				 char **ret_msg)
 {
-	struct sto_word **w = xcalloc(n, sizeof(*w));
+	struct sto_word *w = sto_phrase_get(s, db, expr, gen, ret_r, ret_msg);
+	if (!w && *ret_r == 0)
+		w = keep ? sto_word_get(s, db, expr, gen, ret_r, ret_msg)
+			 : sto_word_read(s, db, expr, gen, ret_r, ret_msg);
+	return w;
+}
+
+/* The n words' notes w (in the order the rank function has them; df:
+ * their counts, NULL: each weighs 1) scored: the best t->k in t->v, best
+ * first; the notes with any of them returned. */
+static size_t score_notes(struct sto_word *const *w, size_t n,
+			  const int64_t *df, struct topk *t)
+{
 	size_t *at = xcalloc(n, sizeof(*at)), rows = 0;
 	double *idf = xcalloc(n, sizeof(*idf));
-	int r = 0;
-	for (size_t i = 0; i < n && r == 0; i++) {
-		/* A phrase from its words' positions (store_phrase.c). */
-		w[i] = sto_phrase_get(s, db, expr[i], gen, &r, ret_msg);
-		if (!w[i] && r == 0)
-			w[i] = sto_word_get(s, db, expr[i], gen, &r, ret_msg);
-		if (w[i])
-			idf[i] = df ? ftsaux_idf(w[i]->nrow, df[i]) : 1;
-	}
+	for (size_t i = 0; i < n; i++)
+		idf[i] = df ? ftsaux_idf(w[i]->nrow, df[i]) : 1;
 	t->n = 0;
 	/* FTS5 gives each word's notes by id: one merge of them. */
-	while (r == 0) {
+	for (;;) {
 		int64_t id = INT64_MAX;
 		for (size_t i = 0; i < n; i++)
 			if (at[i] < w[i]->n && w[i]->id[at[i]] < id)
@@ -667,8 +672,10 @@ static int memory_pass(struct store *s, sqlite3 *db, char *const *expr,
 		for (size_t i = 0; i < n; i++) {
 			size_t k = at[i];
 			if (k < w[i]->n && w[i]->id[k] == id) {
-				total += ftsaux_term(idf[i], w[i]->freq[k],
-						     w[i]->norm[k]);
+				total += ftsaux_term(
+					idf[i], w[i]->freq[k],
+					ftsaux_norm((double)w[i]->dl[k],
+						    w[i]->avgdl));
 				at[i]++;
 			}
 		}
@@ -676,12 +683,56 @@ static int memory_pass(struct store *s, sqlite3 *db, char *const *expr,
 		topk_add(t, id, total);
 	}
 	qsort(t->v, t->n, sizeof(*t->v), cmp_better);
+	free(at);
+	free(idf);
+	return rows;
+}
+
+/* The notes of the n words expr (FTS5 phrases, in the order the rank
+ * function has them; df: their counts, NULL: each weighs 1) scored in
+ * memory: the best t->k in t->v, best first; *ret_rows: the notes with
+ * any of them. */
+static int memory_pass(struct store *s, sqlite3 *db, char *const *expr,
+		       size_t n, const int64_t *df, uint64_t gen,
+		       struct topk *t, size_t *ret_rows, char **ret_msg)
+{
+	struct sto_word **w = xcalloc(n, sizeof(*w));
+	int r = 0;
+	for (size_t i = 0; i < n && r == 0; i++)
+		w[i] = notes_of(s, db, expr[i], true, gen, &r, ret_msg);
+	*ret_rows = r == 0 ? score_notes(w, n, df, t) : 0;
 	for (size_t i = 0; i < n; i++)
 		sto_word_put(w[i]);
 	free(w);
-	free(at);
-	free(idf);
-	*ret_rows = rows;
+	return r;
+}
+
+/* A prefix alone (q, word*): its two phrases, the word itself and the
+ * words it begins, scored from their notes in memory with their counts,
+ * as the query's rank function (RANK) scores them, counting each phrase
+ * (the best t->k in t->v, best first; *ret_rows: the notes with either):
+ * FTS5 would count the words it begins, then look up the length of every
+ * note that has one. Their notes are read for this search alone, unless
+ * they are kept already (were they kept, every prefix searched would push
+ * the common words out of memory). */
+static int prefix_pass(struct store *s, sqlite3 *db, const struct qnode *q,
+		       uint64_t gen, struct topk *t, size_t *ret_rows,
+		       char **ret_msg)
+{
+	char *expr[2];
+	struct sto_word *w[2] = {NULL, NULL};
+	int r = 0;
+	sto_fts_prefix_phrases(q, &expr[0], &expr[1]);
+	for (size_t i = 0; i < 2 && r == 0; i++)
+		w[i] = notes_of(s, db, expr[i], false, gen, &r, ret_msg);
+	if (r == 0) {
+		int64_t df[2] = {(int64_t)w[0]->n, (int64_t)w[1]->n};
+		*ret_rows = score_notes(w, 2, df, t);
+	}
+	for (size_t i = 0; i < 2; i++)
+		sto_word_put(w[i]);
+	free(expr[0]);
+	free(expr[1]);
 	return r;
 }
 
@@ -725,8 +776,9 @@ int sto_topk(struct store *s, sqlite3 *db, const char *match,
 	 * the order of its hits, and they are counted as they are ranked;
 	 * the page is scored with the count. */
 	bool one = !pruning && sto_text_atom(q) && !q->prefix && !q->title;
-	/* A prefix alone: every hit ranked by RANK (a word it stands for
-	 * weighs by its own rarity), the page's snippets in one query. */
+	/* A prefix alone: every hit ranked as RANK ranks it (the words it
+	 * begins weigh as one phrase, below the word itself), from memory
+	 * (prefix_pass), the page's snippets in one query. */
 	bool ranged = !pruning && sto_text_atom(q) && q->prefix;
 	struct topk t = {.k = offset + limit};
 	t.v = xcalloc(t.k + 1, sizeof(*t.v));
@@ -742,6 +794,8 @@ int sto_topk(struct store *s, sqlite3 *db, const char *match,
 			free(p.match);
 			p.match = xstrdup(p.all);
 		}
+	} else if (ranged) {
+		r = prefix_pass(s, db, q, gen, &t, &rows, ret_msg);
 	} else {
 		r = fts_passes(s, db, match, one, pruning, &p, &t, &rows,
 			       ret_msg);

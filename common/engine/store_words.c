@@ -2,19 +2,19 @@
 /*
  * The common words' notes in memory: for a word that a good part of the
  * notes have, every note with it and what the ranking needs of each (its
- * weighted instances: vterm, ftsaux.h; the note's length and its length
- * normalisation, from the notes' lengths, which are read in one scan and
- * kept too), read in one pass over the word's notes, the most recently
- * used first within a memory budget. A search of such words alone then
- * ranks their notes in memory, with the same scores as FTS5 would give
- * them, instead of reading every note's positions again (store_rank.c).
- * They are kept across writes: the writer logs the notes each commit
- * changes (sto_words_touch, sto_words_log), and the notes of a word (or
- * the lengths) of an older generation are brought up to date by reading
- * again only the notes changed since, with the notes' new count and
- * average length (every norm computed again from the lengths kept): the
- * same doubles as a fresh pass. The log is bounded: past WLOG_MAX notes
- * its oldest go, and what is older than them is read afresh.
+ * weighted instances: vterm, ftsaux.h; the note's length, from the
+ * notes' lengths, which are read in one scan and kept too; its length
+ * normalisation is computed as it is scored), read in one pass over the
+ * word's notes, the most recently used first within a memory budget. A
+ * search of such words alone then ranks their notes in memory, with the
+ * same scores as FTS5 would give them, instead of reading every note's
+ * positions again (store_rank.c). They are kept across writes: the
+ * writer logs the notes each commit changes (sto_words_touch,
+ * sto_words_log), and the notes of a word (or the lengths) of an older
+ * generation are brought up to date by reading again only the notes
+ * changed since, with the notes' new count and average length: the same
+ * doubles as a fresh pass. The log is bounded: past WLOG_MAX notes its
+ * oldest go, and what is older than them is read afresh.
  */
 #include "ftsaux.h"
 #include "store_int.h"
@@ -26,25 +26,18 @@
 /* The memory the words' notes may take, all words together: 32 MiB, or
  * room for WORDS_KEPT words that every note has (a search's common words
  * come from a few dozen: at 100k notes, more than 32 MiB; a word read
- * again costs a pass over its notes' positions, half a second there). */
+ * again costs a pass over its notes' positions, half a second there):
+ * the memory 32 such words took at 28 bytes a note, 44 at 20. */
 #define WORDS_BYTES_MIN ((size_t)32 << 20)
-#define WORDS_KEPT 32
+#define WORDS_KEPT 44
 
 /* The notes changed that the log holds at most (a transaction that
  * changes more empties it). */
 #define WLOG_MAX 2048
 
-/* Notes of an older generation are brought up to date when at most one
- * in REFRESH_SHARE of them (and REFRESH_MIN at least) changed since: a
- * changed note is looked up, which costs about as much as reading a few
- * notes in a pass. */
-#define REFRESH_SHARE 8
-#define REFRESH_MIN 4
-
 static size_t per_note(const struct sto_word *w)
 {
-	return sizeof(*w->id) + sizeof(*w->freq) + sizeof(*w->norm) +
-	       sizeof(*w->dl);
+	return sizeof(*w->id) + sizeof(*w->freq) + sizeof(*w->dl);
 }
 
 static size_t words_budget(const struct sto_word *w)
@@ -54,13 +47,23 @@ static size_t words_budget(const struct sto_word *w)
 	return all > WORDS_BYTES_MIN ? all : WORDS_BYTES_MIN;
 }
 
+bool sto_words_room(struct store *s, int64_t notes)
+{
+	struct sto_word all = {.nrow = notes};
+	size_t budget = words_budget(&all);
+	size_t need = (size_t)(notes > 0 ? notes : 0) * per_note(&all);
+	pthread_mutex_lock(&s->wmu);
+	bool room = s->wbytes + need <= budget / 4 * 3;
+	pthread_mutex_unlock(&s->wmu);
+	return room;
+}
+
 static void word_unref(struct sto_word *w)
 {
 	if (!w || atomic_fetch_sub(&w->refs, 1) != 1)
 		return;
 	free(w->id);
 	free(w->freq);
-	free(w->norm);
 	free(w->dl);
 	free(w);
 }
@@ -234,11 +237,16 @@ static int cmp_id(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The notes changed after generation from, by id, each once, in *ret
- * (*ret_n of them); false when the log does not reach back that far or
- * they are more than max. */
-static bool changed_since(struct store *s, uint64_t from, size_t max,
-			  int64_t **ret, size_t *ret_n)
+uint64_t sto_words_floor(struct store *s)
+{
+	pthread_mutex_lock(&s->wmu);
+	uint64_t floor = s->wfloor;
+	pthread_mutex_unlock(&s->wmu);
+	return floor;
+}
+
+bool sto_changed_since(struct store *s, uint64_t from, size_t max,
+		       int64_t **ret, size_t *ret_n)
 {
 	*ret = NULL;
 	*ret_n = 0;
@@ -329,7 +337,6 @@ void sto_word_arrays(struct sto_word *w, size_t cap)
 {
 	w->id = xrealloc(w->id, cap * sizeof(*w->id));
 	w->freq = xrealloc(w->freq, cap * sizeof(*w->freq));
-	w->norm = xrealloc(w->norm, cap * sizeof(*w->norm));
 	w->dl = xrealloc(w->dl, cap * sizeof(*w->dl));
 }
 
@@ -549,7 +556,7 @@ static int lens_update(struct store *s, sqlite3 *db, uint64_t gen, uint64_t at,
 {
 	_cleanup_free_ int64_t *chg = NULL;
 	size_t n;
-	if (!changed_since(s, at < gen ? at : gen, max, &chg, &n)) {
+	if (!sto_changed_since(s, at < gen ? at : gen, max, &chg, &n)) {
 		lens_put(*l);
 		*l = NULL;
 		return 0;
@@ -613,8 +620,8 @@ static uint32_t len_in(const struct sto_lens *l, int64_t id, size_t *at)
 	return lo < l->n && l->id[lo] == id ? l->dl[lo] : 0;
 }
 
-int sto_word_norms(struct store *s, sqlite3 *db, uint64_t gen,
-		   struct sto_word *w, char **ret_msg)
+int sto_word_lengths(struct store *s, sqlite3 *db, uint64_t gen,
+		     struct sto_word *w, char **ret_msg)
 {
 	struct sto_lens *l;
 	int r = lens_of(s, db, gen,
@@ -635,7 +642,6 @@ int sto_word_norms(struct store *s, sqlite3 *db, uint64_t gen,
 		else
 			r = look_up_len(s, db, one, w->id[i], &w->dl[i], &has,
 					ret_msg);
-		w->norm[i] = ftsaux_norm((double)w->dl[i], w->avgdl);
 	}
 	sto_stmt_done(one);
 	lens_put(l);
@@ -695,7 +701,7 @@ static struct sto_word *read_word(struct store *s, sqlite3 *db,
 		ok = false;
 	}
 	sto_stmt_done(st);
-	if (ok && (*ret_r = sto_word_norms(s, db, gen, w, ret_msg)) < 0)
+	if (ok && (*ret_r = sto_word_lengths(s, db, gen, w, ret_msg)) < 0)
 		ok = false;
 	if (!ok) {
 		word_unref(w);
@@ -753,7 +759,7 @@ static int read_changed(struct store *s, sqlite3 *db, const char *expr,
 }
 
 /* old's notes but the n changed ones chg, and the nf changed ones that
- * have the word f, merged by id; norms for notes of avgdl on average. */
+ * have the word f, merged by id, for notes of avgdl on average. */
 static struct sto_word *merged(const struct sto_word *old, const int64_t *chg,
 			       size_t n, const struct fresh *f, size_t nf,
 			       double avgdl)
@@ -762,7 +768,6 @@ static struct sto_word *merged(const struct sto_word *old, const int64_t *chg,
 	atomic_init(&w->refs, 1);
 	w->avgdl = avgdl;
 	sto_word_arrays(w, old->n + nf ? old->n + nf : 1);
-	bool same = avgdl == old->avgdl;
 	size_t i = 0, j = 0, k = 0;
 	while (i < old->n || k < nf) {
 		if (i < old->n) {
@@ -778,15 +783,11 @@ static struct sto_word *merged(const struct sto_word *old, const int64_t *chg,
 			w->id[at] = old->id[i];
 			w->freq[at] = old->freq[i];
 			w->dl[at] = old->dl[i];
-			w->norm[at] =
-				same ? old->norm[i]
-				     : ftsaux_norm((double)old->dl[i], avgdl);
 			i++;
 		} else {
 			w->id[at] = f[k].id;
 			w->freq[at] = f[k].freq;
 			w->dl[at] = f[k].dl;
-			w->norm[at] = ftsaux_norm((double)f[k].dl, avgdl);
 			k++;
 		}
 	}
@@ -809,8 +810,8 @@ static int refresh_word(struct store *s, sqlite3 *db, const char *expr,
 	_cleanup_free_ int64_t *chg = NULL;
 	size_t n, max = old->n / REFRESH_SHARE;
 	if (r < 0 ||
-	    !changed_since(s, from, max > REFRESH_MIN ? max : REFRESH_MIN, &chg,
-			   &n))
+	    !sto_changed_since(s, from, max > REFRESH_MIN ? max : REFRESH_MIN,
+			       &chg, &n))
 		return r;
 	if (!n && nrow == old->nrow && avgdl == old->avgdl) {
 		atomic_fetch_add(&old->refs, 1);
@@ -827,6 +828,17 @@ static int refresh_word(struct store *s, sqlite3 *db, const char *expr,
 	}
 	free(f);
 	return r;
+}
+
+struct sto_word *sto_word_read(struct store *s, sqlite3 *db, const char *expr,
+			       uint64_t gen, int *ret_r, char **ret_msg)
+{
+	uint64_t at = 0;
+	struct sto_word *w = lookup(s, expr, &at);
+	if (w && at == gen)
+		return w;
+	word_unref(w);
+	return read_word(s, db, expr, gen, ret_r, ret_msg);
 }
 
 struct sto_word *sto_word_get(struct store *s, sqlite3 *db, const char *expr,

@@ -136,6 +136,7 @@ size_t vault_substrings_work(struct vault *v);
  * backfill (n: the notes it added). */
 struct vault_fulltext_step {
 	bool substrings;
+	bool read_ahead; /* the commonest words read ahead: n of them */
 	size_t n;
 	uint64_t ns; /* how long it took */
 };
@@ -148,7 +149,8 @@ typedef void (*vault_fulltext_fn)(struct vault *v,
  * date now (a first build, files changed while vaultd was not running),
  * then whatever writers queue (a moment later, so that a burst is put
  * once), a rebuild after damage, each followed by the substring
- * backfill. step (optional) is called from the worker after each step.
+ * backfill. step (optional) is called from the worker after each step,
+ * and from the read-ahead's worker once it is done (store_warm_new).
  * 0, or -EAGAIN when the worker cannot start.
  */
 int vault_fulltext_start(struct vault *v, vault_fulltext_fn step, void *ud);

@@ -9,17 +9,22 @@
  * (workq.h) of one worker as two jobs: the texts, then the substrings
  * after them; the first is pushed when a path is queued and no round is
  * pending, after a moment once search is ready (a burst of writes is put
- * at once). Locks: ft->fwmu (one worker), then wmu for each slice, smu
- * for the store's writer connection, rw for writing only around a
- * rebuild or a settled note, ft->fmu around the set; the work queue's
- * and the read-ahead's own mutexes are innermost. Writers reach it
- * through vault_store_queue() (wmu held), which takes ft->fmu alone.
+ * at once). After the first round that leaves search ready, a worker
+ * of its own, which runs only on an idle core, reads the commonest
+ * words' notes ahead (store_warm_new) on a reader connection, once.
+ * Locks: ft->fwmu (one worker), then wmu for each slice, smu for the
+ * store's writer connection, rw for writing only around a rebuild or a
+ * settled note, ft->fmu around the set; the work queue's and the
+ * read-ahead's own mutexes are innermost. Writers reach it through
+ * vault_store_queue() (wmu held), which takes ft->fmu alone.
  */
 #include "vault_int.h"
 #include "store.h"
 #include "workq.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <time.h>
 
 /*
@@ -40,7 +45,11 @@ struct fulltext {
 	struct workq *q;		      /* fmu */
 	struct workq_job texts_job, subs_job; /* the queue's */
 	bool pending;			      /* fmu */
-	vault_fulltext_fn report;	      /* set before the queue */
+	/* The commonest words read ahead once search is ready (once a
+	 * process), on a worker of its own that runs when a core is idle. */
+	struct workq_job warm_job; /* the queue's */
+	bool warm_pushed;	   /* fmu */
+	vault_fulltext_fn report;  /* set before the queue */
 	void *report_ud;
 	bool taking;		   /* fmu: paths taken off, not committed */
 	char *note;		   /* fmu: something to log, or NULL */
@@ -767,13 +776,62 @@ size_t vault_substrings_work(struct vault *v)
 
 /* ---- in the background ------------------------------------------------ */
 
+/* The lane of the read-ahead's worker. */
+#define WARM_LANE 1
+
+/* The commonest words read ahead (store_warm_new), one a step, until they
+ * are all read, the store is rebuilt or the work stops. */
+static void warm_run(struct vault *v)
+{
+	uint64_t t0 = now_ns();
+	struct store *s = vault_store(v);
+	struct store_warm *w = s ? store_warm_new(s) : NULL;
+	struct vault_fulltext_step step = {.read_ahead = true,
+					   .n = store_warm_words(w)};
+	bool any = w != NULL;
+	while (w && atomic_load(&v->ft->ready) && !vault_fulltext_stopped(v) &&
+	       store_warm_step(s, w) > 0)
+		;
+	store_warm_free(w);
+	step.ns = now_ns() - t0;
+	if (any && v->ft->report)
+		v->ft->report(v, &step, v->ft->report_ud);
+}
+
+/* The read-ahead pushed, once, when search is ready (fmu held). */
+static void warm_locked(struct vault *v)
+{
+	struct fulltext *ft = v->ft;
+	if (ft->warm_pushed || ft->stop || !atomic_load(&ft->ready) ||
+	    !vault_store(v))
+		return;
+	ft->warm_pushed = true;
+	ft->warm_job.lane = WARM_LANE;
+	workq_push(ft->q, &ft->warm_job);
+}
+
+/* The read-ahead's worker runs only when a core is idle (SCHED_IDLE):
+ * it never takes a core from a search or a write. */
+static void bg_thread_start(unsigned lanes, void *ud)
+{
+	(void)ud;
+	struct sched_param sp = {0};
+	if (lanes == 1u << WARM_LANE)
+		pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp);
+}
+
 /* A round's jobs: the texts, then the substrings; when the round ends,
  * the next is pushed if paths were queued meanwhile (or the store broke),
- * else none is pending until one is. */
+ * else none is pending until one is. The read-ahead's job runs on its
+ * own worker. */
 static void bg_run(struct workq_job *j, void *ud)
 {
 	struct vault *v = ud;
 	struct fulltext *ft = v->ft;
+	if (j == &ft->warm_job) {
+		warm_run(v);
+		return;
+	}
 	bool texts = j == &ft->texts_job;
 	struct vault_fulltext_step step = {.substrings = !texts};
 	uint64_t t0 = now_ns();
@@ -794,6 +852,7 @@ static void bg_run(struct workq_job *j, void *ud)
 	}
 	pthread_mutex_lock(&ft->fmu);
 	ft->pending = false;
+	warm_locked(v);
 	schedule_locked(v);
 	pthread_mutex_unlock(&ft->fmu);
 }
@@ -801,9 +860,11 @@ static void bg_run(struct workq_job *j, void *ud)
 int vault_fulltext_start(struct vault *v, vault_fulltext_fn report, void *ud)
 {
 	struct fulltext *ft = v->ft;
-	const struct workq_ops ops = {.run = bg_run, .ud = v};
+	const struct workq_ops ops = {
+		.run = bg_run, .thread_start = bg_thread_start, .ud = v};
 	struct workq *q = workq_new(&ops);
-	if (workq_start(q, 1, 1u << 0) != 1) {
+	if (workq_start(q, 1, 1u << 0) != 1 ||
+	    workq_start(q, 1, 1u << WARM_LANE) != 1) {
 		workq_free(q);
 		return -EAGAIN;
 	}
