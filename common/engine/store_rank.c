@@ -391,6 +391,10 @@ static int topk_pass(struct store *s, sqlite3 *db, sqlite3_stmt *st,
 	return err;
 }
 
+/* The rank function with the count of the notes of a word or phrase
+ * (?4) for its page: scored by its rarity. */
+#define RESCORE "vrank(fts, " RANK_WEIGHTS ", ?4)"
+
 /* A word's hits, at most, read in one query for the page's snippets
  * rather than a query per hit. */
 #define RANGE_ROWS 256
@@ -457,36 +461,35 @@ static void snipped_of(sqlite3_stmt *st, int col, bool rescore,
  * each ("rowid = ?" takes FTS5 straight to the hit). */
 static int snippets_each(struct store *s, sqlite3 *db, const struct scored *v,
 			 size_t n, const char *match, int64_t nphrase,
-			 const char *rescore, struct snipped *out,
-			 char **ret_msg)
+			 int64_t rescore, struct snipped *out, char **ret_msg)
 {
 	size_t left = 0;
 	for (size_t i = 0; i < n; i++)
 		left += !out[i].row;
 	if (!left)
 		return 0;
-	/* The rank column is computed whenever it is selected: only with
-	 * rescore (vrank without the counts would count every phrase). */
-	sqlite3_stmt *snip =
-		sto_stmt(db, rescore ? "SELECT vsnippet(fts, 1, 'docz',"
-				       " 'body', ?3), rank FROM fts WHERE"
-				       " fts MATCH ?1 AND rowid = ?2 AND"
-				       " rank MATCH ?4"
-				     : "SELECT vsnippet(fts, 1, 'docz',"
-				       " 'body', ?3) FROM fts WHERE fts"
-				       " MATCH ?1 AND rowid = ?2");
+	/* With rescore, vrank given the count (without it, it would count
+	 * every phrase) called as is: a "rank MATCH" prepares a statement
+	 * for the rank function's arguments on each query. */
+	sqlite3_stmt *snip = sto_stmt(
+		db, rescore >= 0
+			    ? "SELECT vsnippet(fts, 1, 'docz', 'body', ?3),"
+			      " " RESCORE " FROM fts WHERE fts MATCH ?1"
+			      " AND rowid = ?2"
+			    : "SELECT vsnippet(fts, 1, 'docz', 'body', ?3)"
+			      " FROM fts WHERE fts MATCH ?1 AND rowid = ?2");
 	if (!snip)
 		return sto_search_error(s, db, ret_msg);
 	sqlite3_bind_text(snip, 1, match, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(snip, 3, nphrase);
-	if (rescore)
-		sqlite3_bind_text(snip, 4, rescore, -1, SQLITE_STATIC);
+	if (rescore >= 0)
+		sqlite3_bind_int64(snip, 4, rescore);
 	for (size_t i = 0; i < n; i++) {
 		if (out[i].row)
 			continue;
 		sqlite3_bind_int64(snip, 2, v[i].id);
 		if (sqlite3_step(snip) == SQLITE_ROW)
-			snipped_of(snip, 0, rescore != NULL, &out[i]);
+			snipped_of(snip, 0, rescore >= 0, &out[i]);
 		sqlite3_reset(snip);
 	}
 	sto_stmt_done(snip);
@@ -501,8 +504,7 @@ static int snippets_each(struct store *s, sqlite3 *db, const struct scored *v,
  * expression and looks its words up again). */
 static int snippets_ranged(struct store *s, sqlite3 *db, const struct scored *v,
 			   size_t n, const char *match, int64_t nphrase,
-			   const char *rescore, struct snipped *out,
-			   char **ret_msg)
+			   int64_t rescore, struct snipped *out, char **ret_msg)
 {
 	if (!n)
 		return 0;
@@ -510,9 +512,9 @@ static int snippets_ranged(struct store *s, sqlite3 *db, const struct scored *v,
 	struct sbuf sql = {0};
 	sb_printf(&sql,
 		  "SELECT rowid, vsnippet(fts, 1, 'docz', 'body', ?3)%s"
-		  " FROM fts WHERE fts MATCH ?1%s AND rowid >= ?5 AND"
+		  " FROM fts WHERE fts MATCH ?1 AND rowid >= ?5 AND"
 		  " rowid <= ?6 AND +rowid IN (",
-		  rescore ? ", rank" : "", rescore ? " AND rank MATCH ?4" : "");
+		  rescore >= 0 ? ", " RESCORE : "");
 	for (size_t i = 0; i < n; i++) {
 		sb_printf(&sql, "%s?%zu", i ? ", " : "", i + 7);
 		lo = v[i].id < lo ? v[i].id : lo;
@@ -525,8 +527,8 @@ static int snippets_ranged(struct store *s, sqlite3 *db, const struct scored *v,
 		return sto_search_error(s, db, ret_msg);
 	sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, nphrase);
-	if (rescore)
-		sqlite3_bind_text(st, 4, rescore, -1, SQLITE_STATIC);
+	if (rescore >= 0)
+		sqlite3_bind_int64(st, 4, rescore);
 	sqlite3_bind_int64(st, 5, lo);
 	sqlite3_bind_int64(st, 6, hi);
 	for (size_t i = 0; i < n; i++)
@@ -536,7 +538,7 @@ static int snippets_ranged(struct store *s, sqlite3 *db, const struct scored *v,
 		int64_t id = sqlite3_column_int64(st, 0);
 		for (size_t i = 0; i < n; i++)
 			if (v[i].id == id)
-				snipped_of(st, 1, rescore != NULL, &out[i]);
+				snipped_of(st, 1, rescore >= 0, &out[i]);
 	}
 	if (rc != SQLITE_DONE)
 		r = sto_search_error(s, db, ret_msg);
@@ -546,11 +548,11 @@ static int snippets_ranged(struct store *s, sqlite3 *db, const struct scored *v,
 
 /* The page: t's hits from offset, ordered by score, name and path, with
  * their snippets around the first nphrase phrases of match (ranged:
- * read in one query, snippets_ranged); with rescore, scored again by
- * the rank function rescore. */
+ * read in one query, snippets_ranged); with rescore (0 or more), scored
+ * again by vrank given that count. */
 static int topk_page(struct store *s, sqlite3 *db, const struct topk *t,
 		     size_t offset, const char *match, int64_t nphrase,
-		     const char *rescore, bool ranged, struct ptrvec *hits,
+		     int64_t rescore, bool ranged, struct ptrvec *hits,
 		     char **ret_msg)
 {
 	size_t n = t->n > offset ? t->n - offset : 0, got = 0;
@@ -570,8 +572,8 @@ static int topk_page(struct store *s, sqlite3 *db, const struct topk *t,
 		r = sto_search_error(s, db, ret_msg);
 	struct named *page = xcalloc(n + 1, sizeof(*page));
 	for (size_t i = 0; i < n && r == 0; i++)
-		got += page_hit(note, rescore != NULL, &t->v[offset + i],
-				&sn[i], &page[got]);
+		got += page_hit(note, rescore >= 0, &t->v[offset + i], &sn[i],
+				&page[got]);
 	qsort(page, got, sizeof(*page), cmp_named);
 	for (size_t i = 0; i < got; i++) {
 		pv_push(hits, page[i].h);
@@ -775,8 +777,8 @@ int sto_topk(struct store *s, sqlite3 *db, const char *match,
 			r = sto_search_error(s, db, ret_msg);
 		rows = n < 0 ? 0 : (size_t)n;
 	}
-	_cleanup_free_ char *rescore =
-		one ? xasprintf("vrank(" RANK_WEIGHTS ", %zu)", rows) : NULL;
+	/* One word or phrase: the page scored with its count. */
+	int64_t rescore = one ? (int64_t)rows : -1;
 	/* A rare word alone: its notes read in one query for the page's
 	 * snippets (a common one's would cost more than a query per hit). */
 	if (one && q->kind == Q_WORD && rows <= RANGE_ROWS)
