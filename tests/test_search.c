@@ -1860,6 +1860,45 @@ static void test_snippet_across_chunks(void)
 	tv_close(&t);
 }
 
+/* A window after ASCII text counted ahead of the tokenizer, and after
+ * text it leaves to the tokenizer: a letter beyond ASCII in a word, a
+ * separator beyond ASCII glued to words. */
+static void test_snippet_after_ascii(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	static const char *const lead[] = {"", "na\xc3\xafve ", "\xe2\x80\x94"};
+	static const char *const want[] = {
+		"\xe2\x80\xa6"
+		"aa bb cc **zebra** dd",
+		"\xe2\x80\xa6"
+		"aa bb cc **zebra** dd",
+		"\xe2\x80\xa6"
+		"aa\xe2\x80\x94"
+		"bb cc **zebra** dd",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(lead); i++) {
+		struct sbuf b = {0};
+		sb_puts(&b, i == 1 ? lead[1] : "");
+		for (int k = 0; k < 300; k++)
+			sb_printf(&b, "aa%s", i == 2 ? lead[2] : " ");
+		sb_puts(&b, "bb cc zebra dd\n");
+		char p[32];
+		snprintf(p, sizeof(p), "A%zu.md", i);
+		tv_write(&t, p, b.s);
+		sb_free(&b);
+	}
+	open_indexed(&t);
+	for (size_t i = 0; i < ARRAY_SIZE(lead); i++) {
+		char q[32];
+		snprintf(q, sizeof(q), "zebra title:A%zu", i);
+		char *snip = tv_first_snippet(&t, q);
+		ASSERT_STR_EQ(snip, want[i]);
+		free(snip);
+	}
+	tv_close(&t);
+}
+
 /* One result's snippet into m (want NULL), or checked against want's
  * for the same path. */
 static void snippet_of(const char *query, const cJSON *it, struct hmap *m,
@@ -2084,6 +2123,8 @@ int main(void)
 		 test_words_follow_writes},
 		{"typos among close words", test_typo_neighbours},
 		{"a snippet across two chunks", test_snippet_across_chunks},
+		{"a snippet after ASCII text and other",
+		 test_snippet_after_ascii},
 		{"snippets in one query: those of a query per hit",
 		 test_snippets_in_one_query},
 		{"a word in every note: the total without a count",
