@@ -2005,6 +2005,156 @@ static void test_snippet_across_chunks(void)
 	tv_close(&t);
 }
 
+/* A window after ASCII text counted ahead of the tokenizer, and after
+ * text it leaves to the tokenizer: a letter beyond ASCII in a word, a
+ * separator beyond ASCII glued to words. */
+static void test_snippet_after_ascii(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	static const char *const lead[] = {"", "na\xc3\xafve ", "\xe2\x80\x94"};
+	static const char *const want[] = {
+		"\xe2\x80\xa6"
+		"aa bb cc **zebra** dd",
+		"\xe2\x80\xa6"
+		"aa bb cc **zebra** dd",
+		"\xe2\x80\xa6"
+		"aa\xe2\x80\x94"
+		"bb cc **zebra** dd",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(lead); i++) {
+		struct sbuf b = {0};
+		sb_puts(&b, i == 1 ? lead[1] : "");
+		for (int k = 0; k < 300; k++)
+			sb_printf(&b, "aa%s", i == 2 ? lead[2] : " ");
+		sb_puts(&b, "bb cc zebra dd\n");
+		char p[32];
+		snprintf(p, sizeof(p), "A%zu.md", i);
+		tv_write(&t, p, b.s);
+		sb_free(&b);
+	}
+	open_indexed(&t);
+	for (size_t i = 0; i < ARRAY_SIZE(lead); i++) {
+		char q[32];
+		snprintf(q, sizeof(q), "zebra title:A%zu", i);
+		char *snip = tv_first_snippet(&t, q);
+		ASSERT_STR_EQ(snip, want[i]);
+		free(snip);
+	}
+	tv_close(&t);
+}
+
+/* One result's snippet into m (want NULL), or checked against want's
+ * for the same path. */
+static void snippet_of(const char *query, const cJSON *it, struct hmap *m,
+		       struct hmap *want)
+{
+	const char *p = cJSON_GetStringValue(cJSON_GetObjectItem(it, "path"));
+	const char *sn =
+		cJSON_GetStringValue(cJSON_GetObjectItem(it, "snippet"));
+	CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+	sn = sn ? sn : "";
+	if (!want) {
+		hmap_put(m, p, xstrdup(sn));
+		return;
+	}
+	const char *w = hmap_get(want, p);
+	CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+	if (strcmp(w, sn))
+		fprintf(stderr, "  %s: %s\n    got:  %s\n    want: %s\n", query,
+			p, sn, w);
+	ASSERT_STR_EQ(sn, w);
+}
+
+/* The snippets of query's results, every page of limit, by path; or
+ * each checked against want's (then NULL). */
+static struct hmap *snippets_by_path(struct tvault *t, const char *query,
+				     int limit, struct hmap *want)
+{
+	struct hmap *m = want ? NULL : hmap_new();
+	char *cursor = NULL;
+	size_t n = 0, pages = 0;
+	do {
+		char *extra = cursor ? xasprintf("{\"limit\": %d, \"cursor\": "
+						 "\"%s\"}",
+						 limit, cursor)
+				     : xasprintf("{\"limit\": %d}", limit);
+		cJSON *r = ft(t, query, extra);
+		free(extra);
+		CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+		const cJSON *it;
+		cJSON_ArrayForEach(it, cJSON_GetObjectItem(r, "results"))
+		{
+			snippet_of(query, it, m, want);
+			n++;
+		}
+		free(cursor);
+		const char *next = cJSON_GetStringValue(
+			cJSON_GetObjectItem(r, "next_cursor"));
+		cursor = next ? xstrdup(next) : NULL;
+		cJSON_Delete(r);
+	} while (cursor && ++pages < 200);
+	free(cursor);
+	CU_ASSERT(n > 0);
+	return m;
+}
+
+static void snippets_free(struct hmap *m)
+{
+	size_t it = 0;
+	const char *k;
+	void *v;
+	while (hmap_next(m, &it, &k, &v))
+		free(v);
+	hmap_free(m);
+}
+
+/* A page's snippets made in one query over its notes' range of ids (a
+ * rare word's; a filtered search's, the rest one by one past the notes
+ * it reads at most) are those made one query per hit (pages of one
+ * result; for a word alone, with a NOT that excludes nothing): a word
+ * late in a note, in the title alone (the note's start), in a phrase,
+ * among many of another. */
+static void test_snippets_in_one_query(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	for (int i = 0; i < 90; i++) {
+		char p[64];
+		struct sbuf b = {0};
+		for (int k = 0; k < (i * 37) % 300; k++)
+			sb_puts(&b, k % 2 ? "filler " : "reed ");
+		if (i % 10)
+			sb_printf(&b, "a grey heron%s stands\n",
+				  i % 3 ? "" : " and an egret");
+		else
+			sb_puts(&b, "no bird here\n");
+		snprintf(p, sizeof(p), "r/Heron %02d.md", i);
+		tv_write(&t, p, b.s);
+		sb_free(&b);
+	}
+	open_indexed(&t);
+	static const char *const q[][2] = {
+		{"heron folder:r", NULL},
+		{"egret folder:r", NULL},
+		{"grey heron folder:r", NULL},
+		{"\"grey heron\" folder:r", NULL},
+		{"egret reed folder:r", NULL},
+		{"egret OR reed folder:r", NULL},
+		{"egret", "egret -qqzzx"},
+		{"heron", "heron -qqzzx"},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(q); i++) {
+		struct hmap *want =
+			snippets_by_path(&t, q[i][1] ? q[i][1] : q[i][0],
+					 q[i][1] ? 100 : 1, NULL);
+		snippets_by_path(&t, q[i][0], 100, want);
+		snippets_by_path(&t, q[i][0], 7, want);
+		snippets_free(want);
+	}
+	tv_close(&t);
+}
+
 /* Big notes with a word on every line: ranking and snippets do bounded
  * work per note (FTS5's snippet() took minutes on 5 MB), the snippet is
  * the first hit's window wherever it is. */
@@ -2121,6 +2271,10 @@ int main(void)
 		 test_prefix_in_memory},
 		{"typos among close words", test_typo_neighbours},
 		{"a snippet across two chunks", test_snippet_across_chunks},
+		{"a snippet after ASCII text and other",
+		 test_snippet_after_ascii},
+		{"snippets in one query: those of a query per hit",
+		 test_snippets_in_one_query},
 		{"a word in every note: the total without a count",
 		 test_word_in_every_note},
 		{"unicode: Cyrillic, diacritics, CJK", test_unicode},

@@ -20,6 +20,7 @@
 struct win {
 	int first, last; /* token positions wanted */
 	int pos;	 /* position of the next token */
+	int base;	 /* offset of the text tokenized in the whole */
 	int *tok_start, *tok_end;
 	bool more;
 };
@@ -40,10 +41,52 @@ static int on_token(void *ctx, int tflags, const char *tok, int ntok, int start,
 		return SQLITE_DONE;
 	}
 	if (p >= w->first) {
-		w->tok_start[p - w->first] = start;
-		w->tok_end[p - w->first] = end;
+		w->tok_start[p - w->first] = w->base + start;
+		w->tok_end[p - w->first] = w->base + end;
 	}
 	return SQLITE_OK;
+}
+
+/* An ASCII letter or digit: what unicode61 makes tokens of. */
+static bool ascii_alnum(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || (unsigned)((c | 0x20) - 'a') < 26u;
+}
+
+/*
+ * text[0..len) tokenized into w from position w->pos: the ASCII text
+ * before the window counted here (unicode61's tokens there are the runs
+ * of letters and digits), the tokenizer given the rest from the end of
+ * the last token counted, where a long note's hit deep in its chunk
+ * cost tokenizing the whole chunk up to it. Other text (a letter
+ * beyond ASCII may go on a token or be one; CJK is cut in pairs) is
+ * left to the tokenizer, from the last token counted on.
+ */
+static int tokenize_window(const Fts5ExtensionApi *api, Fts5Context *fts,
+			   const char *text, int len, struct win *w)
+{
+	int start = 0, pos = w->pos;
+	for (int i = 0; i < len && pos < w->first;) {
+		unsigned char c = (unsigned char)text[i];
+		if (c >= 0x80)
+			break;
+		if (!ascii_alnum(c)) {
+			i++;
+			continue;
+		}
+		int j = i;
+		while (j < len && ascii_alnum((unsigned char)text[j]))
+			j++;
+		if (j < len && (unsigned char)text[j] >= 0x80)
+			break;
+		pos++;
+		start = i = j;
+	}
+	w->pos = pos;
+	w->base = start;
+	int rc = api->xTokenize(fts, text + start, len - start, w, on_token);
+	w->base = 0;
+	return rc;
 }
 
 /* Characters (not bytes) of s[0..n). */
@@ -190,7 +233,7 @@ static int stored_window(const Fts5ExtensionApi *api, Fts5Context *fts,
 	struct win start = *w;
 	for (;;) {
 		w->pos = part.pos;
-		int rc = api->xTokenize(fts, part.text, part.len, w, on_token);
+		int rc = tokenize_window(api, fts, part.text, part.len, w);
 		if (rc != SQLITE_OK && rc != SQLITE_DONE) {
 			free(part.text);
 			return -1;
@@ -257,7 +300,7 @@ static void vsnippet(const Fts5ExtensionApi *api, Fts5Context *fts,
 		if (api->xColumnText(fts, col, &text, &len) != SQLITE_OK ||
 		    !text)
 			return;
-		int rc = api->xTokenize(fts, text, len, &w, on_token);
+		int rc = tokenize_window(api, fts, text, len, &w);
 		if (rc != SQLITE_OK && rc != SQLITE_DONE)
 			return;
 	}

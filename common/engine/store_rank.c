@@ -391,6 +391,14 @@ static int topk_pass(struct store *s, sqlite3 *db, sqlite3_stmt *st,
 	return err;
 }
 
+/* The rank function with the count of the notes of a word or phrase
+ * (?4) for its page: scored by its rarity. */
+#define RESCORE "vrank(fts, " RANK_WEIGHTS ", ?4)"
+
+/* A word's hits, at most, read in one query for the page's snippets
+ * rather than a query per hit. */
+#define RANGE_ROWS 256
+
 /* A hit of the page with the name it is ordered by after its score. */
 struct named {
 	struct store_hit *h;
@@ -449,33 +457,39 @@ static void snipped_of(sqlite3_stmt *st, int col, bool rescore,
 		sn->score = -sqlite3_column_double(st, col + 1);
 }
 
-/* The snippets of the n hits v, one query each ("rowid = ?" takes FTS5
- * straight to the hit). */
+/* The snippets of the n hits v that no query returned yet, one query
+ * each ("rowid = ?" takes FTS5 straight to the hit). */
 static int snippets_each(struct store *s, sqlite3 *db, const struct scored *v,
 			 size_t n, const char *match, int64_t nphrase,
-			 const char *rescore, struct snipped *out,
-			 char **ret_msg)
+			 int64_t rescore, struct snipped *out, char **ret_msg)
 {
-	/* The rank column is computed whenever it is selected: only with
-	 * rescore (vrank without the counts would count every phrase). */
-	sqlite3_stmt *snip =
-		sto_stmt(db, rescore ? "SELECT vsnippet(fts, 1, 'docz',"
-				       " 'body', ?3), rank FROM fts WHERE"
-				       " fts MATCH ?1 AND rowid = ?2 AND"
-				       " rank MATCH ?4"
-				     : "SELECT vsnippet(fts, 1, 'docz',"
-				       " 'body', ?3) FROM fts WHERE fts"
-				       " MATCH ?1 AND rowid = ?2");
+	size_t left = 0;
+	for (size_t i = 0; i < n; i++)
+		left += !out[i].row;
+	if (!left)
+		return 0;
+	/* With rescore, vrank given the count (without it, it would count
+	 * every phrase) called as is: a "rank MATCH" prepares a statement
+	 * for the rank function's arguments on each query. */
+	sqlite3_stmt *snip = sto_stmt(
+		db, rescore >= 0
+			    ? "SELECT vsnippet(fts, 1, 'docz', 'body', ?3),"
+			      " " RESCORE " FROM fts WHERE fts MATCH ?1"
+			      " AND rowid = ?2"
+			    : "SELECT vsnippet(fts, 1, 'docz', 'body', ?3)"
+			      " FROM fts WHERE fts MATCH ?1 AND rowid = ?2");
 	if (!snip)
 		return sto_search_error(s, db, ret_msg);
 	sqlite3_bind_text(snip, 1, match, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(snip, 3, nphrase);
-	if (rescore)
-		sqlite3_bind_text(snip, 4, rescore, -1, SQLITE_STATIC);
+	if (rescore >= 0)
+		sqlite3_bind_int64(snip, 4, rescore);
 	for (size_t i = 0; i < n; i++) {
+		if (out[i].row)
+			continue;
 		sqlite3_bind_int64(snip, 2, v[i].id);
 		if (sqlite3_step(snip) == SQLITE_ROW)
-			snipped_of(snip, 0, rescore != NULL, &out[i]);
+			snipped_of(snip, 0, rescore >= 0, &out[i]);
 		sqlite3_reset(snip);
 	}
 	sto_stmt_done(snip);
@@ -483,12 +497,14 @@ static int snippets_each(struct store *s, sqlite3 *db, const struct scored *v,
 }
 
 /* The snippets of the n hits v in one query over the hits in their range
- * of ids: for a prefix, which FTS5 expands (reading every word it
- * starts) for each query it runs, not for each hit. */
+ * of ids (a statement kept for each n, the ids bound from ?7): for a
+ * prefix, which FTS5 expands (reading every word it starts) for each
+ * query it runs, not for each hit; for a rare word, whose few notes in
+ * the range cost less to read than a query per hit (each parses the
+ * expression and looks its words up again). */
 static int snippets_ranged(struct store *s, sqlite3 *db, const struct scored *v,
 			   size_t n, const char *match, int64_t nphrase,
-			   const char *rescore, struct snipped *out,
-			   char **ret_msg)
+			   int64_t rescore, struct snipped *out, char **ret_msg)
 {
 	if (!n)
 		return 0;
@@ -496,54 +512,58 @@ static int snippets_ranged(struct store *s, sqlite3 *db, const struct scored *v,
 	struct sbuf sql = {0};
 	sb_printf(&sql,
 		  "SELECT rowid, vsnippet(fts, 1, 'docz', 'body', ?3)%s"
-		  " FROM fts WHERE fts MATCH ?1%s AND rowid >= ?5 AND"
+		  " FROM fts WHERE fts MATCH ?1 AND rowid >= ?5 AND"
 		  " rowid <= ?6 AND +rowid IN (",
-		  rescore ? ", rank" : "", rescore ? " AND rank MATCH ?4" : "");
+		  rescore >= 0 ? ", " RESCORE : "");
 	for (size_t i = 0; i < n; i++) {
-		sb_printf(&sql, "%s%lld", i ? ", " : "", (long long)v[i].id);
+		sb_printf(&sql, "%s?%zu", i ? ", " : "", i + 7);
 		lo = v[i].id < lo ? v[i].id : lo;
 		hi = v[i].id > hi ? v[i].id : hi;
 	}
 	sb_puts(&sql, ")");
-	sqlite3_stmt *st;
-	int r = 0;
-	if (sqlite3_prepare_v2(db, sql.s, -1, &st, NULL) != SQLITE_OK) {
-		sb_free(&sql);
-		return sto_search_error(s, db, ret_msg);
-	}
+	sqlite3_stmt *st = sto_stmt(db, sql.s);
 	sb_free(&sql);
+	if (!st)
+		return sto_search_error(s, db, ret_msg);
 	sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 3, nphrase);
-	if (rescore)
-		sqlite3_bind_text(st, 4, rescore, -1, SQLITE_STATIC);
+	if (rescore >= 0)
+		sqlite3_bind_int64(st, 4, rescore);
 	sqlite3_bind_int64(st, 5, lo);
 	sqlite3_bind_int64(st, 6, hi);
-	int rc;
+	for (size_t i = 0; i < n; i++)
+		sqlite3_bind_int64(st, (int)i + 7, v[i].id);
+	int rc, r = 0;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0);
 		for (size_t i = 0; i < n; i++)
 			if (v[i].id == id)
-				snipped_of(st, 1, rescore != NULL, &out[i]);
+				snipped_of(st, 1, rescore >= 0, &out[i]);
 	}
 	if (rc != SQLITE_DONE)
 		r = sto_search_error(s, db, ret_msg);
-	sqlite3_finalize(st);
+	sto_stmt_done(st);
 	return r;
 }
 
 /* The page: t's hits from offset, ordered by score, name and path, with
  * their snippets around the first nphrase phrases of match (ranged:
- * read in one query, snippets_ranged); with rescore, scored again by
- * the rank function rescore. */
+ * read in one query, snippets_ranged); with rescore (0 or more), scored
+ * again by vrank given that count. */
 static int topk_page(struct store *s, sqlite3 *db, const struct topk *t,
 		     size_t offset, const char *match, int64_t nphrase,
-		     const char *rescore, bool ranged, struct ptrvec *hits,
+		     int64_t rescore, bool ranged, struct ptrvec *hits,
 		     char **ret_msg)
 {
 	size_t n = t->n > offset ? t->n - offset : 0, got = 0;
 	struct snipped *sn = xcalloc(n + 1, sizeof(*sn));
-	int r = (ranged ? snippets_ranged : snippets_each)(
-		s, db, t->v + offset, n, match, nphrase, rescore, sn, ret_msg);
+	int r = ranged ? snippets_ranged(s, db, t->v + offset, n, match,
+					 nphrase, rescore, sn, ret_msg)
+		       : 0;
+	/* Any the range did not return (none should), one by one. */
+	if (r == 0)
+		r = snippets_each(s, db, t->v + offset, n, match, nphrase,
+				  rescore, sn, ret_msg);
 	sqlite3_stmt *note =
 		r == 0 ? sto_stmt(db,
 				  "SELECT path, name FROM notes WHERE id = ?1")
@@ -552,8 +572,8 @@ static int topk_page(struct store *s, sqlite3 *db, const struct topk *t,
 		r = sto_search_error(s, db, ret_msg);
 	struct named *page = xcalloc(n + 1, sizeof(*page));
 	for (size_t i = 0; i < n && r == 0; i++)
-		got += page_hit(note, rescore != NULL, &t->v[offset + i],
-				&sn[i], &page[got]);
+		got += page_hit(note, rescore >= 0, &t->v[offset + i], &sn[i],
+				&page[got]);
 	qsort(page, got, sizeof(*page), cmp_named);
 	for (size_t i = 0; i < got; i++) {
 		pv_push(hits, page[i].h);
@@ -811,8 +831,12 @@ int sto_topk(struct store *s, sqlite3 *db, const char *match,
 			r = sto_search_error(s, db, ret_msg);
 		rows = n < 0 ? 0 : (size_t)n;
 	}
-	_cleanup_free_ char *rescore =
-		one ? xasprintf("vrank(" RANK_WEIGHTS ", %zu)", rows) : NULL;
+	/* One word or phrase: the page scored with its count. */
+	int64_t rescore = one ? (int64_t)rows : -1;
+	/* A rare word alone: its notes read in one query for the page's
+	 * snippets (a common one's would cost more than a query per hit). */
+	if (one && q->kind == Q_WORD && rows <= RANGE_ROWS)
+		ranged = true;
 	if (r == 0)
 		r = topk_page(s, db, &t, offset, pruning ? p.match : match,
 			      pruning ? (int64_t)p.n : INT32_MAX, rescore,

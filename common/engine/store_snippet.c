@@ -130,29 +130,90 @@ static char *snippet_head(sqlite3 *db, const char *cjk, int64_t id,
 	return r;
 }
 
+/* A query's notes read, at most, to find the page's hits in one query
+ * over the range of their ids: past that (a common word's notes between
+ * them), the rest are found one query each. */
+#define RANGE_ROWS 64
+
+/* The snippets of the hits not yet got (ids in line) around the words of
+ * match, from one query over its notes between the least and the
+ * greatest of their ids (the snippet made only for a hit's note), until
+ * RANGE_ROWS notes are read; got[i]: hit i's note was. */
+static void snippets_ranged(sqlite3 *db, struct ptrvec *hits, const char *match,
+			    sqlite3_blob **blob, bool *got)
+{
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	struct sbuf sql = {0};
+	sb_puts(&sql, "SELECT rowid, CASE WHEN rowid IN (");
+	for (size_t i = 0; i < hits->n; i++) {
+		int64_t id = ((struct store_hit *)hits->v[i])->line;
+		sb_printf(&sql, "%s?%zu", i ? ", " : "", i + 5);
+		lo = id < lo ? id : lo;
+		hi = id > hi ? id : hi;
+	}
+	sb_puts(&sql, ") THEN vsnippet(fts, 1, 'docz', 'body', 2147483647,"
+		      " ?2) END FROM fts WHERE fts MATCH ?1 AND rowid >= ?3"
+		      " AND rowid <= ?4");
+	sqlite3_stmt *st = sto_stmt(db, sql.s);
+	sb_free(&sql);
+	if (!st)
+		return;
+	sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
+	sqlite3_bind_pointer(st, 2, blob, FTSAUX_BLOB, NULL);
+	sqlite3_bind_int64(st, 3, lo);
+	sqlite3_bind_int64(st, 4, hi);
+	for (size_t i = 0; i < hits->n; i++)
+		sqlite3_bind_int64(st, (int)i + 5,
+				   ((struct store_hit *)hits->v[i])->line);
+	for (int rows = 0; rows < RANGE_ROWS && sqlite3_step(st) == SQLITE_ROW;
+	     rows++) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		for (size_t i = 0; i < hits->n; i++) {
+			struct store_hit *h = hits->v[i];
+			if (got[i] || h->line != id)
+				continue;
+			got[i] = true;
+			const char *t =
+				(const char *)sqlite3_column_text(st, 1);
+			if (t && *t)
+				h->snippet = xstrdup(t);
+		}
+	}
+	sto_stmt_done(st);
+}
+
 /*
  * The hits' snippets, one line each: those the ranked query made, else
- * around the words of match (a statement prepared once for all hits, and
- * one handle on their stored texts), else from the start of the text.
+ * around the words of match (in one query over their range of ids, else
+ * a statement prepared once for all hits, and one handle on their stored
+ * texts), else from the start of the text.
  */
 void sto_snippets(sqlite3 *db, struct ptrvec *hits, const char *match,
 		  const char *cjk)
 {
+	/* One handle on the stored texts for all the hits: opening one
+	 * per hit cost more than reading its text. */
+	sqlite3_blob *blob = NULL;
+	bool *got = xcalloc(hits->n + 1, sizeof(*got));
+	size_t left = 0;
+	for (size_t i = 0; i < hits->n; i++) {
+		got[i] = ((struct store_hit *)hits->v[i])->snippet != NULL;
+		left += !got[i];
+	}
+	if (match && left > 1)
+		snippets_ranged(db, hits, match, &blob, got);
 	sqlite3_stmt *st =
 		match ? sto_stmt(db, "SELECT vsnippet(fts, 1, 'docz', 'body',"
 				     " 2147483647, ?3) FROM fts WHERE fts"
 				     " MATCH ?1 AND rowid = ?2")
 		      : NULL;
-	/* One handle on the stored texts for all the hits: opening one
-	 * per hit cost more than reading its text. */
-	sqlite3_blob *blob = NULL;
 	if (st)
 		sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
 	for (size_t i = 0; i < hits->n; i++) {
 		struct store_hit *h = hits->v[i];
 		int64_t id = h->line;
 		h->line = 0;
-		if (!h->snippet && st) {
+		if (!got[i] && st) {
 			sqlite3_bind_int64(st, 2, id);
 			sqlite3_bind_pointer(st, 3, &blob, FTSAUX_BLOB, NULL);
 			const char *t =
@@ -173,6 +234,7 @@ void sto_snippets(sqlite3 *db, struct ptrvec *hits, const char *match,
 		h->snippet = one_line(r ? r : "");
 		free(r);
 	}
+	free(got);
 	sto_stmt_done(st);
 	sqlite3_blob_close(blob);
 }
