@@ -35,8 +35,8 @@ struct scan {
 	bool want_stat;
 	struct walk_stat *stats; /* notes.n of them */
 	size_t stats_cap;
-	/* The notes' inode numbers (readdir's), and the order they are
-	 * read in: by inode (scan_read). */
+	/* Without stored entries: the notes' inode numbers (readdir's),
+	 * and the order they are read in, by inode (scan_order). */
 	uint64_t *inos;
 	size_t inos_cap;
 	size_t *order;
@@ -155,9 +155,10 @@ static void walk(struct scan *s, const char *dir)
 				continue;
 			if (path_is_note(p)) {
 				pv_push(&s->notes, TAKE_PTR(p));
-				walk_ino(s, de->d_ino);
 				if (s->want_stat)
 					walk_stat(s, dirfd(d), de->d_name);
+				else
+					walk_ino(s, de->d_ino);
 			} else
 				pv_push(&s->files, TAKE_PTR(p));
 		}
