@@ -10,6 +10,7 @@
 #include "docz_dict.h"
 #include "store.h"
 #include "testutil.h"
+#include "tokenizer.h"
 #include "util.h"
 
 #include <limits.h>
@@ -59,7 +60,7 @@ static struct docz_coder *trained_coder(void)
 	for (uint32_t i = 0; !docz_coder_dict(c) && i < 2000; i++) {
 		_cleanup_free_ char *t = make_text(3000 + i % 5000, i);
 		size_t n;
-		free(docz_coder_pack(c, t, strlen(t), &n));
+		free(docz_coder_pack(c, t, strlen(t), NULL, &n));
 	}
 	CU_ASSERT_PTR_NOT_NULL(docz_coder_dict(c));
 	return c;
@@ -106,7 +107,7 @@ static void round_trip(const struct docz_dict *d, size_t len)
 {
 	_cleanup_free_ char *text = make_text(len, (uint32_t)len);
 	size_t zn, n;
-	_cleanup_free_ void *z = docz_pack_with(d, text, len, &zn);
+	_cleanup_free_ void *z = docz_pack_with(d, text, len, NULL, &zn);
 	_cleanup_free_ char *back = docz_text(z, zn, &n);
 	CU_ASSERT_FATAL(back != NULL);
 	CU_ASSERT_EQUAL(n, len);
@@ -149,7 +150,7 @@ static void test_dictionary_smaller(void)
 		size_t n;
 		free(docz_pack(t, strlen(t), &n));
 		plain += n;
-		free(docz_coder_pack(c, t, strlen(t), &n));
+		free(docz_coder_pack(c, t, strlen(t), NULL, &n));
 		dict += n;
 	}
 	CU_ASSERT(dict < plain);
@@ -186,7 +187,8 @@ static void test_damaged(void)
 	size_t len = 3 * DOCZ_CHUNK + 100, zn;
 	_cleanup_free_ char *text = make_text(len, 77);
 	for (int k = 0; k < 2; k++) {
-		unsigned char *z = docz_pack_with(k ? d : NULL, text, len, &zn);
+		unsigned char *z =
+			docz_pack_with(k ? d : NULL, text, len, NULL, &zn);
 		/* 'z': the key, the size in two varint bytes, the count
 		 * in one. */
 		size_t head = k ? 9 + 2 + 1 : 9, data = head + 4 * 12;
@@ -335,12 +337,49 @@ static void test_old_layout_rebuilt(void)
 	tv_close(&t);
 }
 
+/* A text's tokens made ahead (a first build's read-ahead) give the
+ * chunks the positions its tokenizing for them gives: the same blob.
+ * Stems, diacritics, Cyrillic and CJK pairs across several chunks. */
+static void test_tokens_ahead(void)
+{
+	static const char *const PARTS[] = {
+		"The churches were running meetings ",
+		"Über die Straße gehen wir morgen früh ",
+		"налоги были собраны вовремя ",
+		"東京都の会議は午後に始まります ",
+		"naïve café résumé 2024-01-05 x1 ",
+		"[[Linked note|alias]] #tag/sub `code` ",
+	};
+	struct docz_coder *c = trained_coder();
+	const struct docz_dict *dicts[] = {NULL, docz_coder_dict(c)};
+	for (size_t len = 100; len < 5 * DOCZ_CHUNK; len = len * 3 + 17) {
+		struct sbuf b = {0};
+		for (uint32_t seed = (uint32_t)len; b.len < len;)
+			sb_puts(&b,
+				PARTS[next_rand(&seed) % ARRAY_SIZE(PARTS)]);
+		struct tokens *toks = tokenizer_tokens(b.s, (int)b.len);
+		CU_ASSERT_FATAL(toks != NULL);
+		for (int k = 0; k < 2; k++) {
+			size_t an, bn;
+			_cleanup_free_ void *a =
+				docz_pack_with(dicts[k], b.s, b.len, NULL, &an);
+			_cleanup_free_ void *z =
+				docz_pack_with(dicts[k], b.s, b.len, toks, &bn);
+			CU_ASSERT(an == bn && !memcmp(a, z, an));
+		}
+		tokens_free(toks);
+		sb_free(&b);
+	}
+	docz_coder_free(c);
+}
+
 int main(void)
 {
 	static const struct test_case tests[] = {
 		{"texts of every size round-trip", test_round_trip},
 		{"the dictionary packs smaller", test_dictionary_smaller},
 		{"damage is an error", test_damaged},
+		{"tokens made ahead give the same chunks", test_tokens_ahead},
 		{"a store's dictionary: trained, kept, reused",
 		 test_store_dictionary},
 		{"a cache of the old layout is rebuilt",

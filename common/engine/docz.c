@@ -142,18 +142,20 @@ static size_t put_head(unsigned char *z, const struct docz_dict *d, size_t len,
 
 void *docz_pack(const char *text, size_t len, size_t *ret_len)
 {
-	return docz_pack_with(NULL, text, len, ret_len);
+	return docz_pack_with(NULL, text, len, NULL, ret_len);
 }
 
 void *docz_pack_with(const struct docz_dict *d, const char *text, size_t len,
-		     size_t *ret_len)
+		     const struct tokens *toks, size_t *ret_len)
 {
 	if (len < DOCZ_PACK_MIN || len > INT32_MAX)
 		return raw(text, len, ret_len);
 	_cleanup_free_ int *at = NULL;
 	size_t n = cuts(text, len, &at);
 	_cleanup_free_ int *pos = xcalloc(n, sizeof(int));
-	if (n > 1 && tokenizer_positions(text, (int)len, at, (int)n, pos) < 0)
+	if (n > 1 &&
+	    (toks ? tokens_positions(toks, at, (int)n, pos)
+		  : tokenizer_positions(text, (int)len, at, (int)n, pos)) < 0)
 		n = 1;
 	size_t cap = ZHEAD + n * ENTRY;
 	for (size_t i = 0; i < n; i++) {

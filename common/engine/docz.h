@@ -33,8 +33,11 @@ struct docz_dict;
 /* The text packed (malloc'ed, *ret_len bytes): with deflate, or with
  * zstd and dictionary d. A reader needs d listed (docz_dict.h). */
 void *docz_pack(const char *text, size_t len, size_t *ret_len);
+/* toks: the text's tokens (tokenizer_tokens()), if made already, for
+ * the chunks' first positions; NULL: it is tokenized here for them. */
+struct tokens;
 void *docz_pack_with(const struct docz_dict *d, const char *text, size_t len,
-		     size_t *ret_len);
+		     const struct tokens *toks, size_t *ret_len);
 /* The key of the dictionary a packed blob needs (0: none). */
 uint64_t docz_key(const void *blob, size_t n);
 /* The whole text of a packed blob (NUL-terminated, malloc'ed), or NULL

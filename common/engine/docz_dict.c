@@ -176,7 +176,7 @@ static bool add_sample(struct docz_coder *c, const char *text, size_t len,
 }
 
 void *docz_coder_pack(struct docz_coder *c, const char *text, size_t len,
-		      size_t *ret_len)
+		      const struct tokens *toks, size_t *ret_len)
 {
 	struct docz_dict *d = atomic_load(&c->dict);
 	if (!d && len >= DOCZ_PACK_MIN) {
@@ -195,5 +195,5 @@ void *docz_coder_pack(struct docz_coder *c, const char *text, size_t len,
 			d = atomic_load(&c->dict);
 		}
 	}
-	return docz_pack_with(d, text, len, ret_len);
+	return docz_pack_with(d, text, len, toks, ret_len);
 }

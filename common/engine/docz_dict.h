@@ -42,8 +42,9 @@ struct docz_coder *docz_coder_new(struct docz_dict *d);
 void docz_coder_free(struct docz_coder *c);
 /* Its dictionary (NULL while it has none; once set, never changes). */
 const struct docz_dict *docz_coder_dict(struct docz_coder *c);
+struct tokens;
 /* len bytes of text packed (docz_pack_with(); malloc'ed, *ret_len bytes):
  * with the dictionary, or sampled and deflated while there is none. Any
  * thread. */
 void *docz_coder_pack(struct docz_coder *c, const char *text, size_t len,
-		      size_t *ret_len);
+		      const struct tokens *toks, size_t *ret_len);

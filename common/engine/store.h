@@ -117,9 +117,11 @@ int store_put(struct store *s, const struct note *n, const char *text,
 struct store_text;
 struct store_text *store_text_new(struct store *s, const char *text,
 				  size_t len);
-/* Tokenize it for the index ahead as well (tokenizer.h), off the
- * writer's thread. */
-void store_text_tokenize(struct store_text *t);
+/* The same, tokenized for the index ahead as well (tokenizer.h), off
+ * the writer's thread; the tokens also give the compressed chunks'
+ * positions, which store_text_new() tokenizes the text once more for. */
+struct store_text *store_text_tokenized(struct store *s, const char *text,
+					size_t len);
 /* Bytes of memory it holds. */
 size_t store_text_size(const struct store_text *t);
 struct store_text *store_text_free(struct store_text *t);

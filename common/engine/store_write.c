@@ -328,7 +328,9 @@ struct store_text {
 	struct tokens *toks; /* the body's, made ahead, or NULL */
 };
 
-struct store_text *store_text_new(struct store *s, const char *text, size_t len)
+/* store_text_new(), its tokens made first when tokenize is set. */
+static struct store_text *text_new(struct store *s, const char *text,
+				   size_t len, bool tokenize)
 {
 	struct store_text *t = xcalloc(1, sizeof(*t));
 	/* The text searched: after the frontmatter, NFC (names are NFC,
@@ -351,14 +353,21 @@ struct store_text *store_text_new(struct store *s, const char *text, size_t len)
 	for (size_t i = 0; i < body; i++)
 		t->body_line += text[i] == '\n';
 	t->cjk = sto_has_cjk(t->body, t->blen);
-	t->z = docz_coder_pack(s->coder, t->body, t->blen, &t->zlen);
+	if (tokenize)
+		t->toks = tokenizer_tokens(t->body, (int)t->blen);
+	t->z = docz_coder_pack(s->coder, t->body, t->blen, t->toks, &t->zlen);
 	return t;
 }
 
-void store_text_tokenize(struct store_text *t)
+struct store_text *store_text_new(struct store *s, const char *text, size_t len)
 {
-	if (!t->toks)
-		t->toks = tokenizer_tokens(t->body, (int)t->blen);
+	return text_new(s, text, len, false);
+}
+
+struct store_text *store_text_tokenized(struct store *s, const char *text,
+					size_t len)
+{
+	return text_new(s, text, len, true);
 }
 
 size_t store_text_size(const struct store_text *t)

@@ -412,6 +412,17 @@ int tokenizer_positions(const char *text, int n, const int *offs, int noffs,
 	return 0;
 }
 
+int tokens_positions(const struct tokens *t, const int *offs, int noffs,
+		     int *pos)
+{
+	struct counting c = {offs, noffs, 0, 0, pos};
+	if (tokens_replay(t, &c, on_count) != SQLITE_OK)
+		return -1;
+	while (c.k < noffs)
+		pos[c.k++] = c.count;
+	return 0;
+}
+
 struct querying {
 	void *ctx;
 	int (*fn)(void *ctx, int tflags, const char *tok, int ntok);

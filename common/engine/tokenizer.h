@@ -66,3 +66,7 @@ size_t tokens_size(const struct tokens *t);
 struct tokens *tokens_free(struct tokens *t);
 /* t for text[0..n) on this thread's inserts from now on; t NULL: none. */
 void tokenizer_replay(const struct tokens *t, const char *text, int n);
+/* tokenizer_positions() for the text t was made of, read from t (its
+ * stems stand at their words' positions): 0, or -1 when t is damaged. */
+int tokens_positions(const struct tokens *t, const int *offs, int noffs,
+		     int *pos);

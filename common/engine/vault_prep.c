@@ -2,8 +2,8 @@
 /*
  * A first build's read-ahead (struct prepper): while full-text search is
  * not ready, threads of its own read the queued notes and prepare each
- * text for the store (store_text_new(): the body normalised and
- * compressed; store_text_tokenize(): its tokens for the index), a little
+ * text for the store (store_text_tokenized(): the body normalised, its
+ * tokens for the index, the body compressed), a little
  * ahead of the full-text writer (vault_fulltext.c), which then only puts
  * them. The texts are handed out in the order their paths were taken
  * from the queue, whichever thread prepared them, so the store is
@@ -83,8 +83,7 @@ static void *prep_main(void *arg)
 		int64_t btime;
 		if (vault_read_note_file(p->v->rootfd, path, &text, &len, &j.st,
 					 &btime) == 0) {
-			j.t = store_text_new(p->v->store, text, len);
-			store_text_tokenize(j.t);
+			j.t = store_text_tokenized(p->v->store, text, len);
 			j.hash = text ? note_text_hash(text, len) : 0;
 			j.bytes = store_text_size(j.t);
 			free(text);
