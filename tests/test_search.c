@@ -441,16 +441,13 @@ static void test_typo_neighbours(void)
 	tv_close(&t);
 }
 
-/* Every page of a full-text query, limit results a page: each note comes
- * once and every page gives the total; check (may be NULL) sees each
- * result in order. The number of results; *ret_pages the pages. */
-typedef void page_check_fn(const char *path, double score, size_t i, void *ud);
-static size_t page_all(struct tvault *t, const char *query, int limit,
-		       int total, page_check_fn *check, void *ud,
-		       size_t *ret_pages)
+/* Every page of a full-text query, limit results a page, each to page
+ * (its answer), up to max_pages pages. The pages. */
+typedef void page_fn(const cJSON *r, void *ud);
+static size_t each_page(struct tvault *t, const char *query, int limit,
+			size_t max_pages, page_fn *page, void *ud)
 {
-	struct hmap *seen = hmap_new();
-	size_t count = 0, pages = 0;
+	size_t pages = 0;
 	char *cursor = NULL;
 	do {
 		char *extra = cursor ? xasprintf("{\"limit\": %d, \"cursor\": "
@@ -460,35 +457,60 @@ static size_t page_all(struct tvault *t, const char *query, int limit,
 		cJSON *r = ft(t, query, extra);
 		free(extra);
 		CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-		CU_ASSERT_EQUAL(
-			cJSON_GetNumberValue(cJSON_GetObjectItem(r, "total")),
-			total);
-		const cJSON *it;
-		cJSON_ArrayForEach(it, cJSON_GetObjectItem(r, "results"))
-		{
-			const char *p = cJSON_GetStringValue(
-				cJSON_GetObjectItem(it, "path"));
-			if (check)
-				check(p,
-				      cJSON_GetNumberValue(
-					      cJSON_GetObjectItem(it, "score")),
-				      count, ud);
-			CU_ASSERT_PTR_NULL(hmap_get(seen, p)); /* once */
-			hmap_put(seen, p, (void *)1);
-			count++;
-		}
+		page(r, ud);
 		free(cursor);
 		const char *next = cJSON_GetStringValue(
 			cJSON_GetObjectItem(r, "next_cursor"));
 		cursor = next ? xstrdup(next) : NULL;
 		pages++;
 		cJSON_Delete(r);
-	} while (cursor && pages < 100);
+	} while (cursor && pages < max_pages);
 	free(cursor);
-	CU_ASSERT_EQUAL(hmap_size(seen), count);
-	hmap_free(seen);
-	*ret_pages = pages;
-	return count;
+	return pages;
+}
+
+/* Every page of a full-text query, limit results a page: each note comes
+ * once and every page gives the total; check (may be NULL) sees each
+ * result in order. The number of results; *ret_pages the pages. */
+typedef void page_check_fn(const char *path, double score, size_t i, void *ud);
+struct page_all {
+	int total;
+	page_check_fn *check;
+	void *ud;
+	struct hmap *seen;
+	size_t count;
+};
+
+static void page_all_page(const cJSON *r, void *ud)
+{
+	struct page_all *a = ud;
+	CU_ASSERT_EQUAL(cJSON_GetNumberValue(cJSON_GetObjectItem(r, "total")),
+			a->total);
+	const cJSON *it;
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(r, "results"))
+	{
+		const char *p =
+			cJSON_GetStringValue(cJSON_GetObjectItem(it, "path"));
+		if (a->check)
+			a->check(p,
+				 cJSON_GetNumberValue(
+					 cJSON_GetObjectItem(it, "score")),
+				 a->count, a->ud);
+		CU_ASSERT_PTR_NULL(hmap_get(a->seen, p)); /* once */
+		hmap_put(a->seen, p, (void *)1);
+		a->count++;
+	}
+}
+
+static size_t page_all(struct tvault *t, const char *query, int limit,
+		       int total, page_check_fn *check, void *ud,
+		       size_t *ret_pages)
+{
+	struct page_all a = {total, check, ud, hmap_new(), 0};
+	*ret_pages = each_page(t, query, limit, 100, page_all_page, &a);
+	CU_ASSERT_EQUAL(hmap_size(a.seen), a.count);
+	hmap_free(a.seen);
+	return a.count;
 }
 
 static void test_paging(void)
@@ -2068,35 +2090,30 @@ static void snippet_of(const char *query, const cJSON *it, struct hmap *m,
 
 /* The snippets of query's results, every page of limit, by path; or
  * each checked against want's (then NULL). */
+struct snippets {
+	const char *query;
+	struct hmap *m, *want;
+	size_t n;
+};
+
+static void snippets_page(const cJSON *r, void *ud)
+{
+	struct snippets *a = ud;
+	const cJSON *it;
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(r, "results"))
+	{
+		snippet_of(a->query, it, a->m, a->want);
+		a->n++;
+	}
+}
+
 static struct hmap *snippets_by_path(struct tvault *t, const char *query,
 				     int limit, struct hmap *want)
 {
-	struct hmap *m = want ? NULL : hmap_new();
-	char *cursor = NULL;
-	size_t n = 0, pages = 0;
-	do {
-		char *extra = cursor ? xasprintf("{\"limit\": %d, \"cursor\": "
-						 "\"%s\"}",
-						 limit, cursor)
-				     : xasprintf("{\"limit\": %d}", limit);
-		cJSON *r = ft(t, query, extra);
-		free(extra);
-		CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-		const cJSON *it;
-		cJSON_ArrayForEach(it, cJSON_GetObjectItem(r, "results"))
-		{
-			snippet_of(query, it, m, want);
-			n++;
-		}
-		free(cursor);
-		const char *next = cJSON_GetStringValue(
-			cJSON_GetObjectItem(r, "next_cursor"));
-		cursor = next ? xstrdup(next) : NULL;
-		cJSON_Delete(r);
-	} while (cursor && ++pages < 200);
-	free(cursor);
-	CU_ASSERT(n > 0);
-	return m;
+	struct snippets a = {query, want ? NULL : hmap_new(), want, 0};
+	each_page(t, query, limit, 200, snippets_page, &a);
+	CU_ASSERT(a.n > 0);
+	return a.m;
 }
 
 static void snippets_free(struct hmap *m)

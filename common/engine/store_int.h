@@ -14,6 +14,7 @@
 
 #include "store.h"
 #include "hmap.h"
+#include "store_kept.h"
 #include "util.h"
 
 #include <pthread.h>
@@ -98,11 +99,9 @@ struct store {
 	struct hmap *df;
 	uint64_t dfgen;
 	/* The common words' notes (store_words.c: FTS5 expression to
-	 * struct sto_word), wbytes in all; wtick orders their uses. */
+	 * struct sto_word), kept under wmu. */
 	pthread_mutex_t wmu;
-	struct hmap *words;
-	uint64_t wtick;
-	size_t wbytes;
+	struct sto_keep words;
 	/* Every note's length (or NULL). */
 	struct sto_lens *lens;
 	/* The words' positions that phrases are checked on
@@ -140,9 +139,7 @@ struct sto_word {
 	uint32_t *dl;
 	int64_t nrow;
 	double avgdl;
-	size_t bytes;
-	uint64_t used, gen;
-	atomic_int refs;
+	struct sto_kept kept;
 };
 
 /* The notes' lengths in tokens (all columns), by id (ascending), as FTS5

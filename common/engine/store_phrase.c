@@ -54,27 +54,26 @@ struct sto_pos {
 	int64_t *id;
 	uint32_t *at, *pos, *cnt;
 	uint8_t *dense;
-	size_t bytes;
-	uint64_t used, gen;
-	atomic_int refs;
+	struct sto_kept kept;
 };
 
-/* The words kept, bytes in all, each of its own generation (brought up
+/* The words kept (under mu), each of its own generation (brought up
  * to date with the notes the writer logged, as the common words' notes
- * are: store_words.c); tick orders uses. found: the phrases' notes of
+ * are: store_words.c). found: the phrases' notes of
  * generation gen (sto_word), found_bytes in all (all dropped when they
  * would take more than FOUND_BYTES). counts: words' notes counted up to
  * a limit (notes_upto; count + 1), of generation gen too. */
 struct sto_phrases {
 	pthread_mutex_t mu;
-	struct hmap *terms, *found, *counts;
-	uint64_t gen, tick;
-	size_t bytes, found_bytes;
+	struct sto_keep terms;
+	struct hmap *found, *counts;
+	uint64_t gen;
+	size_t found_bytes;
 };
 
 static void pos_unref(struct sto_pos *p)
 {
-	if (!p || atomic_fetch_sub(&p->refs, 1) != 1)
+	if (!p || atomic_fetch_sub(&p->kept.refs, 1) != 1)
 		return;
 	free(p->id);
 	free(p->at);
@@ -82,6 +81,11 @@ static void pos_unref(struct sto_pos *p)
 	free(p->cnt);
 	free(p->dense);
 	free(p);
+}
+
+static void pos_kept_unref(struct sto_kept *e)
+{
+	pos_unref(sto_kept_of(e, struct sto_pos, kept));
 }
 
 /* The phrases found and the counts out (c->mu held). */
@@ -101,14 +105,7 @@ static void derived_clear(struct sto_phrases *c)
 
 static void cache_clear(struct sto_phrases *c)
 {
-	size_t it = 0;
-	const char *k;
-	void *v;
-	while (hmap_next(c->terms, &it, &k, &v))
-		pos_unref(v);
-	hmap_free(c->terms);
-	c->terms = hmap_new();
-	c->bytes = 0;
+	sto_keep_clear(&c->terms);
 	derived_clear(c);
 }
 
@@ -128,7 +125,7 @@ void sto_phrases_init(struct store *s)
 {
 	s->phrases = xcalloc(1, sizeof(*s->phrases));
 	pthread_mutex_init(&s->phrases->mu, NULL);
-	s->phrases->terms = hmap_new();
+	sto_keep_init(&s->phrases->terms, &s->phrases->mu, pos_kept_unref);
 	s->phrases->found = hmap_new();
 	s->phrases->counts = hmap_new();
 }
@@ -139,7 +136,7 @@ void sto_phrases_free(struct store *s)
 	if (!c)
 		return;
 	cache_clear(c);
-	hmap_free(c->terms);
+	sto_keep_free(&c->terms);
 	hmap_free(c->found);
 	hmap_free(c->counts);
 	pthread_mutex_destroy(&c->mu);
@@ -147,53 +144,15 @@ void sto_phrases_free(struct store *s)
 	s->phrases = NULL;
 }
 
-/* Term's positions out of the cache (c->mu held). */
-static void drop(struct sto_phrases *c, const char *term)
-{
-	_cleanup_free_ char *key = xstrdup(term);
-	struct sto_pos *p = hmap_del(c->terms, key);
-	c->bytes -= p->bytes;
-	pos_unref(p);
-}
-
 /* The cached positions of term (a reference; *ret_at: the generation
  * they are of), or NULL; older than the writer's log: dropped. */
 static struct sto_pos *lookup(struct store *s, const char *term,
 			      uint64_t *ret_at)
 {
-	struct sto_phrases *c = s->phrases;
 	uint64_t floor = sto_words_floor(s);
-	pthread_mutex_lock(&c->mu);
-	struct sto_pos *p = hmap_get(c->terms, term);
-	if (p && p->gen < floor) {
-		drop(c, term);
-		p = NULL;
-	}
-	if (p) {
-		p->used = ++c->tick;
-		*ret_at = p->gen;
-		atomic_fetch_add(&p->refs, 1);
-	}
-	pthread_mutex_unlock(&c->mu);
-	return p;
-}
-
-/* The least recently used word out (c->mu held). */
-static void evict_one(struct sto_phrases *c)
-{
-	size_t it = 0;
-	const char *k, *oldest = NULL;
-	void *v;
-	uint64_t at = UINT64_MAX;
-	while (hmap_next(c->terms, &it, &k, &v)) {
-		struct sto_pos *p = v;
-		if (p->used < at) {
-			at = p->used;
-			oldest = k;
-		}
-	}
-	if (oldest)
-		drop(c, oldest);
+	struct sto_kept *e =
+		sto_keep_get(&s->phrases->terms, term, &floor, ret_at);
+	return e ? sto_kept_of(e, struct sto_pos, kept) : NULL;
 }
 
 /* p kept for generation gen, in place of positions of an older one,
@@ -202,27 +161,9 @@ static void evict_one(struct sto_phrases *c)
 static void keep(struct store *s, const char *term, uint64_t gen,
 		 struct sto_pos *p)
 {
-	struct sto_phrases *c = s->phrases;
-	if (atomic_load(&s->gen) != gen || p->bytes > PHRASE_BYTES / 4)
+	if (atomic_load(&s->gen) != gen || p->kept.bytes > PHRASE_BYTES / 4)
 		return;
-	pthread_mutex_lock(&c->mu);
-	struct sto_pos *cur = hmap_get(c->terms, term);
-	if (cur == p || (cur && cur->gen >= gen)) {
-		if (cur == p)
-			p->gen = gen;
-		pthread_mutex_unlock(&c->mu);
-		return;
-	}
-	if (cur)
-		drop(c, term);
-	while (c->bytes + p->bytes > PHRASE_BYTES && hmap_size(c->terms))
-		evict_one(c);
-	atomic_fetch_add(&p->refs, 1);
-	p->used = ++c->tick;
-	p->gen = gen;
-	hmap_put(c->terms, term, p);
-	c->bytes += p->bytes;
-	pthread_mutex_unlock(&c->mu);
+	sto_keep_put(&s->phrases->terms, term, gen, &p->kept, PHRASE_BYTES);
 }
 
 /* ---- reading a word's positions ------------------------------------------ */
@@ -349,7 +290,7 @@ static void copy_note(struct builder *b, const struct sto_pos *old, size_t i)
 static struct builder builder_new(void)
 {
 	struct builder b = {xcalloc(1, sizeof(*b.p)), 0, 0, 0};
-	atomic_init(&b.p->refs, 1);
+	atomic_init(&b.p->kept.refs, 1);
 	return b;
 }
 
@@ -359,7 +300,7 @@ static struct sto_pos *builder_done(struct builder *b, const char *term)
 	if (!b->cap_n)
 		b->p->at = xcalloc(1, sizeof(*b->p->at));
 	b->p->at[b->p->n] = (uint32_t)b->npos;
-	b->p->bytes =
+	b->p->kept.bytes =
 		sizeof(*b->p) + strlen(term) +
 		b->p->n * (sizeof(*b->p->id) + 2 * sizeof(*b->p->at) + 1) +
 		b->npos * sizeof(uint32_t);
@@ -457,7 +398,7 @@ static int refresh_term(struct store *s, sqlite3 *db, const char *term,
 			       &chg, &n))
 		return 0;
 	if (!n) {
-		atomic_fetch_add(&old->refs, 1);
+		atomic_fetch_add(&old->kept.refs, 1);
 		*ret = old;
 		return 0;
 	}
@@ -856,7 +797,7 @@ static struct sto_word *found_get(struct sto_phrases *c, const char *expr,
 	pthread_mutex_lock(&c->mu);
 	struct sto_word *w = c->gen == gen ? hmap_get(c->found, expr) : NULL;
 	if (w)
-		atomic_fetch_add(&w->refs, 1);
+		atomic_fetch_add(&w->kept.refs, 1);
 	pthread_mutex_unlock(&c->mu);
 	return w;
 }
@@ -867,14 +808,14 @@ static void found_keep(struct store *s, const char *expr, uint64_t gen,
 		       struct sto_word *w)
 {
 	struct sto_phrases *c = s->phrases;
-	if (atomic_load(&s->gen) != gen || w->bytes > FOUND_BYTES)
+	if (atomic_load(&s->gen) != gen || w->kept.bytes > FOUND_BYTES)
 		return;
 	pthread_mutex_lock(&c->mu);
 	if (!derived_for(c, gen)) {
 		pthread_mutex_unlock(&c->mu);
 		return;
 	}
-	if (c->found_bytes + w->bytes > FOUND_BYTES) {
+	if (c->found_bytes + w->kept.bytes > FOUND_BYTES) {
 		size_t it = 0;
 		const char *k;
 		void *v;
@@ -885,9 +826,9 @@ static void found_keep(struct store *s, const char *expr, uint64_t gen,
 		c->found_bytes = 0;
 	}
 	if (!hmap_get(c->found, expr)) {
-		atomic_fetch_add(&w->refs, 1);
+		atomic_fetch_add(&w->kept.refs, 1);
 		hmap_put(c->found, expr, w);
-		c->found_bytes += w->bytes;
+		c->found_bytes += w->kept.bytes;
 	}
 	pthread_mutex_unlock(&c->mu);
 }
@@ -939,7 +880,7 @@ static int warm_term(struct store *s, sqlite3 *db, const char *term,
 	uint64_t at = 0;
 	struct sto_pos *p = lookup(s, term, &at);
 	pthread_mutex_lock(&c->mu);
-	bool room = c->bytes <= PHRASE_BYTES / 2;
+	bool room = c->terms.bytes <= PHRASE_BYTES / 2;
 	pthread_mutex_unlock(&c->mu);
 	int r = 0;
 	char *msg = NULL;
@@ -1041,11 +982,11 @@ struct sto_word *sto_phrase_get(struct store *s, sqlite3 *db, const char *expr,
 				*ret_r = 1; /* a blob that is not vpos's */
 	if (*ret_r == 0) {
 		w = xcalloc(1, sizeof(*w));
-		atomic_init(&w->refs, 1);
+		atomic_init(&w->kept.refs, 1);
 		phrase_notes(db, &p, w);
 		w->nrow = nrow;
 		w->avgdl = avgdl;
-		w->gen = gen;
+		w->kept.gen = gen;
 		*ret_r = sto_word_lengths(s, db, gen, w, ret_msg);
 		sto_word_sized(w, expr);
 		if (*ret_r < 0) {

@@ -53,14 +53,14 @@ bool sto_words_room(struct store *s, int64_t notes)
 	size_t budget = words_budget(&all);
 	size_t need = (size_t)(notes > 0 ? notes : 0) * per_note(&all);
 	pthread_mutex_lock(&s->wmu);
-	bool room = s->wbytes + need <= budget / 4 * 3;
+	bool room = s->words.bytes + need <= budget / 4 * 3;
 	pthread_mutex_unlock(&s->wmu);
 	return room;
 }
 
 static void word_unref(struct sto_word *w)
 {
-	if (!w || atomic_fetch_sub(&w->refs, 1) != 1)
+	if (!w || atomic_fetch_sub(&w->kept.refs, 1) != 1)
 		return;
 	free(w->id);
 	free(w->freq);
@@ -71,6 +71,11 @@ static void word_unref(struct sto_word *w)
 void sto_word_put(struct sto_word *w)
 {
 	word_unref(w);
+}
+
+static void word_kept_unref(struct sto_kept *e)
+{
+	word_unref(sto_kept_of(e, struct sto_word, kept));
 }
 
 static void lens_put(struct sto_lens *l)
@@ -85,14 +90,7 @@ static void lens_put(struct sto_lens *l)
 /* Every word out of the cache (s->wmu held). */
 static void words_clear(struct store *s)
 {
-	size_t it = 0;
-	const char *k;
-	void *v;
-	while (hmap_next(s->words, &it, &k, &v))
-		word_unref(v);
-	hmap_free(s->words);
-	s->words = hmap_new();
-	s->wbytes = 0;
+	sto_keep_clear(&s->words);
 	lens_put(s->lens);
 	s->lens = NULL;
 }
@@ -100,64 +98,23 @@ static void words_clear(struct store *s)
 void sto_words_init(struct store *s)
 {
 	pthread_mutex_init(&s->wmu, NULL);
-	s->words = hmap_new();
+	sto_keep_init(&s->words, &s->wmu, word_kept_unref);
 }
 
 void sto_words_free(struct store *s)
 {
 	words_clear(s);
-	hmap_free(s->words);
-	s->words = NULL;
+	sto_keep_free(&s->words);
 	free(s->wlog);
 	free(s->wpend);
 	pthread_mutex_destroy(&s->wmu);
-}
-
-/* Word key out of the cache (s->wmu held). */
-static void drop(struct store *s, const char *key)
-{
-	_cleanup_free_ char *k = xstrdup(key);
-	struct sto_word *w = hmap_del(s->words, k);
-	s->wbytes -= w->bytes;
-	word_unref(w);
-}
-
-/* The least recently used word out of the cache (s->wmu held). */
-static void evict_one(struct store *s)
-{
-	size_t it = 0;
-	const char *k, *oldest = NULL;
-	void *v;
-	uint64_t at = UINT64_MAX;
-	while (hmap_next(s->words, &it, &k, &v)) {
-		struct sto_word *w = v;
-		if (w->used < at) {
-			at = w->used;
-			oldest = k;
-		}
-	}
-	if (oldest)
-		drop(s, oldest);
 }
 
 /* The words and lengths older than the log out of the cache (s->wmu
  * held): they cannot be brought up to date. */
 static void drop_old(struct store *s)
 {
-	bool again = true;
-	while (again) {
-		size_t it = 0;
-		const char *k;
-		void *v;
-		again = false;
-		while (hmap_next(s->words, &it, &k, &v)) {
-			if (((struct sto_word *)v)->gen < s->wfloor) {
-				drop(s, k);
-				again = true;
-				break;
-			}
-		}
-	}
+	sto_keep_drop_old(&s->words, s->wfloor);
 	if (s->lens && s->lens->gen < s->wfloor) {
 		lens_put(s->lens);
 		s->lens = NULL;
@@ -281,19 +238,8 @@ bool sto_changed_since(struct store *s, uint64_t from, size_t max,
 static struct sto_word *lookup(struct store *s, const char *expr,
 			       uint64_t *ret_gen)
 {
-	pthread_mutex_lock(&s->wmu);
-	struct sto_word *w = hmap_get(s->words, expr);
-	if (w && w->gen < s->wfloor) {
-		drop(s, expr);
-		w = NULL;
-	}
-	if (w) {
-		w->used = ++s->wtick;
-		*ret_gen = w->gen;
-		atomic_fetch_add(&w->refs, 1);
-	}
-	pthread_mutex_unlock(&s->wmu);
-	return w;
+	struct sto_kept *e = sto_keep_get(&s->words, expr, &s->wfloor, ret_gen);
+	return e ? sto_kept_of(e, struct sto_word, kept) : NULL;
 }
 
 bool sto_word_cached(struct store *s, const char *expr)
@@ -311,26 +257,9 @@ static void keep(struct store *s, const char *expr, uint64_t gen,
 		 struct sto_word *w)
 {
 	size_t budget = words_budget(w);
-	if (atomic_load(&s->gen) != gen || w->bytes > budget / 4)
+	if (atomic_load(&s->gen) != gen || w->kept.bytes > budget / 4)
 		return;
-	pthread_mutex_lock(&s->wmu);
-	struct sto_word *cur = hmap_get(s->words, expr);
-	if (cur == w || (cur && cur->gen >= gen)) {
-		if (cur == w)
-			w->gen = gen;
-		pthread_mutex_unlock(&s->wmu);
-		return;
-	}
-	if (cur)
-		drop(s, expr);
-	while (s->wbytes + w->bytes > budget && hmap_size(s->words))
-		evict_one(s);
-	atomic_fetch_add(&w->refs, 1);
-	w->used = ++s->wtick;
-	w->gen = gen;
-	hmap_put(s->words, expr, w);
-	s->wbytes += w->bytes;
-	pthread_mutex_unlock(&s->wmu);
+	sto_keep_put(&s->words, expr, gen, &w->kept, budget);
 }
 
 void sto_word_arrays(struct sto_word *w, size_t cap)
@@ -351,7 +280,7 @@ static void grow(struct sto_word *w, size_t *cap)
 
 void sto_word_sized(struct sto_word *w, const char *expr)
 {
-	w->bytes = sizeof(*w) + strlen(expr) + w->n * per_note(w);
+	w->kept.bytes = sizeof(*w) + strlen(expr) + w->n * per_note(w);
 }
 
 /* ---- the notes' lengths ----------------------------------------------------
@@ -678,7 +607,7 @@ static struct sto_word *read_word(struct store *s, sqlite3 *db,
 	}
 	sqlite3_bind_text(st, 1, expr, -1, SQLITE_STATIC);
 	struct sto_word *w = xcalloc(1, sizeof(*w));
-	atomic_init(&w->refs, 1);
+	atomic_init(&w->kept.refs, 1);
 	w->avgdl = 1;
 	size_t cap = 0;
 	int r;
@@ -765,7 +694,7 @@ static struct sto_word *merged(const struct sto_word *old, const int64_t *chg,
 			       double avgdl)
 {
 	struct sto_word *w = xcalloc(1, sizeof(*w));
-	atomic_init(&w->refs, 1);
+	atomic_init(&w->kept.refs, 1);
 	w->avgdl = avgdl;
 	sto_word_arrays(w, old->n + nf ? old->n + nf : 1);
 	size_t i = 0, j = 0, k = 0;
@@ -814,7 +743,7 @@ static int refresh_word(struct store *s, sqlite3 *db, const char *expr,
 			       &chg, &n))
 		return r;
 	if (!n && nrow == old->nrow && avgdl == old->avgdl) {
-		atomic_fetch_add(&old->refs, 1);
+		atomic_fetch_add(&old->kept.refs, 1);
 		*ret = old;
 		return 0;
 	}
