@@ -220,7 +220,8 @@ bool sto_changed_since(struct store *s, uint64_t from, size_t max,
 	pthread_mutex_unlock(&s->wmu);
 	if (!ok)
 		return false;
-	qsort(v, n, sizeof(*v), cmp_id);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_id);
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++)
 		if (!m || v[m - 1] != v[i])
