@@ -273,6 +273,10 @@ struct mount *mount_stop(struct mount *m)
 		vault_write_unlock(m->v);
 		pending_free(p);
 	}
+	/* Handles whose release never came (the last closes on a mount
+	 * detached under its writers): nothing of them is committed. */
+	while (m->fhs)
+		free_fh(m, m->fhs);
 	nodes_free(m);
 	pv_free(&m->replaced);
 	/* Invalidations that never ran (the thread did not start). */
