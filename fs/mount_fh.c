@@ -326,9 +326,15 @@ int open_shadow(struct mount *m, fuse_req_t req, struct node *n, char *path,
 	return 0;
 }
 
-int writers_take(struct mount *m, ino_t ino, struct writers *ret)
+int writers_take(struct mount *m, int text_fd, struct writers *ret)
 {
 	struct writers w = {0};
+	struct stat st;
+	if (fstat(text_fd, &st) < 0) {
+		*ret = w;
+		return -errno;
+	}
+	ino_t ino = st.st_ino;
 	pthread_mutex_lock(&m->hmu);
 	for (struct fh *h = m->fhs; h; h = h->hnext)
 		if (!h->shadow && h->writable && h->open_ino == ino)
@@ -348,7 +354,7 @@ int writers_take(struct mount *m, ino_t ino, struct writers *ret)
 	for (i = 0; i < w.n; i++) {
 		pthread_mutex_lock(&w.h[i]->mu);
 		w.shadow[i] =
-			err ? -1 : make_shadow(m, w.h[i]->fd, true, &w.mem[i]);
+			err ? -1 : make_shadow(m, text_fd, true, &w.mem[i]);
 		if (w.shadow[i] < 0 && !err)
 			err = w.shadow[i];
 	}
@@ -356,13 +362,16 @@ int writers_take(struct mount *m, ino_t ino, struct writers *ret)
 	return err;
 }
 
-/* After the rename (ok: it happened): switch the handles, or not. */
+/* After the rename (ok: it happened): switch the handles, or not. A
+ * handle already released (its release runs after the rename's lookup of
+ * writers) stays as it is: its release decided it was no shadow, and no
+ * write comes through it any more. */
 void writers_done(struct mount *m, struct writers *w, bool ok, const char *to,
 		  fuse_req_t req)
 {
 	for (size_t i = 0; i < w->n; i++) {
 		struct fh *h = w->h[i];
-		if (ok && w->shadow[i] >= 0) {
+		if (ok && w->shadow[i] >= 0 && !h->closing) {
 			if (!h->source)
 				h->source = source_of(req);
 			pthread_mutex_lock(&m->hmu);

@@ -585,8 +585,10 @@ int commit_if_needed(struct mount *m, struct fh *h, enum commit_kind kind)
 	pthread_mutex_lock(&h->mu);
 	int r = (h->shadow && (h->dirty || h->created)) ? commit(m, h, kind)
 							: 0;
-	if (kind == COMMIT_RELEASE)
+	if (kind == COMMIT_RELEASE) {
 		drop_base(h);
+		h->closing = true;
+	}
 	pthread_mutex_unlock(&h->mu);
 	return r;
 }

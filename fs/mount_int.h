@@ -201,6 +201,9 @@ struct fh {
 	bool writable; /* constant */
 	bool dirty;    /* mu: written since the last commit */
 	bool created;  /* mu: a new note: commit even if nothing was written */
+	/* mu: the kernel released it (no write comes any more); a rename
+	 * onto a note no longer switches it to a shadow copy. */
+	bool closing;
 	bool append; /* constant: opened with O_APPEND, writes go to the end */
 	/* A write to the shadow failed (a full disk): its text is not what
 	 * the writer meant, and is never committed (mu). */
@@ -375,7 +378,9 @@ char *note_of_inode(struct mount *m, const struct stat *st);
 int refuse_note_link(struct mount *m, struct node *n, const char *what);
 int open_shadow(struct mount *m, fuse_req_t req, struct node *n, char *path,
 		struct fuse_file_info *fi, bool created, bool claimed);
-int writers_take(struct mount *m, ino_t ino, struct writers *ret);
+/* The writers of text_fd's file (vaultd's own read-only descriptor of
+ * it), each locked with a copy of its text prepared: 0 or -errno. */
+int writers_take(struct mount *m, int text_fd, struct writers *ret);
 void writers_done(struct mount *m, struct writers *w, bool ok, const char *to,
 		  fuse_req_t req);
 void follow_rename(struct mount *m, const char *from, const char *to);

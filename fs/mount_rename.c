@@ -188,11 +188,13 @@ static int rename_note(struct mount *m, const struct rename_req *rq)
  */
 static int rename_onto_note(struct mount *m, const struct rename_req *rq)
 {
-	struct stat fst;
 	struct writers w = {0};
-	int r = file_stat(vault_rootfd(m->v), rq->from, &fst);
-	if (r == 0)
-		r = writers_take(m, fst.st_ino, &w);
+	/* The writers' copies start from the file, read through vaultd's own
+	 * descriptor: theirs may be write-only (O_WRONLY, as most saves
+	 * open), and one whose release is still on its way is met too. */
+	_cleanup_close_ int fd = beneath_open(vault_rootfd(m->v), rq->from,
+					      O_RDONLY | O_NOFOLLOW, 0);
+	int r = fd < 0 ? fd : writers_take(m, fd, &w);
 	if (r < 0) {
 		writers_done(m, &w, false, rq->to, rq->req);
 		log_warn("rename %s -> %s refused: %s", rq->from, rq->to,

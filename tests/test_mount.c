@@ -2571,6 +2571,78 @@ static void test_rename_open_fd(void)
 	CU_ASSERT(access(old, F_OK) < 0);
 }
 
+/* Whether a text refused by the guard, holding token, was kept under
+ * .vaultd/rejected/. */
+static bool rejected_kept(const char *token)
+{
+	_cleanup_free_ char *dir = vpath(".vaultd/rejected");
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	bool found = false;
+	while (d && !found && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		_cleanup_free_ char *p = xasprintf("%s/%s", dir, e->d_name);
+		size_t len = 0;
+		_cleanup_free_ char *text = slurp(p, &len);
+		found = text && strstr(text, token);
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/*
+ * The same with a write-only descriptor (O_WRONLY, as node's
+ * writeFileSync, python's open(..., "w") and most saves open): vaultd
+ * cannot read the file through the writer's own descriptor. The
+ * descriptor kept open is also what a save that closed it looks like when
+ * the kernel's release of its handle (sent after close() returned) has
+ * not been taken yet as the rename arrives: a refused rename answered EIO
+ * then, and the refused text was not kept.
+ */
+static void test_rename_wronly_fd(void)
+{
+	_cleanup_free_ char *tmp = xasprintf("%s/.Wronly.md.tmp", g_mnt);
+	_cleanup_free_ char *note = xasprintf("%s/Wronly.md", g_mnt);
+	vault_put("Wronly.md", "kept #known\n");
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(write(fd, "bad #wronlybrandnew\n", 20), 20);
+	errno = 0;
+	CU_ASSERT_EQUAL(rename(tmp, note), -1);
+	CU_ASSERT_EQUAL(errno, EPERM);
+	vault_expect("Wronly.md", "kept #known\n", "refused rename");
+	CU_ASSERT(rejected_kept("#wronlybrandnew"));
+	CU_ASSERT_EQUAL(access(tmp, F_OK), 0);
+	CU_ASSERT_EQUAL(close(fd), 0);
+	/* Accepted: the descriptor writes through the guard from then on. */
+	fd = open(tmp, O_WRONLY | O_TRUNC);
+	CU_ASSERT_FATAL(fd >= 0);
+	CU_ASSERT_EQUAL(write(fd, "one\n", 4), 4);
+	CU_ASSERT_EQUAL(rename(tmp, note), 0);
+	vault_expect("Wronly.md", "one\n", "renamed over");
+	CU_ASSERT_EQUAL(write(fd, "#forbiddentag\n", 14), 14);
+	errno = 0;
+	CU_ASSERT_EQUAL(close(fd), -1);
+	CU_ASSERT_EQUAL(errno, EPERM);
+	vault_expect("Wronly.md", "one\n", "write after the rename");
+	/* Closed before the rename, many times over (the release races
+	 * the rename): always EPERM, the note kept. */
+	int eperm = 0;
+	for (int i = 0; i < 50; i++) {
+		fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		CU_ASSERT_FATAL(fd >= 0);
+		CU_ASSERT_EQUAL(write(fd, "bad #wronlybrandnew\n", 20), 20);
+		CU_ASSERT_EQUAL(close(fd), 0);
+		errno = 0;
+		eperm += rename(tmp, note) == -1 && errno == EPERM;
+	}
+	CU_ASSERT_EQUAL(eperm, 50);
+	vault_expect("Wronly.md", "one\n", "refused renames");
+	unlink(tmp);
+}
+
 /* path through the mount, read whole, is the vault folder's text:
  * never the old size over the new text (zeros past its end, or cut). */
 static bool mount_shows(const char *rel, const char *step, int i)
@@ -3054,6 +3126,7 @@ int main(void)
 		{"random_notes", test_random_notes},
 		{"redirect", test_redirect},
 		{"rename_open_fd", test_rename_open_fd},
+		{"rename_wronly_fd", test_rename_wronly_fd},
 		{"hard_links", test_hard_links},
 		{"replaced_read", test_replaced_read},
 		{"still_mounted", test_still_mounted},

@@ -145,6 +145,14 @@ describe('editors and scripts writing through the mount', { skip: !HAVE_FUSE && 
     assert.throws(() => fs.renameSync(tmp, m.inMnt('Target.md')), (e) => e.code === 'EPERM');
     await refusedAndKept(m, 'Target.md', before, 'renamebrandnew');
     assert.ok(fs.existsSync(tmp), "the editor's temp file is still there");
+    // Its descriptor still open (write-only, as writeFileSync's is until
+    // the kernel's release of it arrives, which may come after the
+    // rename): refused the same way.
+    const fd = fs.openSync(tmp, 'w');
+    fs.writeSync(fd, 'bad #openrenamebrandnew\n');
+    assert.throws(() => fs.renameSync(tmp, m.inMnt('Target.md')), (e) => e.code === 'EPERM');
+    fs.closeSync(fd);
+    await refusedAndKept(m, 'Target.md', before, 'openrenamebrandnew');
     await linksIntact(m);
   });
 
