@@ -35,7 +35,7 @@ static const char *const PHRASES[] = {
 	"\"dog runs\"",		 "\"管理系统\"",	"\"知识管理\"",
 	"\"sea lar*\"",		 "\"Sea-Lark\"",	"title:\"sea lark\"",
 	"title:\"grey heron\"",	 "\"grey heron lake\"", "\"no such words\"",
-	"\"heron heron heron\"",
+	"\"heron heron heron\"", "\"lark sea lark\"",	"\"sea the sea\"",
 };
 
 static const char *const WORDS[] = {
@@ -78,6 +78,15 @@ static void write_notes(struct tvault *t, unsigned salt)
 		sb_puts(&b, i % 3 ? "sea lark " : "the the ");
 	tv_write(t, "p/Many.md", b.s);
 	sb_free(&b);
+	/* Words whose positions in the text are bitmaps, with the phrase in
+	 * the title too, its places across the bitmaps' 32-bit words. */
+	struct sbuf d = {0};
+	for (int i = 0; i < 200; i++)
+		sb_puts(&d, i % 7 == 3 ? "the sea "
+			    : i % 5    ? "lark sea "
+				       : "sea ");
+	tv_write(t, "p/Lark Sea Lark.md", d.s);
+	sb_free(&d);
 	/* Longer than the positions kept of a note: the phrases past them
 	 * are found too, few or many. */
 	for (int k = 0; k < 3; k++) {

@@ -626,6 +626,10 @@ static void merged(const struct phrase *p, const struct form *f, size_t nf,
 		   struct plist *tmp, struct plist *out)
 {
 	size_t at[SYN_MAX] = {0};
+	if (nf == 1) {
+		expand(p, &f[0], out);
+		return;
+	}
 	for (size_t k = 0; k < nf; k++)
 		expand(p, &f[k], &tmp[k]);
 	out->n = 0;
@@ -650,12 +654,69 @@ struct scratch {
 	size_t nf[TERMS_MAX];
 };
 
+/* 32 bits of a form's bitmap of the text from bit at on (none past
+ * its words). */
+static uint32_t bits_at(const struct form *f, size_t at)
+{
+	size_t q = at / 32, r = at % 32;
+	uint32_t lo = q < f->words ? f->bits[q] >> r : 0;
+	uint32_t hi = r && q + 1 < f->words ? f->bits[q + 1] << (32 - r) : 0;
+	return lo | hi;
+}
+
+/* Whether each word of p has one form in the note and that form's
+ * positions in the text are a bitmap (a common word in a long note),
+ * the title's and the text's places both asked for. */
+static bool all_dense(const struct phrase *p, const struct scratch *s)
+{
+	if (p->title)
+		return false;
+	for (size_t i = 0; i < p->n; i++)
+		if (s->nf[i] != 1 || !s->f[i][0].dense)
+			return false;
+	return true;
+}
+
+/* The places of the phrase (at most max, in order, into out) when
+ * all_dense: in the title, each of the first word's positions followed
+ * by the others' (their lists); in the text, 32 at a time, the first
+ * word's bits and each other word's bits shifted back by its place in
+ * the phrase, where places() would list the positions of one word and
+ * look up the others' bits one by one (for two words in most notes,
+ * every note, a few dozen times each). */
+static size_t places_dense(const struct phrase *p, struct scratch *s,
+			   uint32_t *out, size_t max)
+{
+	const struct form *first = &s->f[0][0];
+	size_t got = 0;
+	for (size_t j = 0; j < first->n && got < max; j++) {
+		uint32_t o = first->list[j];
+		bool all = true;
+		for (size_t i = 1; i < p->n && all; i++)
+			all = form_has(p, &s->f[i][0], o + (uint32_t)i);
+		if (all)
+			out[got++] = o;
+	}
+	for (size_t w = 0; w < first->words && got < max; w++) {
+		uint32_t r = first->bits[w];
+		for (size_t i = 1; i < p->n && r; i++)
+			r &= bits_at(&s->f[i][0], w * 32 + i);
+		for (; r && got < max; r &= r - 1)
+			out[got++] =
+				1u << POS_COL |
+				(uint32_t)(w * 32 + (size_t)__builtin_ctz(r));
+	}
+	return got;
+}
+
 /* The places of the phrase in a note (at most max, in order, into out)
  * from its words' forms s->f: each position of the word with the fewest
  * is a place when every other word follows it as it should. */
 static size_t places(const struct phrase *p, struct scratch *s, uint32_t *out,
 		     size_t max)
 {
+	if (all_dense(p, s))
+		return places_dense(p, s, out, max);
 	size_t d = 0, least = SIZE_MAX, got = 0;
 	for (size_t i = 0; i < p->n; i++) {
 		size_t c = 0;
