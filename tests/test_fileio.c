@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <utf8proc.h>
 
 #define NFC_CAFE "Caf\xc3\xa9"
 #define NFD_CAFE "Cafe\xcc\x81"
@@ -1418,6 +1419,129 @@ static void test_u8_valid(void)
 	CU_ASSERT_TRUE(u8_valid("\xc3\xa9", 2));
 }
 
+/* NFC as utf8proc makes it of the whole text: what u8_nfc must give. */
+static char *nfc_whole(const char *s)
+{
+	utf8proc_uint8_t *out = NULL;
+	if (utf8proc_map((const utf8proc_uint8_t *)s, 0, &out,
+			 UTF8PROC_NULLTERM | UTF8PROC_STABLE |
+				 UTF8PROC_COMPOSE) < 0)
+		return NULL;
+	return (char *)out;
+}
+
+static void check_nfc(const char *s)
+{
+	char *got = u8_nfc(s), *want = nfc_whole(s);
+	CU_ASSERT_TRUE(got && want && !strcmp(got, want));
+	if (!got || !want || strcmp(got, want))
+		fprintf(stderr, "u8_nfc differs on \"%s\"\n", s);
+	free(got);
+	free(want);
+}
+
+/*
+ * u8_nfc copies the stretches whose characters NFC keeps as they are,
+ * and maps the others: the same as utf8proc's NFC of the whole text,
+ * for every character of the BMP after bases it could combine with or
+ * before marks that combine with it, and for random mixes of
+ * characters that compose, decompose or are kept.
+ */
+static void test_u8_nfc_quick(void)
+{
+	static const char *const before[] = {"",
+					     "e",
+					     "\xd0\xb8",
+					     "\xea\xb0\x80",
+					     "\xe1\x84\x80",
+					     "\xe0\xa4\x95"};
+	static const char *const after[] = {"", "\xcc\x81", "\xcc\x86",
+					    "\xe1\x85\xa1", "\xe1\x86\xa8"};
+	char buf[64];
+	for (int32_t c = 0x80; c < 0x10000; c++) {
+		if (c >= 0xd800 && c < 0xe000)
+			continue;
+		utf8proc_uint8_t e[4];
+		utf8proc_ssize_t l = utf8proc_encode_char(c, e);
+		for (size_t b = 0; b < sizeof(before) / sizeof(*before); b++)
+			for (size_t a = 0; a < sizeof(after) / sizeof(*after);
+			     a++) {
+				snprintf(buf, sizeof(buf), "x%s%.*s%sy",
+					 before[b], (int)l, (const char *)e,
+					 after[a]);
+				check_nfc(buf);
+			}
+	}
+	/* Every character's canonical decomposition, whose parts compose
+	 * again (the second part of a pair may be a starter). */
+	for (int32_t c = 0x80; c < 0x30000; c++) {
+		utf8proc_int32_t d[8];
+		int last = 0;
+		utf8proc_ssize_t nd = utf8proc_decompose_char(
+			c, d, 8, UTF8PROC_DECOMPOSE, &last);
+		if (nd < 2 || nd > 8)
+			continue;
+		struct sbuf sb = {0};
+		sb_putc(&sb, 'x');
+		for (utf8proc_ssize_t k = 0; k < nd; k++) {
+			utf8proc_uint8_t e[4];
+			utf8proc_ssize_t l = utf8proc_encode_char(d[k], e);
+			sb_add(&sb, (const char *)e, (size_t)l);
+		}
+		sb_putc(&sb, 'y');
+		check_nfc(sb.s);
+		sb_free(&sb);
+	}
+	static const char *const pool[] = {"a",
+					   " ",
+					   "e",
+					   "\xcc\x81",
+					   "\xc3\xa9",
+					   "\xd0\xb8",
+					   "\xcc\x86",
+					   "\xd0\xb9",
+					   "\xe1\x84\x80",
+					   "\xe1\x85\xa1",
+					   "\xe1\x86\xa8",
+					   "\xea\xb0\x80",
+					   "\xe2\x84\xab",
+					   "\xef\xa4\x80",
+					   "\xe6\x97\xa5",
+					   "\xf0\x9f\x98\x80",
+					   "\xce\x86",
+					   "\xe2\x80\x94",
+					   "\xcd\x82",
+					   "\xf0\x9d\x85\x9e",
+					   "\xe0\xa4\xbc",
+					   "\xe0\xa4\x95",
+					   "Ab",
+					   "\xc3\x89",
+					   "\xd0\x99",
+					   "Stra\xc3\x9f"
+					   "e",
+					   "XY z"};
+	unsigned seed = 34;
+	for (int i = 0; i < 20000; i++) {
+		struct sbuf sb = {0};
+		int n = 1 + (int)(rand_r(&seed) % 12);
+		for (int k = 0; k < n; k++)
+			sb_puts(&sb, pool[rand_r(&seed) %
+					  (sizeof(pool) / sizeof(*pool))]);
+		check_nfc(sb.s);
+		/* u8_fold cuts the text the same way. */
+		utf8proc_uint8_t *want = NULL;
+		utf8proc_map((const utf8proc_uint8_t *)sb.s, 0, &want,
+			     UTF8PROC_NULLTERM | UTF8PROC_STABLE |
+				     UTF8PROC_COMPOSE | UTF8PROC_CASEFOLD);
+		char *got = u8_fold(sb.s);
+		CU_ASSERT_TRUE(got && want && !strcmp(got, (char *)want));
+		free(got);
+		free(want);
+		sb_free(&sb);
+	}
+	CU_ASSERT_PTR_NULL(u8_nfc("caf\xc3\xa9 \xed\xa0\x80"));
+}
+
 static void test_u8_helpers(void)
 {
 	char *s = u8_nfc(NFD_CAFE);
@@ -1501,6 +1625,7 @@ int main(void)
 		{"cursor_forged", test_cursor_forged},
 		{"u8_valid", test_u8_valid},
 		{"u8_helpers", test_u8_helpers},
+		{"u8_nfc_quick", test_u8_nfc_quick},
 	};
 	return run_tests("fileio", tests, ARRAY_SIZE(tests));
 }

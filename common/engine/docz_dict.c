@@ -21,8 +21,12 @@
 #define DICT_SAMPLE (1u << 20)
 #define DICT_SAMPLE_TEXT (2 * DOCZ_CHUNK)
 #define DICT_SIZE (64u << 10)
-/* zstd's level for the chunks (see docz.c). */
-#define DICT_LEVEL 5
+/* zstd's level for the chunks (see docz.c). With the dictionary and
+ * chunks of 8 KiB, level 3 packs as small as 5 (1.5 % larger on English
+ * prose, 1 % smaller on generated notes) at 2.5 to 3 times the speed:
+ * at 5,000 generated notes a first build's packing went from 2.2 to 0.7
+ * billion instructions, a sixth of the build's. */
+#define DICT_LEVEL 3
 
 static pthread_mutex_t list_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct docz_dict *list;

@@ -52,12 +52,16 @@ static const char SCHEMA_SQL[] =
 
 static const char *const STMTS[ST_COUNT] = {
 	[ST_FIND] = "SELECT id FROM notes WHERE path = ?",
-	[ST_UPSERT] = "INSERT INTO notes(path, name, title, folder, mtime_ns,"
-		      " size, ino, body_line, cjk, data)"
-		      " VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
-		      " ON CONFLICT(path) DO UPDATE SET name = ?2, title = ?3,"
-		      " folder = ?4, mtime_ns = ?5, size = ?6, ino = ?7,"
-		      " body_line = ?8, cjk = ?9, data = ?10 RETURNING id",
+	/* A note's row added, or changed in place (its id kept), as
+	 * ST_FIND found it: no upsert, whose RETURNING (a trigger) and
+	 * conflict clause give each row a statement journal (a tenth of a
+	 * first build's writer). */
+	[ST_ADD_NOTE] = "INSERT INTO notes(path, name, title, folder,"
+			" mtime_ns, size, ino, body_line, cjk, data)"
+			" VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+	[ST_SET_NOTE] = "UPDATE notes SET name = ?2, title = ?3, folder = ?4,"
+			" mtime_ns = ?5, size = ?6, ino = ?7, body_line = ?8,"
+			" cjk = ?9, data = ?10 WHERE id = ?11 AND path = ?1",
 	[ST_DEL_TAGS] = "DELETE FROM tags WHERE note = ?",
 	[ST_ADD_TAG] = "INSERT OR IGNORE INTO tags(tag, note) VALUES(?, ?)",
 	/* External-content and contentless FTS tables forget a row given

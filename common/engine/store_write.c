@@ -429,7 +429,7 @@ int store_put_text(struct store *s, const struct note *n, struct store_text *t)
 	int r = 0;
 	if (old >= 0)
 		r |= unindex(s, old);
-	sqlite3_stmt *st = s->st[ST_UPSERT];
+	sqlite3_stmt *st = s->st[old >= 0 ? ST_SET_NOTE : ST_ADD_NOTE];
 	sqlite3_bind_text(st, 1, note_path(n), -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 2, note_fold_name(n), -1, SQLITE_STATIC);
 	sqlite3_bind_text(st, 3, note_name(n), -1, SQLITE_STATIC);
@@ -442,17 +442,18 @@ int store_put_text(struct store *s, const struct note *n, struct store_text *t)
 	sqlite3_bind_int(st, 8, t->body_line);
 	sqlite3_bind_int(st, 9, cjk);
 	sqlite3_bind_blob(st, 10, blob, (int)blen, SQLITE_STATIC);
-	int64_t id = -1;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		id = sqlite3_column_int64(st, 0);
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-	if (id < 0) {
+	if (old >= 0)
+		sqlite3_bind_int64(st, 11, old);
+	bool put = sto_run(st) == 0 && sqlite3_changes(s->w) == 1;
+	if (!put) {
 		sb_free(&title);
 		store_text_free(t);
 		return sto_write_failed(s);
 	}
-	r |= run_id(s, ST_DEL_TAGS, id);
+	int64_t id = old >= 0 ? old : sqlite3_last_insert_rowid(s->w);
+	/* A new row has no tags: a note removed takes its tags along. */
+	if (old >= 0)
+		r |= run_id(s, ST_DEL_TAGS, id);
 	for (size_t i = 0; i < note_ntags(n); i++) {
 		const char *tag = note_fold_tags(n)[i];
 		sqlite3_bind_text(s->st[ST_ADD_TAG], 1, tag, -1, SQLITE_STATIC);
