@@ -282,6 +282,10 @@ struct sto_word *sto_phrase_get(struct store *s, sqlite3 *db, const char *expr,
  * phrase of two words), < 0 on error. */
 int sto_phrase_warm(struct store *s, sqlite3 *db, const char *expr,
 		    uint64_t gen);
+/* The notes of phrase expr as sto_phrase_get found them for generation
+ * gen, when they are kept (a reference), else NULL: none is read. */
+struct sto_word *sto_phrase_found(struct store *s, const char *expr,
+				  uint64_t gen);
 /* The places of phrase expr (as sto_phrase_get finds them) in the text
  * (column 1) of notes id[0..n), from its words' positions kept for
  * generation gen: note i's offsets, at most max, in order, at

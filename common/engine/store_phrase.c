@@ -1002,6 +1002,12 @@ struct sto_word *sto_phrase_get(struct store *s, sqlite3 *db, const char *expr,
 	return w;
 }
 
+struct sto_word *sto_phrase_found(struct store *s, const char *expr,
+				  uint64_t gen)
+{
+	return s->phrases ? found_get(s->phrases, expr, gen) : NULL;
+}
+
 /* Title places that may come before the text's (sto_phrase_places). */
 #define PLACES_TITLE 64
 

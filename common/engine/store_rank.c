@@ -573,10 +573,9 @@ static void snippets_kept(struct store *s, sqlite3 *db, const struct scored *v,
 			  size_t n, const char *match, int64_t rescore,
 			  uint64_t gen, struct snipped *out)
 {
-	int r = 0;
-	char *msg = NULL;
-	struct sto_word *w = sto_phrase_get(s, db, match, gen, &r, &msg);
-	free(msg);
+	/* The notes the page was ranked from, if still kept (reading
+	 * them again would cost more than the queries spared). */
+	struct sto_word *w = sto_phrase_found(s, match, gen);
 	if (!w)
 		return;
 	struct ftsaux_tok tk = {tokenizer_aux, NULL};
