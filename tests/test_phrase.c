@@ -36,6 +36,9 @@ static const char *const PHRASES[] = {
 	"\"sea lar*\"",		 "\"Sea-Lark\"",	"title:\"sea lark\"",
 	"title:\"grey heron\"",	 "\"grey heron lake\"", "\"no such words\"",
 	"\"heron heron heron\"", "\"lark sea lark\"",	"\"sea the sea\"",
+	"\"cafe creme\"",	 "\"красная площадь\"", "\"красные площади\"",
+	"\"blue whale\"",	 "\"end marker\"",	"\"start marker\"",
+	"\"far away\"",
 };
 
 static const char *const WORDS[] = {
@@ -87,6 +90,25 @@ static void write_notes(struct tvault *t, unsigned salt)
 				       : "sea ");
 	tv_write(t, "p/Lark Sea Lark.md", d.s);
 	sb_free(&d);
+	/* Diacritics, Cyrillic and its stems, a phrase at the very start
+	 * and end of a note, one in the name alone, one more often than a
+	 * snippet weighs (128) and one only past where it looks (20000). */
+	tv_write(t, "p/Accents.md", "Un café crème, then\nCAFÉ CRÈME again\n");
+	tv_write(t, "p/Москва.md",
+		 "Красная площадь в Москве; красные площади городов.\n");
+	tv_write(t, "p/Edges.md", "start marker then words end marker");
+	tv_write(t, "p/Blue Whale.md", "a note about something else\n");
+	struct sbuf m = {0};
+	for (int i = 0; i < 300; i++)
+		sb_puts(&m, i % 2 ? "sea lark, " : "grey heron; ");
+	tv_write(t, "p/Many More.md", m.s);
+	sb_free(&m);
+	struct sbuf f = {0};
+	for (int i = 0; i < 21000; i++)
+		sb_puts(&f, i % 7 ? "filler " : "far words ");
+	sb_puts(&f, "far away at last far away\n");
+	tv_write(t, "p/Far.md", f.s);
+	sb_free(&f);
 	/* Longer than the positions kept of a note: the phrases past them
 	 * are found too, few or many. */
 	for (int k = 0; k < 3; k++) {
@@ -193,7 +215,10 @@ static void test_same_as_fts5(void)
 	tv_init(&t);
 	write_notes(&t, 0);
 	open_indexed(&t);
+	size_t kept = atomic_load(&sto_phrase_snippets);
 	check_all(&t);
+	/* The pages' snippets were made from the positions kept too. */
+	CU_ASSERT(atomic_load(&sto_phrase_snippets) > kept + 50);
 	/* The total of a phrase many notes have, and one no note has. */
 	size_t n, total;
 	struct store_hit *h = tv_store_page(&t, "\"sea lark\"", &n, &total);

@@ -12,7 +12,7 @@
 #define WINDOW 24
 #define SNIPPET_CHARS 64
 /* Hits weighed to find the best stretch, and how far into the text. */
-#define HITS_MAX 128
+#define HITS_MAX FTSAUX_HITS_MAX
 #define HITS_REACH 20000
 /* Bytes kept of the text between two tokens. */
 #define GAP 40
@@ -62,8 +62,8 @@ static bool ascii_alnum(unsigned char c)
  * beyond ASCII may go on a token or be one; CJK is cut in pairs) is
  * left to the tokenizer, from the last token counted on.
  */
-static int tokenize_window(const Fts5ExtensionApi *api, Fts5Context *fts,
-			   const char *text, int len, struct win *w)
+static int tokenize_window(const struct ftsaux_tok *tk, const char *text,
+			   int len, struct win *w)
 {
 	int start = 0, pos = w->pos;
 	for (int i = 0; i < len && pos < w->first;) {
@@ -84,7 +84,7 @@ static int tokenize_window(const Fts5ExtensionApi *api, Fts5Context *fts,
 	}
 	w->pos = pos;
 	w->base = start;
-	int rc = api->xTokenize(fts, text + start, len - start, w, on_token);
+	int rc = tk->fn(tk->ctx, text + start, len - start, w, on_token);
 	w->base = 0;
 	return rc;
 }
@@ -209,23 +209,14 @@ static sqlite3_blob **blob_slot(const Fts5ExtensionApi *api, Fts5Context *fts)
 	return b;
 }
 
-/* The window w from the stored text (table argv[1], column argv[2]):
- * the chunk where it starts, and the next one when it runs on. */
-static int stored_window(const Fts5ExtensionApi *api, Fts5Context *fts,
-			 sqlite3_context *ctx, int argc, sqlite3_value **argv,
-			 struct win *w, char **ret_text, int *ret_len)
+/* The window w from the stored text of row id of table.column (read
+ * through *b), tokenized with tk: the chunk where it starts, and the
+ * next one when it runs on. */
+static int stored_window(sqlite3 *db, const char *table, const char *column,
+			 int64_t id, sqlite3_blob **b,
+			 const struct ftsaux_tok *tk, struct win *w,
+			 char **ret_text, int *ret_len)
 {
-	const char *table = (const char *)sqlite3_value_text(argv[1]);
-	const char *column = (const char *)sqlite3_value_text(argv[2]);
-	/* The caller's handle when it gives one (kept across its rows,
-	 * which the query's own would not be: FTS5 drops it on a reset). */
-	sqlite3_blob **b = NULL;
-	if (argc >= 5)
-		b = sqlite3_value_pointer(argv[4], FTSAUX_BLOB);
-	if (!b)
-		b = blob_slot(api, fts);
-	sqlite3 *db = sqlite3_context_db_handle(ctx);
-	int64_t id = api->xRowid(fts);
 	struct docz_part part, next;
 	if (!table || !column || !b ||
 	    docz_read(db, table, column, id, w->first, w->last, b, &part) < 0)
@@ -233,7 +224,7 @@ static int stored_window(const Fts5ExtensionApi *api, Fts5Context *fts,
 	struct win start = *w;
 	for (;;) {
 		w->pos = part.pos;
-		int rc = tokenize_window(api, fts, part.text, part.len, w);
+		int rc = tokenize_window(tk, part.text, part.len, w);
 		if (rc != SQLITE_OK && rc != SQLITE_DONE) {
 			free(part.text);
 			return -1;
@@ -261,28 +252,83 @@ static int stored_window(const Fts5ExtensionApi *api, Fts5Context *fts,
 	return 0;
 }
 
-/*
- * vsnippet(fts, col [, table, column [, phrases]]): about SNIPPET_CHARS
- * characters of column col around its best stretch of hits (the most different
- * words of the query close together), the first hit of each word marked with
- * **, a cut start with an ellipsis; NULL without a hit in that column.
- * With table and column, the text is read from there (a docz_pack()
- * blob in the row of the same id), only the part around the hits. With
- * phrases, only the first that many phrases of the query are shown; with
- * a handle (FTSAUX_BLOB), the stored text is read through it.
- */
-static void vsnippet(const Fts5ExtensionApi *api, Fts5Context *fts,
-		     sqlite3_context *ctx, int argc, sqlite3_value **argv)
+/* Where a snippet's text comes from: the stored text (table and column
+ * set: row id read through blob) or, without, the text given. */
+struct source {
+	const struct ftsaux_tok *tk;
+	sqlite3 *db;
+	const char *table, *column;
+	int64_t id;
+	sqlite3_blob **blob;
+	const char *text;
+	int len;
+};
+
+/* The window w of src: its text (*ret_owned when read here) and
+ * length; -1 when it cannot be read. */
+static int source_window(const struct source *src, struct win *w,
+			 const char **ret_text, int *ret_len, char **ret_owned)
 {
-	int col = argc > 0 ? sqlite3_value_int(argv[0]) : 0;
-	struct inst h[HITS_MAX];
-	/* The phrases that count: all, or the first argv[3]. */
-	int nphrase = api->xPhraseCount(fts);
-	if (argc >= 4 && sqlite3_value_int(argv[3]) < nphrase)
-		nphrase = sqlite3_value_int(argv[3]);
-	int nh = hits_in(api, fts, col, nphrase, h);
-	if (!nh)
-		return;
+	if (src->table)
+		return stored_window(src->db, src->table, src->column, src->id,
+				     src->blob, src->tk, w, ret_owned,
+				     ret_len) < 0
+			       ? -1
+			       : (*ret_text = *ret_owned, 0);
+	if (!src->text)
+		return -1;
+	int rc = tokenize_window(src->tk, src->text, src->len, w);
+	if (rc != SQLITE_OK && rc != SQLITE_DONE)
+		return -1;
+	*ret_text = src->text;
+	*ret_len = src->len;
+	return 0;
+}
+
+/* The tokens of the window that fit in SNIPPET_CHARS characters of
+ * text (w->more set when some are left out), and which of them are
+ * marked (hit): each phrase of the hits h[0..nh) once, where it first is
+ * in the window (phrase p of psize[p] tokens). */
+static int window_marks(const struct inst *h, int nh, const int *psize,
+			const char *text, const int *ts, const int *te,
+			struct win *w, bool *hit)
+{
+	int ntok = (w->pos > w->last ? w->last + 1 : w->pos) - w->first;
+	if (ntok <= 0)
+		return 0;
+	int keep = 1;
+	while (keep < ntok &&
+	       chars(text + ts[0], te[keep] - ts[0]) <= SNIPPET_CHARS)
+		keep++;
+	if (keep < ntok) {
+		ntok = keep;
+		w->more = true;
+	}
+	unsigned done[8] = {0};
+	for (int i = 0; i < nh; i++) {
+		unsigned p = (unsigned)h[i].phrase % 256;
+		int off = h[i].off;
+		if (off < w->first || off >= w->first + ntok ||
+		    done[p / 32] & 1u << (p % 32))
+			continue;
+		done[p / 32] |= 1u << (p % 32);
+		int size = psize[h[i].phrase];
+		for (int k = off; k < off + size && k < w->first + ntok; k++)
+			hit[k - w->first] = true;
+	}
+	return ntok;
+}
+
+/*
+ * The snippet of the hits h[0..nh) (phrase p of psize[p] tokens) in the
+ * text of src: about SNIPPET_CHARS characters around their best stretch
+ * (the most different words of the query close together), the first hit
+ * of each word marked with **, a cut start with an ellipsis; NULL when
+ * the text cannot be read.
+ */
+static char *snippet_make(const struct inst *h, int nh, const int *psize,
+			  const struct source *src)
+{
 	int first = best_start(h, nh);
 	int from_tok = first > BEFORE ? first - BEFORE : 0;
 	int ts[WINDOW], te[WINDOW];
@@ -291,46 +337,12 @@ static void vsnippet(const Fts5ExtensionApi *api, Fts5Context *fts,
 	_cleanup_free_ char *owned = NULL;
 	const char *text;
 	int len;
-	if (argc >= 3) {
-		if (stored_window(api, fts, ctx, argc, argv, &w, &owned, &len) <
-		    0)
-			return;
-		text = owned;
-	} else {
-		if (api->xColumnText(fts, col, &text, &len) != SQLITE_OK ||
-		    !text)
-			return;
-		int rc = tokenize_window(api, fts, text, len, &w);
-		if (rc != SQLITE_OK && rc != SQLITE_DONE)
-			return;
-	}
-	int ntok = (w.pos > w.last ? w.last + 1 : w.pos) - w.first;
-	if (ntok <= 0)
-		return;
-	/* The tokens that fit in the characters allowed. */
-	int keep = 1;
-	while (keep < ntok &&
-	       chars(text + ts[0], te[keep] - ts[0]) <= SNIPPET_CHARS)
-		keep++;
-	if (keep < ntok) {
-		ntok = keep;
-		w.more = true;
-	}
-	/* Which tokens are marked: each word of the query once, where it
-	 * first is in the window. */
+	if (source_window(src, &w, &text, &len, &owned) < 0)
+		return NULL;
 	bool hit[WINDOW + 1] = {0};
-	unsigned done[8] = {0};
-	for (int i = 0; i < nh; i++) {
-		unsigned p = (unsigned)h[i].phrase % 256;
-		int off = h[i].off;
-		if (off < w.first || off >= w.first + ntok ||
-		    done[p / 32] & 1u << (p % 32))
-			continue;
-		done[p / 32] |= 1u << (p % 32);
-		int size = api->xPhraseSize(fts, h[i].phrase);
-		for (int k = off; k < off + size && k < w.first + ntok; k++)
-			hit[k - w.first] = true;
-	}
+	int ntok = window_marks(h, nh, psize, text, ts, te, &w, hit);
+	if (ntok <= 0)
+		return NULL;
 	/* Pairs of CJK characters overlap by one character: each token
 	 * adds the bytes past the previous one, and the part it shares with
 	 * the next token is marked when either is a hit. */
@@ -364,7 +376,101 @@ static void vsnippet(const Fts5ExtensionApi *api, Fts5Context *fts,
 	/* A cut end goes without an ellipsis: every snippet is a part. */
 	if (!w.more)
 		gap(&b, text + from, len - from, false, true);
-	sqlite3_result_text(ctx, b.s ? b.s : "", -1, free);
+	return b.s ? sb_steal(&b) : xstrdup("");
+}
+
+/* FTS5's tokenizer of the current query, for snippet_make. */
+struct fts_tok {
+	const Fts5ExtensionApi *api;
+	Fts5Context *fts;
+};
+
+static int fts_tokenize(void *ctx, const char *text, int len, void *w,
+			int (*cb)(void *, int, const char *, int, int, int))
+{
+	struct fts_tok *t = ctx;
+	return t->api->xTokenize(t->fts, text, len, w, cb);
+}
+
+/* vsnippet's source: the stored text (table argv[1], column argv[2],
+ * through the handle argv[4] or the query's own) or column col; false
+ * when it cannot be had. */
+static bool fts_source(const Fts5ExtensionApi *api, Fts5Context *fts,
+		       sqlite3_context *ctx, int argc, sqlite3_value **argv,
+		       int col, struct source *src)
+{
+	if (argc < 3)
+		return api->xColumnText(fts, col, &src->text, &src->len) ==
+			       SQLITE_OK &&
+		       src->text;
+	src->table = (const char *)sqlite3_value_text(argv[1]);
+	src->column = (const char *)sqlite3_value_text(argv[2]);
+	/* The caller's handle when it gives one (kept across its rows,
+	 * which the query's own would not be: FTS5 drops it on a reset). */
+	if (argc >= 5)
+		src->blob = sqlite3_value_pointer(argv[4], FTSAUX_BLOB);
+	if (!src->blob)
+		src->blob = blob_slot(api, fts);
+	src->db = sqlite3_context_db_handle(ctx);
+	src->id = api->xRowid(fts);
+	return src->table && src->column && src->blob;
+}
+
+/*
+ * vsnippet(fts, col [, table, column [, phrases]]): the snippet
+ * (snippet_make) of column col around its hits; NULL without a hit in
+ * that column. With table and column, the text is read from there (a
+ * docz_pack() blob in the row of the same id), only the part around the
+ * hits. With phrases, only the first that many phrases of the query are
+ * shown; with a handle (FTSAUX_BLOB), the stored text is read through it.
+ */
+static void vsnippet(const Fts5ExtensionApi *api, Fts5Context *fts,
+		     sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	int col = argc > 0 ? sqlite3_value_int(argv[0]) : 0;
+	struct inst h[HITS_MAX];
+	/* The phrases that count: all, or the first argv[3]. */
+	int nphrase = api->xPhraseCount(fts);
+	if (argc >= 4 && sqlite3_value_int(argv[3]) < nphrase)
+		nphrase = sqlite3_value_int(argv[3]);
+	int nh = hits_in(api, fts, col, nphrase, h);
+	if (!nh)
+		return;
+	_cleanup_free_ int *psize = xcalloc((size_t)nphrase, sizeof(*psize));
+	for (int p = 0; p < nphrase; p++)
+		psize[p] = api->xPhraseSize(fts, p);
+	struct fts_tok ft = {api, fts};
+	struct ftsaux_tok tk = {fts_tokenize, &ft};
+	struct source src = {.tk = &tk};
+	if (!fts_source(api, fts, ctx, argc, argv, col, &src))
+		return;
+	char *r = snippet_make(h, nh, psize, &src);
+	if (r)
+		sqlite3_result_text(ctx, r, -1, free);
+}
+
+char *ftsaux_snippet(sqlite3 *db, const char *table, const char *column,
+		     sqlite3_blob **blob, int64_t id, const int *offs, int n,
+		     int size, const struct ftsaux_tok *tk)
+{
+	/* hits_in's choice for one phrase: its first HITS_MAX, none past
+	 * HITS_REACH but the first. */
+	struct inst h[HITS_MAX];
+	int nh = 0;
+	for (int i = 0; i < n && nh < HITS_MAX; i++) {
+		if (offs[i] > HITS_REACH && nh)
+			break;
+		h[nh++] = (struct inst){offs[i], 0};
+	}
+	if (!nh)
+		return NULL;
+	struct source src = {.tk = tk,
+			     .db = db,
+			     .table = table,
+			     .column = column,
+			     .id = id,
+			     .blob = blob};
+	return snippet_make(h, nh, &size, &src);
 }
 
 /* ---- ranking ------------------------------------------------------------ */

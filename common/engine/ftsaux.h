@@ -82,5 +82,30 @@ static inline double ftsaux_term(double idf, double freq, double norm)
 	return idf * freq * (FTSAUX_K1 + 1) / (freq + norm);
 }
 
+/* A tokenizer of the index's, as FTS5_TOKENIZE_AUX: fn(ctx, text, len,
+ * cbctx, cb) calls cb(cbctx, ...) with each token (FTS5's xTokenize
+ * callback) and returns an SQLite code (SQLITE_DONE: cb stopped it). */
+struct ftsaux_tok {
+	int (*fn)(void *ctx, const char *text, int len, void *cbctx,
+		  int (*cb)(void *, int, const char *, int, int, int));
+	void *ctx;
+};
+
+/*
+ * vsnippet's snippet, without FTS5, of the one phrase of a query (of size
+ * tokens) in column 1 of row id, whose instances there FTS5 would give
+ * as offs[0..n) (in order; those vsnippet weighs at least: its first
+ * 128), from the stored text of that row of table.column (read through
+ * *blob, which the caller closes) tokenized with tk: the same bytes, a
+ * string to free; NULL where vsnippet gives NULL (n of 0, or the text
+ * cannot be read).
+ */
+char *ftsaux_snippet(sqlite3 *db, const char *table, const char *column,
+		     sqlite3_blob **blob, int64_t id, const int *offs, int n,
+		     int size, const struct ftsaux_tok *tk);
+
+/* vsnippet's bound on the hits it weighs (ftsaux_snippet's offs). */
+#define FTSAUX_HITS_MAX 128
+
 /* Register the functions with the FTS5 module of a connection. */
 int ftsaux_register(fts5_api *api);

@@ -283,6 +283,21 @@ struct sto_word *sto_phrase_get(struct store *s, sqlite3 *db, const char *expr,
  * phrase of two words), < 0 on error. */
 int sto_phrase_warm(struct store *s, sqlite3 *db, const char *expr,
 		    uint64_t gen);
+/* The notes of phrase expr as sto_phrase_get found them for generation
+ * gen, when they are kept (a reference), else NULL: none is read. */
+struct sto_word *sto_phrase_found(struct store *s, const char *expr,
+				  uint64_t gen);
+/* The places of phrase expr (as sto_phrase_get finds them) in the text
+ * (column 1) of notes id[0..n), from its words' positions kept for
+ * generation gen: note i's offsets, at most max, in order, at
+ * out[i * max], got[i] of them (-1: not found here); *ret_size: the
+ * phrase's words. 0; -1 when they are not all kept (or expr is no phrase
+ * of two words). */
+int sto_phrase_places(struct store *s, const char *expr, uint64_t gen,
+		      const int64_t *id, size_t n, int max, int *out, int *got,
+		      int *ret_size);
+/* For the tests: the snippets made from kept positions so far. */
+extern atomic_size_t sto_phrase_snippets;
 /* store_warm.c: the notes a store needs for its words to be read ahead
  * (the tests take fewer). */
 extern int64_t sto_warm_min_notes;

@@ -1062,3 +1062,67 @@ struct sto_word *sto_phrase_get(struct store *s, sqlite3 *db, const char *expr,
 	phrase_free(&p);
 	return w;
 }
+
+struct sto_word *sto_phrase_found(struct store *s, const char *expr,
+				  uint64_t gen)
+{
+	return s->phrases ? found_get(s->phrases, expr, gen) : NULL;
+}
+
+/* Title places that may come before the text's (sto_phrase_places). */
+#define PLACES_TITLE 64
+
+/* The places of p in the text of note id into out (at most max), with
+ * scratch s, cursors cur and room for cap places o: how many; -1 when
+ * title places may have crowded the text's out. */
+static int text_places(const struct phrase *p, int64_t id, struct scratch *s,
+		       size_t cur[][SYN_MAX], uint32_t *o, size_t cap, int *out,
+		       int max)
+{
+	memset(cur, 0, p->n * sizeof(*cur));
+	size_t n = forms_of(p, id, cur, s->f, s->nf) ? places(p, s, o, cap) : 0;
+	int r = 0;
+	for (size_t j = 0; j < n && r < max; j++)
+		if (o[j] >> POS_COL)
+			out[r++] = (int)(o[j] & POS_OFF);
+	return n == cap && r < max ? -1 : r;
+}
+
+int sto_phrase_places(struct store *s, const char *expr, uint64_t gen,
+		      const int64_t *id, size_t n, int max, int *out, int *got,
+		      int *ret_size)
+{
+	struct phrase p;
+	if (!s->phrases || !phrase_of(expr, &p))
+		return -1;
+	int r = 0;
+	*ret_size = (int)p.n;
+	for (size_t i = 0; i < p.n; i++)
+		for (size_t k = 0; k < p.nsyn[i]; k++) {
+			uint64_t at = 0;
+			struct sto_pos *c = lookup(s, p.syn[i][k], &at);
+			if (c && at != gen) {
+				pos_unref(c);
+				c = NULL;
+			}
+			p.pos[i][k] = c;
+			r = c ? r : -1;
+		}
+	if (r == 0) {
+		size_t(*cur)[SYN_MAX] = xcalloc(p.n, sizeof(*cur));
+		struct scratch *sc = xcalloc(1, sizeof(*sc));
+		size_t cap = (size_t)max + PLACES_TITLE;
+		uint32_t *o = xcalloc(cap, sizeof(*o));
+		for (size_t i = 0; i < n; i++)
+			got[i] = text_places(&p, id[i], sc, cur, o, cap,
+					     out + i * (size_t)max, max);
+		for (size_t i = 0; i < SYN_MAX; i++)
+			free(sc->tmp[i].v);
+		free(sc->drive.v);
+		free(sc);
+		free(cur);
+		free(o);
+	}
+	phrase_free(&p);
+	return r;
+}

@@ -7,10 +7,12 @@
  */
 #include "ftsaux.h"
 #include "store_int.h"
+#include "tokenizer.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 /* ---- top k without ranking every hit ---------------------------------------
  * A plain query's words joined by OR (MaxScore): BM25 gives a word at most
@@ -546,17 +548,80 @@ static int snippets_ranged(struct store *s, sqlite3 *db, const struct scored *v,
 	return r;
 }
 
+atomic_size_t sto_phrase_snippets;
+
+/* The index of note id among the notes of w (by id), or -1. */
+static ssize_t note_at(const struct sto_word *w, int64_t id)
+{
+	size_t lo = 0, hi = w->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (w->id[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < w->n && w->id[lo] == id ? (ssize_t)lo : -1;
+}
+
+/* The snippets and scores of the n hits v of a phrase alone (match, of
+ * rescore notes) whose words' positions are kept for generation gen,
+ * made from them and the stored texts as the snippet query would make
+ * them (vsnippet, RESCORE) without one FTS5 query per hit, which reads
+ * a common word's positions up to the hit: the others are left. */
+static void snippets_kept(struct store *s, sqlite3 *db, const struct scored *v,
+			  size_t n, const char *match, int64_t rescore,
+			  uint64_t gen, struct snipped *out)
+{
+	/* The notes the page was ranked from, if still kept (reading
+	 * them again would cost more than the queries spared). */
+	struct sto_word *w = sto_phrase_found(s, match, gen);
+	if (!w)
+		return;
+	struct ftsaux_tok tk = {tokenizer_aux, NULL};
+	sqlite3_blob *blob = NULL;
+	int64_t *id = xcalloc(n + 1, sizeof(*id));
+	int *offs = xcalloc(n * FTSAUX_HITS_MAX + 1, sizeof(*offs));
+	int *got = xcalloc(n + 1, sizeof(*got)), size = 0;
+	for (size_t i = 0; i < n; i++)
+		id[i] = v[i].id;
+	if (sto_phrase_places(s, match, gen, id, n, FTSAUX_HITS_MAX, offs, got,
+			      &size) < 0)
+		n = 0;
+	for (size_t i = 0; i < n; i++) {
+		ssize_t k = note_at(w, v[i].id);
+		if (k < 0 || got[i] < 0)
+			continue;
+		char *t = ftsaux_snippet(db, "docz", "body", &blob, v[i].id,
+					 offs + i * FTSAUX_HITS_MAX, got[i],
+					 size, &tk);
+		out[i].text = t ? t : xstrdup("");
+		out[i].row = true;
+		atomic_fetch_add(&sto_phrase_snippets, 1);
+		out[i].score =
+			ftsaux_term(ftsaux_idf(w->nrow, rescore), w->freq[k],
+				    ftsaux_norm((double)w->dl[k], w->avgdl));
+	}
+	free(id);
+	free(offs);
+	free(got);
+	sqlite3_blob_close(blob);
+	sto_word_put(w);
+}
+
 /* The page: t's hits from offset, ordered by score, name and path, with
  * their snippets around the first nphrase phrases of match (ranged:
  * read in one query, snippets_ranged); with rescore (0 or more), scored
  * again by vrank given that count. */
 static int topk_page(struct store *s, sqlite3 *db, const struct topk *t,
 		     size_t offset, const char *match, int64_t nphrase,
-		     int64_t rescore, bool ranged, struct ptrvec *hits,
-		     char **ret_msg)
+		     int64_t rescore, bool ranged, uint64_t gen,
+		     struct ptrvec *hits, char **ret_msg)
 {
 	size_t n = t->n > offset ? t->n - offset : 0, got = 0;
 	struct snipped *sn = xcalloc(n + 1, sizeof(*sn));
+	if (rescore >= 0 && !ranged && nphrase == INT32_MAX)
+		snippets_kept(s, db, t->v + offset, n, match, rescore, gen, sn);
 	int r = ranged ? snippets_ranged(s, db, t->v + offset, n, match,
 					 nphrase, rescore, sn, ret_msg)
 		       : 0;
@@ -840,7 +905,7 @@ int sto_topk(struct store *s, sqlite3 *db, const char *match,
 	if (r == 0)
 		r = topk_page(s, db, &t, offset, pruning ? p.match : match,
 			      pruning ? (int64_t)p.n : INT32_MAX, rescore,
-			      ranged, hits, ret_msg);
+			      ranged, gen, hits, ret_msg);
 	*ret_total = rows;
 	free(t.v);
 	if (pruning)

@@ -449,3 +449,13 @@ int tokenizer_query(const char *text, int n, void *ctx,
 		       ? 0
 		       : -1;
 }
+
+int tokenizer_aux(void *unused, const char *text, int n, void *ctx,
+		  int (*cb)(void *, int, const char *, int, int, int))
+{
+	struct local *l = local_get();
+	(void)unused;
+	if (!l)
+		return SQLITE_ERROR;
+	return l->api.xTokenize(l->tok, ctx, FTS5_TOKENIZE_AUX, text, n, cb);
+}

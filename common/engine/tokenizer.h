@@ -41,6 +41,16 @@ int tokenizer_positions(const char *text, int n, const int *offs, int noffs,
 			int *pos);
 
 /*
+ * text[0..n) tokenized as FTS5 tokenizes it for an auxiliary function
+ * (FTS5_TOKENIZE_AUX: no stems), on this thread's tokenizer: cb(ctx, ...)
+ * gets each token; cb's code, or SQLITE_ERROR when no tokenizer could be
+ * made on this thread (unused: struct ftsaux_tok's context).
+ */
+int tokenizer_aux(void *unused, const char *text, int n, void *ctx,
+		  int (*cb)(void *ctx, int tflags, const char *tok, int ntok,
+			    int start, int end));
+
+/*
  * The tokens FTS5 makes of a query's string text[0..n) (a phrase, as
  * written between quotes in a MATCH expression, with its leading
  * TOKENIZER_LANGS if any): fn gets each one in order, its flags
