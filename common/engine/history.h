@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #define HISTORY_BATCH_MS 2000
 
@@ -82,6 +83,11 @@ int history_prepare(struct history *h, const struct history_file *files,
  * the next scan). */
 int history_note_changed(struct history *h, const char *path,
 			 const char *author);
+/* history_note_changed() of a note vaultd wrote itself, with the text it
+ * wrote and its file's stat: nothing is read (the text is copied). */
+int history_note_written(struct history *h, const char *path,
+			 const char *author, const char *text, size_t len,
+			 const struct stat *st);
 int history_note_deleted(struct history *h, const char *path,
 			 const char *author);
 int history_note_renamed(struct history *h, const char *old_path,

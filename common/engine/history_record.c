@@ -477,6 +477,22 @@ int history_note_changed(struct history *h, const char *path,
 	return 0;
 }
 
+int history_note_written(struct history *h, const char *path,
+			 const char *author, const char *text, size_t len,
+			 const struct stat *st)
+{
+	if (held_now(h, 'C', path, NULL, author))
+		return 0;
+	/* What read_text() would not read either: the next scan has it. */
+	if (len > (size_t)NOTE_MAX_INDEXED * 4)
+		return 0;
+	char *copy = xmalloc(len + 1);
+	memcpy(copy, text, len);
+	copy[len] = '\0';
+	enqueue(h, 'C', path, NULL, author, copy, len, st);
+	return 0;
+}
+
 int history_note_deleted(struct history *h, const char *path,
 			 const char *author)
 {

@@ -170,17 +170,40 @@ static bool origin_has(const struct vault_origin *o, const char *path)
 	return false;
 }
 
+static void emit(struct vault *v, struct vault_event *ev)
+{
+	vault_touched(v, ev->path);
+	vault_touched(v, ev->old_path);
+	const struct vault_origin *o = v->origin;
+	if (origin_has(o, ev->path) || origin_has(o, ev->old_path))
+		ev->origin = o->token;
+	for (size_t i = 0; i < v->nlisteners; i++)
+		v->listeners[i].fn(ev, v->listeners[i].ud);
+}
+
 void vault_emit(struct vault *v, enum vault_event_type t, const char *path,
 		const char *old_path, const char *source, uint64_t old_ino)
 {
-	vault_touched(v, path);
-	vault_touched(v, old_path);
-	const struct vault_origin *o = v->origin;
-	struct vault_event ev = {t, path, old_path, source, old_ino, NULL};
-	if (origin_has(o, path) || origin_has(o, old_path))
-		ev.origin = o->token;
-	for (size_t i = 0; i < v->nlisteners; i++)
-		v->listeners[i].fn(&ev, v->listeners[i].ud);
+	struct vault_event ev = {.type = t,
+				 .path = path,
+				 .old_path = old_path,
+				 .source = source,
+				 .old_ino = old_ino};
+	emit(v, &ev);
+}
+
+void vault_emit_written(struct vault *v, const char *path, bool created,
+			const char *source, uint64_t old_ino, const char *text,
+			size_t len, const struct stat *st)
+{
+	struct vault_event ev = {.type = created ? VEV_CREATED : VEV_CHANGED,
+				 .path = path,
+				 .source = source,
+				 .old_ino = old_ino,
+				 .text = text,
+				 .len = len,
+				 .st = st};
+	emit(v, &ev);
 }
 
 const char *vault_root(const struct vault *v)
@@ -289,7 +312,11 @@ static void history_listener(const struct vault_event *ev, void *ud)
 	switch (ev->type) {
 	case VEV_CREATED:
 	case VEV_CHANGED:
-		history_note_changed(h, ev->path, who);
+		if (ev->text)
+			history_note_written(h, ev->path, who, ev->text,
+					     ev->len, ev->st);
+		else
+			history_note_changed(h, ev->path, who);
 		break;
 	case VEV_DELETED:
 		history_note_deleted(h, ev->path, who);

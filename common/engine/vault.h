@@ -33,6 +33,12 @@ struct vault_event {
 	 * vault_set_origin()), or NULL: vaultd's own side effects (links
 	 * rewritten elsewhere), other writers, changes from outside. */
 	const void *origin;
+	/* Created or changed by vaultd itself: the text it wrote and the
+	 * stat of the file that holds it, so that listeners need not read
+	 * the note back (text NULL: read it if need be). */
+	const char *text;
+	size_t len;
+	const struct stat *st;
 };
 
 typedef void (*vault_listener_fn)(const struct vault_event *ev, void *ud);

@@ -128,6 +128,11 @@ struct vault {
  * again from the folder when it is put in place. */
 void vault_touched(struct vault *v, const char *path);
 /* Send an event to the listeners (wmu held). */
+/* vault_emit() of a note vaultd created or changed itself with text (its
+ * file's stat st): listeners are handed the text (struct vault_event). */
+void vault_emit_written(struct vault *v, const char *path, bool created,
+			const char *source, uint64_t old_ino, const char *text,
+			size_t len, const struct stat *st);
 void vault_emit(struct vault *v, enum vault_event_type t, const char *path,
 		const char *old_path, const char *source, uint64_t old_ino);
 /* How notes are read now (the policy's note flags). */

@@ -172,7 +172,6 @@ int vault_commit(struct vault *v, const char *path, const char *text,
 	uint64_t old_ino = old ? note_ino(old) : 0;
 	vault_index_swap_in(v, after);
 	vault_store_queue(v, path);
-	vault_emit(v, old ? VEV_CHANGED : VEV_CREATED, path, NULL, o->source,
-		   old_ino);
+	vault_emit_written(v, path, !old, o->source, old_ino, text, len, &st);
 	return 0;
 }
