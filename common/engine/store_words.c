@@ -117,6 +117,14 @@ void sto_words_free(struct store *s)
 	pthread_mutex_destroy(&s->wmu);
 }
 
+void store_words_kept(struct store *s, size_t *ret_words, size_t *ret_bytes)
+{
+	pthread_mutex_lock(&s->wmu);
+	*ret_words = s->words.map ? hmap_size(s->words.map) : 0;
+	*ret_bytes = s->words.bytes;
+	pthread_mutex_unlock(&s->wmu);
+}
+
 /* The words and lengths older than the log out of the cache (s->wmu
  * held): they cannot be brought up to date. */
 static void drop_old(struct store *s)
