@@ -300,7 +300,8 @@ static void test_few_writes(void)
 
 /* A word's notes kept small give back the same ids and weighted
  * instances: whole ones in 16 bits, the rest (fractions, too big, -0)
- * escaped (65535 too), ids past 32 bits widening the list. */
+ * escaped (65535 too), ids past 32 bits widening the list; a list of
+ * mostly fractions kept as doubles. */
 static void test_compact_notes(void)
 {
 	static const double freq[] = {0,   1,	 10, 65534, 65535, 1e9,
@@ -331,6 +332,15 @@ static void test_compact_notes(void)
 		CU_ASSERT(memcmp(&f, &freq[i], sizeof(f)) == 0);
 		CU_ASSERT_EQUAL(w->dl[i], i);
 	}
+	sto_word_put(w);
+	/* Most of them fractions: all doubles, the same ones. */
+	w = xcalloc(1, sizeof(*w));
+	atomic_init(&w->kept.refs, 1);
+	for (int i = 0; i < 3000; i++)
+		sto_word_add(w, i, i % 3 ? i / 7.0 : i, 0);
+	CU_ASSERT(w->f64 != NULL && w->f16 == NULL && w->nesc == 0);
+	for (int i = 0; i < 3000; i++)
+		CU_ASSERT(sto_word_freq(w, (size_t)i) == (i % 3 ? i / 7.0 : i));
 	sto_word_put(w);
 }
 

@@ -137,9 +137,12 @@ struct sto_change {
  * while they all fit (id32; else id64, and id32 NULL), the weighted
  * instances in 16 bits while whole and below STO_FREQ_ESC (most are:
  * the count of the title's times ten and the text's), else
- * STO_FREQ_ESC there and the double itself in esc, by index: the same
+ * STO_FREQ_ESC there and the double itself in esc, by index (once more
+ * than one in STO_ESC_SHARE is, as for a word whose instances in long
+ * notes are estimated, all are doubles in f64, and f16 NULL): the same
  * doubles, the same scores. Appended to with sto_word_add. */
 #define STO_FREQ_ESC UINT16_MAX
+#define STO_ESC_SHARE 8
 struct sto_wesc {
 	size_t at;
 	double freq;
@@ -150,6 +153,7 @@ struct sto_word {
 	uint32_t *id32;
 	int64_t *id64;
 	uint16_t *f16;
+	double *f64;
 	uint32_t *dl;
 	struct sto_wesc *esc;
 	size_t nesc, capesc;
@@ -168,6 +172,8 @@ double sto_word_freq_esc(const struct sto_word *w, size_t i);
 
 static inline double sto_word_freq(const struct sto_word *w, size_t i)
 {
+	if (!w->f16)
+		return w->f64[i];
 	uint16_t f = w->f16[i];
 	return f != STO_FREQ_ESC ? (double)f : sto_word_freq_esc(w, i);
 }

@@ -41,9 +41,12 @@
 
 static size_t per_note(const struct sto_word *w)
 {
-	return w->id32 || !w->id64
-		       ? NOTE_BYTES
-		       : NOTE_BYTES + sizeof(int64_t) - sizeof(uint32_t);
+	size_t b = NOTE_BYTES;
+	if (w->id64)
+		b += sizeof(int64_t) - sizeof(uint32_t);
+	if (w->f64)
+		b += sizeof(double) - sizeof(uint16_t);
+	return b;
 }
 
 static size_t words_budget(const struct sto_word *w)
@@ -70,6 +73,7 @@ static void word_unref(struct sto_word *w)
 	free(w->id32);
 	free(w->id64);
 	free(w->f16);
+	free(w->f64);
 	free(w->dl);
 	free(w->esc);
 	free(w);
@@ -288,7 +292,10 @@ static void grow(struct sto_word *w)
 		w->id64 = xrealloc(w->id64, w->cap * sizeof(*w->id64));
 	else
 		w->id32 = xrealloc(w->id32, w->cap * sizeof(*w->id32));
-	w->f16 = xrealloc(w->f16, w->cap * sizeof(*w->f16));
+	if (w->f64)
+		w->f64 = xrealloc(w->f64, w->cap * sizeof(*w->f64));
+	else
+		w->f16 = xrealloc(w->f16, w->cap * sizeof(*w->f16));
 	w->dl = xrealloc(w->dl, w->cap * sizeof(*w->dl));
 }
 
@@ -302,6 +309,20 @@ static void wide_ids(struct sto_word *w)
 	w->id32 = NULL;
 }
 
+/* w's weighted instances all doubles from now on (too many escaped: a
+ * look-up each would cost more than they spare). */
+static void wide_freqs(struct sto_word *w)
+{
+	w->f64 = xmalloc((w->cap ? w->cap : 1) * sizeof(*w->f64));
+	for (size_t i = 0; i < w->n; i++)
+		w->f64[i] = sto_word_freq(w, i);
+	free(w->f16);
+	free(w->esc);
+	w->f16 = NULL;
+	w->esc = NULL;
+	w->nesc = w->capesc = 0;
+}
+
 void sto_word_add(struct sto_word *w, int64_t id, double freq, uint32_t dl)
 {
 	grow(w);
@@ -313,7 +334,15 @@ void sto_word_add(struct sto_word *w, int64_t id, double freq, uint32_t dl)
 		w->id64[w->n] = id;
 	bool whole = freq >= 0 && freq < STO_FREQ_ESC && !signbit(freq) &&
 		     (double)(uint16_t)freq == freq;
-	w->f16[w->n] = whole ? (uint16_t)freq : STO_FREQ_ESC;
+	if (!whole && w->f16 && w->nesc >= 16 &&
+	    (w->nesc + 1) * STO_ESC_SHARE > w->n + 1)
+		wide_freqs(w);
+	if (w->f64) {
+		w->f64[w->n] = freq;
+		whole = true;
+	} else {
+		w->f16[w->n] = whole ? (uint16_t)freq : STO_FREQ_ESC;
+	}
 	if (!whole) {
 		if (w->nesc == w->capesc) {
 			w->capesc = w->capesc ? 2 * w->capesc : 16;
