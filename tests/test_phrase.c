@@ -165,8 +165,8 @@ static void same_notes(struct tvault *t, const char *query)
 		fprintf(stderr, "  %s: %zu notes, FTS5 %zu\n", query, mem->n,
 			fts->n);
 	for (size_t i = 0; i < mem->n && i < fts->n; i++) {
-		CU_ASSERT_EQUAL(mem->id[i], fts->id[i]);
-		CU_ASSERT(mem->freq[i] == fts->freq[i]);
+		CU_ASSERT_EQUAL(sto_word_id(mem, i), sto_word_id(fts, i));
+		CU_ASSERT(sto_word_freq(mem, i) == sto_word_freq(fts, i));
 		CU_ASSERT_EQUAL(mem->dl[i], fts->dl[i]);
 		CU_ASSERT(mem->avgdl == fts->avgdl);
 	}
@@ -298,6 +298,52 @@ static void test_few_writes(void)
 	tv_close(&t);
 }
 
+/* A word's notes kept small give back the same ids and weighted
+ * instances: whole ones in 16 bits, the rest (fractions, too big, -0)
+ * escaped (65535 too), ids past 32 bits widening the list; a list of
+ * mostly fractions kept as doubles. */
+static void test_compact_notes(void)
+{
+	static const double freq[] = {0,   1,	 10, 65534, 65535, 1e9,
+				      2.5, -0.0, -3, 0.125, 11,	   1.0 / 3};
+	static const int64_t id[] = {1,
+				     7,
+				     8,
+				     4000000000,
+				     (int64_t)UINT32_MAX,
+				     (int64_t)UINT32_MAX + 1,
+				     (int64_t)1 << 40,
+				     ((int64_t)1 << 40) + 3,
+				     ((int64_t)1 << 41),
+				     ((int64_t)1 << 42),
+				     ((int64_t)1 << 43),
+				     ((int64_t)1 << 44)};
+	struct sto_word *w = xcalloc(1, sizeof(*w));
+	atomic_init(&w->kept.refs, 1);
+	for (size_t i = 0; i < ARRAY_SIZE(freq); i++) {
+		sto_word_add(w, id[i], freq[i], (uint32_t)i);
+		CU_ASSERT_EQUAL(w->id32 != NULL, id[i] <= (int64_t)UINT32_MAX);
+	}
+	CU_ASSERT_EQUAL(w->n, ARRAY_SIZE(freq));
+	CU_ASSERT_EQUAL(w->nesc, 7);
+	for (size_t i = 0; i < w->n; i++) {
+		double f = sto_word_freq(w, i);
+		CU_ASSERT_EQUAL(sto_word_id(w, i), id[i]);
+		CU_ASSERT(memcmp(&f, &freq[i], sizeof(f)) == 0);
+		CU_ASSERT_EQUAL(w->dl[i], i);
+	}
+	sto_word_put(w);
+	/* Most of them fractions: all doubles, the same ones. */
+	w = xcalloc(1, sizeof(*w));
+	atomic_init(&w->kept.refs, 1);
+	for (int i = 0; i < 3000; i++)
+		sto_word_add(w, i, i % 3 ? i / 7.0 : i, 0);
+	CU_ASSERT(w->f64 != NULL && w->f16 == NULL && w->nesc == 0);
+	for (int i = 0; i < 3000; i++)
+		CU_ASSERT(sto_word_freq(w, (size_t)i) == (i % 3 ? i / 7.0 : i));
+	sto_word_put(w);
+}
+
 int main(void)
 {
 	static const struct test_case tests[] = {
@@ -305,6 +351,7 @@ int main(void)
 		{"phrases follow writes", test_after_writes},
 		{"positions brought up to date after a few writes",
 		 test_few_writes},
+		{"a word's notes kept small", test_compact_notes},
 	};
 	return run_tests("phrase", tests, ARRAY_SIZE(tests));
 }

@@ -72,6 +72,9 @@ struct store_warm *store_warm_new(struct store *s);
 int store_warm_step(struct store *s, struct store_warm *w);
 size_t store_warm_words(const struct store_warm *w);
 struct store_warm *store_warm_free(struct store_warm *w);
+/* The common words' notes kept in memory now (store_words.c): how many
+ * lists, and the bytes they take. */
+void store_words_kept(struct store *s, size_t *ret_words, size_t *ret_bytes);
 /*
  * A build leaves the word index in several segments (one per commit,
  * partly merged); every search reads each word's list once per segment.

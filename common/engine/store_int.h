@@ -132,16 +132,51 @@ struct sto_change {
  * ftsaux_norm, is computed as the note is scored: 8 bytes a note fewer
  * to keep), the notes indexed and their average length; shared,
  * immutable (but gen and used, under the store's wmu), counted
- * references. gen: the generation they are of. */
+ * references. gen: the generation they are of. Kept small, 10 bytes a
+ * note, so that more words fit in the words' memory: the ids in 32 bits
+ * while they all fit (id32; else id64, and id32 NULL), the weighted
+ * instances in 16 bits while whole and below STO_FREQ_ESC (most are:
+ * the count of the title's times ten and the text's), else
+ * STO_FREQ_ESC there and the double itself in esc, by index (once more
+ * than one in STO_ESC_SHARE is, as for a word whose instances in long
+ * notes are estimated, all are doubles in f64, and f16 NULL): the same
+ * doubles, the same scores. Appended to with sto_word_add. */
+#define STO_FREQ_ESC UINT16_MAX
+#define STO_ESC_SHARE 8
+struct sto_wesc {
+	size_t at;
+	double freq;
+};
+
 struct sto_word {
-	size_t n;
-	int64_t *id;
-	double *freq;
+	size_t n, cap;
+	uint32_t *id32;
+	int64_t *id64;
+	uint16_t *f16;
+	double *f64;
 	uint32_t *dl;
+	struct sto_wesc *esc;
+	size_t nesc, capesc;
 	int64_t nrow;
 	double avgdl;
 	struct sto_kept kept;
 };
+
+/* Note i of w: its id, its weighted instances. */
+static inline int64_t sto_word_id(const struct sto_word *w, size_t i)
+{
+	return w->id32 ? (int64_t)w->id32[i] : w->id64[i];
+}
+
+double sto_word_freq_esc(const struct sto_word *w, size_t i);
+
+static inline double sto_word_freq(const struct sto_word *w, size_t i)
+{
+	if (!w->f16)
+		return w->f64[i];
+	uint16_t f = w->f16[i];
+	return f != STO_FREQ_ESC ? (double)f : sto_word_freq_esc(w, i);
+}
 
 /* The notes' lengths in tokens (all columns), by id (ascending), as FTS5
  * keeps them in fts_docsize; shared, immutable (but gen, under wmu),
@@ -245,9 +280,10 @@ uint64_t sto_words_floor(struct store *s);
  * the words' memory with the words kept (read ahead: store_warm.c; the
  * rest is left to searches, which push the least recently used out). */
 bool sto_words_room(struct store *s, int64_t notes);
-/* w's arrays made room for cap notes; w->bytes for w of expr with its
- * w->n notes (for the budgets). */
-void sto_word_arrays(struct sto_word *w, size_t cap);
+/* Note id (past the last one) appended to w with its weighted instances
+ * and length; w->bytes for w of expr with its w->n notes (for the
+ * budgets). */
+void sto_word_add(struct sto_word *w, int64_t id, double freq, uint32_t dl);
 void sto_word_sized(struct sto_word *w, const char *expr);
 /* The notes that match FTS5 expression expr, counted up to limit (< 0:
  * all; store_rank.c). -1 on error. */

@@ -828,7 +828,7 @@ static void phrase_notes(sqlite3 *db, const struct phrase *p,
 	size_t(*cur)[SYN_MAX] = xcalloc(p->n, sizeof(*cur));
 	struct scratch *s = xcalloc(1, sizeof(*s));
 	uint32_t o[COUNT_MAX + 1];
-	size_t d = rarest(p), cap = 0;
+	size_t d = rarest(p);
 	for (int64_t id = next_note(p, d, -1, cur); id >= 0;
 	     id = next_note(p, d, id, cur)) {
 		if (!forms_of(p, id, cur, s->f, s->nf))
@@ -836,12 +836,7 @@ static void phrase_notes(sqlite3 *db, const struct phrase *p,
 		size_t n = places(p, s, o, COUNT_MAX + 1);
 		if (!n)
 			continue;
-		if (w->n == cap) {
-			cap = cap ? cap * 2 : 64;
-			sto_word_arrays(w, cap);
-		}
-		w->id[w->n] = id;
-		w->freq[w->n++] = phrase_freq(db, id, o, n);
+		sto_word_add(w, id, phrase_freq(db, id, o, n), 0);
 	}
 	for (size_t i = 0; i < SYN_MAX; i++)
 		free(s->tmp[i].v);

@@ -556,12 +556,12 @@ static ssize_t note_at(const struct sto_word *w, int64_t id)
 	size_t lo = 0, hi = w->n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (w->id[mid] < id)
+		if (sto_word_id(w, mid) < id)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < w->n && w->id[lo] == id ? (ssize_t)lo : -1;
+	return lo < w->n && sto_word_id(w, lo) == id ? (ssize_t)lo : -1;
 }
 
 /* The snippets and scores of the n hits v of a phrase alone (match, of
@@ -598,9 +598,9 @@ static void snippets_kept(struct store *s, sqlite3 *db, const struct scored *v,
 		out[i].text = t ? t : xstrdup("");
 		out[i].row = true;
 		atomic_fetch_add(&sto_phrase_snippets, 1);
-		out[i].score =
-			ftsaux_term(ftsaux_idf(w->nrow, rescore), w->freq[k],
-				    ftsaux_norm((double)w->dl[k], w->avgdl));
+		out[i].score = ftsaux_term(
+			ftsaux_idf(w->nrow, rescore), sto_word_freq(w, k),
+			ftsaux_norm((double)w->dl[k], w->avgdl));
 	}
 	free(id);
 	free(offs);
@@ -749,16 +749,16 @@ static size_t score_notes(struct sto_word *const *w, size_t n,
 	for (;;) {
 		int64_t id = INT64_MAX;
 		for (size_t i = 0; i < n; i++)
-			if (at[i] < w[i]->n && w[i]->id[at[i]] < id)
-				id = w[i]->id[at[i]];
+			if (at[i] < w[i]->n && sto_word_id(w[i], at[i]) < id)
+				id = sto_word_id(w[i], at[i]);
 		if (id == INT64_MAX)
 			break;
 		double total = 0;
 		for (size_t i = 0; i < n; i++) {
 			size_t k = at[i];
-			if (k < w[i]->n && w[i]->id[k] == id) {
+			if (k < w[i]->n && sto_word_id(w[i], k) == id) {
 				total += ftsaux_term(
-					idf[i], w[i]->freq[k],
+					idf[i], sto_word_freq(w[i], k),
 					ftsaux_norm((double)w[i]->dl[k],
 						    w[i]->avgdl));
 				at[i]++;

@@ -20,16 +20,20 @@
 #include "store_int.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* The memory the words' notes may take, all words together: 32 MiB, or
- * room for WORDS_KEPT words that every note has (a search's common words
- * come from a few dozen: at 100k notes, more than 32 MiB; a word read
- * again costs a pass over its notes' positions, half a second there):
- * the memory 32 such words took at 28 bytes a note, 44 at 20. */
+ * WORDS_BUDGET bytes a note indexed (a search's common words come from a
+ * few dozen: at 100k notes, more than 32 MiB; a word read again costs a
+ * pass over its notes' positions, half a second there): the memory 44
+ * words that every note has took at 20 bytes a note, 88 at 10. */
 #define WORDS_BYTES_MIN ((size_t)32 << 20)
-#define WORDS_KEPT 44
+#define WORDS_BUDGET (20 * 44)
+/* What a note costs in a word's notes (ids in 32 bits; the few escaped
+ * weighted instances are counted apart). */
+#define NOTE_BYTES (sizeof(uint32_t) + sizeof(uint16_t) + sizeof(uint32_t))
 
 /* The notes changed that the log holds at most (a transaction that
  * changes more empties it). */
@@ -37,13 +41,17 @@
 
 static size_t per_note(const struct sto_word *w)
 {
-	return sizeof(*w->id) + sizeof(*w->freq) + sizeof(*w->dl);
+	size_t b = NOTE_BYTES;
+	if (w->id64)
+		b += sizeof(int64_t) - sizeof(uint32_t);
+	if (w->f64)
+		b += sizeof(double) - sizeof(uint16_t);
+	return b;
 }
 
 static size_t words_budget(const struct sto_word *w)
 {
-	size_t all =
-		(size_t)(w->nrow > 0 ? w->nrow : 0) * per_note(w) * WORDS_KEPT;
+	size_t all = (size_t)(w->nrow > 0 ? w->nrow : 0) * WORDS_BUDGET;
 	return all > WORDS_BYTES_MIN ? all : WORDS_BYTES_MIN;
 }
 
@@ -51,7 +59,7 @@ bool sto_words_room(struct store *s, int64_t notes)
 {
 	struct sto_word all = {.nrow = notes};
 	size_t budget = words_budget(&all);
-	size_t need = (size_t)(notes > 0 ? notes : 0) * per_note(&all);
+	size_t need = (size_t)(notes > 0 ? notes : 0) * NOTE_BYTES;
 	pthread_mutex_lock(&s->wmu);
 	bool room = s->words.bytes + need <= budget / 4 * 3;
 	pthread_mutex_unlock(&s->wmu);
@@ -62,9 +70,12 @@ static void word_unref(struct sto_word *w)
 {
 	if (!w || atomic_fetch_sub(&w->kept.refs, 1) != 1)
 		return;
-	free(w->id);
-	free(w->freq);
+	free(w->id32);
+	free(w->id64);
+	free(w->f16);
+	free(w->f64);
 	free(w->dl);
+	free(w->esc);
 	free(w);
 }
 
@@ -108,6 +119,14 @@ void sto_words_free(struct store *s)
 	free(s->wlog);
 	free(s->wpend);
 	pthread_mutex_destroy(&s->wmu);
+}
+
+void store_words_kept(struct store *s, size_t *ret_words, size_t *ret_bytes)
+{
+	pthread_mutex_lock(&s->wmu);
+	*ret_words = s->words.map ? hmap_size(s->words.map) : 0;
+	*ret_bytes = s->words.bytes;
+	pthread_mutex_unlock(&s->wmu);
 }
 
 /* The words and lengths older than the log out of the cache (s->wmu
@@ -263,25 +282,94 @@ static void keep(struct store *s, const char *expr, uint64_t gen,
 	sto_keep_put(&s->words, expr, gen, &w->kept, budget);
 }
 
-void sto_word_arrays(struct sto_word *w, size_t cap)
+/* Room for one more note in w. */
+static void grow(struct sto_word *w)
 {
-	w->id = xrealloc(w->id, cap * sizeof(*w->id));
-	w->freq = xrealloc(w->freq, cap * sizeof(*w->freq));
-	w->dl = xrealloc(w->dl, cap * sizeof(*w->dl));
+	if (w->n < w->cap)
+		return;
+	w->cap = w->cap ? w->cap * 2 : 1024;
+	if (w->id64)
+		w->id64 = xrealloc(w->id64, w->cap * sizeof(*w->id64));
+	else
+		w->id32 = xrealloc(w->id32, w->cap * sizeof(*w->id32));
+	if (w->f64)
+		w->f64 = xrealloc(w->f64, w->cap * sizeof(*w->f64));
+	else
+		w->f16 = xrealloc(w->f16, w->cap * sizeof(*w->f16));
+	w->dl = xrealloc(w->dl, w->cap * sizeof(*w->dl));
 }
 
-/* Room for one more note in w. */
-static void grow(struct sto_word *w, size_t *cap)
+/* w's ids in 64 bits from now on. */
+static void wide_ids(struct sto_word *w)
 {
-	if (w->n < *cap)
-		return;
-	*cap = *cap ? *cap * 2 : 1024;
-	sto_word_arrays(w, *cap);
+	w->id64 = xmalloc((w->cap ? w->cap : 1) * sizeof(*w->id64));
+	for (size_t i = 0; i < w->n; i++)
+		w->id64[i] = w->id32[i];
+	free(w->id32);
+	w->id32 = NULL;
+}
+
+/* w's weighted instances all doubles from now on (too many escaped: a
+ * look-up each would cost more than they spare). */
+static void wide_freqs(struct sto_word *w)
+{
+	w->f64 = xmalloc((w->cap ? w->cap : 1) * sizeof(*w->f64));
+	for (size_t i = 0; i < w->n; i++)
+		w->f64[i] = sto_word_freq(w, i);
+	free(w->f16);
+	free(w->esc);
+	w->f16 = NULL;
+	w->esc = NULL;
+	w->nesc = w->capesc = 0;
+}
+
+void sto_word_add(struct sto_word *w, int64_t id, double freq, uint32_t dl)
+{
+	grow(w);
+	if (w->id32 && (id < 0 || id > (int64_t)UINT32_MAX))
+		wide_ids(w);
+	if (w->id32)
+		w->id32[w->n] = (uint32_t)id;
+	else
+		w->id64[w->n] = id;
+	bool whole = freq >= 0 && freq < STO_FREQ_ESC && !signbit(freq) &&
+		     (double)(uint16_t)freq == freq;
+	if (!whole && w->f16 && w->nesc >= 16 &&
+	    (w->nesc + 1) * STO_ESC_SHARE > w->n + 1)
+		wide_freqs(w);
+	if (w->f64) {
+		w->f64[w->n] = freq;
+		whole = true;
+	} else {
+		w->f16[w->n] = whole ? (uint16_t)freq : STO_FREQ_ESC;
+	}
+	if (!whole) {
+		if (w->nesc == w->capesc) {
+			w->capesc = w->capesc ? 2 * w->capesc : 16;
+			w->esc = xrealloc(w->esc, w->capesc * sizeof(*w->esc));
+		}
+		w->esc[w->nesc++] = (struct sto_wesc){w->n, freq};
+	}
+	w->dl[w->n++] = dl;
+}
+
+double sto_word_freq_esc(const struct sto_word *w, size_t i)
+{
+	size_t lo = 0, hi = w->nesc;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (w->esc[mid].at < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < w->nesc && w->esc[lo].at == i ? w->esc[lo].freq : 0;
 }
 
 void sto_word_sized(struct sto_word *w, const char *expr)
 {
-	w->kept.bytes = sizeof(*w) + strlen(expr) + w->n * per_note(w);
+	w->kept.bytes = sizeof(*w) + strlen(expr) + w->n * per_note(w) +
+			w->nesc * sizeof(*w->esc);
 }
 
 /* ---- the notes' lengths ----------------------------------------------------
@@ -568,10 +656,10 @@ int sto_word_lengths(struct store *s, sqlite3 *db, uint64_t gen,
 	for (size_t i = 0; i < w->n && r == 0; i++) {
 		bool has;
 		if (l)
-			w->dl[i] = len_in(l, w->id[i], &at);
+			w->dl[i] = len_in(l, sto_word_id(w, i), &at);
 		else
-			r = look_up_len(s, db, one, w->id[i], &w->dl[i], &has,
-					ret_msg);
+			r = look_up_len(s, db, one, sto_word_id(w, i),
+					&w->dl[i], &has, ret_msg);
 	}
 	sto_stmt_done(one);
 	lens_put(l);
@@ -610,7 +698,6 @@ static struct sto_word *read_word(struct store *s, sqlite3 *db,
 	struct sto_word *w = xcalloc(1, sizeof(*w));
 	atomic_init(&w->kept.refs, 1);
 	w->avgdl = 1;
-	size_t cap = 0;
 	int r;
 	bool ok = true;
 	while (ok && (r = sqlite3_step(st)) == SQLITE_ROW) {
@@ -618,9 +705,7 @@ static struct sto_word *read_word(struct store *s, sqlite3 *db,
 		ok = term_of(st, 1, &t);
 		if (!ok)
 			break;
-		grow(w, &cap);
-		w->id[w->n] = sqlite3_column_int64(st, 0);
-		w->freq[w->n++] = t.freq;
+		sto_word_add(w, sqlite3_column_int64(st, 0), t.freq, 0);
 		w->avgdl = t.avgdl;
 		w->nrow = t.nrow;
 	}
@@ -697,27 +782,22 @@ static struct sto_word *merged(const struct sto_word *old, const int64_t *chg,
 	struct sto_word *w = xcalloc(1, sizeof(*w));
 	atomic_init(&w->kept.refs, 1);
 	w->avgdl = avgdl;
-	sto_word_arrays(w, old->n + nf ? old->n + nf : 1);
 	size_t i = 0, j = 0, k = 0;
 	while (i < old->n || k < nf) {
+		int64_t id = i < old->n ? sto_word_id(old, i) : 0;
 		if (i < old->n) {
-			while (j < n && chg[j] < old->id[i])
+			while (j < n && chg[j] < id)
 				j++;
-			if (j < n && chg[j] == old->id[i]) {
+			if (j < n && chg[j] == id) {
 				i++;
 				continue;
 			}
 		}
-		size_t at = w->n++;
-		if (k >= nf || (i < old->n && old->id[i] < f[k].id)) {
-			w->id[at] = old->id[i];
-			w->freq[at] = old->freq[i];
-			w->dl[at] = old->dl[i];
+		if (k >= nf || (i < old->n && id < f[k].id)) {
+			sto_word_add(w, id, sto_word_freq(old, i), old->dl[i]);
 			i++;
 		} else {
-			w->id[at] = f[k].id;
-			w->freq[at] = f[k].freq;
-			w->dl[at] = f[k].dl;
+			sto_word_add(w, f[k].id, f[k].freq, f[k].dl);
 			k++;
 		}
 	}

@@ -10,7 +10,8 @@
  * there, to compare the answers of two builds. BENCH_SEARCH_EACH set:
  * each query's time is printed too. BENCH_SEARCH_WARM set: the commonest
  * words are read ahead first (store_warm_new, as vaultd does once search
- * is ready), and how long that took is printed.
+ * is ready), and how long that took is printed. At the end, how many
+ * common words' notes are kept in memory, and their bytes.
  */
 #include "query.h"
 #include "store.h"
@@ -151,6 +152,10 @@ int main(int argc, char **argv)
 		free(kinds[i].name);
 		free(kinds[i].t);
 	}
+	size_t kept, bytes;
+	store_words_kept(s, &kept, &bytes);
+	printf("words kept: %zu in %.1f MiB\n", kept,
+	       (double)bytes / (1 << 20));
 	if (dump)
 		fclose(dump);
 	fclose(in);
