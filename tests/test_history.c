@@ -820,6 +820,58 @@ static void test_originals_kept(void)
 	tv_close(&t);
 }
 
+/* A tool call by writer who. */
+static void call_as(struct tvault *t, const char *who, const char *tool,
+		    const char *args_json)
+{
+	cJSON *args = cJSON_Parse(args_json);
+	struct tool_result r = {0};
+	tools_call(t->v, tool, args, who, &r);
+	CU_ASSERT_FALSE(r.is_error);
+	tool_result_clear(&r);
+	cJSON_Delete(args);
+}
+
+/* Changes held before the recording at start become versions with the
+ * text each writer left, not the text the note has by the replay: a
+ * change to a note renamed since, and a rename's link rewrite in a note
+ * changed since, keep their own versions and writers. */
+static void test_held_texts(void)
+{
+	struct tvault t;
+	tv_init(&t);
+	tv_write(&t, "A.md", "a\n");
+	tv_write(&t, "Home.md", "see [[A]]\n");
+	tv_open(&t);
+	struct history *h = attach(&t);
+	call_as(&t, "one", "append_note", "{\"name\":\"A\",\"text\":\"x\"}");
+	call_as(&t, "two", "rename_note",
+		"{\"old_name\":\"A\",\"new_name\":\"B\"}");
+	call_as(&t, "one", "append_note",
+		"{\"name\":\"Home\",\"text\":\"more\"}");
+	CU_ASSERT_FALSE(history_recorded(h));
+	CU_ASSERT(vault_history_scan(t.v) >= 0);
+	CU_ASSERT(history_commit(h, true) > 0);
+	char *git =
+		xasprintf("cd '%s/.vaultd/history.git' && "
+			  "git log --reverse --format='%%an|%%s' && "
+			  "git show HEAD~2:A.md HEAD~1:Home.md HEAD:Home.md",
+			  t.dir);
+	char *s = run(git);
+	free(git);
+	if (s && *s)
+		ASSERT_STR_EQ(s, "vaultd|Initial state: 2 notes\n"
+				 "one|Update note: A\n"
+				 "two|Update 2 notes: B, Home\n"
+				 "one|Update note: Home\n"
+				 "a\n\nx"
+				 "see [[B]]\n"
+				 "see [[B]]\n\nmore");
+	free(s);
+	detach(&t, h);
+	tv_close(&t);
+}
+
 /* Enough versions that two share their first four hex digits: such a
  * short id is refused as ambiguous, a longer one works. */
 static void test_ambiguous_version(void)
@@ -933,6 +985,7 @@ int main(void)
 		{"damaged_repository", test_damaged_repository},
 		{"stale_locks", test_stale_locks},
 		{"originals_kept", test_originals_kept},
+		{"held_texts", test_held_texts},
 		{"ambiguous_version", test_ambiguous_version},
 		{"not_available", test_not_available},
 		{"session_changes", test_session_changes},

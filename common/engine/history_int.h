@@ -50,10 +50,16 @@ struct qitem {
 	uint64_t ns; /* when it came */
 };
 
-/* A change that came before the recording at start, with its writer. */
+/* A change that came before the recording at start, with its writer and,
+ * where it could be had then (have_text), the note's text at that time:
+ * a later change must not be taken for it (NULL: it could not be read). */
 struct held {
 	struct change c;
 	char *author;
+	bool have_text;
+	char *text;
+	size_t len;
+	struct stat st;
 };
 
 /* A note as it was before vaultd's first change to it (absent: it did not
@@ -132,6 +138,7 @@ struct history {
 	atomic_bool recorded; /* written under mu */
 	struct held *held;
 	size_t nheld, capheld;
+	size_t heldbytes; /* text held; past QUEUE_MAX, read at replay */
 	struct hmap *origs;
 	uint64_t first_ns;
 	/* The log. */

@@ -265,10 +265,11 @@ static int renamed_locked(struct history *h, const char *old_path,
 	return c;
 }
 
-/* Before the recording at start: keep the change for later (true). Lock
- * held. */
+/* Before the recording at start: keep the change for later (true), with
+ * its text as in struct held (taken). Lock held. */
 static bool hold(struct history *h, char kind, const char *path,
-		 const char *from, const char *author)
+		 const char *from, const char *author, bool have_text,
+		 char *text, size_t len, const struct stat *st)
 {
 	if (atomic_load(&h->recorded))
 		return false;
@@ -276,9 +277,22 @@ static bool hold(struct history *h, char kind, const char *path,
 		h->capheld = h->capheld ? 2 * h->capheld : 16;
 		h->held = xrealloc(h->held, h->capheld * sizeof(*h->held));
 	}
-	h->held[h->nheld++] = (struct held){
-		{kind, xstrdup(path), from ? xstrdup(from) : NULL},
-		xstrdup(author)};
+	if (text && h->heldbytes + len > QUEUE_MAX) {
+		/* Too much held: this one is read again at the replay. */
+		free(text);
+		text = NULL;
+		have_text = false;
+	}
+	h->heldbytes += text ? len : 0;
+	struct held *x = &h->held[h->nheld++];
+	*x = (struct held){{kind, xstrdup(path), from ? xstrdup(from) : NULL},
+			   xstrdup(author),
+			   have_text,
+			   text,
+			   len,
+			   {0}};
+	if (text && st)
+		x->st = *st;
 	return true;
 }
 
@@ -288,10 +302,12 @@ void hist_drop_held(struct history *h)
 		free(h->held[i].c.path);
 		free(h->held[i].c.from);
 		free(h->held[i].author);
+		free(h->held[i].text);
 	}
 	free(h->held);
 	h->held = NULL;
 	h->nheld = h->capheld = 0;
+	h->heldbytes = 0;
 	size_t it = 0;
 	void *val;
 	while (hmap_next(h->origs, &it, NULL, &val))
@@ -307,14 +323,18 @@ void hist_replay_held(struct history *h)
 	uint64_t now = now_ns();
 	for (size_t i = 0; i < h->nheld; i++) {
 		struct held *x = &h->held[i];
-		if (x->c.kind == 'C')
+		char *text = TAKE_PTR(x->text);
+		if (x->c.kind == 'C' && text)
+			changed_locked(h, x->c.path, x->author, text, x->len,
+				       &x->st, now);
+		else if (x->c.kind == 'C' && !x->have_text)
 			changed_locked(h, x->c.path, x->author, NULL, 0, NULL,
 				       now);
 		else if (x->c.kind == 'D')
 			deleted_locked(h, x->c.path, x->author, now);
-		else
+		else if (x->c.kind == 'R')
 			renamed_locked(h, x->c.from, x->c.path, x->author,
-				       false, NULL, 0, NULL, now);
+				       x->have_text, text, x->len, &x->st, now);
 	}
 	hist_drop_held(h);
 }
@@ -451,14 +471,17 @@ static char *read_text(struct history *h, const char *path, size_t *ret_len,
 }
 
 /* Before the recording at start, changes are held (under mu, which the
- * scan holds); after it, they are queued without waiting for anyone. */
+ * scan holds), with their text (taken; have_text as in struct held);
+ * after it, they are queued without waiting for anyone: false, the text
+ * left to the caller. */
 static bool held_now(struct history *h, char kind, const char *path,
-		     const char *from, const char *author)
+		     const char *from, const char *author, bool have_text,
+		     char *text, size_t len, const struct stat *st)
 {
 	if (atomic_load(&h->recorded))
 		return false;
 	pthread_mutex_lock(&h->mu);
-	bool held = hold(h, kind, path, from, author);
+	bool held = hold(h, kind, path, from, author, have_text, text, len, st);
 	pthread_mutex_unlock(&h->mu);
 	return held;
 }
@@ -466,11 +489,11 @@ static bool held_now(struct history *h, char kind, const char *path,
 int history_note_changed(struct history *h, const char *path,
 			 const char *author)
 {
-	if (held_now(h, 'C', path, NULL, author))
-		return 0;
 	size_t len = 0;
 	struct stat st;
 	char *text = read_text(h, path, &len, &st);
+	if (held_now(h, 'C', path, NULL, author, text != NULL, text, len, &st))
+		return 0;
 	if (!text)
 		return 0; /* gone again, or in the next scan */
 	enqueue(h, 'C', path, NULL, author, text, len, &st);
@@ -481,22 +504,25 @@ int history_note_written(struct history *h, const char *path,
 			 const char *author, const char *text, size_t len,
 			 const struct stat *st)
 {
-	if (held_now(h, 'C', path, NULL, author))
-		return 0;
 	/* What read_text() would not read either: the next scan has it. */
-	if (len > (size_t)NOTE_MAX_INDEXED * 4)
+	bool fits = len <= (size_t)NOTE_MAX_INDEXED * 4;
+	char *copy = NULL;
+	if (fits) {
+		copy = xmalloc(len + 1);
+		memcpy(copy, text, len);
+		copy[len] = '\0';
+	}
+	if (held_now(h, 'C', path, NULL, author, fits, copy, len, st))
 		return 0;
-	char *copy = xmalloc(len + 1);
-	memcpy(copy, text, len);
-	copy[len] = '\0';
-	enqueue(h, 'C', path, NULL, author, copy, len, st);
+	if (copy)
+		enqueue(h, 'C', path, NULL, author, copy, len, st);
 	return 0;
 }
 
 int history_note_deleted(struct history *h, const char *path,
 			 const char *author)
 {
-	if (held_now(h, 'D', path, NULL, author))
+	if (held_now(h, 'D', path, NULL, author, false, NULL, 0, NULL))
 		return 0;
 	enqueue(h, 'D', path, NULL, author, NULL, 0, NULL);
 	return 0;
@@ -505,11 +531,11 @@ int history_note_deleted(struct history *h, const char *path,
 int history_note_renamed(struct history *h, const char *old_path,
 			 const char *new_path, const char *author)
 {
-	if (held_now(h, 'R', new_path, old_path, author))
-		return 0;
 	size_t len = 0;
 	struct stat st;
 	char *text = read_text(h, new_path, &len, &st);
+	if (held_now(h, 'R', new_path, old_path, author, true, text, len, &st))
+		return 0;
 	enqueue(h, 'R', new_path, old_path, author, text, len,
 		text ? &st : NULL);
 	return 0;
