@@ -429,11 +429,7 @@ struct watcher *watch_stop(struct watcher *w)
 	pthread_mutex_unlock(&w->mu);
 	if (w->started)
 		pthread_join(w->th, NULL);
-	size_t it = 0;
-	void *val;
-	while (hmap_next(w->dirs, &it, NULL, &val))
-		free(val);
-	hmap_free(w->dirs);
+	hmap_free_with(w->dirs, free);
 	close(w->ifd);
 	close(w->stopfd);
 	pthread_mutex_destroy(&w->mu);

@@ -2118,12 +2118,7 @@ static struct hmap *snippets_by_path(struct tvault *t, const char *query,
 
 static void snippets_free(struct hmap *m)
 {
-	size_t it = 0;
-	const char *k;
-	void *v;
-	while (hmap_next(m, &it, &k, &v))
-		free(v);
-	hmap_free(m);
+	hmap_free_with(m, free);
 }
 
 /* A page's snippets made in one query over its notes' range of ids (a

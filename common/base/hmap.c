@@ -33,6 +33,16 @@ struct hmap *hmap_free(struct hmap *m)
 	return NULL;
 }
 
+struct hmap *hmap_free_with(struct hmap *m, void (*free_val)(void *))
+{
+	if (!m)
+		return NULL;
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->slots[i].key)
+			free_val(m->slots[i].val);
+	return hmap_free(m);
+}
+
 /* Eight bytes at a time (keys are paths and names: tens of bytes),
  * mixed at the end so that the low bits, which pick the slot, depend on
  * every byte. */

@@ -13,6 +13,8 @@ struct hmap;
 struct hmap *hmap_new(void);
 /* Frees the map and its key copies, not the values. */
 struct hmap *hmap_free(struct hmap *m);
+/* hmap_free(), each value given to free_val first. */
+struct hmap *hmap_free_with(struct hmap *m, void (*free_val)(void *));
 void *hmap_get(const struct hmap *m, const char *key);
 /* Inserts or replaces; returns the previous value or NULL. */
 void *hmap_put(struct hmap *m, const char *key, void *val);

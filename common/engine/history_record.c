@@ -308,11 +308,7 @@ void hist_drop_held(struct history *h)
 	h->held = NULL;
 	h->nheld = h->capheld = 0;
 	h->heldbytes = 0;
-	size_t it = 0;
-	void *val;
-	while (hmap_next(h->origs, &it, NULL, &val))
-		free(val);
-	hmap_free(h->origs);
+	hmap_free_with(h->origs, free);
 	h->origs = hmap_new();
 }
 

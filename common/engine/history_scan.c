@@ -97,11 +97,7 @@ static int prepare_main(struct history *h, void *arg)
 	git_repository_free(repo);
 	free(need);
 	if (atomic_load(&h->quit)) {
-		size_t it = 0;
-		void *val;
-		while (hmap_next(prep, &it, NULL, &val))
-			free(val);
-		hmap_free(prep);
+		hmap_free_with(prep, free);
 		return -ECANCELED;
 	}
 	pthread_mutex_lock(&h->mu);

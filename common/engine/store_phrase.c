@@ -88,17 +88,23 @@ static void pos_kept_unref(struct sto_kept *e)
 	pos_unref(sto_kept_of(e, struct sto_pos, kept));
 }
 
+static void found_put(void *w)
+{
+	sto_word_put(w);
+}
+
+/* The phrases found out (c->mu held). */
+static void found_clear(struct sto_phrases *c)
+{
+	hmap_free_with(c->found, found_put);
+	c->found = hmap_new();
+	c->found_bytes = 0;
+}
+
 /* The phrases found and the counts out (c->mu held). */
 static void derived_clear(struct sto_phrases *c)
 {
-	size_t it = 0;
-	const char *k;
-	void *v;
-	while (hmap_next(c->found, &it, &k, &v))
-		sto_word_put(v);
-	hmap_free(c->found);
-	c->found = hmap_new();
-	c->found_bytes = 0;
+	found_clear(c);
 	hmap_free(c->counts);
 	c->counts = hmap_new();
 }
@@ -654,6 +660,14 @@ struct scratch {
 	size_t nf[TERMS_MAX];
 };
 
+static void scratch_free(struct scratch *s)
+{
+	for (size_t i = 0; i < SYN_MAX; i++)
+		free(s->tmp[i].v);
+	free(s->drive.v);
+	free(s);
+}
+
 /* 32 bits of a form's bitmap of the text from bit at on (none past
  * its words). */
 static uint32_t bits_at(const struct form *f, size_t at)
@@ -838,10 +852,7 @@ static void phrase_notes(sqlite3 *db, const struct phrase *p,
 			continue;
 		sto_word_add(w, id, phrase_freq(db, id, o, n), 0);
 	}
-	for (size_t i = 0; i < SYN_MAX; i++)
-		free(s->tmp[i].v);
-	free(s->drive.v);
-	free(s);
+	scratch_free(s);
 	free(cur);
 }
 
@@ -871,16 +882,8 @@ static void found_keep(struct store *s, const char *expr, uint64_t gen,
 		pthread_mutex_unlock(&c->mu);
 		return;
 	}
-	if (c->found_bytes + w->kept.bytes > FOUND_BYTES) {
-		size_t it = 0;
-		const char *k;
-		void *v;
-		while (hmap_next(c->found, &it, &k, &v))
-			sto_word_put(v);
-		hmap_free(c->found);
-		c->found = hmap_new();
-		c->found_bytes = 0;
-	}
+	if (c->found_bytes + w->kept.bytes > FOUND_BYTES)
+		found_clear(c);
 	if (!hmap_get(c->found, expr)) {
 		atomic_fetch_add(&w->kept.refs, 1);
 		hmap_put(c->found, expr, w);
@@ -1111,10 +1114,7 @@ int sto_phrase_places(struct store *s, const char *expr, uint64_t gen,
 		for (size_t i = 0; i < n; i++)
 			got[i] = text_places(&p, id[i], sc, cur, o, cap,
 					     out + i * (size_t)max, max);
-		for (size_t i = 0; i < SYN_MAX; i++)
-			free(sc->tmp[i].v);
-		free(sc->drive.v);
-		free(sc);
+		scratch_free(sc);
 		free(cur);
 		free(o);
 	}

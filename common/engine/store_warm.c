@@ -206,12 +206,7 @@ static void plan_words(struct store_warm *w, const struct sample *smp)
 
 static void sample_free(struct sample *smp)
 {
-	size_t it = 0;
-	const char *k;
-	void *v;
-	while (hmap_next(smp->words, &it, &k, &v))
-		free(v);
-	hmap_free(smp->words);
+	hmap_free_with(smp->words, free);
 }
 
 struct store_warm *store_warm_new(struct store *s)
